@@ -1,0 +1,13 @@
+//! Placeholder subcommand.
+
+use std::process::ExitCode;
+
+use crate::paths::Paths;
+
+/// Arguments (placeholder).
+#[derive(Debug, clap::Args)]
+pub struct McpArgs {}
+
+pub async fn run(_paths: &Paths, _args: McpArgs) -> anyhow::Result<ExitCode> {
+    anyhow::bail!("not built yet")
+}

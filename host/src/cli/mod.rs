@@ -1,0 +1,140 @@
+//! The `toolport` command line: clap definitions and dispatch. One `*Args` struct and one
+//! `run` function per subcommand live in the submodules; this file only wires them.
+
+mod acp;
+mod mcp;
+mod plugin;
+mod session;
+mod tools;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::paths::Paths;
+
+/// Exit status for bad usage or bad configuration (DESIGN §4).
+pub const EXIT_USAGE: u8 = 2;
+/// Exit status for a command that failed at run time.
+pub const EXIT_FAILURE: u8 = 1;
+
+/// An error that already knows its exit status. Anything else that reaches `main` exits 1,
+/// unless a [`crate::config::ConfigError`] is in its chain (exit 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct ExitError {
+    /// The exit status.
+    pub code: u8,
+    /// What is printed to stderr.
+    pub message: String,
+}
+
+impl ExitError {
+    /// A run-time failure (exit 1).
+    pub fn failure(message: impl Into<String>) -> Self {
+        Self { code: EXIT_FAILURE, message: message.into() }
+    }
+    /// Bad usage or configuration (exit 2).
+    pub fn usage(message: impl Into<String>) -> Self {
+        Self { code: EXIT_USAGE, message: message.into() }
+    }
+}
+
+#[derive(Debug, Parser)]
+#[command(name = "toolport", version, about = "MCP servers as a live, checked tool surface")]
+struct Cli {
+    /// Home folder (global store, plugin cache). Default: $TOOLPORT_HOME, else ~/.toolport.
+    #[arg(long, global = true, value_name = "DIR")]
+    home: Option<PathBuf>,
+    /// Workspace root. Default: nearest ancestor holding .toolport/, else the current folder.
+    #[arg(long, global = true, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+    /// More logging (-v info, -vv debug, -vvv trace); RUST_LOG wins when set.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Manage MCP server definitions and workspace enablement.
+    Mcp(mcp::McpArgs),
+    /// Print the converted tool surface.
+    Tools(tools::ToolsArgs),
+    /// Call one tool through the executor and print the result.
+    Call(tools::CallArgs),
+    /// Interactive session: /mcp, /tools, /call, /help, /quit.
+    Session(session::SessionArgs),
+    /// ACP agent over stdio (newline-delimited JSON-RPC).
+    Acp(acp::AcpArgs),
+    /// Built-in and configured plugins; inspect a component.
+    Plugin(plugin::PluginArgs),
+    /// The built-in tour on a temporary home and workspace.
+    Demo(tools::DemoArgs),
+    /// A small stdio MCP server built into the binary (tests, demos).
+    DemoServer(crate::demo_server::DemoServerArgs),
+}
+
+/// Parses the command line, runs the command and maps the outcome to an exit status.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing(cli.verbose);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("toolport: cannot start the async runtime: {e}");
+            return ExitCode::from(EXIT_FAILURE);
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("toolport: {err:#}");
+            ExitCode::from(exit_status(&err))
+        }
+    }
+}
+
+fn exit_status(err: &anyhow::Error) -> u8 {
+    for cause in err.chain() {
+        if let Some(exit) = cause.downcast_ref::<ExitError>() {
+            return exit.code;
+        }
+        if cause.downcast_ref::<crate::config::ConfigError>().is_some() {
+            return EXIT_USAGE;
+        }
+    }
+    EXIT_FAILURE
+}
+
+async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if let Command::DemoServer(args) = cli.command {
+        return crate::demo_server::run(args).await.map(|()| ExitCode::SUCCESS);
+    }
+    let paths = Paths::discover(cli.home.as_deref(), cli.workspace.as_deref())?;
+    match cli.command {
+        Command::Mcp(args) => mcp::run(&paths, args).await,
+        Command::Tools(args) => tools::run_tools(&paths, args).await,
+        Command::Call(args) => tools::run_call(&paths, args).await,
+        Command::Session(args) => session::run(&paths, args).await,
+        Command::Acp(args) => acp::run(&paths, args).await,
+        Command::Plugin(args) => plugin::run(&paths, args).await,
+        Command::Demo(args) => tools::run_demo(args).await,
+        Command::DemoServer(_) => unreachable!("handled above"),
+    }
+}
+
+fn init_tracing(verbose: u8) {
+    use tracing_subscriber::EnvFilter;
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    // Logs go to stderr so stdout stays clean for --json output and the ACP protocol stream.
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}

@@ -1,0 +1,1 @@
+//! Placeholder: the built-in tour (issue 4).

@@ -1,0 +1,1 @@
+//! Placeholder: the plugin host (issue 3).

@@ -1,0 +1,1 @@
+//! Placeholder: the live runtime (issue 4).

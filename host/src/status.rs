@@ -1,0 +1,176 @@
+//! The status view: one line per server saying what the runtime really did with it
+//! (reference-behaviour A, "Status view"). Shared by `mcp list`, `/mcp` and ACP.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::Serialize;
+
+/// The five states a server ends in, plus `configured`, which only the offline view uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ServerState {
+    /// Connected, tools listed, checked and converted.
+    Connected,
+    /// Defined but not enabled by the workspace.
+    Disabled,
+    /// Enabled, but paused in this session.
+    Paused,
+    /// Invalid definition, failed connection, or a tool-name conflict.
+    Error,
+    /// Enabled by the workspace but not defined in the global store.
+    Missing,
+    /// Enabled and valid, not connected (views that do not start the runtime).
+    Configured,
+}
+
+impl ServerState {
+    /// The word printed after `state=`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Connected => "connected",
+            Self::Disabled => "disabled",
+            Self::Paused => "paused",
+            Self::Error => "error",
+            Self::Missing => "missing",
+            Self::Configured => "configured",
+        }
+    }
+}
+
+/// One server's row in the status view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerStatus {
+    /// The server's name as defined (or as referenced, for `missing`).
+    pub name: String,
+    /// Normalised transport type; `None` prints as `(unknown)`.
+    #[serde(rename = "type")]
+    pub transport: Option<String>,
+    /// What the runtime did with it.
+    pub state: ServerState,
+    /// Whether the workspace enables it.
+    pub workspace_enabled: bool,
+    /// Whether this session paused it.
+    pub paused: bool,
+    /// Tools it contributes to the registry.
+    pub tools: usize,
+    /// Why it is in `error` or `missing`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Columns an error summary is clipped to, so one bad server cannot flood the view.
+pub const ERROR_SUMMARY_COLUMNS: usize = 120;
+
+/// CR/LF become spaces; longer than [`ERROR_SUMMARY_COLUMNS`] is clipped with `...`.
+pub fn summarize_error(error: &str) -> String {
+    let flat: String = error.chars().map(|c| if c == '\r' || c == '\n' { ' ' } else { c }).collect();
+    let flat = flat.trim();
+    if flat.chars().count() <= ERROR_SUMMARY_COLUMNS {
+        return flat.to_string();
+    }
+    let mut clipped: String = flat.chars().take(ERROR_SUMMARY_COLUMNS - 3).collect();
+    clipped.push_str("...");
+    clipped
+}
+
+/// Where the view's trailer says the two config layers live; `None` omits the trailer
+/// (ACP sessions whose servers came from the client).
+#[derive(Debug, Clone, Copy)]
+pub struct Trailer<'a> {
+    /// The global store.
+    pub store: &'a Path,
+    /// The workspace file.
+    pub workspace_config: &'a Path,
+}
+
+/// Renders the text view exactly as reference-behaviour A shows it.
+pub fn render(servers: &[ServerStatus], trailer: Option<Trailer<'_>>) -> String {
+    if servers.is_empty() {
+        return "mcp: (none)\n".to_string();
+    }
+    let mut out = String::from("mcp:\n");
+    for s in servers {
+        let _ = write!(
+            out,
+            "- {} | type={} | state={} | workspace={} | paused={} | tools={}",
+            s.name,
+            s.transport.as_deref().unwrap_or("(unknown)"),
+            s.state.as_str(),
+            if s.workspace_enabled { "enabled" } else { "disabled" },
+            if s.paused { "yes" } else { "no" },
+            s.tools,
+        );
+        if let Some(err) = &s.error {
+            let _ = write!(out, " | error={}", summarize_error(err));
+        }
+        out.push('\n');
+    }
+    if let Some(t) = trailer {
+        let _ = writeln!(out, "- store={}", t.store.display());
+        let _ = writeln!(out, "- workspaceConfig={}", t.workspace_config.display());
+    }
+    out
+}
+
+/// The `--json` view: `{"servers":[…],"store":…,"workspaceConfig":…}` (documented in the README).
+pub fn render_json(servers: &[ServerStatus], trailer: Option<Trailer<'_>>) -> serde_json::Value {
+    let mut obj = serde_json::Map::new();
+    obj.insert("servers".into(), serde_json::to_value(servers).unwrap_or_default());
+    if let Some(t) = trailer {
+        obj.insert("store".into(), t.store.display().to_string().into());
+        obj.insert("workspaceConfig".into(), t.workspace_config.display().to_string().into());
+    }
+    serde_json::Value::Object(obj)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(name: &str, state: ServerState, error: Option<&str>) -> ServerStatus {
+        ServerStatus {
+            name: name.into(),
+            transport: Some("stdio".into()),
+            state,
+            workspace_enabled: true,
+            paused: false,
+            tools: 2,
+            error: error.map(Into::into),
+        }
+    }
+
+    #[test]
+    fn renders_rows_and_trailer() {
+        let out = render(
+            &[row("a", ServerState::Connected, None), row("b", ServerState::Error, Some("boom\nbang"))],
+            Some(Trailer {
+                store: Path::new("/h/mcp.json"),
+                workspace_config: Path::new("/w/.toolport/workspace.json"),
+            }),
+        );
+        assert_eq!(
+            out,
+            "mcp:\n\
+             - a | type=stdio | state=connected | workspace=enabled | paused=no | tools=2\n\
+             - b | type=stdio | state=error | workspace=enabled | paused=no | tools=2 | error=boom bang\n\
+             - store=/h/mcp.json\n\
+             - workspaceConfig=/w/.toolport/workspace.json\n"
+        );
+    }
+
+    #[test]
+    fn empty_view_says_none() {
+        assert_eq!(render(&[], None), "mcp: (none)\n");
+    }
+
+    #[test]
+    fn long_errors_are_clipped_to_120_columns() {
+        let long = "x".repeat(300);
+        let s = summarize_error(&long);
+        assert_eq!(s.chars().count(), 120);
+        assert!(s.ends_with("..."));
+        assert_eq!(summarize_error(&"y".repeat(120)), "y".repeat(120));
+    }
+}

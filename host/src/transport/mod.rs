@@ -1,0 +1,1 @@
+//! Placeholder: native transports (issue 4).

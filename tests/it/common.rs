@@ -1,0 +1,68 @@
+//! Shared fixtures: a temporary home + workspace and a way to run the built binary in it.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use tempfile::TempDir;
+
+/// A temporary home and workspace; both vanish when dropped.
+pub struct Env {
+    pub home: TempDir,
+    pub workspace: TempDir,
+}
+
+impl Env {
+    pub fn new() -> Self {
+        let home = tempfile::tempdir().unwrap_or_else(|e| panic!("temp home: {e}"));
+        let workspace = tempfile::tempdir().unwrap_or_else(|e| panic!("temp workspace: {e}"));
+        Self { home, workspace }
+    }
+
+    pub fn home(&self) -> &Path {
+        self.home.path()
+    }
+
+    pub fn root(&self) -> &Path {
+        self.workspace.path()
+    }
+
+    pub fn store(&self) -> PathBuf {
+        self.home().join("mcp.json")
+    }
+
+    pub fn workspace_file(&self) -> PathBuf {
+        self.root().join(".toolport/workspace.json")
+    }
+
+    /// `toolport --home <home> --workspace <root> <args…>`, with RUST_LOG cleared so logs never
+    /// leak into asserted output.
+    pub fn cmd<I, S>(&self, args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        let mut cmd = toolport();
+        cmd.arg("--home").arg(self.home()).arg("--workspace").arg(self.root());
+        cmd.args(args);
+        cmd.env_remove("RUST_LOG").env_remove("TOOLPORT_HOME");
+        cmd
+    }
+}
+
+/// The built `toolport` binary. `cargo test --workspace` builds it before running this crate.
+pub fn toolport() -> Command {
+    Command::new(toolport_path())
+}
+
+pub fn toolport_path() -> PathBuf {
+    // tests run from target/<profile>/deps/it-<hash>; the binary is in target/<profile>/.
+    let exe = std::env::current_exe().unwrap_or_else(|e| panic!("current_exe: {e}"));
+    let dir = exe.parent().and_then(Path::parent).unwrap_or_else(|| panic!("no target dir above {exe:?}"));
+    let bin = dir.join(format!("toolport{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.exists(),
+        "{} is missing: run `cargo test --workspace` so the binary is built",
+        bin.display()
+    );
+    bin
+}
