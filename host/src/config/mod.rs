@@ -1,4 +1,9 @@
-//! Placeholder: the config layer (issue 2).
+//! The config layer: the global store (who each server is), the workspace file (which ones
+//! this repository enables) and session pauses, resolved into what a runtime starts from.
+
+mod model;
+
+pub use model::*;
 
 /// A configuration problem: bad file, bad field, bad definition. Exits 2.
 #[derive(Debug, thiserror::Error)]

@@ -1,0 +1,211 @@
+//! The typed view of the config layers. The files themselves are edited as JSON documents
+//! (so unknown keys and key order survive every write); these types are what the rest of
+//! toolport reads.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Default time to connect and initialize a server: long enough for `npx` to start a package.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_millis(30_000);
+/// Default time for the whole `tools/list` walk (all pages).
+pub const DEFAULT_LIST_TIMEOUT: Duration = Duration::from_millis(30_000);
+/// Default time for one `tools/call`: tools may do real work (builds, searches).
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_millis(60_000);
+
+/// The built-in tool names an MCP server may never take (reference-behaviour A).
+pub const DEFAULT_RESERVED_TOOL_NAMES: [&str; 4] = ["bash", "read_file", "write_file", "apply_patch"];
+
+/// How a server is reached, after normalisation and validation.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum TransportKind {
+    /// A child process speaking newline-delimited JSON-RPC on stdin/stdout.
+    Stdio,
+    /// The legacy HTTP+SSE transport (served by the built-in `transport-sse` plugin).
+    Sse,
+    /// The standard streamable HTTP transport (`http` is an alias).
+    StreamableHttp,
+    /// A transport plugin, named by the server's `type`.
+    Plugin(String),
+}
+
+impl TransportKind {
+    /// The normalised `type` string.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Stdio => "stdio",
+            Self::Sse => "sse",
+            Self::StreamableHttp => "streamable_http",
+            Self::Plugin(name) => name,
+        }
+    }
+}
+
+/// Per-server timeouts (`timeouts: { connectMs, listMs, callMs }`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Connect + initialize.
+    pub connect: Duration,
+    /// The whole `tools/list` walk.
+    pub list: Duration,
+    /// One `tools/call`.
+    pub call: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self { connect: DEFAULT_CONNECT_TIMEOUT, list: DEFAULT_LIST_TIMEOUT, call: DEFAULT_CALL_TIMEOUT }
+    }
+}
+
+/// One server definition from the global store (or from an ACP client), normalised.
+/// Values are as written: `${VAR}` is expanded only when connecting.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ServerDef {
+    /// The key in `mcpServers`, trimmed.
+    pub name: String,
+    /// Normalised `type` (`stdio`, `sse`, `streamable_http`, or a plugin name); `None` if absent.
+    pub transport: Option<String>,
+    /// Endpoint for network transports.
+    pub url: Option<String>,
+    /// Program for `stdio`.
+    pub command: Option<String>,
+    /// Arguments, exactly as given (never de-duplicated).
+    pub args: Vec<String>,
+    /// Extra environment for the child, in file order.
+    pub env: Vec<(String, String)>,
+    /// Extra HTTP headers, in file order.
+    pub headers: Vec<(String, String)>,
+    /// Working folder for the child process.
+    pub cwd: Option<String>,
+    /// Connect, list and call timeouts.
+    pub timeouts: Timeouts,
+}
+
+/// The three kinds of plugin (DESIGN §5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PluginKind {
+    /// Moves JSON-RPC messages for servers whose `type` names it.
+    Transport,
+    /// Reviews (keeps, renames, hides, rejects) a server's tool names.
+    NamePolicy,
+    /// Converts tools to the shape an LLM sees.
+    ToolShape,
+}
+
+impl PluginKind {
+    /// The `kind` string used in config and messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Transport => "transport",
+            Self::NamePolicy => "name-policy",
+            Self::ToolShape => "tool-shape",
+        }
+    }
+}
+
+/// What a plugin may touch beyond nothing (DESIGN §5: closed by default).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Grants {
+    /// `scheme://host:port` patterns; `*` for a port or a leading host label.
+    pub hosts: Vec<String>,
+    /// Environment variable names copied in from the host.
+    pub env: Vec<String>,
+    /// Folders preopened read-only (resolved against the store's folder).
+    pub dirs: Vec<PathBuf>,
+}
+
+/// Default linear-memory cap per plugin instance.
+pub const DEFAULT_PLUGIN_MEMORY_MB: u64 = 64;
+/// Default time per plugin call.
+pub const DEFAULT_PLUGIN_CALL_MS: u64 = 5_000;
+
+/// Resource caps per plugin call (transports: per connection for memory).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Linear memory cap, MiB.
+    pub memory_mb: u64,
+    /// Wall-clock cap per call, milliseconds.
+    pub call_ms: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self { memory_mb: DEFAULT_PLUGIN_MEMORY_MB, call_ms: DEFAULT_PLUGIN_CALL_MS }
+    }
+}
+
+/// One entry of the store's `plugins` section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginDef {
+    /// The key in `plugins`.
+    pub name: String,
+    /// What it is for.
+    pub kind: PluginKind,
+    /// The component file, resolved against the folder of the file that names it.
+    pub path: PathBuf,
+    /// What it may reach.
+    pub grants: Grants,
+    /// Memory and time caps.
+    pub limits: Limits,
+}
+
+/// The per-workspace settings (`<root>/.toolport/workspace.json`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkspaceSettings {
+    /// `enabledMcpServers`: trimmed, blanks and duplicates removed, order kept.
+    pub enabled: Vec<String>,
+    /// `namePolicy`: a plugin name, or `None` for no policy.
+    pub name_policy: Option<String>,
+    /// `toolShape`: a plugin name; default `openai`.
+    pub tool_shape: String,
+    /// `reservedToolNames`; default [`DEFAULT_RESERVED_TOOL_NAMES`].
+    pub reserved_tool_names: Vec<String>,
+}
+
+impl Default for WorkspaceSettings {
+    fn default() -> Self {
+        Self {
+            enabled: Vec::new(),
+            name_policy: None,
+            tool_shape: "openai".to_string(),
+            reserved_tool_names: DEFAULT_RESERVED_TOOL_NAMES.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+}
+
+/// One server after resolving the three layers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedServer {
+    /// The definition.
+    pub def: ServerDef,
+    /// Enabled by the workspace (or injected by an ACP client).
+    pub enabled: bool,
+    /// Paused in this session.
+    pub paused: bool,
+    /// The validated transport, or the validation message (reference-behaviour A).
+    pub transport: Result<TransportKind, String>,
+}
+
+impl ResolvedServer {
+    /// Enabled, not paused and valid: the runtime should connect it.
+    pub fn active(&self) -> bool {
+        self.enabled && !self.paused && self.transport.is_ok()
+    }
+}
+
+/// Everything a runtime needs to start, whatever layers it came from.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Resolved {
+    /// Defined servers, in definition order.
+    pub servers: Vec<ResolvedServer>,
+    /// Names the workspace enables, in its order.
+    pub enabled: Vec<String>,
+    /// Names paused in this session.
+    pub paused: Vec<String>,
+    /// Enabled names with no definition: they show as `missing`.
+    pub unknown_enabled: Vec<String>,
+    /// Workspace settings (policy, shape, reserved names).
+    pub settings: WorkspaceSettings,
+    /// The store's plugin entries.
+    pub plugins: Vec<PluginDef>,
+}
