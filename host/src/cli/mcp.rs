@@ -1,13 +1,213 @@
-//! Placeholder subcommand.
+//! `toolport mcp …`: server definitions in the global store and enablement in this workspace.
+//! The work is done by the library ([`crate::config`]); this file maps arguments in and
+//! messages and exit statuses out.
 
+use std::collections::BTreeSet;
 use std::process::ExitCode;
 
+use anyhow::Result;
+use clap::Subcommand;
+use serde_json::{Map, Value};
+
+use super::ExitError;
+use crate::config::{
+    self, ConfigError, EditError, GlobalStore, ServerDef, WorkspaceSettings, offline_status, parse_add_args,
+};
 use crate::paths::Paths;
+use crate::status::{self, Trailer};
 
-/// Arguments (placeholder).
+/// The usage line printed with an `add` argument error.
+const CLI_ADD_USAGE: &str = "Usage: toolport mcp add [--transport <stdio|sse|http|streamable_http|PLUGIN>] <name> \
+     <url | -- command [args…]> [--env K=V]… [--header \"K: V\"]… [--cwd DIR]";
+
+/// What a secret value is shown as.
+const MASK: &str = "***";
+
+/// `toolport mcp [<subcommand>]`; without one it lists.
 #[derive(Debug, clap::Args)]
-pub struct McpArgs {}
+pub struct McpArgs {
+    #[command(subcommand)]
+    command: Option<McpCommand>,
+}
 
-pub async fn run(_paths: &Paths, _args: McpArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("not built yet")
+#[derive(Debug, Subcommand)]
+enum McpCommand {
+    /// Print the status view of every defined or enabled server.
+    List {
+        /// Machine-readable output (documented in the README).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add a server to the global store (does not enable it).
+    #[command(
+        after_help = "Options inside ARGS (before the url or command):\n  \
+            --transport <stdio|sse|http|streamable_http|PLUGIN>   default stdio\n  \
+            --env K=V          child environment (repeatable)\n  \
+            --header \"K: V\"    HTTP header (repeatable)\n  \
+            --cwd DIR          child working folder\n\
+            For stdio, everything after -- is the command and its arguments, verbatim.",
+        override_usage = "toolport mcp add [--transport <stdio|sse|http|PLUGIN>] <name> <url | -- command [args…]> [--env K=V]… [--header \"K: V\"]… [--cwd DIR]"
+    )]
+    Add {
+        /// Everything after `add`, parsed by the same library parser as `/mcp add`.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0.., value_name = "ARGS")]
+        args: Vec<String>,
+    },
+    /// Add a server given as a JSON definition.
+    AddJson {
+        /// The server name.
+        name: String,
+        /// The definition, e.g. '{"type":"stdio","command":"npx","args":["-y","pkg"]}'.
+        json: String,
+    },
+    /// Show one definition (env and header values as ***).
+    Get {
+        /// The server name.
+        name: String,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete a server from the global store and this workspace's enabled list.
+    Remove {
+        /// The server name.
+        name: String,
+    },
+    /// Enable a defined server in this workspace.
+    Enable {
+        /// The server name.
+        name: String,
+    },
+    /// Stop enabling a server in this workspace.
+    Disable {
+        /// The server name.
+        name: String,
+    },
+}
+
+/// Runs one `mcp` subcommand.
+pub async fn run(paths: &Paths, args: McpArgs) -> Result<ExitCode> {
+    match args.command.unwrap_or(McpCommand::List { json: false }) {
+        McpCommand::List { json } => print!("{}", list_view(paths, json).await?),
+        McpCommand::Add { args } => {
+            let req = parse_add_args(&args).map_err(|e| ExitError::usage(format!("{e}\n{CLI_ADD_USAGE}")))?;
+            add(paths, &req.name, &req.to_json())?;
+        }
+        McpCommand::AddJson { name, json } => {
+            let doc = config::parse_json(std::path::Path::new("<json argument>"), &json)?;
+            let Value::Object(def) = doc else {
+                return Err(ConfigError("the definition must be a JSON object".into()).into());
+            };
+            add(paths, &name, &def)?;
+        }
+        McpCommand::Get { name, json } => print!("{}", get_view(paths, &name, json)?),
+        McpCommand::Remove { name } => {
+            config::remove_server(paths, &name).map_err(edit_error)?;
+            println!("mcp removed: {name}");
+        }
+        McpCommand::Enable { name } => {
+            config::enable_server(paths, &name).map_err(edit_error)?;
+            println!("mcp enabled: {name}");
+        }
+        McpCommand::Disable { name } => {
+            config::disable_server(paths, &name).map_err(edit_error)?;
+            println!("mcp disabled: {name}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The `mcp list` output. Kept in one place so the live runtime view can replace the offline
+/// one without touching the rest of this file.
+async fn list_view(paths: &Paths, json: bool) -> Result<String> {
+    let resolved = config::load_resolved(paths, &BTreeSet::new())?;
+    let rows = offline_status(&resolved);
+    let store = paths.store_file();
+    let workspace_config = paths.workspace_file();
+    let trailer = Some(Trailer { store: &store, workspace_config: &workspace_config });
+    Ok(if json {
+        format!("{}\n", serde_json::to_string_pretty(&status::render_json(&rows, trailer))?)
+    } else {
+        status::render(&rows, trailer)
+    })
+}
+
+fn add(paths: &Paths, name: &str, def: &Map<String, Value>) -> Result<()> {
+    let store = paths.store_file();
+    config::add_server(&store, name, def).map_err(edit_error)?;
+    println!("mcp added: {} -> {}", name.trim(), store.display());
+    Ok(())
+}
+
+/// Config problems keep their type (exit 2); refusals become run-time failures (exit 1).
+fn edit_error(e: EditError) -> anyhow::Error {
+    match e {
+        EditError::Config(c) => c.into(),
+        other => ExitError::failure(other.to_string()).into(),
+    }
+}
+
+fn get_view(paths: &Paths, name: &str, json: bool) -> Result<String> {
+    let store = GlobalStore::load(&paths.store_file())?;
+    let def = store.server(name).ok_or_else(|| ExitError::failure(format!("Unknown MCP server: {name}")))?;
+    let enabled = WorkspaceSettings::load(&paths.workspace_root)?.enabled.iter().any(|n| n == name);
+    let validity = config::validate(def, &store.plugins);
+    let masked = masked(def);
+    if json {
+        let mut out = Map::new();
+        out.insert("name".into(), def.name.clone().into());
+        out.insert("definition".into(), Value::Object(masked.to_json()));
+        out.insert("workspaceEnabled".into(), enabled.into());
+        out.insert("valid".into(), validity.is_ok().into());
+        if let Err(msg) = &validity {
+            out.insert("error".into(), msg.clone().into());
+        }
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&out)?));
+    }
+    let mut out = format!("{}\n", def.name);
+    let mut line = |k: &str, v: &str| out.push_str(&format!("  {k}: {v}\n"));
+    line("type", masked.transport.as_deref().unwrap_or("(unknown)"));
+    if let Some(u) = &masked.url {
+        line("url", u);
+    }
+    if let Some(c) = &masked.command {
+        line("command", c);
+    }
+    if !masked.args.is_empty() {
+        let joined =
+            shlex::try_join(masked.args.iter().map(String::as_str)).unwrap_or_else(|_| masked.args.join(" "));
+        line("args", &joined);
+    }
+    for (k, _) in &masked.env {
+        line("env", &format!("{k}={MASK}"));
+    }
+    for (k, _) in &masked.headers {
+        line("header", &format!("{k}: {MASK}"));
+    }
+    if let Some(c) = &masked.cwd {
+        line("cwd", c);
+    }
+    let t = masked.timeouts;
+    line(
+        "timeouts",
+        &format!(
+            "connectMs={} listMs={} callMs={}",
+            t.connect.as_millis(),
+            t.list.as_millis(),
+            t.call.as_millis()
+        ),
+    );
+    line("workspace", if enabled { "enabled" } else { "disabled" });
+    match validity {
+        Ok(_) => line("valid", "yes"),
+        Err(msg) => line("valid", &format!("no ({msg})")),
+    }
+    Ok(out)
+}
+
+/// The definition with every env and header value replaced by `***`.
+fn masked(def: &ServerDef) -> ServerDef {
+    let mask =
+        |pairs: &[(String, String)]| pairs.iter().map(|(k, _)| (k.clone(), MASK.to_string())).collect();
+    ServerDef { env: mask(&def.env), headers: mask(&def.headers), ..def.clone() }
 }

@@ -209,3 +209,22 @@ pub struct Resolved {
     /// The store's plugin entries.
     pub plugins: Vec<PluginDef>,
 }
+
+/// The global store as read from `<home>/mcp.json`: server definitions and plugin entries in
+/// file order. Loading never writes; edits go through [`crate::config::write`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GlobalStore {
+    /// The file it was read from (named in every error about it).
+    pub path: PathBuf,
+    /// `mcpServers`, normalised, in file order (blank names dropped; first of a duplicate wins).
+    pub servers: Vec<ServerDef>,
+    /// `plugins`, in file order, paths resolved against the store's folder.
+    pub plugins: Vec<PluginDef>,
+}
+
+impl GlobalStore {
+    /// The definition named exactly `name` (names are case-sensitive).
+    pub fn server(&self, name: &str) -> Option<&ServerDef> {
+        self.servers.iter().find(|s| s.name == name)
+    }
+}

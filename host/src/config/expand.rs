@@ -1,0 +1,158 @@
+//! `${VAR}` and `${VAR:-default}` in `env`, `headers`, `url` and `args`, expanded from the
+//! host environment when connecting, never when writing (so secrets stay out of the store).
+
+use super::ConfigError;
+use super::model::ServerDef;
+
+/// Expands `${VAR}` and `${VAR:-default}` in `text`.
+///
+/// - Text without `${` comes back unchanged (a lone `$` is just a dollar sign).
+/// - `${VAR:-default}` uses the default when `VAR` is unset *or empty*, as a shell does.
+/// - `${VAR}` with `VAR` unset is an error naming the variable: connecting with a silently empty
+///   token gives a confusing 401 far from the cause. A set-but-empty `VAR` expands to "".
+/// - `$${` is an escape for a literal `${`.
+/// - Errors never contain `text` itself, which may be a secret.
+pub fn expand_vars(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String, ConfigError> {
+    if !text.contains("${") {
+        return Ok(text.to_string());
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("${") {
+        if rest[..i].ends_with('$') {
+            // `$${`: drop the escaping dollar, keep `${` literally.
+            out.push_str(&rest[..i - 1]);
+            out.push_str("${");
+            rest = &rest[i + 2..];
+            continue;
+        }
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 2..];
+        let end = after.find('}').ok_or_else(|| ConfigError("unterminated \"${\" (missing \"}\")".into()))?;
+        let inner = &after[..end];
+        let (name, default) = match inner.split_once(":-") {
+            Some((n, d)) => (n, Some(d)),
+            None => (inner, None),
+        };
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(ConfigError(format!("invalid variable name in \"${{{name}}}\"")));
+        }
+        match (lookup(name), default) {
+            (Some(v), Some(d)) if v.is_empty() => out.push_str(d),
+            (Some(v), _) => out.push_str(&v),
+            (None, Some(d)) => out.push_str(d),
+            (None, None) => {
+                return Err(ConfigError(format!(
+                    "environment variable {name} is not set (use ${{{name}:-default}} for a fallback)"
+                )));
+            }
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+impl ServerDef {
+    /// A copy with `env`, `headers`, `url` and `args` expanded; errors name the server and field.
+    /// Call it when connecting, with `|k| std::env::var(k).ok()` in production.
+    pub fn expanded(&self, lookup: impl Fn(&str) -> Option<String>) -> Result<ServerDef, ConfigError> {
+        let ctx = |field: String| {
+            let name = self.name.clone();
+            move |e: ConfigError| ConfigError(format!("server \"{name}\": {field}: {}", e.0))
+        };
+        let mut d = self.clone();
+        if let Some(url) = &self.url {
+            d.url = Some(expand_vars(url, &lookup).map_err(ctx("\"url\"".into()))?);
+        }
+        for (i, a) in d.args.iter_mut().enumerate() {
+            *a = expand_vars(a, &lookup).map_err(ctx(format!("\"args\"[{i}]")))?;
+        }
+        for (k, v) in d.env.iter_mut() {
+            *v = expand_vars(v, &lookup).map_err(ctx(format!("\"env\" {k}")))?;
+        }
+        for (k, v) in d.headers.iter_mut() {
+            *v = expand_vars(v, &lookup).map_err(ctx(format!("\"headers\" {k}")))?;
+        }
+        Ok(d)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(name: &str) -> Option<String> {
+        match name {
+            "TOKEN" => Some("s3cret".into()),
+            "EMPTY" => Some(String::new()),
+            _ => None,
+        }
+    }
+
+    fn x(text: &str) -> Result<String, String> {
+        expand_vars(text, env).map_err(|e| e.0)
+    }
+
+    #[test]
+    fn set_variable_expands() {
+        assert_eq!(x("Bearer ${TOKEN}"), Ok("Bearer s3cret".into()));
+        assert_eq!(x("${TOKEN}${TOKEN}"), Ok("s3crets3cret".into()));
+    }
+
+    #[test]
+    fn unset_without_default_names_the_variable() {
+        assert_eq!(
+            x("a ${NOPE} b"),
+            Err("environment variable NOPE is not set (use ${NOPE:-default} for a fallback)".into())
+        );
+    }
+
+    #[test]
+    fn default_used_when_unset_or_empty() {
+        assert_eq!(x("${NOPE:-fallback}"), Ok("fallback".into()));
+        assert_eq!(x("${EMPTY:-fallback}"), Ok("fallback".into()));
+        assert_eq!(x("${TOKEN:-fallback}"), Ok("s3cret".into()));
+        assert_eq!(x("${NOPE:-}"), Ok(String::new()));
+        assert_eq!(x("${EMPTY}"), Ok(String::new()));
+    }
+
+    #[test]
+    fn plain_text_untouched() {
+        for t in ["plain", "$HOME", "cost: $5", "{braces}", "$", "a$b{c}"] {
+            assert_eq!(x(t), Ok(t.to_string()));
+        }
+    }
+
+    #[test]
+    fn escape_and_errors() {
+        assert_eq!(x("$${TOKEN}"), Ok("${TOKEN}".into()));
+        assert_eq!(x("${TOKEN"), Err("unterminated \"${\" (missing \"}\")".into()));
+        assert_eq!(x("${}"), Err("invalid variable name in \"${}\"".into()));
+    }
+
+    #[test]
+    fn server_expansion_covers_env_headers_url_args_and_names_the_field() -> anyhow::Result<()> {
+        let d = ServerDef {
+            name: "s".into(),
+            url: Some("https://h/${NOPE:-mcp}".into()),
+            args: vec!["--t".into(), "${TOKEN}".into()],
+            env: vec![("K".into(), "${TOKEN}".into())],
+            headers: vec![("Authorization".into(), "Bearer ${TOKEN}".into())],
+            ..ServerDef::default()
+        };
+        let e = d.expanded(env)?;
+        assert_eq!(e.url.as_deref(), Some("https://h/mcp"));
+        assert_eq!(e.args, ["--t", "s3cret"]);
+        assert_eq!(e.env[0].1, "s3cret");
+        assert_eq!(e.headers[0].1, "Bearer s3cret");
+        let bad = ServerDef { headers: vec![("X".into(), "${NOPE}".into())], ..d };
+        assert_eq!(
+            bad.expanded(env).err().map(|e| e.0).as_deref(),
+            Some(
+                "server \"s\": \"headers\" X: environment variable NOPE is not set (use ${NOPE:-default} for a fallback)"
+            )
+        );
+        Ok(())
+    }
+}

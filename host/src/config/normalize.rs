@@ -1,0 +1,297 @@
+//! Turns one JSON server definition into a normalised [`ServerDef`] (reference-behaviour A,
+//! "Normalisation"), and back into the JSON written to the store. Type errors name the server
+//! and the field; the caller adds the file.
+
+use serde_json::{Map, Value};
+
+use super::model::{ServerDef, Timeouts};
+
+/// The built-in transport type names; plugins may not take them.
+pub const BUILTIN_TRANSPORTS: [&str; 3] = ["stdio", "sse", "streamable_http"];
+
+/// Lower-cases a `type` and maps the aliases `http` and `streamable-http` to `streamable_http`.
+pub fn normalize_type(raw: &str) -> Option<String> {
+    let t = raw.trim().to_lowercase();
+    match t.as_str() {
+        "" => None,
+        "http" | "streamable-http" => Some("streamable_http".to_string()),
+        _ => Some(t),
+    }
+}
+
+impl ServerDef {
+    /// Reads one `mcpServers` entry. `name` is trimmed by the caller's rules here too; errors
+    /// read `server "<name>": "<field>" must be …` so the user can find the line to fix.
+    pub fn from_json(name: &str, value: &Value) -> Result<ServerDef, String> {
+        let name = name.trim();
+        let obj =
+            value.as_object().ok_or_else(|| format!("server \"{name}\": definition must be an object"))?;
+        let field = |f: &'static str| Field { server: name, field: f };
+        let command = field("command").opt_string(obj)?;
+        let transport = match field("type").opt_string(obj)?.as_deref().and_then(normalize_type) {
+            Some(t) => Some(t),
+            // A url alone is deliberately not guessed: sse and streamable_http both take one.
+            None if command.is_some() => Some("stdio".to_string()),
+            None => None,
+        };
+        Ok(ServerDef {
+            name: name.to_string(),
+            transport,
+            url: field("url").opt_string(obj)?,
+            command,
+            args: field("args").string_array(obj)?,
+            env: field("env").string_map(obj)?,
+            headers: field("headers").string_map(obj)?,
+            cwd: field("cwd").opt_string(obj)?,
+            timeouts: field("timeouts").timeouts(obj)?,
+        })
+    }
+
+    /// The definition as the store holds it: known fields in a fixed order, null/empty omitted,
+    /// timeouts only where they differ from the defaults.
+    pub fn to_json(&self) -> Map<String, Value> {
+        let mut m = Map::new();
+        let put_str = |m: &mut Map<String, Value>, k: &str, v: &Option<String>| {
+            if let Some(v) = v.as_deref().filter(|v| !v.is_empty()) {
+                m.insert(k.into(), Value::String(v.into()));
+            }
+        };
+        put_str(&mut m, "type", &self.transport);
+        put_str(&mut m, "url", &self.url);
+        put_str(&mut m, "command", &self.command);
+        if !self.args.is_empty() {
+            m.insert("args".into(), self.args.iter().cloned().map(Value::String).collect());
+        }
+        for (key, pairs) in [("env", &self.env), ("headers", &self.headers)] {
+            if !pairs.is_empty() {
+                let obj: Map<String, Value> =
+                    pairs.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+                m.insert(key.into(), Value::Object(obj));
+            }
+        }
+        put_str(&mut m, "cwd", &self.cwd);
+        if let Some(t) = timeouts_json(&self.timeouts) {
+            m.insert("timeouts".into(), t);
+        }
+        m
+    }
+
+    /// `input` (a user's JSON definition) with every known field replaced by its normalised
+    /// value or dropped when empty, unknown keys kept in place, and an inferred `type` added.
+    pub fn merge_into(&self, input: &Map<String, Value>) -> Map<String, Value> {
+        let known = self.to_json();
+        let mut out = Map::new();
+        for (k, v) in input {
+            if KNOWN_FIELDS.contains(&k.as_str()) {
+                if let Some(nv) = known.get(k) {
+                    out.insert(k.clone(), nv.clone());
+                }
+            } else {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+        for (k, v) in known {
+            out.entry(k).or_insert(v);
+        }
+        out
+    }
+}
+
+const KNOWN_FIELDS: [&str; 8] = ["type", "url", "command", "args", "env", "headers", "cwd", "timeouts"];
+
+fn timeouts_json(t: &Timeouts) -> Option<Value> {
+    let d = Timeouts::default();
+    let mut m = Map::new();
+    for (key, v, dv) in
+        [("connectMs", t.connect, d.connect), ("listMs", t.list, d.list), ("callMs", t.call, d.call)]
+    {
+        if v != dv {
+            m.insert(key.into(), Value::from(u64::try_from(v.as_millis()).unwrap_or(u64::MAX)));
+        }
+    }
+    (!m.is_empty()).then_some(Value::Object(m))
+}
+
+/// One field of one server, for typed reads with messages that name both.
+struct Field<'a> {
+    server: &'a str,
+    field: &'a str,
+}
+
+impl Field<'_> {
+    fn err(&self, what: &str) -> String {
+        format!("server \"{}\": \"{}\" must be {what}", self.server, self.field)
+    }
+
+    /// A trimmed string; null, absent and blank are all `None`.
+    fn opt_string(&self, obj: &Map<String, Value>) -> Result<Option<String>, String> {
+        match obj.get(self.field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.trim().to_string()).filter(|s| !s.is_empty())),
+            Some(_) => Err(self.err("a string")),
+        }
+    }
+
+    /// Args are kept exactly: no trimming, no de-duplication (reference-behaviour B.2).
+    fn string_array(&self, obj: &Map<String, Value>) -> Result<Vec<String>, String> {
+        match obj.get(self.field) {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|v| v.as_str().map(str::to_string).ok_or_else(|| self.err("an array of strings")))
+                .collect(),
+            Some(_) => Err(self.err("an array of strings")),
+        }
+    }
+
+    /// Keys and values trimmed, blank keys dropped, file order kept.
+    fn string_map(&self, obj: &Map<String, Value>) -> Result<Vec<(String, String)>, String> {
+        match obj.get(self.field) {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::Object(m)) => {
+                let mut out: Vec<(String, String)> = Vec::new();
+                for (k, v) in m {
+                    let v = v.as_str().ok_or_else(|| self.err("an object of strings"))?;
+                    let k = k.trim();
+                    if k.is_empty() {
+                        continue;
+                    }
+                    // Two raw keys that trim to the same one: the later wins, like a re-assignment.
+                    out.retain(|(ek, _)| ek != k);
+                    out.push((k.to_string(), v.trim().to_string()));
+                }
+                Ok(out)
+            }
+            Some(_) => Err(self.err("an object of strings")),
+        }
+    }
+
+    fn timeouts(&self, obj: &Map<String, Value>) -> Result<Timeouts, String> {
+        let mut t = Timeouts::default();
+        let m = match obj.get(self.field) {
+            None | Some(Value::Null) => return Ok(t),
+            Some(Value::Object(m)) => m,
+            Some(_) => return Err(self.err("an object")),
+        };
+        for (key, slot) in [("connectMs", &mut t.connect), ("listMs", &mut t.list), ("callMs", &mut t.call)] {
+            match m.get(key) {
+                None | Some(Value::Null) => {}
+                Some(v) => match v.as_u64().filter(|ms| *ms > 0) {
+                    Some(ms) => *slot = std::time::Duration::from_millis(ms),
+                    None => {
+                        return Err(format!(
+                            "server \"{}\": \"timeouts.{key}\" must be a positive integer (milliseconds)",
+                            self.server
+                        ));
+                    }
+                },
+            }
+        }
+        Ok(t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use super::*;
+
+    fn def(v: Value) -> ServerDef {
+        ServerDef::from_json("s", &v).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn names_and_strings_are_trimmed_and_blanks_become_absent() {
+        let d = ServerDef::from_json(
+            "  files ",
+            &json!({"type":" stdio ","command":"  npx ","url":"  ","cwd":" /srv ","env":{" A ":" 1 ","  ":"x"}}),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(d.name, "files");
+        assert_eq!(d.transport.as_deref(), Some("stdio"));
+        assert_eq!(d.command.as_deref(), Some("npx"));
+        assert_eq!(d.url, None);
+        assert_eq!(d.cwd.as_deref(), Some("/srv"));
+        assert_eq!(d.env, vec![("A".to_string(), "1".to_string())]);
+    }
+
+    #[test]
+    fn header_keys_trimmed_and_blank_keys_dropped() {
+        let d = def(json!({"type":"sse","url":"u","headers":{" Authorization ":" Bearer x ","":"y"}}));
+        assert_eq!(d.headers, vec![("Authorization".to_string(), "Bearer x".to_string())]);
+    }
+
+    #[test]
+    fn blank_type_with_command_is_stdio() {
+        assert_eq!(def(json!({"command":"x"})).transport.as_deref(), Some("stdio"));
+        assert_eq!(def(json!({"type":"  ","command":"x"})).transport.as_deref(), Some("stdio"));
+    }
+
+    #[test]
+    fn url_without_type_is_not_guessed() {
+        assert_eq!(def(json!({"url":"http://h/mcp"})).transport, None);
+    }
+
+    #[test]
+    fn type_is_lowercased_and_http_aliases_map_to_streamable_http() {
+        for t in ["http", "HTTP", "streamable-http", "Streamable_HTTP"] {
+            assert_eq!(def(json!({"type":t,"url":"u"})).transport.as_deref(), Some("streamable_http"), "{t}");
+        }
+        assert_eq!(def(json!({"type":"SSE","url":"u"})).transport.as_deref(), Some("sse"));
+        assert_eq!(def(json!({"type":"TCP","url":"u"})).transport.as_deref(), Some("tcp"));
+    }
+
+    #[test]
+    fn args_are_kept_exactly_with_duplicates() {
+        let d = def(json!({"command":"x","args":["-p","a","-p","b"," spaced "]}));
+        assert_eq!(d.args, ["-p", "a", "-p", "b", " spaced "]);
+    }
+
+    #[test]
+    fn wrong_types_name_server_and_field() {
+        let cases = [
+            (json!({"command":"x","args":"a b"}), "server \"s\": \"args\" must be an array of strings"),
+            (json!({"command":"x","args":[1]}), "server \"s\": \"args\" must be an array of strings"),
+            (json!({"command":"x","env":{"A":1}}), "server \"s\": \"env\" must be an object of strings"),
+            (json!({"command":"x","env":["A=1"]}), "server \"s\": \"env\" must be an object of strings"),
+            (json!({"command":"x","headers":"h"}), "server \"s\": \"headers\" must be an object of strings"),
+            (json!({"command":7}), "server \"s\": \"command\" must be a string"),
+            (json!({"command":"x","cwd":false}), "server \"s\": \"cwd\" must be a string"),
+            (
+                json!({"command":"x","timeouts":{"callMs":-1}}),
+                "server \"s\": \"timeouts.callMs\" must be a positive integer (milliseconds)",
+            ),
+            (json!("npx"), "server \"s\": definition must be an object"),
+        ];
+        for (v, msg) in cases {
+            assert_eq!(ServerDef::from_json("s", &v), Err(msg.to_string()));
+        }
+    }
+
+    #[test]
+    fn timeouts_read_and_default() {
+        let d = def(json!({"command":"x","timeouts":{"callMs":1500}}));
+        assert_eq!(d.timeouts.call, Duration::from_millis(1500));
+        assert_eq!(d.timeouts.connect, Timeouts::default().connect);
+    }
+
+    #[test]
+    fn to_json_omits_empty_fields_and_default_timeouts() {
+        let d = def(json!({"command":"x","args":[],"env":{},"cwd":"","url":null}));
+        assert_eq!(Value::Object(d.to_json()), json!({"type":"stdio","command":"x"}));
+        let d = def(json!({"type":"sse","url":"u","timeouts":{"listMs":5}}));
+        assert_eq!(Value::Object(d.to_json()), json!({"type":"sse","url":"u","timeouts":{"listMs":5}}));
+    }
+
+    #[test]
+    fn merge_keeps_unknown_keys_in_place_and_normalises_known_ones() {
+        let input = json!({"x-note":"keep","command":" npx ","args":["a"],"cwd":"  ","z":1});
+        let input = input.as_object().cloned().unwrap_or_default();
+        let d = def(Value::Object(input.clone()));
+        let out = serde_json::to_string(&d.merge_into(&input)).unwrap_or_default();
+        assert_eq!(out, r#"{"x-note":"keep","command":"npx","args":["a"],"z":1,"type":"stdio"}"#);
+    }
+}

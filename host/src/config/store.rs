@@ -1,0 +1,229 @@
+//! Reading the global store (`<home>/mcp.json`). Loading never writes: the file is the user's,
+//! and the original tool's rewrite-on-load is what lost their unknown keys.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::ConfigError;
+use super::model::{GlobalStore, Grants, Limits, PluginDef, PluginKind, ServerDef};
+use super::normalize::BUILTIN_TRANSPORTS;
+
+impl GlobalStore {
+    /// Reads and normalises the store. A missing file is an empty store; a malformed one is an
+    /// error naming `<path>:<line>:<col>`.
+    pub fn load(path: &Path) -> Result<GlobalStore, ConfigError> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Self::parse(path, &text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Ok(GlobalStore { path: path.to_path_buf(), ..GlobalStore::default() })
+            }
+            Err(e) => Err(ConfigError(format!("{}: cannot read: {e}", path.display()))),
+        }
+    }
+
+    /// Parses store text; `path` is only used for messages and to resolve plugin paths.
+    pub fn parse(path: &Path, text: &str) -> Result<GlobalStore, ConfigError> {
+        Self::from_value(path, &parse_json(path, text)?)
+    }
+
+    /// Reads an already parsed store document.
+    pub fn from_value(path: &Path, doc: &Value) -> Result<GlobalStore, ConfigError> {
+        let at = |msg: String| ConfigError(format!("{}: {msg}", path.display()));
+        let top = doc.as_object().ok_or_else(|| at("the top level must be a JSON object".into()))?;
+        let mut servers: Vec<ServerDef> = Vec::new();
+        for (name, value) in section(top, "mcpServers").map_err(at)? {
+            let def = ServerDef::from_json(name, value).map_err(at)?;
+            if def.name.is_empty() {
+                continue;
+            }
+            if servers.iter().any(|s| s.name == def.name) {
+                tracing::warn!(store = %path.display(), server = %def.name, "duplicate server name after trimming; the first one is used");
+                continue;
+            }
+            servers.push(def);
+        }
+        let base = path.parent().unwrap_or(Path::new("."));
+        let mut plugins = Vec::new();
+        for (name, value) in section(top, "plugins").map_err(at)? {
+            let name = name.trim();
+            if !name.is_empty() {
+                plugins.push(plugin_from_json(name, value, base).map_err(at)?);
+            }
+        }
+        Ok(GlobalStore { path: path.to_path_buf(), servers, plugins })
+    }
+}
+
+/// Parses JSON text; a syntax error reads `<path>:<line>:<col>: <what>`. An empty (or
+/// whitespace-only) file counts as `{}`: an editor's fresh file should not break toolport.
+pub fn parse_json(path: &Path, text: &str) -> Result<Value, ConfigError> {
+    if text.trim().is_empty() {
+        return Ok(Value::Object(Map::new()));
+    }
+    serde_json::from_str(text).map_err(|e| {
+        let full = e.to_string();
+        // serde_json appends " at line L column C"; we put the position first, compiler-style.
+        let what = full.rsplit_once(" at line ").map_or(full.as_str(), |(w, _)| w);
+        ConfigError(format!("{}:{}:{}: {what}", path.display(), e.line(), e.column()))
+    })
+}
+
+/// A top-level object section (`mcpServers`, `plugins`); absent or null is empty.
+fn section<'a>(
+    top: &'a Map<String, Value>,
+    key: &str,
+) -> Result<Box<dyn Iterator<Item = (&'a String, &'a Value)> + 'a>, String> {
+    match top.get(key) {
+        None | Some(Value::Null) => Ok(Box::new(std::iter::empty())),
+        Some(Value::Object(m)) => Ok(Box::new(m.iter())),
+        Some(_) => Err(format!("\"{key}\" must be an object")),
+    }
+}
+
+fn plugin_from_json(name: &str, value: &Value, base: &Path) -> Result<PluginDef, String> {
+    let err = |field: &str, what: &str| format!("plugin \"{name}\": \"{field}\" must be {what}");
+    let obj = value.as_object().ok_or_else(|| format!("plugin \"{name}\": definition must be an object"))?;
+    let kind = match obj.get("kind").and_then(Value::as_str).map(str::trim) {
+        Some("transport") => PluginKind::Transport,
+        Some("name-policy") => PluginKind::NamePolicy,
+        Some("tool-shape") => PluginKind::ToolShape,
+        _ => return Err(err("kind", "one of \"transport\", \"name-policy\", \"tool-shape\"")),
+    };
+    if kind == PluginKind::Transport && (BUILTIN_TRANSPORTS.contains(&name) || name == "http") {
+        return Err(format!("plugin \"{name}\": a transport plugin cannot take a built-in transport name"));
+    }
+    let path = obj
+        .get("path")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .ok_or_else(|| err("path", "a non-empty string"))?;
+    let strings = |v: Option<&Value>, field: &str| -> Result<Vec<String>, String> {
+        match v {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|s| {
+                    s.as_str().map(|s| s.trim().to_string()).ok_or_else(|| err(field, "an array of strings"))
+                })
+                .collect(),
+            Some(_) => Err(err(field, "an array of strings")),
+        }
+    };
+    let grants = match obj.get("grants") {
+        None | Some(Value::Null) => Grants::default(),
+        Some(Value::Object(g)) => Grants {
+            hosts: strings(g.get("hosts"), "grants.hosts")?,
+            env: strings(g.get("env"), "grants.env")?,
+            dirs: strings(g.get("dirs"), "grants.dirs")?.into_iter().map(|d| base.join(d)).collect(),
+        },
+        Some(_) => return Err(err("grants", "an object")),
+    };
+    let mut limits = Limits::default();
+    match obj.get("limits") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(l)) => {
+            for (key, slot) in [("memoryMb", &mut limits.memory_mb), ("callMs", &mut limits.call_ms)] {
+                if let Some(v) = l.get(key).filter(|v| !v.is_null()) {
+                    *slot = v
+                        .as_u64()
+                        .filter(|n| *n > 0)
+                        .ok_or_else(|| err(&format!("limits.{key}"), "a positive integer"))?;
+                }
+            }
+        }
+        Some(_) => return Err(err("limits", "an object")),
+    }
+    Ok(PluginDef { name: name.to_string(), kind, path: resolve_against(base, path), grants, limits })
+}
+
+fn resolve_against(base: &Path, p: &str) -> PathBuf {
+    let p = Path::new(p);
+    if p.is_absolute() { p.to_path_buf() } else { base.join(p) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<GlobalStore, ConfigError> {
+        GlobalStore::parse(Path::new("/h/mcp.json"), text)
+    }
+
+    #[test]
+    fn missing_file_is_an_empty_store_and_nothing_is_written() -> anyhow::Result<()> {
+        let tmp = tempfile::tempdir()?;
+        let path = tmp.path().join("mcp.json");
+        let s = GlobalStore::load(&path)?;
+        assert!(s.servers.is_empty() && s.plugins.is_empty());
+        assert!(!path.exists());
+        Ok(())
+    }
+
+    #[test]
+    fn servers_in_file_order_blank_names_dropped_first_duplicate_wins() -> anyhow::Result<()> {
+        let s = parse(
+            r#"{"mcpServers":{"b":{"command":"1"},"  ":{"command":"x"},"a":{"command":"2"}," b ":{"command":"3"}}}"#,
+        )?;
+        let names: Vec<_> = s.servers.iter().map(|d| (d.name.as_str(), d.command.as_deref())).collect();
+        assert_eq!(names, [("b", Some("1")), ("a", Some("2"))]);
+        Ok(())
+    }
+
+    #[test]
+    fn malformed_json_names_file_line_and_column() {
+        let err = parse("{\n  \"mcpServers\": {,}\n}").err().map(|e| e.0);
+        assert_eq!(err.as_deref(), Some("/h/mcp.json:2:18: key must be a string"));
+    }
+
+    #[test]
+    fn wrong_types_name_the_file_server_and_field() {
+        let err = parse(r#"{"mcpServers":{"x":{"command":"c","args":"a"}}}"#).err().map(|e| e.0);
+        assert_eq!(err.as_deref(), Some("/h/mcp.json: server \"x\": \"args\" must be an array of strings"));
+        let err = parse(r#"{"mcpServers":[]}"#).err().map(|e| e.0);
+        assert_eq!(err.as_deref(), Some("/h/mcp.json: \"mcpServers\" must be an object"));
+        let err = parse("[]").err().map(|e| e.0);
+        assert_eq!(err.as_deref(), Some("/h/mcp.json: the top level must be a JSON object"));
+    }
+
+    #[test]
+    fn empty_file_is_empty_store() -> anyhow::Result<()> {
+        assert!(parse("  \n")?.servers.is_empty());
+        Ok(())
+    }
+
+    #[test]
+    fn plugins_resolve_paths_and_take_defaults() -> anyhow::Result<()> {
+        let s = parse(
+            r#"{"plugins":{
+                "tcp":{"kind":"transport","path":"plugins/t.wasm","grants":{"hosts":["tcp://127.0.0.1:*"],"dirs":["data"]},"limits":{"memoryMb":32}},
+                "ns":{"kind":"name-policy","path":"/abs/ns.wasm"}}}"#,
+        )?;
+        assert_eq!(s.plugins[0].kind, PluginKind::Transport);
+        assert_eq!(s.plugins[0].path, PathBuf::from("/h/plugins/t.wasm"));
+        assert_eq!(s.plugins[0].grants.hosts, ["tcp://127.0.0.1:*"]);
+        assert_eq!(s.plugins[0].grants.dirs, [PathBuf::from("/h/data")]);
+        assert_eq!(s.plugins[0].limits, Limits { memory_mb: 32, call_ms: Limits::default().call_ms });
+        assert_eq!(s.plugins[1].kind, PluginKind::NamePolicy);
+        assert_eq!(s.plugins[1].path, PathBuf::from("/abs/ns.wasm"));
+        assert_eq!(s.plugins[1].limits, Limits::default());
+        Ok(())
+    }
+
+    #[test]
+    fn bad_plugins_are_named() {
+        let err = parse(r#"{"plugins":{"p":{"kind":"codec","path":"x"}}}"#).err().map(|e| e.0);
+        assert_eq!(
+            err.as_deref(),
+            Some(
+                "/h/mcp.json: plugin \"p\": \"kind\" must be one of \"transport\", \"name-policy\", \"tool-shape\""
+            )
+        );
+        let err = parse(r#"{"plugins":{"sse":{"kind":"transport","path":"x"}}}"#).err().map(|e| e.0);
+        assert_eq!(
+            err.as_deref(),
+            Some("/h/mcp.json: plugin \"sse\": a transport plugin cannot take a built-in transport name")
+        );
+    }
+}

@@ -1,0 +1,186 @@
+//! The workspace file (`<root>/.toolport/workspace.json`). It is read and written only through
+//! a `cap_std::fs::Dir` opened on the workspace root: a cloned repository whose `.toolport` (or
+//! `workspace.json`) is a symlink to somewhere else cannot make toolport read or write outside
+//! the root.
+
+use std::io;
+use std::path::Path;
+
+use cap_std::ambient_authority;
+use cap_std::fs::Dir;
+use serde_json::Value;
+
+use super::ConfigError;
+use super::model::WorkspaceSettings;
+use super::store::parse_json;
+use crate::paths::{WORKSPACE_DIR, WORKSPACE_FILE};
+
+impl WorkspaceSettings {
+    /// Reads `<root>/.toolport/workspace.json`; missing file (or folder) = defaults.
+    pub fn load(root: &Path) -> Result<WorkspaceSettings, ConfigError> {
+        let path = root.join(WORKSPACE_DIR).join(WORKSPACE_FILE);
+        let Some(dir) = open_workspace_dir(root, false)? else {
+            return Ok(WorkspaceSettings::default());
+        };
+        match read_in(&dir, root)? {
+            Some(text) => Self::from_value(&path, &parse_json(&path, &text)?),
+            None => Ok(WorkspaceSettings::default()),
+        }
+    }
+
+    /// Reads an already parsed workspace document; `path` is for messages.
+    pub fn from_value(path: &Path, doc: &Value) -> Result<WorkspaceSettings, ConfigError> {
+        let at = |msg: String| ConfigError(format!("{}: {msg}", path.display()));
+        let top = doc.as_object().ok_or_else(|| at("the top level must be a JSON object".into()))?;
+        let strings = |key: &str| -> Result<Option<Vec<String>>, ConfigError> {
+            match top.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::Array(a)) => a
+                    .iter()
+                    .map(|v| {
+                        v.as_str()
+                            .map(|s| s.trim().to_string())
+                            .ok_or_else(|| at(format!("\"{key}\" must be an array of strings")))
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(Some),
+                Some(_) => Err(at(format!("\"{key}\" must be an array of strings"))),
+            }
+        };
+        let string = |key: &str| -> Result<Option<String>, ConfigError> {
+            match top.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.trim().to_string()).filter(|s| !s.is_empty())),
+                Some(_) => Err(at(format!("\"{key}\" must be a string"))),
+            }
+        };
+        let defaults = WorkspaceSettings::default();
+        Ok(WorkspaceSettings {
+            enabled: dedup_names(strings("enabledMcpServers")?.unwrap_or_default()),
+            name_policy: string("namePolicy")?,
+            tool_shape: string("toolShape")?.unwrap_or(defaults.tool_shape),
+            reserved_tool_names: match strings("reservedToolNames")? {
+                Some(names) => names.into_iter().filter(|n| !n.is_empty()).collect(),
+                None => defaults.reserved_tool_names,
+            },
+        })
+    }
+}
+
+/// Trimmed names with blanks and duplicates removed, first occurrence's position kept.
+pub fn dedup_names(names: Vec<String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for n in names {
+        let n = n.trim().to_string();
+        if !n.is_empty() && !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    out
+}
+
+/// Opens `<root>/.toolport` through a capability on the root; `create` makes it first.
+/// `Ok(None)`: it does not exist (and `create` was false).
+pub(crate) fn open_workspace_dir(root: &Path, create: bool) -> Result<Option<Dir>, ConfigError> {
+    let root_dir = match Dir::open_ambient_dir(root, ambient_authority()) {
+        Ok(d) => d,
+        Err(e) if e.kind() == io::ErrorKind::NotFound && !create => return Ok(None),
+        Err(e) => {
+            return Err(ConfigError(format!("cannot open the workspace root {}: {e}", root.display())));
+        }
+    };
+    let sub = root.join(WORKSPACE_DIR);
+    if create {
+        root_dir.create_dir_all(WORKSPACE_DIR).map_err(|e| io_error(root, &sub, e))?;
+    }
+    match root_dir.open_dir(WORKSPACE_DIR) {
+        Ok(d) => Ok(Some(d)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_error(root, &sub, e)),
+    }
+}
+
+/// The workspace file's text, or `None` when it does not exist.
+pub(crate) fn read_in(dir: &Dir, root: &Path) -> Result<Option<String>, ConfigError> {
+    let path = root.join(WORKSPACE_DIR).join(WORKSPACE_FILE);
+    match dir.read_to_string(WORKSPACE_FILE) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_error(root, &path, e)),
+    }
+}
+
+/// Maps cap-std's sandbox refusal to a message that says what happened and why.
+pub(crate) fn io_error(root: &Path, path: &Path, e: io::Error) -> ConfigError {
+    if is_escape(&e) {
+        ConfigError(format!(
+            "refusing to follow {}: it leads outside the workspace root {}",
+            path.display(),
+            root.display()
+        ))
+    } else {
+        ConfigError(format!("{}: {e}", path.display()))
+    }
+}
+
+fn is_escape(e: &io::Error) -> bool {
+    // cap-primitives reports an escape as PermissionDenied "a path led outside of the filesystem".
+    e.kind() == io::ErrorKind::PermissionDenied && e.to_string().contains("outside")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn from(v: Value) -> Result<WorkspaceSettings, ConfigError> {
+        WorkspaceSettings::from_value(Path::new("/w/.toolport/workspace.json"), &v)
+    }
+
+    #[test]
+    fn enabled_names_trimmed_deduplicated_order_kept() -> anyhow::Result<()> {
+        let s = from(json!({"enabledMcpServers":[" b ","a","","b","  ","A"]}))?;
+        assert_eq!(s.enabled, ["b", "a", "A"]);
+        Ok(())
+    }
+
+    #[test]
+    fn defaults_apply() -> anyhow::Result<()> {
+        assert_eq!(from(json!({}))?, WorkspaceSettings::default());
+        let s = from(json!({"namePolicy":"namespace","toolShape":"anthropic","reservedToolNames":["x"]}))?;
+        assert_eq!(s.name_policy.as_deref(), Some("namespace"));
+        assert_eq!(s.tool_shape, "anthropic");
+        assert_eq!(s.reserved_tool_names, ["x"]);
+        Ok(())
+    }
+
+    #[test]
+    fn wrong_types_name_file_and_field() {
+        let e = from(json!({"enabledMcpServers":"a"})).err().map(|e| e.0);
+        assert_eq!(
+            e.as_deref(),
+            Some("/w/.toolport/workspace.json: \"enabledMcpServers\" must be an array of strings")
+        );
+    }
+
+    #[test]
+    fn missing_workspace_is_defaults() -> anyhow::Result<()> {
+        let tmp = tempfile::tempdir()?;
+        assert_eq!(WorkspaceSettings::load(tmp.path())?, WorkspaceSettings::default());
+        assert!(!tmp.path().join(".toolport").exists());
+        Ok(())
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlink_outside_the_root_is_refused_on_read() -> anyhow::Result<()> {
+        let root = tempfile::tempdir()?;
+        let outside = tempfile::tempdir()?;
+        std::fs::write(outside.path().join("workspace.json"), r#"{"enabledMcpServers":["x"]}"#)?;
+        std::os::unix::fs::symlink(outside.path(), root.path().join(".toolport"))?;
+        let err = WorkspaceSettings::load(root.path()).err().map(|e| e.0).unwrap_or_default();
+        assert!(err.starts_with(&format!("refusing to follow {}/.toolport", root.path().display())), "{err}");
+        Ok(())
+    }
+}

@@ -1,0 +1,213 @@
+//! The only way toolport changes a config file. Every edit:
+//! 1. takes an exclusive lock on a sibling lock file (`mcp.json.lock`, `workspace.json.lock`),
+//!    so concurrent toolport processes queue instead of losing each other's changes;
+//! 2. re-reads the file under the lock and edits it as a JSON document (`preserve_order`), so
+//!    unknown keys and key order survive;
+//! 3. refuses to touch a malformed file (the error names line and column; the bytes stay);
+//! 4. writes a temporary file in the same folder, copies the old permissions, fsyncs, renames.
+//!
+//! The workspace file goes through a `cap_std::fs::Dir` on the workspace root (see
+//! [`super::workspace`]), so a `.toolport` symlink cannot redirect the write.
+
+use std::fs::{self, OpenOptions};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use anyhow::Context as _;
+use fs4::fs_std::FileExt as _;
+use serde_json::{Map, Value};
+use tempfile::NamedTempFile;
+
+use super::ConfigError;
+use super::edit::EditError;
+use super::store::parse_json;
+use super::workspace::{io_error, open_workspace_dir, read_in};
+use crate::paths::{WORKSPACE_DIR, WORKSPACE_FILE};
+
+/// A JSON document's top-level object, as edits see it.
+pub type Doc = Map<String, Value>;
+
+/// Runs `edit` on the store at `path` under its lock and writes the result atomically if the
+/// edit changed anything. A missing store starts as `{}` (and the home folder is created).
+pub fn edit_store<T>(
+    path: &Path,
+    edit: impl FnOnce(&mut Doc) -> Result<T, EditError>,
+) -> Result<T, EditError> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let lock_path = sibling_lock(path);
+    let lock = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .with_context(|| format!("cannot open the lock file {}", lock_path.display()))?;
+    lock.lock_exclusive().with_context(|| format!("cannot lock {}", lock_path.display()))?;
+
+    let (text, perms) = match fs::read_to_string(path) {
+        Ok(text) => (Some(text), fs::metadata(path).ok().map(|m| m.permissions())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, None),
+        Err(e) => return Err(ConfigError(format!("{}: cannot read: {e}", path.display())).into()),
+    };
+    let mut doc = top_object(path, text.as_deref())?;
+    let before = doc.clone();
+    let out = edit(&mut doc)?;
+    if doc != before {
+        let mut tmp = NamedTempFile::new_in(dir)
+            .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+        tmp.write_all(&render(&doc)).context("cannot write the temporary store")?;
+        // A new store keeps tempfile's 0600: it may hold tokens in headers and env.
+        if let Some(p) = perms {
+            tmp.as_file().set_permissions(p).context("cannot copy the store's permissions")?;
+        }
+        tmp.as_file().sync_all().context("cannot fsync the temporary store")?;
+        tmp.persist(path).map_err(|e| anyhow::anyhow!("cannot replace {}: {}", path.display(), e.error))?;
+        sync_dir(dir);
+    }
+    Ok(out)
+}
+
+/// Runs `edit` on `<root>/.toolport/workspace.json` under its lock, through a capability on the
+/// root. The folder and file are only created when the edit changes something.
+pub fn edit_workspace<T>(
+    root: &Path,
+    mut edit: impl FnMut(&mut Doc) -> Result<T, EditError>,
+) -> Result<T, EditError> {
+    let path = root.join(WORKSPACE_DIR).join(WORKSPACE_FILE);
+    let dir = match open_workspace_dir(root, false)? {
+        Some(d) => d,
+        None => {
+            // Nothing there yet: only create `.toolport/` when the edit would write something.
+            let mut probe = Doc::new();
+            let out = edit(&mut probe)?;
+            if probe.is_empty() {
+                return Ok(out);
+            }
+            open_workspace_dir(root, true)?
+                .ok_or_else(|| ConfigError(format!("cannot create {}", root.join(WORKSPACE_DIR).display())))?
+        }
+    };
+    let lock_name = format!("{WORKSPACE_FILE}.lock");
+    let lock = dir
+        .open_with(&lock_name, cap_std::fs::OpenOptions::new().create(true).truncate(false).write(true))
+        .map_err(|e| io_error(root, &root.join(WORKSPACE_DIR).join(&lock_name), e))?
+        .into_std();
+    lock.lock_exclusive().with_context(|| format!("cannot lock {}", path.display()))?;
+
+    let text = read_in(&dir, root)?;
+    let mut doc = top_object(&path, text.as_deref())?;
+    let before = doc.clone();
+    let out = edit(&mut doc)?;
+    if doc != before {
+        let perms = dir.metadata(WORKSPACE_FILE).ok().map(|m| m.permissions());
+        let tmp_name = temp_name(WORKSPACE_FILE);
+        let result = (|| -> std::io::Result<()> {
+            let mut f =
+                dir.open_with(&tmp_name, cap_std::fs::OpenOptions::new().write(true).create_new(true))?;
+            f.write_all(&render(&doc))?;
+            if let Some(p) = perms {
+                f.set_permissions(p)?;
+            }
+            f.sync_all()?;
+            dir.rename(&tmp_name, &dir, WORKSPACE_FILE)
+        })();
+        if let Err(e) = result {
+            let _ = dir.remove_file(&tmp_name);
+            return Err(io_error(root, &path, e).into());
+        }
+    }
+    Ok(out)
+}
+
+fn top_object(path: &Path, text: Option<&str>) -> Result<Doc, ConfigError> {
+    match text {
+        None => Ok(Doc::new()),
+        Some(t) => match parse_json(path, t)? {
+            Value::Object(m) => Ok(m),
+            _ => Err(ConfigError(format!("{}: the top level must be a JSON object", path.display()))),
+        },
+    }
+}
+
+/// Two-space pretty JSON with a final newline, the way people hand-write these files.
+fn render(doc: &Doc) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec_pretty(doc).unwrap_or_default();
+    bytes.push(b'\n');
+    bytes
+}
+
+fn sibling_lock(path: &Path) -> PathBuf {
+    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(".lock");
+    path.with_file_name(name)
+}
+
+fn temp_name(base: &str) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    format!(".{base}.{}.{}.tmp", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
+}
+
+/// Makes the rename durable; best-effort, since not every filesystem lets a folder be fsynced.
+fn sync_dir(dir: &Path) {
+    if let Ok(d) = fs::File::open(dir)
+        && let Err(e) = d.sync_all()
+    {
+        tracing::debug!(dir = %dir.display(), "fsync of the folder failed: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unchanged_edit_writes_nothing() -> anyhow::Result<()> {
+        let tmp = tempfile::tempdir()?;
+        let path = tmp.path().join("mcp.json");
+        edit_store(&path, |_| Ok(()))?;
+        assert!(!path.exists());
+        Ok(())
+    }
+
+    #[test]
+    fn keeps_unknown_keys_order_and_permissions() -> anyhow::Result<()> {
+        let tmp = tempfile::tempdir()?;
+        let path = tmp.path().join("mcp.json");
+        fs::write(&path, r#"{"z":1,"mcpServers":{"a":{"command":"x","x-extra":true}},"a":2}"#)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&path, fs::Permissions::from_mode(0o640))?;
+        }
+        edit_store(&path, |doc| {
+            doc.insert("added".into(), Value::Bool(true));
+            Ok(())
+        })?;
+        let text = fs::read_to_string(&path)?;
+        let v: Value = serde_json::from_str(&text)?;
+        let keys: Vec<_> = v.as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default();
+        assert_eq!(keys, ["z", "mcpServers", "a", "added"]);
+        assert_eq!(v["mcpServers"]["a"]["x-extra"], Value::Bool(true));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(fs::metadata(&path)?.permissions().mode() & 0o777, 0o640);
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn malformed_file_is_not_overwritten() -> anyhow::Result<()> {
+        let tmp = tempfile::tempdir()?;
+        let path = tmp.path().join("mcp.json");
+        fs::write(&path, "{\"mcpServers\": {\n")?;
+        let err = edit_store(&path, |doc| {
+            doc.insert("x".into(), Value::Null);
+            Ok(())
+        });
+        assert!(matches!(err, Err(EditError::Config(_))));
+        assert_eq!(fs::read_to_string(&path)?, "{\"mcpServers\": {\n");
+        Ok(())
+    }
+}
