@@ -1,13 +1,19 @@
-//! Placeholder subcommand.
+//! `toolport acp`: an ACP agent on stdin/stdout for editors and embedding hosts.
 
 use std::process::ExitCode;
 
+use crate::acp::{AcpOptions, serve};
 use crate::paths::Paths;
+use crate::runtime::RuntimeOptions;
 
-/// Arguments (placeholder).
+/// `toolport acp` takes no options: the home comes from the global flags, and each session's
+/// workspace from the client's `cwd`.
 #[derive(Debug, clap::Args)]
 pub struct AcpArgs {}
 
-pub async fn run(_paths: &Paths, _args: AcpArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("not built yet")
+/// Serves ACP until the client closes stdin. stdout carries only protocol lines.
+pub async fn run(paths: &Paths, _args: AcpArgs) -> anyhow::Result<ExitCode> {
+    let options = AcpOptions { home: paths.home.clone(), runtime: RuntimeOptions::default() };
+    serve(tokio::io::stdin(), tokio::io::stdout(), options).await?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,13 +1,23 @@
-//! Placeholder subcommand.
+//! `toolport session`: the interactive `/mcp` language over a live runtime.
 
 use std::process::ExitCode;
 
 use crate::paths::Paths;
+use crate::runtime::RuntimeOptions;
+use crate::session::{Session, run_interactive};
 
-/// Arguments (placeholder).
+/// File in the home folder where the terminal editor keeps past lines.
+const HISTORY_FILE: &str = "session_history";
+
+/// `toolport session` takes no options: the home and workspace come from the global flags.
 #[derive(Debug, clap::Args)]
 pub struct SessionArgs {}
 
-pub async fn run(_paths: &Paths, _args: SessionArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("not built yet")
+/// Starts the runtime for this workspace and reads commands until `/quit` or end of input.
+pub async fn run(paths: &Paths, _args: SessionArgs) -> anyhow::Result<ExitCode> {
+    // Spinners while servers connect; the runtime shows them only when stderr is a terminal.
+    let options = RuntimeOptions { progress: true, ..RuntimeOptions::default() };
+    let session = Session::start(paths.clone(), options).await?;
+    run_interactive(session, Some(paths.home.join(HISTORY_FILE))).await?;
+    Ok(ExitCode::SUCCESS)
 }

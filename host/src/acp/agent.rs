@@ -1,0 +1,285 @@
+//! Method dispatch: what each ACP method (and each `_toolport/…` extension) does. Every
+//! request runs in its own task, so a session that is connecting or calling a slow tool never
+//! holds up another session, `session/cancel`, or a second request of the same client.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use agent_client_protocol_schema::ProtocolVersion;
+use agent_client_protocol_schema::v1::{
+    AgentCapabilities, AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, ContentBlock,
+    ContentChunk, Error, ErrorCode, Implementation, InitializeResponse, LoadSessionResponse, McpCapabilities,
+    NewSessionResponse, PromptRequest, PromptResponse, SessionNotification, SessionUpdate, StopReason,
+    TextContent, UnstructuredCommandInput,
+};
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::watch;
+
+use super::params::{session_id, session_params};
+use super::rpc::{Outbox, internal_error, invalid_params, method_not_found, notification};
+use super::session::{AcpSession, COMMANDS, outcome_json};
+use crate::runtime::RuntimeOptions;
+
+/// The `session/update` notification method.
+const SESSION_UPDATE: &str = "session/update";
+
+/// The agent's shared state: where the local stores live, the open sessions, the outbox.
+pub struct Agent {
+    home: PathBuf,
+    options: RuntimeOptions,
+    sessions: Mutex<HashMap<String, Arc<AcpSession>>>,
+    outbox: Outbox,
+    next_session: AtomicU64,
+}
+
+/// What a request took with it from the moment it arrived.
+pub struct Admission {
+    cancel: Option<watch::Receiver<u64>>,
+}
+
+/// What a request handler produced: the result, and a notification to send right after the
+/// response (a client cannot route `session/update` for a session it has not been told of).
+struct Handled {
+    result: Value,
+    then: Option<Value>,
+}
+
+impl Handled {
+    fn result(value: impl Serialize) -> Result<Self, Error> {
+        let result = serde_json::to_value(value).map_err(|e| internal_error(e.to_string()))?;
+        Ok(Self { result, then: None })
+    }
+}
+
+impl Agent {
+    /// A new agent writing to `outbox`.
+    pub fn new(home: PathBuf, options: RuntimeOptions, outbox: Outbox) -> Self {
+        Self { home, options, sessions: Mutex::new(HashMap::new()), outbox, next_session: AtomicU64::new(1) }
+    }
+
+    /// Runs in arrival order, before the request's own task: a prompt starts listening for
+    /// `session/cancel` here (see [`AcpSession::cancel_watch`]).
+    pub fn admit(&self, method: &str, params: &Value) -> Admission {
+        let cancel = matches!(method, "session/prompt" | "_toolport/tools/call")
+            .then(|| session_id(params).ok().and_then(|id| self.session(&id).ok()))
+            .flatten()
+            .map(|session| session.cancel_watch());
+        Admission { cancel }
+    }
+
+    /// Serves one request: its result, and a notification to send right after the response.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Value,
+        admission: Admission,
+    ) -> (Result<Value, Error>, Option<Value>) {
+        let handled = match method {
+            "initialize" => Handled::result(initialize()),
+            // No authentication methods are advertised, so there is nothing to check.
+            "authenticate" => Ok(Handled { result: Value::Object(Default::default()), then: None }),
+            "session/new" => self.new_session(params).await,
+            "session/load" => self.load_session(params).await,
+            "session/prompt" => self.prompt(params, admission).await,
+            "_toolport/tools/list" => self.tools_list(params).await,
+            "_toolport/tools/call" => self.tools_call(params, admission).await,
+            other => Err(method_not_found(other)),
+        };
+        match handled {
+            Ok(h) => (Ok(h.result), h.then),
+            Err(e) => (Err(e), None),
+        }
+    }
+
+    /// Serves one notification; unknown ones are ignored, as JSON-RPC requires.
+    pub fn notification(&self, method: &str, params: &Value) {
+        match method {
+            "session/cancel" => match session_id(params).ok().and_then(|id| self.session(&id).ok()) {
+                Some(session) => session.cancel(),
+                None => tracing::debug!("session/cancel for an unknown session"),
+            },
+            other => tracing::debug!("ignoring notification {other}"),
+        }
+    }
+
+    /// Closes every session's connections (end of input).
+    pub async fn shutdown(&self) {
+        let sessions: Vec<Arc<AcpSession>> = match self.sessions.lock() {
+            Ok(mut map) => map.drain().map(|(_, s)| s).collect(),
+            Err(_) => Vec::new(),
+        };
+        for session in sessions {
+            session.shutdown().await;
+        }
+    }
+
+    async fn new_session(&self, params: Value) -> Result<Handled, Error> {
+        let request = session_params(&params).map_err(invalid_params)?;
+        let id =
+            format!("toolport-{}-{}", std::process::id(), self.next_session.fetch_add(1, Ordering::Relaxed));
+        self.open(&id, request).await?;
+        Ok(Handled {
+            result: serde_json::to_value(NewSessionResponse::new(id.clone()))
+                .map_err(|e| internal_error(e.to_string()))?,
+            then: Some(commands_update(&id)),
+        })
+    }
+
+    /// There is no history to replay (toolport keeps no transcript): loading re-creates the
+    /// session under the client's id with the servers it sends now.
+    async fn load_session(&self, params: Value) -> Result<Handled, Error> {
+        let id = session_id(&params).map_err(invalid_params)?;
+        let request = session_params(&params).map_err(invalid_params)?;
+        self.open(&id, request).await?;
+        Ok(Handled {
+            result: serde_json::to_value(LoadSessionResponse::new())
+                .map_err(|e| internal_error(e.to_string()))?,
+            then: Some(commands_update(&id)),
+        })
+    }
+
+    async fn open(&self, id: &str, request: super::params::SessionParams) -> Result<(), Error> {
+        let session = AcpSession::open(&self.home, request, self.options.clone())
+            .await
+            .map_err(|e| internal_error(format!("{e:#}")))?;
+        let previous = self
+            .sessions
+            .lock()
+            .map_err(|_| internal_error("session table poisoned"))?
+            .insert(id.to_string(), Arc::new(session));
+        if let Some(old) = previous {
+            old.shutdown().await;
+        }
+        Ok(())
+    }
+
+    async fn prompt(&self, params: Value, admission: Admission) -> Result<Handled, Error> {
+        let request: PromptRequest = serde_json::from_value(params)
+            .map_err(|e| invalid_params(format!("invalid session/prompt: {e}")))?;
+        let id = request.session_id.to_string();
+        let session = self.session(&id)?;
+        let text: Vec<&str> = request
+            .prompt
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect();
+        let cancelled = admission.cancel.unwrap_or_else(|| session.cancel_watch());
+        let stop = match session.answer(&text.join("\n"), cancelled).await {
+            Some(reply) => {
+                self.outbox.send(message_chunk(&id, reply));
+                StopReason::EndTurn
+            }
+            None => StopReason::Cancelled,
+        };
+        Handled::result(PromptResponse::new(stop))
+    }
+
+    async fn tools_list(&self, params: Value) -> Result<Handled, Error> {
+        let session = self.session(&session_id(&params).map_err(invalid_params)?)?;
+        let shape = params.get("shape").and_then(Value::as_str);
+        let tools = session.tools(shape).await.map_err(|e| internal_error(format!("{e:#}")))?;
+        Handled::result(serde_json::json!({ "tools": tools }))
+    }
+
+    async fn tools_call(&self, params: Value, admission: Admission) -> Result<Handled, Error> {
+        let session = self.session(&session_id(&params).map_err(invalid_params)?)?;
+        let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
+        let arguments = match params.get("arguments") {
+            None | Some(Value::Null) => String::new(),
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+        };
+        let cancelled = admission.cancel.unwrap_or_else(|| session.cancel_watch());
+        match session.call(name, &arguments, cancelled).await {
+            Some(Ok(outcome)) => Handled::result(outcome_json(&outcome)),
+            Some(Err(e)) => Err(invalid_params(e.to_string())),
+            None => {
+                Err(Error::new(i32::from(ErrorCode::RequestCancelled), "Request cancelled by session/cancel"))
+            }
+        }
+    }
+
+    fn session(&self, id: &str) -> Result<Arc<AcpSession>, Error> {
+        self.sessions
+            .lock()
+            .map_err(|_| internal_error("session table poisoned"))?
+            .get(id)
+            .cloned()
+            .ok_or_else(|| invalid_params(format!("Unknown session: {id}")))
+    }
+}
+
+fn initialize() -> InitializeResponse {
+    InitializeResponse::new(ProtocolVersion::V1)
+        .agent_capabilities(
+            AgentCapabilities::new()
+                .load_session(true)
+                .mcp_capabilities(McpCapabilities::new().http(true).sse(true)),
+        )
+        .agent_info(Implementation::new("toolport", env!("CARGO_PKG_VERSION")).title("toolport"))
+}
+
+fn message_chunk(session_id: &str, text: String) -> Value {
+    let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(text)));
+    notification(
+        SESSION_UPDATE,
+        SessionNotification::new(session_id.to_string(), SessionUpdate::AgentMessageChunk(chunk)),
+    )
+}
+
+fn commands_update(session_id: &str) -> Value {
+    let commands = COMMANDS
+        .iter()
+        .map(|(name, description, hint)| {
+            let command = AvailableCommand::new(*name, *description);
+            match hint {
+                Some(h) => {
+                    command.input(AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(*h)))
+                }
+                None => command,
+            }
+        })
+        .collect();
+    notification(
+        SESSION_UPDATE,
+        SessionNotification::new(
+            session_id.to_string(),
+            SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands)),
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn initialize_advertises_load_session_and_mcp_transports() {
+        let v = serde_json::to_value(initialize()).unwrap();
+        assert_eq!(v["protocolVersion"], 1);
+        assert_eq!(v["agentCapabilities"]["loadSession"], true);
+        assert_eq!(v["agentCapabilities"]["mcpCapabilities"], json!({"http": true, "sse": true}));
+        assert_eq!(v["agentInfo"]["name"], "toolport");
+    }
+
+    #[test]
+    fn updates_are_session_update_notifications() {
+        let v = message_chunk("s1", "hello".into());
+        assert_eq!(v["method"], "session/update");
+        assert_eq!(v["params"]["sessionId"], "s1");
+        assert_eq!(v["params"]["update"]["sessionUpdate"], "agent_message_chunk");
+        assert_eq!(v["params"]["update"]["content"], json!({"type": "text", "text": "hello"}));
+        let v = commands_update("s1");
+        assert_eq!(v["params"]["update"]["sessionUpdate"], "available_commands_update");
+        assert_eq!(v["params"]["update"]["availableCommands"][0]["name"], "mcp");
+        assert_eq!(v["params"]["update"]["availableCommands"][2]["input"], json!({"hint": "<tool> [json]"}));
+    }
+}

@@ -1,0 +1,142 @@
+//! One ACP session: its own runtime and a way to cancel the prompt that is running. Sessions
+//! share nothing, so a slow call in one never waits on another.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use anyhow::{Context as _, Result};
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use super::params::{SessionParams, client_resolved};
+use crate::paths::Paths;
+use crate::plugin::PluginHost;
+use crate::runtime::{CallError, CallOutcome, Runtime, RuntimeOptions};
+use crate::session::command::{self, Command, McpCommand};
+use crate::status::render;
+
+/// What a prompt that is not a command gets back.
+pub const NOT_A_MODEL: &str = "toolport runs MCP tools, not a model, so it does not answer \
+    free text. Use /mcp for the servers' status, /tools for the tool surface, or \
+    /call <tool> [json] to run a tool.";
+
+/// The slash commands advertised in `available_commands_update`: (name, description, hint).
+pub const COMMANDS: &[(&str, &str, Option<&str>)] = &[
+    ("mcp", "Show this session's MCP servers and their status", None),
+    ("tools", "Show the tool surface in this session's shape", Some("[shape]")),
+    ("call", "Call one tool with JSON object arguments", Some("<tool> [json]")),
+];
+
+/// A live ACP session.
+pub struct AcpSession {
+    runtime: Runtime,
+    /// Bumped by `session/cancel`; a running prompt watches it.
+    cancel: watch::Sender<u64>,
+}
+
+impl AcpSession {
+    /// Starts a runtime for what the client asked: its own servers when it sent some (every
+    /// one enabled, nothing paused), else the local stores with `cwd` as the workspace root.
+    pub async fn open(home: &Path, params: SessionParams, options: RuntimeOptions) -> Result<Self> {
+        let runtime = if params.servers.is_empty() {
+            let paths = Paths::new(home, &params.cwd);
+            Runtime::start_from_paths(&paths, &BTreeSet::new(), options).await?
+        } else {
+            let resolved = client_resolved(params.servers);
+            let cache = Paths::new(home, &params.cwd).cache_dir();
+            let plugins =
+                PluginHost::new(Some(cache), &resolved.plugins).context("cannot start the plugin host")?;
+            Runtime::start(resolved, plugins, options).await
+        };
+        Ok(Self { runtime, cancel: watch::channel(0).0 })
+    }
+
+    /// A receiver that sees every [`AcpSession::cancel`] from now on. Taken when a prompt
+    /// arrives, not when its task starts, so a cancel right behind the prompt is never missed.
+    pub fn cancel_watch(&self) -> watch::Receiver<u64> {
+        let mut rx = self.cancel.subscribe();
+        rx.borrow_and_update();
+        rx
+    }
+
+    /// Answers a prompt's text. Resolves to `None` if a cancel reached `cancelled` while it
+    /// ran; the running call is dropped then.
+    pub async fn answer(&self, text: &str, cancelled: watch::Receiver<u64>) -> Option<String> {
+        until_cancelled(self.reply(text), cancelled).await
+    }
+
+    /// Stops the prompt that is running, if any.
+    pub fn cancel(&self) {
+        self.cancel.send_modify(|generation| *generation += 1);
+    }
+
+    /// `_toolport/tools/list`: the tool surface in the session's shape (the workspace's, or
+    /// OpenAI for client-supplied servers), or converted to `shape`.
+    pub async fn tools(&self, shape: Option<&str>) -> Result<Vec<Value>> {
+        match shape {
+            Some(shape) => self.runtime.tools_in_shape(shape).await,
+            None => Ok(self.runtime.tools()),
+        }
+    }
+
+    /// `_toolport/tools/call`: one call through the executor; `None` if cancelled meanwhile.
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: &str,
+        cancelled: watch::Receiver<u64>,
+    ) -> Option<Result<CallOutcome, CallError>> {
+        until_cancelled(self.runtime.call(name, arguments), cancelled).await
+    }
+
+    /// Closes every connection of this session.
+    pub async fn shutdown(&self) {
+        self.runtime.shutdown().await;
+    }
+
+    async fn reply(&self, text: &str) -> String {
+        match command::parse(text) {
+            Ok(Command::Mcp(McpCommand::List)) => render(&self.runtime.status(), None),
+            Ok(Command::Mcp(McpCommand::Help)) => command::MCP_HELP[0].to_string(),
+            Ok(Command::Mcp(_)) => "Over ACP, /mcp only shows the status view: the client chooses this \
+                                    session's servers (or edit the local stores with toolport mcp …)"
+                .to_string(),
+            Ok(Command::Tools { shape }) => match self.tools(shape.as_deref()).await {
+                Ok(tools) => serde_json::to_string_pretty(&tools).unwrap_or_default(),
+                Err(e) => format!("{e:#}"),
+            },
+            Ok(Command::Call { tool, arguments }) => match self.runtime.call(&tool, &arguments).await {
+                Ok(outcome) if outcome.is_error => format!("tool error: {}", outcome.render_text()),
+                Ok(outcome) => outcome.render_text(),
+                Err(e) => e.to_string(),
+            },
+            Ok(Command::Help) => COMMANDS
+                .iter()
+                .map(|(name, description, hint)| match hint {
+                    Some(h) => format!("/{name} {h}  {description}"),
+                    None => format!("/{name}  {description}"),
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+            Ok(Command::Empty | Command::Quit) | Err(_) => NOT_A_MODEL.to_string(),
+        }
+    }
+}
+
+/// Runs `work` unless a cancel reaches `cancelled` first; dropping `work` abandons the call.
+async fn until_cancelled<T>(work: impl Future<Output = T>, mut cancelled: watch::Receiver<u64>) -> Option<T> {
+    tokio::select! {
+        out = work => Some(out),
+        _ = cancelled.changed() => None,
+    }
+}
+
+/// A call result as MCP's `CallToolResult` JSON: every content block, structured content when
+/// the server sent some, and `isError`.
+pub fn outcome_json(outcome: &CallOutcome) -> Value {
+    let mut v = json!({ "content": outcome.content, "isError": outcome.is_error });
+    if let (Some(structured), Some(obj)) = (&outcome.structured, v.as_object_mut()) {
+        obj.insert("structuredContent".into(), structured.clone());
+    }
+    v
+}

@@ -1,0 +1,110 @@
+//! Tab completion for the session line: slash commands, `/mcp` actions, server names after a
+//! named action, `add`'s flags and transport values, and tool names after `/call`. Pure: the
+//! line editor asks with what is typed up to the cursor and the names it knows right now.
+
+use super::command::{COMMANDS, MCP_ACTIONS};
+
+/// The transport values `/mcp add --transport` accepts without a plugin.
+pub const TRANSPORTS: &[&str] = &["stdio", "sse", "http", "streamable_http"];
+
+/// The flags of `/mcp add`.
+pub const ADD_FLAGS: &[&str] = &["--transport", "--env", "--header", "--cwd"];
+
+/// `/mcp` actions whose argument is a server name.
+const NAMED_ACTIONS: &[&str] = &["remove", "delete", "enable", "disable", "pause", "resume", "retry"];
+
+/// What completion can offer besides the fixed words.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Known {
+    /// Server names: defined, and enabled-but-missing ones.
+    pub servers: Vec<String>,
+    /// Final tool names in the registry.
+    pub tools: Vec<String>,
+    /// Transport plugin names from the store.
+    pub transport_plugins: Vec<String>,
+}
+
+/// Where the word being completed starts (byte offset into `line`) and its candidates, sorted
+/// as offered. `line` is the text before the cursor.
+pub fn complete(line: &str, known: &Known) -> (usize, Vec<String>) {
+    let start =
+        line.char_indices().rev().find(|(_, c)| c.is_whitespace()).map_or(0, |(i, c)| i + c.len_utf8());
+    let partial = &line[start..];
+    let before: Vec<&str> = line[..start].split_whitespace().collect();
+    let matching = |words: &mut dyn Iterator<Item = &str>| -> Vec<String> {
+        words.filter(|w| w.starts_with(partial)).map(str::to_string).collect()
+    };
+    let candidates = match before.as_slice() {
+        [] => matching(&mut COMMANDS.iter().copied()),
+        ["/mcp"] => matching(&mut MCP_ACTIONS.iter().copied()),
+        ["/mcp", action] if NAMED_ACTIONS.contains(&action.to_lowercase().as_str()) => {
+            matching(&mut known.servers.iter().map(String::as_str))
+        }
+        ["/mcp", action, .., last] if action.eq_ignore_ascii_case("add") && *last == "--transport" => {
+            matching(
+                &mut TRANSPORTS.iter().copied().chain(known.transport_plugins.iter().map(String::as_str)),
+            )
+        }
+        ["/mcp", action, ..] if action.eq_ignore_ascii_case("add") && partial.starts_with('-') => {
+            matching(&mut ADD_FLAGS.iter().copied())
+        }
+        ["/call"] => matching(&mut known.tools.iter().map(String::as_str)),
+        _ => Vec::new(),
+    };
+    (start, candidates)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn known() -> Known {
+        Known {
+            servers: vec!["files".into(), "fetch".into(), "git".into()],
+            tools: vec!["echo".into(), "add".into()],
+            transport_plugins: vec!["tcp".into()],
+        }
+    }
+
+    #[test]
+    fn commands_and_actions() {
+        assert_eq!(complete("/m", &known()), (0, vec!["/mcp".to_string()]));
+        assert_eq!(
+            complete("/mcp re", &known()),
+            (5, vec!["remove".to_string(), "resume".into(), "retry".into()])
+        );
+        assert_eq!(complete("/mcp ", &known()).1.len(), MCP_ACTIONS.len());
+    }
+
+    #[test]
+    fn server_names_after_named_actions() {
+        assert_eq!(complete("/mcp pause f", &known()), (11, vec!["files".to_string(), "fetch".into()]));
+        assert_eq!(complete("/mcp Retry g", &known()), (11, vec!["git".to_string()]));
+        assert!(complete("/mcp pause files x", &known()).1.is_empty());
+        assert!(complete("/mcp list f", &known()).1.is_empty());
+    }
+
+    #[test]
+    fn add_flags_and_transports() {
+        assert_eq!(
+            complete("/mcp add --transport s", &known()),
+            (21, vec!["stdio".to_string(), "sse".into(), "streamable_http".into()])
+        );
+        assert_eq!(complete("/mcp add --transport t", &known()).1, ["tcp"]);
+        assert_eq!(complete("/mcp add --t", &known()).1, ["--transport"]);
+        assert_eq!(complete("/mcp add --transport stdio x --e", &known()).1, ["--env"]);
+    }
+
+    #[test]
+    fn wide_whitespace_is_a_word_boundary() {
+        // U+3000 is whitespace three bytes long: the word starts after all of it.
+        assert_eq!(complete("/mcp\u{3000}pa", &known()), (7, vec!["pause".to_string()]));
+        assert!(complete("\u{3000}", &known()).1.len() == COMMANDS.len());
+    }
+
+    #[test]
+    fn tools_after_call() {
+        assert_eq!(complete("/call e", &known()), (6, vec!["echo".to_string()]));
+        assert!(complete("/call echo {", &known()).1.is_empty());
+    }
+}
