@@ -1,10 +1,272 @@
-//! A small stdio MCP server built into the binary (tests, demos). Placeholder until issue 4.
+//! `toolport demo-server`: a small stdio MCP server built into the binary, so tests, benches
+//! and the `demo` tour have a real peer without installing anything. Its options make the
+//! awkward cases on purpose: slow `initialize`, paginated lists, crashes, changing tool lists
+//! and colliding names.
+//!
+//! `ServerHandler` is implemented by hand (no `#[tool_router]`) because the options change the
+//! list itself (prefix, generated tools, pages) and the timing of the handshake.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    InitializeRequestParams, InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+
+/// Exit status when `--crash-after` fires: distinctive, so a test can see it in the error.
+pub const CRASH_EXIT_CODE: i32 = 3;
+/// Default size of the `big` tool's text.
+const DEFAULT_BIG_BYTES: usize = 64 * 1024;
+/// Largest `big` result, so a typo cannot exhaust the machine.
+const MAX_BIG_BYTES: usize = 16 * 1024 * 1024;
+/// Longest `sleep`, so a stray call cannot hold a test run for hours.
+const MAX_SLEEP_MS: u64 = 600_000;
 
 /// Options of `toolport demo-server`.
-#[derive(Debug, clap::Args)]
-pub struct DemoServerArgs {}
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct DemoServerArgs {
+    /// Adds N generated tools (`tool_1` … `tool_N`).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub tools: usize,
+    /// Prefixes every tool name (to make collisions between servers).
+    #[arg(long, value_name = "P", default_value = "")]
+    pub prefix: String,
+    /// Waits this long before answering `initialize`.
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    pub delay_ms: u64,
+    /// Returns `tools/list` in pages of N tools, linked by `nextCursor` (0: one page).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub page_size: usize,
+    /// Exits (status 3) right after answering the N-th tool call.
+    #[arg(long, value_name = "N")]
+    pub crash_after: Option<usize>,
+    /// After this long, adds a tool `late` and sends `notifications/tools/list_changed`.
+    #[arg(long, value_name = "MS")]
+    pub notify_after_ms: Option<u64>,
+    /// Adds a tool with exactly this name, unprefixed (repeatable; blank and duplicate names
+    /// allowed, to exercise the host's name checks).
+    #[arg(long, value_name = "NAME")]
+    pub extra_tool: Vec<String>,
+    /// Misbehaves: every `tools/list` page points to the same `nextCursor` (`loop`), forever.
+    #[arg(long)]
+    pub repeat_cursor: bool,
+}
 
 /// Serves MCP on stdin/stdout until the client closes it.
-pub async fn run(_args: DemoServerArgs) -> anyhow::Result<()> {
-    anyhow::bail!("demo-server is not built yet")
+pub async fn run(args: DemoServerArgs) -> anyhow::Result<()> {
+    let server = DemoServer::new(args);
+    let running = server.serve(rmcp::transport::stdio()).await?;
+    running.waiting().await?;
+    Ok(())
+}
+
+#[derive(Clone)]
+struct DemoServer {
+    args: Arc<DemoServerArgs>,
+    calls: Arc<AtomicUsize>,
+    /// Set once `--notify-after-ms` has fired: the list then includes `late`.
+    changed: Arc<AtomicBool>,
+}
+
+impl DemoServer {
+    fn new(args: DemoServerArgs) -> Self {
+        Self { args: Arc::new(args), calls: Arc::default(), changed: Arc::default() }
+    }
+
+    fn name(&self, base: &str) -> String {
+        format!("{}{base}", self.args.prefix)
+    }
+
+    fn tools(&self) -> Vec<Tool> {
+        let mut tools = vec![
+            tool(
+                &self.name("echo"),
+                "Returns its message",
+                object(json!({"message": {"type": "string"}}), &["message"]),
+            ),
+            tool(
+                &self.name("add"),
+                "Adds two numbers",
+                object(json!({"a": {"type": "number"}, "b": {"type": "number"}}), &["a", "b"]),
+            ),
+            tool(
+                &self.name("sleep"),
+                "Waits ms milliseconds, then answers",
+                object(json!({"ms": {"type": "integer", "minimum": 0}}), &["ms"]),
+            ),
+            tool(
+                &self.name("fail"),
+                "Always returns an error result (isError)",
+                object(json!({"message": {"type": "string"}}), &[]),
+            ),
+            tool(
+                &self.name("big"),
+                "Returns a large text (size bytes)",
+                object(json!({"size": {"type": "integer", "minimum": 0}}), &[]),
+            ),
+            tool(&self.name("pid"), "Returns this server's process id", object(json!({}), &[])),
+        ];
+        for i in 1..=self.args.tools {
+            tools.push(tool(
+                &self.name(&format!("tool_{i}")),
+                &format!("Generated tool number {i}"),
+                object(json!({}), &[]),
+            ));
+        }
+        for name in &self.args.extra_tool {
+            tools.push(tool(name, "Extra tool", object(json!({}), &[])));
+        }
+        if self.changed.load(Ordering::SeqCst) {
+            tools.push(tool(&self.name("late"), "Appeared after list_changed", object(json!({}), &[])));
+        }
+        tools
+    }
+
+    fn answer(&self, base: &str, args: &JsonObject) -> Result<CallToolResult, McpError> {
+        Ok(match base {
+            "echo" => {
+                let message = args.get("message").and_then(Value::as_str).unwrap_or_default();
+                CallToolResult::success(vec![ContentBlock::text(message)])
+            }
+            "add" => {
+                let a = number(args, "a")?;
+                let b = number(args, "b")?;
+                let mut result = CallToolResult::success(vec![ContentBlock::text((a + b).to_string())]);
+                result.structured_content = Some(json!({ "sum": a + b }));
+                result
+            }
+            "fail" => {
+                let message = args.get("message").and_then(Value::as_str).unwrap_or("demo failure");
+                CallToolResult::error(vec![ContentBlock::text(message)])
+            }
+            "big" => {
+                let size = args.get("size").and_then(Value::as_u64).map_or(DEFAULT_BIG_BYTES, |s| s as usize);
+                CallToolResult::success(vec![ContentBlock::text("x".repeat(size.min(MAX_BIG_BYTES)))])
+            }
+            "pid" => CallToolResult::success(vec![ContentBlock::text(std::process::id().to_string())]),
+            "late" => CallToolResult::success(vec![ContentBlock::text("late")]),
+            generated if generated.starts_with("tool_") => {
+                CallToolResult::success(vec![ContentBlock::text(format!("{generated} called"))])
+            }
+            other => return Err(McpError::invalid_params(format!("unknown tool: {other}"), None)),
+        })
+    }
+}
+
+fn tool(name: &str, description: &str, schema: JsonObject) -> Tool {
+    Tool::new(name.to_string(), description.to_string(), Arc::new(schema))
+}
+
+fn object(properties: Value, required: &[&str]) -> JsonObject {
+    let mut schema = JsonObject::new();
+    schema.insert("type".into(), json!("object"));
+    schema.insert("properties".into(), properties);
+    if !required.is_empty() {
+        schema.insert("required".into(), json!(required));
+    }
+    schema
+}
+
+fn number(args: &JsonObject, key: &str) -> Result<f64, McpError> {
+    args.get(key)
+        .and_then(Value::as_f64)
+        .ok_or_else(|| McpError::invalid_params(format!("`{key}` must be a number"), None))
+}
+
+impl ServerHandler for DemoServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("toolport-demo-server", env!("CARGO_PKG_VERSION")))
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        if self.args.delay_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(self.args.delay_ms)).await;
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if let Some(ms) = self.args.notify_after_ms {
+            let changed = self.changed.clone();
+            let peer = context.peer.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                changed.store(true, Ordering::SeqCst);
+                if let Err(e) = peer.notify_tool_list_changed().await {
+                    eprintln!("demo-server: cannot send list_changed: {e}");
+                }
+            });
+        }
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let tools = self.tools();
+        if self.args.repeat_cursor {
+            let mut result = ListToolsResult::with_all_items(tools);
+            result.next_cursor = Some("loop".to_string());
+            return Ok(result);
+        }
+        let page = self.args.page_size;
+        if page == 0 {
+            return Ok(ListToolsResult::with_all_items(tools));
+        }
+        // The cursor is the index of the page's first tool, as text.
+        let start = match request.and_then(|r| r.cursor) {
+            Some(cursor) => {
+                cursor.parse::<usize>().map_err(|_| McpError::invalid_params("bad cursor", None))?
+            }
+            None => 0,
+        };
+        let end = (start + page).min(tools.len());
+        let mut result = ListToolsResult::with_all_items(tools.get(start..end).unwrap_or_default().to_vec());
+        if end < tools.len() {
+            result.next_cursor = Some(end.to_string());
+        }
+        Ok(result)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let Some(base) = request.name.strip_prefix(self.args.prefix.as_str()) else {
+            return Err(McpError::invalid_params(format!("unknown tool: {}", request.name), None));
+        };
+        let args = request.arguments.unwrap_or_default();
+        let result = if base == "sleep" {
+            let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0).min(MAX_SLEEP_MS);
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            CallToolResult::success(vec![ContentBlock::text(format!("slept {ms} ms"))])
+        } else {
+            self.answer(base, &args)?
+        };
+        let done = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
+        if self.args.crash_after.is_some_and(|n| done >= n) {
+            // Answer first, then die: the client sees this call succeed and the next one fail.
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                eprintln!("demo-server: crashing after {done} calls (--crash-after)");
+                std::process::exit(CRASH_EXIT_CODE);
+            });
+        }
+        Ok(result.into())
+    }
 }

@@ -46,10 +46,14 @@ fn list_with_nothing_says_none() {
     assert!(!env.root().join(".toolport").exists(), "list must not create .toolport");
 }
 
+/// Tools the built-in `demo-server` offers with no options.
+const DEMO_TOOLS: usize = 6;
+
 #[test]
 fn add_does_not_enable_and_list_shows_every_state() {
     let env = Env::new();
-    let o = run_status(&env, &["mcp", "add", "--transport", "stdio", "files", "--", "npx", "-y", "pkg"], 0);
+    let bin = toolport_path().display().to_string();
+    let o = run_status(&env, &["mcp", "add", "--transport", "stdio", "files", "--", &bin, "demo-server"], 0);
     assert_eq!(stdout(&o), format!("mcp added: files -> {}\n", env.store().display()));
     run_status(&env, &["mcp", "add", "--transport", "sse", "legacy", "http://127.0.0.1:3001/sse"], 0);
     run_status(&env, &["mcp", "add-json", "broken", r#"{"type":"stdio"}"#], 2);
@@ -67,7 +71,7 @@ fn add_does_not_enable_and_list_shows_every_state() {
         stdout(&o),
         format!(
             "mcp:\n\
-             - files | type=stdio | state=configured | workspace=enabled | paused=no | tools=0\n\
+             - files | type=stdio | state=connected | workspace=enabled | paused=no | tools={DEMO_TOOLS}\n\
              - legacy | type=sse | state=disabled | workspace=disabled | paused=no | tools=0\n\
              - broken | type=stdio | state=error | workspace=enabled | paused=no | tools=0 | error=stdio transport requires command\n\
              - ghost | type=(unknown) | state=missing | workspace=enabled | paused=no | tools=0 | error=workspace references undefined MCP server\n\
@@ -84,7 +88,7 @@ fn add_does_not_enable_and_list_shows_every_state() {
     assert_eq!(v["workspaceConfig"], json!(env.workspace_file().display().to_string()));
     assert_eq!(
         v["servers"][0],
-        json!({"name":"files","type":"stdio","state":"configured","workspaceEnabled":true,"paused":false,"tools":0})
+        json!({"name":"files","type":"stdio","state":"connected","workspaceEnabled":true,"paused":false,"tools":DEMO_TOOLS})
     );
     assert_eq!(v["servers"][3]["state"], json!("missing"));
     assert_eq!(v["servers"][3]["type"], Value::Null);

@@ -73,7 +73,8 @@ fn a_transport_plugin_makes_its_type_valid() {
         ok(&env, &["mcp", "enable", name]);
     }
     let out = ok(&env, &["mcp", "list"]);
-    assert!(out.contains("- t | type=tcp | state=configured |"), "{out}");
+    // Valid, so it is connected: the missing plugin file is a run-time error, not a config one.
+    assert!(out.contains("- t | type=tcp | state=error |") && out.contains("t.wasm"), "{out}");
     assert!(out.contains("- u | type=udp | state=error | workspace=enabled | paused=no | tools=0 | error=unsupported MCP transport: udp\n"), "{out}");
     assert!(out.contains("- n | type=tcp | state=error | workspace=enabled | paused=no | tools=0 | error=tcp transport requires url\n"), "{out}");
     // add-json validates against the store's plugins too.

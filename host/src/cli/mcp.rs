@@ -14,6 +14,7 @@ use crate::config::{
     self, ConfigError, EditError, GlobalStore, ServerDef, WorkspaceSettings, offline_status, parse_add_args,
 };
 use crate::paths::Paths;
+use crate::runtime::{Runtime, RuntimeOptions};
 use crate::status::{self, Trailer};
 
 /// The usage line printed with an `add` argument error.
@@ -121,7 +122,17 @@ pub async fn run(paths: &Paths, args: McpArgs) -> Result<ExitCode> {
 /// one without touching the rest of this file.
 async fn list_view(paths: &Paths, json: bool) -> Result<String> {
     let resolved = config::load_resolved(paths, &BTreeSet::new())?;
-    let rows = offline_status(&resolved);
+    // Only start a runtime (and load plugins) when something would actually connect.
+    let rows = if resolved.servers.iter().any(|s| s.active()) {
+        let plugins = crate::plugin::PluginHost::new(Some(paths.cache_dir()), &resolved.plugins)?;
+        let options = RuntimeOptions { progress: true, ..Default::default() };
+        let runtime = Runtime::start(resolved, plugins, options).await;
+        let rows = runtime.status();
+        runtime.shutdown().await;
+        rows
+    } else {
+        offline_status(&resolved)
+    };
     let store = paths.store_file();
     let workspace_config = paths.workspace_file();
     let trailer = Some(Trailer { store: &store, workspace_config: &workspace_config });

@@ -128,10 +128,12 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 fn init_tracing(verbose: u8) {
     use tracing_subscriber::EnvFilter;
+    // rmcp logs transport failures with the full URL, which may carry an expanded `${VAR}`
+    // secret: keep it quiet unless the user asks for debug output.
     let default = match verbose {
-        0 => "warn",
-        1 => "info",
-        2 => "debug",
+        0 => "warn,rmcp=off",
+        1 => "info,rmcp=off",
+        2 => "debug,rmcp=warn",
         _ => "trace",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));

@@ -1,25 +1,115 @@
-//! Placeholder subcommands: tools, call, demo.
+//! `toolport tools`, `toolport call` and `toolport demo`: the tool surface, the executor and the
+//! tour, each on a runtime started from the config files.
 
+use std::collections::BTreeSet;
 use std::process::ExitCode;
 
-use crate::paths::Paths;
+use serde_json::Value;
 
-/// `toolport tools` (placeholder).
+use super::ExitError;
+use crate::paths::Paths;
+use crate::runtime::{Runtime, RuntimeOptions, start_from_paths};
+
+/// `toolport tools [--shape NAME] [--json]`.
 #[derive(Debug, clap::Args)]
-pub struct ToolsArgs {}
-/// `toolport call` (placeholder).
+pub struct ToolsArgs {
+    /// Tool-shape plugin to convert with (default: the workspace's `toolShape`, else `openai`).
+    #[arg(long, value_name = "NAME")]
+    shape: Option<String>,
+    /// Print the converted tools as one JSON array.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `toolport call <tool> [json-args]`.
 #[derive(Debug, clap::Args)]
-pub struct CallArgs {}
-/// `toolport demo` (placeholder).
+pub struct CallArgs {
+    /// The tool's final name, as `toolport tools` shows it.
+    tool: String,
+    /// Arguments as a JSON object; omitted or blank means `{}`.
+    #[arg(value_name = "JSON-ARGS")]
+    arguments: Option<String>,
+}
+
+/// `toolport demo` (no options: it makes its own temporary home and workspace).
 #[derive(Debug, clap::Args)]
 pub struct DemoArgs {}
 
-pub async fn run_tools(_paths: &Paths, _args: ToolsArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("not built yet")
+/// Starts the runtime for a command, printing startup warnings to stderr.
+async fn start(paths: &Paths) -> anyhow::Result<Runtime> {
+    let options = RuntimeOptions { progress: true, ..RuntimeOptions::default() };
+    let runtime = start_from_paths(paths, &BTreeSet::new(), options).await?;
+    for warning in runtime.warnings() {
+        eprintln!("{warning}");
+    }
+    Ok(runtime)
 }
-pub async fn run_call(_paths: &Paths, _args: CallArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("not built yet")
+
+/// Prints the tool surface.
+pub async fn run_tools(paths: &Paths, args: ToolsArgs) -> anyhow::Result<ExitCode> {
+    let runtime = start(paths).await?;
+    let tools = match &args.shape {
+        Some(shape) => runtime.tools_in_shape(shape).await,
+        None => Ok(runtime.tools()),
+    };
+    runtime.shutdown().await;
+    let tools = tools?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&Value::Array(tools))?);
+    } else {
+        print!("{}", render_tools(&tools));
+    }
+    Ok(ExitCode::SUCCESS)
 }
+
+/// Calls one tool and prints its result; exit 1 when the tool reports `isError`.
+pub async fn run_call(paths: &Paths, args: CallArgs) -> anyhow::Result<ExitCode> {
+    let runtime = start(paths).await?;
+    let outcome = runtime.call(&args.tool, args.arguments.as_deref().unwrap_or_default()).await;
+    runtime.shutdown().await;
+    let outcome = outcome.map_err(|e| ExitError::failure(e.to_string()))?;
+    println!("{}", outcome.render_text());
+    Ok(if outcome.is_error { ExitCode::from(super::EXIT_FAILURE) } else { ExitCode::SUCCESS })
+}
+
+/// Runs the built-in tour.
 pub async fn run_demo(_args: DemoArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("not built yet")
+    crate::demo::run().await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One line per tool, `name — description`, whatever the shape (OpenAI nests them under
+/// `function`; others keep them at the top level).
+pub fn render_tools(tools: &[Value]) -> String {
+    if tools.is_empty() {
+        return "(no tools)\n".to_string();
+    }
+    let mut out = String::new();
+    for tool in tools {
+        let inner = tool.get("function").unwrap_or(tool);
+        let name = inner.get("name").and_then(Value::as_str).unwrap_or("(unnamed)");
+        match inner.get("description").and_then(Value::as_str).map(|d| d.replace(['\r', '\n'], " ")) {
+            Some(description) if !description.trim().is_empty() => {
+                out.push_str(&format!("{name} — {}\n", description.trim()));
+            }
+            _ => out.push_str(&format!("{name}\n")),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn renders_openai_and_flat_shapes() {
+        let tools = vec![
+            json!({"type": "function", "function": {"name": "echo", "description": "Returns\nits message"}}),
+            json!({"name": "add", "input_schema": {}}),
+        ];
+        assert_eq!(render_tools(&tools), "echo — Returns its message\nadd\n");
+        assert_eq!(render_tools(&[]), "(no tools)\n");
+    }
 }

@@ -1,0 +1,258 @@
+//! One live server: connect under the connect timeout, list every page under the list timeout,
+//! and watch the session so a dead process or a dropped connection is reported at once.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, Implementation, PaginatedRequestParams, ProtocolVersion, Tool,
+};
+use rmcp::service::{NotificationContext, Peer, ServiceError};
+use rmcp::{ClientHandler, RoleClient};
+use tokio::sync::{mpsc, oneshot, watch};
+
+use crate::config::{ServerDef, TransportKind};
+use crate::transport::{self, deepest_cause};
+
+/// Pages one `tools/list` walk may take: far beyond any real server, but finite even when a
+/// server keeps inventing new cursors.
+const MAX_LIST_PAGES: usize = 10_000;
+/// How long closing waits for the session and the child to wind down.
+const CLOSE_WAIT: Duration = Duration::from_secs(3);
+/// How long a failed call waits for the watcher to say why the server went away.
+const DEATH_REPORT_WAIT: Duration = Duration::from_millis(1_000);
+
+/// What a connection tells the runtime after it started.
+#[derive(Debug)]
+pub enum Event {
+    /// The server sent `notifications/tools/list_changed`.
+    ListChanged {
+        /// Server name.
+        server: String,
+        /// Which connection of that server (a retried server has a new one).
+        generation: u64,
+    },
+    /// The process exited or the connection dropped.
+    Died {
+        /// Server name.
+        server: String,
+        /// Which connection.
+        generation: u64,
+        /// Exit status and stderr, or what dropped.
+        reason: String,
+    },
+}
+
+/// Receives the server's notifications; everything else keeps rmcp's defaults.
+struct Handler {
+    server: String,
+    generation: u64,
+    events: mpsc::UnboundedSender<Event>,
+}
+
+impl ClientHandler for Handler {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ =
+            self.events.send(Event::ListChanged { server: self.server.clone(), generation: self.generation });
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        // 2025-06-18 is what today's servers speak; newer servers negotiate down to it.
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("toolport", env!("CARGO_PKG_VERSION")),
+        )
+        .with_protocol_version(ProtocolVersion::V_2025_06_18)
+    }
+}
+
+/// A connected server. Dropping it closes the session and stops the process.
+pub struct Connection {
+    /// Sends requests.
+    pub peer: Peer<RoleClient>,
+    /// Which connection of this server this is.
+    pub generation: u64,
+    dead: watch::Receiver<Option<String>>,
+    close: Mutex<Option<oneshot::Sender<()>>>,
+}
+
+impl Connection {
+    /// Connects and lists tools, each step under its own timeout from `def`.
+    pub async fn open(
+        def: &ServerDef,
+        kind: &TransportKind,
+        plugins: &crate::plugin::PluginHost,
+        generation: u64,
+        events: mpsc::UnboundedSender<Event>,
+    ) -> Result<(Arc<Connection>, Vec<Tool>), String> {
+        let handler = Handler { server: def.name.clone(), generation, events: events.clone() };
+        let connect = def.timeouts.connect;
+        let connected = tokio::time::timeout(connect, transport::connect(def, kind, plugins, handler))
+            .await
+            .map_err(|_| format!("connect timed out after {} ms", connect.as_millis()))??;
+        let connection = Self::watch(def.name.clone(), generation, connected, events);
+        let list = def.timeouts.list;
+        let listed = tokio::time::timeout(list, list_all(&connection.peer)).await;
+        match listed {
+            Ok(Ok(tools)) => Ok((connection, tools)),
+            Ok(Err(ListError { message, transport })) => {
+                // A dropped connection explains itself (exit status, stderr) once the watcher
+                // has seen it; a server that answered with an error needs no wait.
+                let reason =
+                    if transport { connection.death_reason().await.unwrap_or(message) } else { message };
+                connection.close().await;
+                Err(reason)
+            }
+            Err(_) => {
+                connection.close().await;
+                Err(format!("tools/list timed out after {} ms", list.as_millis()))
+            }
+        }
+    }
+
+    /// Hands the running session to a watcher task that reports how it ends.
+    fn watch(
+        server: String,
+        generation: u64,
+        connected: transport::Connected<Handler>,
+        events: mpsc::UnboundedSender<Event>,
+    ) -> Arc<Connection> {
+        let transport::Connected { service, child, pump } = connected;
+        let peer = service.peer().clone();
+        let (dead_tx, dead_rx) = watch::channel(None);
+        let (close_tx, close_rx) = oneshot::channel::<()>();
+        tokio::spawn(async move {
+            let cancel = service.cancellation_token();
+            let mut waiting = Box::pin(service.waiting());
+            let child_exit = async {
+                match &child {
+                    Some(c) => c.exited().await,
+                    None => std::future::pending().await,
+                }
+            };
+            // A dropped `Connection` drops `close_tx`, which also ends up here: no leaks.
+            let ended_by_peer = tokio::select! {
+                _ = &mut waiting => true,
+                _ = child_exit => {
+                    cancel.cancel();
+                    let _ = waiting.await;
+                    true
+                }
+                _ = close_rx => {
+                    cancel.cancel();
+                    let _ = waiting.await;
+                    false
+                }
+            };
+            let reason = match &child {
+                Some(c) if ended_by_peer => {
+                    tokio::time::timeout(CLOSE_WAIT, c.exited()).await.unwrap_or_else(|_| {
+                        "connection closed by the server (process still running)".to_string()
+                    })
+                }
+                Some(_) => "closed".to_string(),
+                // A transport plugin that returned, trapped or hit a limit says so itself.
+                None if ended_by_peer => match &pump {
+                    Some(pump) => tokio::time::timeout(CLOSE_WAIT, pump.ended())
+                        .await
+                        .unwrap_or_else(|_| "connection closed".to_string()),
+                    None => "connection closed".to_string(),
+                },
+                None => "closed".to_string(),
+            };
+            let _ = dead_tx.send(Some(reason.clone()));
+            if let Some(child) = child {
+                child.stop().await;
+            }
+            if ended_by_peer {
+                tracing::info!(server = %server, "MCP server went away: {reason}");
+                let _ = events.send(Event::Died { server, generation, reason });
+            }
+        });
+        Arc::new(Connection { peer, generation, dead: dead_rx, close: Mutex::new(Some(close_tx)) })
+    }
+
+    /// Lists every page again (after `list_changed`).
+    pub async fn list(&self, timeout: Duration) -> Result<Vec<Tool>, String> {
+        match tokio::time::timeout(timeout, list_all(&self.peer)).await {
+            Ok(listed) => listed.map_err(|e| e.message),
+            Err(_) => Err(format!("tools/list timed out after {} ms", timeout.as_millis())),
+        }
+    }
+
+    /// Why the connection ended, waiting briefly for the watcher when a request has just
+    /// failed; `None` if it still looks alive.
+    pub async fn death_reason(&self) -> Option<String> {
+        let mut dead = self.dead.clone();
+        let wait = dead.wait_for(Option::is_some);
+        match tokio::time::timeout(DEATH_REPORT_WAIT, wait).await {
+            Ok(Ok(reason)) => reason.clone(),
+            _ => None,
+        }
+    }
+
+    /// Closes the session and stops the process; waits (bounded) until both are done.
+    pub async fn close(&self) {
+        let sender = self.close.lock().ok().and_then(|mut slot| slot.take());
+        if let Some(sender) = sender {
+            let _ = sender.send(());
+        }
+        let mut dead = self.dead.clone();
+        let _ = tokio::time::timeout(CLOSE_WAIT, dead.wait_for(Option::is_some)).await;
+    }
+}
+
+/// Why a `tools/list` walk failed.
+struct ListError {
+    message: String,
+    /// The connection is gone (rather than the server refusing).
+    transport: bool,
+}
+
+impl ListError {
+    fn protocol(message: String) -> Self {
+        Self { message, transport: false }
+    }
+}
+
+/// Walks `tools/list` through every `nextCursor`, refusing a cursor seen before. A server that
+/// does not declare the tools capability simply has no tools.
+async fn list_all(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, ListError> {
+    if peer.peer_info().is_some_and(|info| info.capabilities.tools.is_none()) {
+        return Ok(Vec::new());
+    }
+    let mut tools = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_LIST_PAGES {
+        let params = cursor.take().map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+        let page = peer
+            .list_tools(params)
+            .await
+            .map_err(|e| ListError { message: service_error(&e), transport: is_transport_failure(&e) })?;
+        tools.extend(page.tools);
+        match page.next_cursor {
+            None => return Ok(tools),
+            Some(next) if !seen.insert(next.clone()) => {
+                return Err(ListError::protocol(format!("tools/list repeated cursor {next}")));
+            }
+            Some(next) => cursor = Some(next),
+        }
+    }
+    Err(ListError::protocol(format!("tools/list returned more than {MAX_LIST_PAGES} pages")))
+}
+
+/// One line for a failed request: the server's own message for JSON-RPC errors, otherwise the
+/// deepest cause.
+pub fn service_error(error: &ServiceError) -> String {
+    match error {
+        ServiceError::McpError(data) => data.message.to_string(),
+        other => deepest_cause(other),
+    }
+}
+
+/// Whether the request failed because the connection is gone (rather than the server saying no).
+pub fn is_transport_failure(error: &ServiceError) -> bool {
+    matches!(error, ServiceError::TransportClosed | ServiceError::TransportSend(_))
+}

@@ -1,0 +1,83 @@
+//! The seam between the runtime and the plugin host: the name policy and the tool shape are
+//! plugins (DESIGN §5), and this is the only file of the runtime that talks to them.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::config::ServerDef;
+pub use crate::plugin::{PluginHost, ToolInfo, Verdict};
+
+/// A listed tool, as the plugins see it: `inputSchema` and the rest passed through intact.
+pub fn tool_info(tool: &rmcp::model::Tool) -> ToolInfo {
+    ToolInfo {
+        name: tool.name.to_string(),
+        title: tool.title.clone(),
+        description: tool.description.as_ref().map(|d| d.to_string()),
+        input_schema: Value::Object(tool.input_schema.as_ref().clone()),
+        output_schema: tool.output_schema.as_ref().map(|s| Value::Object(s.as_ref().clone())),
+        annotations: tool.annotations.as_ref().and_then(|a| serde_json::to_value(a).ok()),
+    }
+}
+
+/// The plugin host, shared by every task of one runtime.
+#[derive(Clone)]
+pub struct Plugins {
+    host: Arc<PluginHost>,
+}
+
+impl Plugins {
+    /// Wraps the host.
+    pub fn new(host: PluginHost) -> Self {
+        Self { host: Arc::new(host) }
+    }
+
+    /// The host itself (transport plugins are opened through it).
+    pub fn host(&self) -> &PluginHost {
+        &self.host
+    }
+
+    /// Runs name policy `policy` over one server's tools: one verdict per tool, in order.
+    pub async fn review(
+        &self,
+        policy: &str,
+        def: &ServerDef,
+        tools: &[ToolInfo],
+    ) -> Result<Vec<Verdict>, String> {
+        let plugin = self.host.name_policy(policy).map_err(|e| format!("name policy {policy}: {e}"))?;
+        let verdicts =
+            plugin.review(def, tools).await.map_err(|e| format!("name policy {policy} failed: {e}"))?;
+        if verdicts.len() != tools.len() {
+            return Err(format!(
+                "name policy {policy} returned {} verdicts for {} tools",
+                verdicts.len(),
+                tools.len()
+            ));
+        }
+        Ok(verdicts)
+    }
+
+    /// Converts one server's tools (final names) with tool shape `shape`: one JSON object per
+    /// tool, in order.
+    pub async fn convert(
+        &self,
+        shape: &str,
+        def: &ServerDef,
+        tools: &[ToolInfo],
+    ) -> Result<Vec<Value>, String> {
+        if tools.is_empty() {
+            return Ok(Vec::new());
+        }
+        let plugin = self.host.tool_shape(shape).map_err(|e| format!("tool shape {shape}: {e}"))?;
+        let converted =
+            plugin.convert(def, tools).await.map_err(|e| format!("tool shape {shape} failed: {e}"))?;
+        if converted.len() != tools.len() {
+            return Err(format!(
+                "tool shape {shape} returned {} tools for {} inputs",
+                converted.len(),
+                tools.len()
+            ));
+        }
+        Ok(converted)
+    }
+}

@@ -1,0 +1,202 @@
+//! What the runtime knows about each server, and the status rows derived from it.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::Tool;
+use serde_json::Value;
+
+use super::connection::Connection;
+use super::convert::ToolInfo;
+use crate::config::{MISSING_SERVER_ERROR, Resolved, ResolvedServer, ServerDef};
+use crate::status::{ServerState, ServerStatus};
+
+/// Where a server's connection stands.
+pub enum Link {
+    /// Not connected: not active, or not connected yet.
+    Idle,
+    /// Connected; `tools` as last listed.
+    Live {
+        /// The session.
+        conn: Arc<Connection>,
+        /// The raw `tools/list` result.
+        tools: Vec<Tool>,
+    },
+    /// Connecting, listing, or the session itself failed.
+    Failed(String),
+}
+
+/// One defined server.
+pub struct Slot {
+    /// Resolution result (definition, enabled, paused, validated transport).
+    pub resolved: ResolvedServer,
+    /// The connection.
+    pub link: Link,
+    /// Outcome of the last pipeline run for a live server: tool count, or why it is rejected.
+    pub checked: Option<Result<usize, String>>,
+}
+
+impl Slot {
+    /// A slot with nothing connected.
+    pub fn new(resolved: ResolvedServer) -> Self {
+        Self { resolved, link: Link::Idle, checked: None }
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.resolved.def.name
+    }
+
+    /// The live connection, if any.
+    pub fn conn(&self) -> Option<&Arc<Connection>> {
+        match &self.link {
+            Link::Live { conn, .. } => Some(conn),
+            _ => None,
+        }
+    }
+
+    /// Whether connection `generation` is still this server's live one (events and pipeline
+    /// results about an older connection are stale and dropped).
+    pub fn holds(&self, generation: u64) -> bool {
+        self.conn().is_some_and(|c| c.generation == generation)
+    }
+
+    /// The status row, following the decision order of reference-behaviour A.
+    pub fn status(&self) -> ServerStatus {
+        let r = &self.resolved;
+        let (state, tools, error) = if !r.enabled {
+            (ServerState::Disabled, 0, None)
+        } else if r.paused {
+            (ServerState::Paused, 0, None)
+        } else if let Err(msg) = &r.transport {
+            (ServerState::Error, 0, Some(msg.clone()))
+        } else {
+            match (&self.link, &self.checked) {
+                (Link::Failed(reason), _) => (ServerState::Error, 0, Some(reason.clone())),
+                (Link::Live { .. }, Some(Ok(n))) => (ServerState::Connected, *n, None),
+                (Link::Live { .. }, Some(Err(reason))) => (ServerState::Error, 0, Some(reason.clone())),
+                // Only seen while a connect is still under way (a status read mid-reconcile).
+                _ => (ServerState::Error, 0, Some("connecting".to_string())),
+            }
+        };
+        ServerStatus {
+            name: r.def.name.clone(),
+            transport: r.def.transport.clone(),
+            state,
+            workspace_enabled: r.enabled,
+            paused: r.paused,
+            tools,
+            error,
+        }
+    }
+}
+
+/// The `missing` rows: names the workspace enables that the store does not define.
+pub fn missing_rows(resolved: &Resolved) -> Vec<ServerStatus> {
+    resolved
+        .unknown_enabled
+        .iter()
+        .map(|name| ServerStatus {
+            name: name.clone(),
+            transport: None,
+            state: ServerState::Missing,
+            workspace_enabled: true,
+            paused: resolved.paused.contains(name),
+            tools: 0,
+            error: Some(MISSING_SERVER_ERROR.to_string()),
+        })
+        .collect()
+}
+
+/// Where a final tool name goes.
+#[derive(Clone)]
+pub struct Route {
+    /// The server.
+    pub server: String,
+    /// The server's own name for the tool (what `tools/call` sends).
+    pub original: String,
+    /// The session to send it on.
+    pub conn: Arc<Connection>,
+    /// The server's call timeout.
+    pub call_timeout: Duration,
+}
+
+/// The checked, converted tool surface and the executor's routing table.
+#[derive(Default, Clone)]
+pub struct Registry {
+    /// Converted tools in the workspace's shape, in definition order.
+    pub surface: Vec<Value>,
+    /// Final name → route.
+    pub routes: HashMap<String, Route>,
+    /// Per connected server, its tools under their final names (for other shapes).
+    pub entries: Vec<(ServerDef, Vec<ToolInfo>)>,
+}
+
+/// Tools of servers that went away: a call to one says why instead of "unknown tool".
+#[derive(Default)]
+pub struct Gone {
+    by_tool: HashMap<String, (String, String)>,
+}
+
+impl Gone {
+    /// Remembers `server`'s routes with the reason it went away.
+    pub fn record(&mut self, registry: &Registry, server: &str, reason: &str) {
+        for (tool, route) in &registry.routes {
+            if route.server == server {
+                self.by_tool.insert(tool.clone(), (server.to_string(), reason.to_string()));
+            }
+        }
+    }
+
+    /// Forgets `server` (it reconnected, or was removed).
+    pub fn forget(&mut self, server: &str) {
+        self.by_tool.retain(|_, (owner, _)| owner != server);
+    }
+
+    /// `(server, reason)` for a tool of a server that went away.
+    pub fn lookup(&self, tool: &str) -> Option<&(String, String)> {
+        self.by_tool.get(tool)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::TransportKind;
+
+    fn slot(enabled: bool, paused: bool, transport: Result<TransportKind, String>) -> Slot {
+        let def = ServerDef { name: "s".into(), transport: Some("stdio".into()), ..ServerDef::default() };
+        Slot::new(ResolvedServer { def, enabled, paused, transport })
+    }
+
+    fn state_of(slot: &Slot) -> (ServerState, Option<String>) {
+        let row = slot.status();
+        (row.state, row.error)
+    }
+
+    #[test]
+    fn decision_order_disabled_paused_invalid_then_connection() {
+        // Disabled wins over paused and over an invalid definition, paused over invalid.
+        assert_eq!(state_of(&slot(false, true, Err("bad".into()))), (ServerState::Disabled, None));
+        assert_eq!(state_of(&slot(true, true, Err("bad".into()))), (ServerState::Paused, None));
+        assert_eq!(state_of(&slot(true, false, Err("bad".into()))), (ServerState::Error, Some("bad".into())));
+        let mut failed = slot(true, false, Ok(TransportKind::Stdio));
+        failed.link = Link::Failed("process exited with status 3".into());
+        assert_eq!(state_of(&failed), (ServerState::Error, Some("process exited with status 3".into())));
+    }
+
+    #[test]
+    fn missing_rows_carry_the_contract_message_and_the_pause_flag() {
+        let resolved = Resolved {
+            unknown_enabled: vec!["ghost".into()],
+            paused: vec!["ghost".into()],
+            ..Resolved::default()
+        };
+        let rows = missing_rows(&resolved);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].state, ServerState::Missing);
+        assert!(rows[0].paused && rows[0].workspace_enabled && rows[0].transport.is_none());
+        assert_eq!(rows[0].error.as_deref(), Some(MISSING_SERVER_ERROR));
+    }
+}

@@ -1,0 +1,56 @@
+//! The `streamable_http` transport: rmcp's client over `reqwest`, with the server's headers.
+
+use std::collections::HashMap;
+
+use http::{HeaderName, HeaderValue};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+use crate::config::ServerDef;
+
+/// The transport configuration for `def` (already `${VAR}`-expanded). Header values are marked
+/// sensitive so they never show up in debug output; error messages name only the header.
+pub fn config(def: &ServerDef) -> Result<StreamableHttpClientTransportConfig, String> {
+    let url = def.url.as_deref().ok_or("streamable_http transport requires url")?;
+    let mut headers = HashMap::new();
+    for (name, value) in &def.headers {
+        let header =
+            HeaderName::try_from(name.as_str()).map_err(|_| format!("invalid header name: {name}"))?;
+        let mut value =
+            HeaderValue::try_from(value.as_str()).map_err(|_| format!("invalid value for header {name}"))?;
+        value.set_sensitive(true);
+        headers.insert(header, value);
+    }
+    Ok(StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers))
+}
+
+/// A transport ready to hand to rmcp.
+pub fn transport(
+    config: StreamableHttpClientTransportConfig,
+) -> impl rmcp::transport::Transport<rmcp::RoleClient> + 'static {
+    StreamableHttpClientTransport::from_config(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_headers_name_the_header_never_the_value() {
+        let mut def = ServerDef { url: Some("http://127.0.0.1:1/mcp".into()), ..ServerDef::default() };
+        def.headers.push(("Authorization".into(), "Bearer secret\n".into()));
+        let err = config(&def).err().unwrap_or_default();
+        assert_eq!(err, "invalid value for header Authorization");
+        def.headers = vec![("bad name".into(), "x".into())];
+        assert_eq!(config(&def).err().as_deref(), Some("invalid header name: bad name"));
+    }
+
+    #[test]
+    fn headers_are_sensitive() -> Result<(), String> {
+        let mut def = ServerDef { url: Some("http://127.0.0.1:1/mcp".into()), ..ServerDef::default() };
+        def.headers.push(("Authorization".into(), "Bearer secret".into()));
+        let cfg = config(&def)?;
+        assert!(cfg.custom_headers.values().all(HeaderValue::is_sensitive));
+        Ok(())
+    }
+}

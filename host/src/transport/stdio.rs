@@ -1,0 +1,178 @@
+//! The `stdio` transport: a child process speaking newline-delimited JSON-RPC on stdin/stdout.
+//!
+//! We spawn the child ourselves (rather than through rmcp's `TokioChildProcess`) so we keep
+//! the `Child`: a watcher task waits on it and reports the exit status the moment the process
+//! dies, which is how a crashed server turns into `error` without waiting for the next call.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::process::{ChildStdin, ChildStdout, Command};
+use tokio::sync::{oneshot, watch};
+
+use super::StderrTail;
+use crate::config::ServerDef;
+
+/// How long a closed server gets to exit on its own before it is killed.
+const EXIT_GRACE: Duration = Duration::from_millis(500);
+/// Stderr lines quoted in an error message.
+const QUOTED_STDERR_LINES: usize = 3;
+
+/// A running child process: its id, its stderr tail and how it ended.
+#[derive(Debug)]
+pub struct StdioChild {
+    /// The operating-system process id (while it runs).
+    pub pid: Option<u32>,
+    /// The last lines it wrote to stderr.
+    pub stderr: StderrTail,
+    exit: watch::Receiver<Option<String>>,
+    kill: Option<oneshot::Sender<()>>,
+}
+
+/// Spawns the child for `def` (already `${VAR}`-expanded). The pipes are returned apart so the
+/// caller can hand them to rmcp as the transport.
+pub fn spawn(def: &ServerDef) -> Result<(StdioChild, ChildStdout, ChildStdin), String> {
+    let program = def.command.as_deref().ok_or("stdio transport requires command")?;
+    let mut cmd = Command::new(program);
+    // Arguments exactly as configured: never de-duplicated or re-split (reference B.2).
+    cmd.args(&def.args);
+    // Added to the inherited environment, in file order (later keys win).
+    for (key, value) in &def.env {
+        cmd.env(key, value);
+    }
+    if let Some(cwd) = &def.cwd {
+        if !Path::new(cwd).is_dir() {
+            return Err(format!("cwd {cwd} is not a folder"));
+        }
+        cmd.current_dir(cwd);
+    }
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+    let mut child = cmd.spawn().map_err(|e| format!("cannot start {program}: {e}"))?;
+    let stdin = child.stdin.take().ok_or("child stdin is not piped")?;
+    let stdout = child.stdout.take().ok_or("child stdout is not piped")?;
+    let stderr = child.stderr.take().map(StderrTail::drain).unwrap_or_default();
+    let pid = child.id();
+
+    let (exit_tx, exit_rx) = watch::channel(None);
+    let (kill_tx, kill_rx) = oneshot::channel::<()>();
+    let tail = stderr.clone();
+    tokio::spawn(async move {
+        let status = tokio::select! {
+            status = child.wait() => status,
+            // Asked to stop, or the handle was dropped: either way the process must not linger.
+            _ = kill_rx => {
+                let _ = child.kill().await;
+                child.wait().await
+            }
+        };
+        let mut reason = match status {
+            Ok(status) => describe_exit(status),
+            Err(e) => format!("cannot wait for the process: {e}"),
+        };
+        // Give the stderr drain a moment to read the last lines the process wrote.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        if let Some(lines) = tail.summary(QUOTED_STDERR_LINES) {
+            reason.push_str("; stderr: ");
+            reason.push_str(&lines);
+        }
+        let _ = exit_tx.send(Some(reason));
+    });
+    Ok((StdioChild { pid, stderr, exit: exit_rx, kill: Some(kill_tx) }, stdout, stdin))
+}
+
+impl StdioChild {
+    /// Waits until the process has exited and says how, e.g.
+    /// `process exited with status 3; stderr: boom`.
+    pub async fn exited(&self) -> String {
+        let mut exit = self.exit.clone();
+        match exit.wait_for(Option::is_some).await {
+            Ok(reason) => reason.clone().unwrap_or_default(),
+            Err(_) => "process ended".to_string(),
+        }
+    }
+
+    /// The exit description if the process has already exited.
+    pub fn exit_now(&self) -> Option<String> {
+        self.exit.borrow().clone()
+    }
+
+    /// Stops the process: a short grace period to exit on its own (its stdin is closed by
+    /// then), then a kill.
+    pub async fn stop(mut self) {
+        if tokio::time::timeout(EXIT_GRACE, self.exited()).await.is_err()
+            && let Some(kill) = self.kill.take()
+        {
+            let _ = kill.send(());
+            let _ = self.exited().await;
+        }
+    }
+}
+
+fn describe_exit(status: std::process::ExitStatus) -> String {
+    if let Some(code) = status.code() {
+        return format!("process exited with status {code}");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return format!("process was killed by signal {signal}");
+        }
+    }
+    "process exited".to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> ServerDef {
+        ServerDef {
+            name: "t".into(),
+            command: Some("sh".into()),
+            args: vec!["-c".into(), script.into()],
+            ..ServerDef::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn exit_status_and_stderr_are_reported() -> Result<(), String> {
+        let (child, _out, _in) = spawn(&sh("echo first >&2; echo boom >&2; exit 7"))?;
+        assert_eq!(child.exited().await, "process exited with status 7; stderr: first | boom");
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn env_and_cwd_and_args_are_applied() -> Result<(), String> {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let mut def = sh("echo \"$TP_X $(pwd) $0 $1 $2\" >&2; exit 0");
+        def.args.extend(["-p".into(), "-p".into()]);
+        def.env.push(("TP_X".into(), "hello".into()));
+        def.cwd = Some(dir.path().display().to_string());
+        let (child, _out, _in) = spawn(&def)?;
+        let reason = child.exited().await;
+        let canonical = dir.path().canonicalize().map_err(|e| e.to_string())?;
+        assert!(reason.contains(&format!("hello {} -p -p", canonical.display())), "{reason}");
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn missing_program_and_cwd_are_clear() {
+        let def = ServerDef { command: Some("/nonexistent/prog".into()), ..ServerDef::default() };
+        let err = spawn(&def).err().unwrap_or_default();
+        assert!(err.starts_with("cannot start /nonexistent/prog: "), "{err}");
+        let mut def = sh("true");
+        def.cwd = Some("/nonexistent/dir".into());
+        assert_eq!(spawn(&def).err().as_deref(), Some("cwd /nonexistent/dir is not a folder"));
+    }
+
+    #[tokio::test]
+    async fn stop_kills_a_process_that_ignores_stdin() -> Result<(), String> {
+        let (child, _out, _in) = spawn(&sh("trap '' TERM; sleep 30"))?;
+        let started = std::time::Instant::now();
+        child.stop().await;
+        assert!(started.elapsed() < Duration::from_secs(5));
+        Ok(())
+    }
+}
