@@ -1,0 +1,42 @@
+//! Generated host bindings, one module per world, kept private to the plugin host. The shared
+//! `types` and `log` interfaces are generated once (with the name-policy world) and reused by
+//! the others through `with:`, so there is one `Tool`, one `Server` and one log `Host` trait.
+
+pub(crate) mod policy {
+    wasmtime::component::bindgen!({
+        world: "name-policy",
+        path: "../wit/since_v0.1.0",
+        exports: { default: async },
+    });
+}
+
+pub(crate) mod shape {
+    wasmtime::component::bindgen!({
+        world: "tool-shape",
+        path: "../wit/since_v0.1.0",
+        exports: { default: async },
+        with: {
+            "toolport:plugin/types": super::policy::toolport::plugin::types,
+            "toolport:plugin/log": super::policy::toolport::plugin::log,
+        },
+    });
+}
+
+pub(crate) mod transport {
+    wasmtime::component::bindgen!({
+        world: "transport",
+        path: "../wit/since_v0.1.0",
+        imports: { "toolport:plugin/channel": trappable },
+        exports: { default: async },
+        with: {
+            "toolport:plugin/types": super::policy::toolport::plugin::types,
+            "toolport:plugin/log": super::policy::toolport::plugin::log,
+            "wasi:io/poll": wasmtime_wasi::p2::bindings::io::poll,
+            "toolport:plugin/channel.inbox": crate::plugin::transport::Inbox,
+            "toolport:plugin/channel.outbox": crate::plugin::transport::Outbox,
+        },
+    });
+}
+
+pub(crate) use policy::toolport::plugin::log::Level;
+pub(crate) use policy::toolport::plugin::types::{Server, Tool, Verdict};

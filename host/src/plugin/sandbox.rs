@@ -1,0 +1,149 @@
+//! The sandbox every plugin runs in: a WASI context with nothing inherited, opened only as far
+//! as the plugin's config grants (DESIGN §5). All grant checks live here.
+//!
+//! Closed defaults, as built by [`Sandbox::wasi_ctx`]: no environment, no arguments, no
+//! preopens, stdin closed, stdout discarded, stderr captured (bounded) for crash messages, no
+//! socket address allowed, no name lookup. Grants open exactly: `env` names (copied from the
+//! host's environment when set), `dirs` (read-only preopens at their own absolute path), and
+//! `hosts` (TCP/UDP connects and outgoing HTTP to matching `scheme://host:port`).
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::Arc;
+
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::sockets::SocketAddrUse;
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
+use wasmtime_wasi_http::{RequestOptions, WasiBody, WasiHttpHooks};
+
+use super::grants::HostPattern;
+use crate::config::Grants;
+
+/// Enough of a guest's stderr to show its panic message; more is dropped, not buffered.
+pub(crate) const STDERR_CAPTURE_BYTES: usize = 16 * 1024;
+
+/// One plugin's parsed grants, shared by all its stores.
+#[derive(Debug)]
+pub(crate) struct Sandbox {
+    plugin: Arc<str>,
+    hosts: Arc<[HostPattern]>,
+    grants: Grants,
+}
+
+impl Sandbox {
+    /// Parses the grants; a malformed host pattern is a config error naming the plugin.
+    pub fn new(plugin: &str, grants: &Grants) -> Result<Self, String> {
+        let hosts = grants.hosts.iter().map(|h| HostPattern::parse(h)).collect::<Result<Vec<_>, _>>()?;
+        Ok(Self { plugin: plugin.into(), hosts: hosts.into(), grants: grants.clone() })
+    }
+
+    /// A fresh WASI context with exactly the granted capabilities, and the pipe holding the
+    /// guest's stderr.
+    pub fn wasi_ctx(&self) -> Result<(WasiCtx, MemoryOutputPipe), String> {
+        let mut b = WasiCtxBuilder::new();
+        let stderr = MemoryOutputPipe::new(STDERR_CAPTURE_BYTES);
+        b.stderr(stderr.clone());
+        for name in &self.grants.env {
+            if let Ok(value) = std::env::var(name) {
+                b.env(name, value);
+            }
+        }
+        for dir in &self.grants.dirs {
+            let guest = dir.to_string_lossy();
+            b.preopened_dir(dir, guest.as_ref(), FsPerms::ReadOnly)
+                .map_err(|e| format!("cannot open granted folder {}: {e:#}", dir.display()))?;
+        }
+        // Socket kinds stay switched off unless some grant could ever use them.
+        b.allow_tcp(self.hosts.iter().any(|h| h.covers_socket(false)));
+        b.allow_udp(self.hosts.iter().any(|h| h.covers_socket(true)));
+        b.allow_ip_name_lookup(self.hosts.iter().any(HostPattern::is_name));
+        let hosts = Arc::clone(&self.hosts);
+        let plugin = Arc::clone(&self.plugin);
+        b.socket_addr_check(move |addr, use_| {
+            let hosts = Arc::clone(&hosts);
+            let plugin = Arc::clone(&plugin);
+            Box::pin(async move {
+                let allowed = socket_allowed(&hosts, addr, use_).await;
+                if !allowed {
+                    tracing::warn!(plugin = %plugin, %addr, use_ = ?use_, "denied a socket: not in grants.hosts");
+                }
+                allowed
+            })
+        });
+        Ok((b.build(), stderr))
+    }
+
+    /// The HTTP hook for this plugin's stores.
+    pub fn http_gate(&self) -> HttpGate {
+        HttpGate { plugin: Arc::clone(&self.plugin), hosts: Arc::clone(&self.hosts) }
+    }
+}
+
+/// The socket rule: implicit wildcard binds pass (a connect starts with a bind of `0.0.0.0:0`,
+/// harmless on its own); connects and sends need a matching grant; listening is never granted.
+async fn socket_allowed(hosts: &Arc<[HostPattern]>, addr: SocketAddr, use_: SocketAddrUse) -> bool {
+    let udp = match use_ {
+        SocketAddrUse::TcpBind | SocketAddrUse::UdpBind => {
+            return addr.ip().is_unspecified() && addr.port() == 0;
+        }
+        SocketAddrUse::TcpConnect => false,
+        SocketAddrUse::UdpSend => true,
+        _ => return false,
+    };
+    let candidates: Vec<&HostPattern> = hosts.iter().filter(|h| h.covers_socket(udp)).collect();
+    if candidates.iter().any(|h| h.allows_ip(addr)) {
+        return true;
+    }
+    // A granted exact name allows the addresses it resolves to (on the grant's port).
+    let names: Vec<(String, u16)> = candidates
+        .iter()
+        .filter_map(|h| match (&h.host, h.port) {
+            (super::grants::HostMatch::Name(n), Some(p)) if p == addr.port() => Some((n.clone(), p)),
+            (super::grants::HostMatch::Name(n), None) => Some((n.clone(), addr.port())),
+            _ => None,
+        })
+        .collect();
+    if names.is_empty() {
+        return false;
+    }
+    let resolved = tokio::task::spawn_blocking(move || {
+        names.iter().filter_map(|n| n.to_socket_addrs().ok()).flatten().collect::<Vec<_>>()
+    })
+    .await
+    .unwrap_or_default();
+    resolved.iter().any(|r| r.ip().to_canonical() == addr.ip().to_canonical())
+}
+
+/// Filters outgoing `wasi:http` requests: wasmtime's default sender opens host sockets itself,
+/// so the socket check above never sees them.
+pub(crate) struct HttpGate {
+    plugin: Arc<str>,
+    hosts: Arc<[HostPattern]>,
+}
+
+type SendFuture = Box<
+    dyn Future<
+            Output = wasmtime_wasi_http::Result<(
+                http::Response<WasiBody>,
+                Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
+            )>,
+        > + Send,
+>;
+
+impl WasiHttpHooks for HttpGate {
+    fn send_request(
+        &mut self,
+        request: http::Request<WasiBody>,
+        options: Option<RequestOptions>,
+        fut: Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
+    ) -> SendFuture {
+        let uri = request.uri();
+        let scheme = uri.scheme_str().unwrap_or("https");
+        let port = uri.port_u16().unwrap_or(if scheme == "http" { 80 } else { 443 });
+        let host = uri.host().unwrap_or("");
+        if self.hosts.iter().any(|h| h.allows_url(scheme, host, port)) {
+            return wasmtime_wasi_http::default_hooks().send_request(request, options, fut);
+        }
+        tracing::warn!(plugin = %self.plugin, url = %format!("{scheme}://{host}:{port}"), "denied an HTTP request: not in grants.hosts");
+        Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) })
+    }
+}

@@ -1,0 +1,126 @@
+//! Store data: the WASI and HTTP contexts, the resource table, and the limiter of one store.
+//! Also the one linker every plugin kind is pre-instantiated against.
+
+use std::sync::{Arc, OnceLock};
+
+use wasmtime::component::{HasSelf, Linker, ResourceTable};
+use wasmtime::{Engine, Store};
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
+
+use super::bindings::{self, Level};
+use super::limits::MemoryGuard;
+use super::sandbox::{HttpGate, Sandbox};
+
+/// Longest log line a plugin may write; the rest is cut so a plugin cannot flood the log.
+const MAX_LOG_LINE: usize = 4096;
+/// Log lines kept per store (one call, or one transport connection); later ones are dropped.
+const MAX_LOG_LINES: u32 = 1000;
+
+/// What one store holds.
+pub(crate) struct State {
+    wasi: WasiCtx,
+    http: WasiHttpCtx,
+    table: ResourceTable,
+    gate: HttpGate,
+    pub(crate) memory: MemoryGuard,
+    pub(crate) stderr: MemoryOutputPipe,
+    plugin: Arc<str>,
+    log_lines: u32,
+}
+
+impl State {
+    /// A store for one call (or one transport connection) of `plugin`.
+    pub fn store(
+        engine: &Engine,
+        plugin: &str,
+        sandbox: &Sandbox,
+        memory_mb: u64,
+    ) -> Result<Store<State>, String> {
+        let (wasi, stderr) = sandbox.wasi_ctx()?;
+        let state = State {
+            wasi,
+            http: WasiHttpCtx::new(),
+            table: ResourceTable::new(),
+            gate: sandbox.http_gate(),
+            memory: MemoryGuard::new(memory_mb),
+            stderr,
+            plugin: plugin.into(),
+            log_lines: 0,
+        };
+        let mut store = Store::new(engine, state);
+        store.limiter(|s| &mut s.memory);
+        Ok(store)
+    }
+
+    /// The resource table, for hosts that hand resources to a guest.
+    pub fn table(&mut self) -> &mut ResourceTable {
+        &mut self.table
+    }
+}
+
+impl WasiView for State {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+impl WasiHttpView for State {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView { ctx: &mut self.http, table: &mut self.table, hooks: &mut self.gate }
+    }
+}
+
+impl bindings::policy::toolport::plugin::log::Host for State {
+    fn log(&mut self, level: Level, message: String) {
+        self.log_lines = self.log_lines.saturating_add(1);
+        if self.log_lines > MAX_LOG_LINES {
+            if self.log_lines == MAX_LOG_LINES + 1 {
+                tracing::warn!(
+                    plugin = &*self.plugin,
+                    "plugin log limit ({MAX_LOG_LINES} lines) reached; dropping the rest"
+                );
+            }
+            return;
+        }
+        let mut message = message;
+        if message.len() > MAX_LOG_LINE {
+            let mut cut = MAX_LOG_LINE;
+            while !message.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            message.truncate(cut);
+        }
+        let plugin = &*self.plugin;
+        match level {
+            Level::Trace => tracing::trace!(plugin, "{message}"),
+            Level::Debug => tracing::debug!(plugin, "{message}"),
+            Level::Info => tracing::info!(plugin, "{message}"),
+            Level::Warn => tracing::warn!(plugin, "{message}"),
+            Level::Error => tracing::error!(plugin, "{message}"),
+        }
+    }
+}
+
+impl bindings::policy::toolport::plugin::types::Host for State {}
+
+static LINKER: OnceLock<Result<Linker<State>, String>> = OnceLock::new();
+
+/// The linker with everything a plugin may import: WASI 0.2 (closed by the sandbox), outgoing
+/// HTTP (filtered by the gate), `log`, and the transport channel.
+pub(crate) fn linker(engine: &'static Engine) -> anyhow::Result<&'static Linker<State>> {
+    LINKER
+        .get_or_init(|| build_linker(engine).map_err(|e| format!("{e:#}")))
+        .as_ref()
+        .map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+fn build_linker(engine: &Engine) -> anyhow::Result<Linker<State>> {
+    let mut linker = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+    bindings::policy::toolport::plugin::log::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
+    bindings::transport::toolport::plugin::channel::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
+    Ok(linker)
+}
