@@ -119,8 +119,7 @@ async fn a_transport_reaching_a_host_it_was_not_granted_gets_not_granted() {
         json!({ "hostile": plugin("fixture_transport_hostile", json!({})) }),
         &["wander", "local"],
     );
-    // The rows `mcp list` prints, rendered by the same code (`mcp list` itself is being wired
-    // to the live runtime in parallel with this issue).
+    // The plugin hides the refusal; the error is the host's own record of it.
     let runtime = start(&env, &[], RuntimeOptions::default()).await;
     let stdout = render(&runtime.status(), None);
     runtime.shutdown().await;

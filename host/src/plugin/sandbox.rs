@@ -8,7 +8,7 @@
 //! `hosts` (TCP/UDP connects and outgoing HTTP to matching `scheme://host:port`).
 
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::sockets::SocketAddrUse;
@@ -20,6 +20,29 @@ use crate::config::Grants;
 
 /// Enough of a guest's stderr to show its panic message; more is dropped, not buffered.
 pub(crate) const STDERR_CAPTURE_BYTES: usize = 16 * 1024;
+/// Denied destinations remembered per sandbox: the first explains a failure; more is noise.
+const DENIALS_KEPT: usize = 8;
+
+/// Destinations the sandbox refused, as `scheme://host:port`, recorded by the host itself so a
+/// plugin cannot hide or misstate why its connection failed.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Denials(Arc<Mutex<Vec<String>>>);
+
+impl Denials {
+    fn record(&self, target: String) {
+        if let Ok(mut list) = self.0.lock()
+            && list.len() < DENIALS_KEPT
+            && !list.contains(&target)
+        {
+            list.push(target);
+        }
+    }
+
+    /// The first refused destination, if any.
+    pub fn first(&self) -> Option<String> {
+        self.0.lock().ok().and_then(|list| list.first().cloned())
+    }
+}
 
 /// One plugin's parsed grants, shared by all its stores.
 #[derive(Debug)]
@@ -27,13 +50,14 @@ pub(crate) struct Sandbox {
     plugin: Arc<str>,
     hosts: Arc<[HostPattern]>,
     grants: Grants,
+    denials: Denials,
 }
 
 impl Sandbox {
     /// Parses the grants; a malformed host pattern is a config error naming the plugin.
     pub fn new(plugin: &str, grants: &Grants) -> Result<Self, String> {
         let hosts = grants.hosts.iter().map(|h| HostPattern::parse(h)).collect::<Result<Vec<_>, _>>()?;
-        Ok(Self { plugin: plugin.into(), hosts: hosts.into(), grants: grants.clone() })
+        Ok(Self { plugin: plugin.into(), hosts: hosts.into(), grants: grants.clone(), denials: Denials::default() })
     }
 
     /// A fresh WASI context with exactly the granted capabilities, and the pipe holding the
@@ -58,13 +82,21 @@ impl Sandbox {
         b.allow_ip_name_lookup(self.hosts.iter().any(HostPattern::is_name));
         let hosts = Arc::clone(&self.hosts);
         let plugin = Arc::clone(&self.plugin);
+        let denials = self.denials.clone();
         b.socket_addr_check(move |addr, use_| {
             let hosts = Arc::clone(&hosts);
             let plugin = Arc::clone(&plugin);
+            let denials = denials.clone();
             Box::pin(async move {
                 let allowed = socket_allowed(&hosts, addr, use_).await;
                 if !allowed {
                     tracing::warn!(plugin = %plugin, %addr, use_ = ?use_, "denied a socket: not in grants.hosts");
+                    let scheme = if matches!(use_, SocketAddrUse::UdpSend | SocketAddrUse::UdpBind) {
+                        "udp"
+                    } else {
+                        "tcp"
+                    };
+                    denials.record(format!("{scheme}://{addr}"));
                 }
                 allowed
             })
@@ -74,7 +106,16 @@ impl Sandbox {
 
     /// The HTTP hook for this plugin's stores.
     pub fn http_gate(&self) -> HttpGate {
-        HttpGate { plugin: Arc::clone(&self.plugin), hosts: Arc::clone(&self.hosts) }
+        HttpGate {
+            plugin: Arc::clone(&self.plugin),
+            hosts: Arc::clone(&self.hosts),
+            denials: self.denials.clone(),
+        }
+    }
+
+    /// What this sandbox has refused so far.
+    pub fn denials(&self) -> &Denials {
+        &self.denials
     }
 }
 
@@ -118,6 +159,7 @@ async fn socket_allowed(hosts: &Arc<[HostPattern]>, addr: SocketAddr, use_: Sock
 pub(crate) struct HttpGate {
     plugin: Arc<str>,
     hosts: Arc<[HostPattern]>,
+    denials: Denials,
 }
 
 type SendFuture = Box<
@@ -143,7 +185,9 @@ impl WasiHttpHooks for HttpGate {
         if self.hosts.iter().any(|h| h.allows_url(scheme, host, port)) {
             return wasmtime_wasi_http::default_hooks().send_request(request, options, fut);
         }
-        tracing::warn!(plugin = %self.plugin, url = %format!("{scheme}://{host}:{port}"), "denied an HTTP request: not in grants.hosts");
+        let target = format!("{scheme}://{host}:{port}");
+        tracing::warn!(plugin = %self.plugin, url = %target, "denied an HTTP request: not in grants.hosts");
+        self.denials.record(target);
         Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) })
     }
 }

@@ -127,7 +127,11 @@ impl TransportPlugin {
             instance.toolport_plugin_connection().call_run(&mut store, &wit_server, inbox, outbox).await
         }
         .await;
-        classify(&name, &p.limits, &store, Ok(outcome))?
-            .map_err(|message| PluginError::Failed { name, message })
+        let result = classify(&name, &p.limits, &store, Ok(outcome));
+        // The host's own record wins over whatever the plugin made of the refusal.
+        if let Some(target) = p.sandbox.denials().first() {
+            return Err(PluginError::Failed { name, message: format!("not granted: {target}") });
+        }
+        result?.map_err(|message| PluginError::Failed { name, message })
     }
 }

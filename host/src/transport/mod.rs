@@ -18,6 +18,11 @@ use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use crate::config::{ServerDef, TransportKind};
 use crate::plugin::PluginHost;
 
+/// Largest message a stdio server may send. rmcp's default (16 MiB) drops a bigger line
+/// silently and the call then waits for its timeout; a tool returning a large file or log is
+/// legal, so we allow 64 MiB, which still bounds what one misbehaving server can make us buffer.
+pub const MAX_STDIO_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+
 /// An initialized MCP session and, for `stdio`, the child process behind it.
 pub struct Connected<H: ClientHandler> {
     /// rmcp's running client; its peer sends requests.
@@ -41,7 +46,9 @@ pub async fn connect<H: ClientHandler>(
     match kind {
         TransportKind::Stdio => {
             let (child, stdout, stdin) = stdio::spawn(def)?;
-            match handler.serve((stdout, stdin)).await {
+            let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(stdout, stdin)
+                .with_max_line_length(MAX_STDIO_MESSAGE_BYTES);
+            match handler.serve(transport).await {
                 Ok(service) => Ok(Connected { service, child: Some(child), pump: None }),
                 Err(e) => {
                     // A child that died during the handshake explains itself better than
