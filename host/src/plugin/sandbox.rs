@@ -57,7 +57,12 @@ impl Sandbox {
     /// Parses the grants; a malformed host pattern is a config error naming the plugin.
     pub fn new(plugin: &str, grants: &Grants) -> Result<Self, String> {
         let hosts = grants.hosts.iter().map(|h| HostPattern::parse(h)).collect::<Result<Vec<_>, _>>()?;
-        Ok(Self { plugin: plugin.into(), hosts: hosts.into(), grants: grants.clone(), denials: Denials::default() })
+        Ok(Self {
+            plugin: plugin.into(),
+            hosts: hosts.into(),
+            grants: grants.clone(),
+            denials: Denials::default(),
+        })
     }
 
     /// A fresh WASI context with exactly the granted capabilities, and the pipe holding the

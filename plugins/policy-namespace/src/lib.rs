@@ -24,8 +24,10 @@ impl Guest for PolicyNamespace {
 /// unsanitised name, so two long names that share a prefix stay distinct.
 fn namespaced(server: &str, tool: &str) -> String {
     let full = format!("{server}__{tool}");
-    let clean: String =
-        full.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect();
+    let clean: String = full
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .collect();
     if clean.len() <= MAX_LEN {
         return clean;
     }

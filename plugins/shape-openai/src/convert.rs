@@ -26,8 +26,10 @@ struct OpenAiTool<'a> {
 /// embedded as it came (a raw value), so nested objects, `anyOf`, `$defs` and key order all
 /// survive byte for byte.
 pub fn to_openai(name: &str, description: Option<&str>, input_schema: &str) -> Result<String, String> {
-    let parameters = schema_or_default(input_schema).map_err(|e| format!("tool {name}: bad inputSchema: {e}"))?;
-    let tool = OpenAiTool { kind: "function", function: Function { name, description, parameters: &parameters } };
+    let parameters =
+        schema_or_default(input_schema).map_err(|e| format!("tool {name}: bad inputSchema: {e}"))?;
+    let tool =
+        OpenAiTool { kind: "function", function: Function { name, description, parameters: &parameters } };
     serde_json::to_string(&tool).map_err(|e| format!("tool {name}: {e}"))
 }
 
