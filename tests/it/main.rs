@@ -12,6 +12,7 @@ mod faults_plugins;
 mod faults_support;
 mod plugins;
 mod plugins_cli;
+mod policy;
 mod runtime;
 mod runtime_live;
 mod runtime_support;
