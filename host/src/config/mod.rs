@@ -20,7 +20,7 @@ pub use edit::{EditError, add_server, disable_server, enable_server, remove_serv
 pub use expand::expand_vars;
 pub use model::*;
 pub use normalize::{BUILTIN_TRANSPORTS, normalize_type};
-pub use resolve::{MISSING_SERVER_ERROR, load_resolved, offline_status, resolve};
+pub use resolve::{MISSING_SERVER_ERROR, load_resolved, missing_rows, offline_status, resolve};
 pub use store::parse_json;
 pub use validate::validate;
 pub use workspace::dedup_names;

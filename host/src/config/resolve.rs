@@ -69,16 +69,26 @@ pub fn offline_status(resolved: &Resolved) -> Vec<ServerStatus> {
             }
         })
         .collect();
-    rows.extend(resolved.unknown_enabled.iter().map(|name| ServerStatus {
-        name: name.clone(),
-        transport: None,
-        state: ServerState::Missing,
-        workspace_enabled: true,
-        paused: resolved.paused.contains(name),
-        tools: 0,
-        error: Some(MISSING_SERVER_ERROR.to_string()),
-    }));
+    rows.extend(missing_rows(resolved));
     rows
+}
+
+/// The `missing` rows: names the workspace enables that the store does not define. Every view
+/// (offline or live) ends with them.
+pub fn missing_rows(resolved: &Resolved) -> Vec<ServerStatus> {
+    resolved
+        .unknown_enabled
+        .iter()
+        .map(|name| ServerStatus {
+            name: name.clone(),
+            transport: None,
+            state: ServerState::Missing,
+            workspace_enabled: true,
+            paused: resolved.paused.contains(name),
+            tools: 0,
+            error: Some(MISSING_SERVER_ERROR.to_string()),
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -144,5 +154,19 @@ mod tests {
                 ("E", ServerState::Missing, Some(MISSING_SERVER_ERROR), None),
             ]
         );
+    }
+
+    #[test]
+    fn missing_rows_carry_the_contract_message_and_the_pause_flag() {
+        let resolved = Resolved {
+            unknown_enabled: vec!["ghost".into()],
+            paused: vec!["ghost".into()],
+            ..Resolved::default()
+        };
+        let rows = missing_rows(&resolved);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].state, ServerState::Missing);
+        assert!(rows[0].paused && rows[0].workspace_enabled && rows[0].transport.is_none());
+        assert_eq!(rows[0].error.as_deref(), Some(MISSING_SERVER_ERROR));
     }
 }

@@ -26,12 +26,12 @@ use rmcp::model::CallToolRequestParams;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::config::{Resolved, ResolvedServer, load_resolved};
+use crate::config::{Resolved, ResolvedServer, load_resolved, missing_rows};
 use crate::paths::Paths;
 use crate::status::{ServerState, ServerStatus};
 use connection::{Connection, Event, is_transport_failure, service_error};
 use convert::{Plugins, tool_info};
-use state::{Gone, Link, Registry, Slot, missing_rows};
+use state::{Gone, Link, Registry, Slot};
 
 /// How a host starts the runtime.
 #[derive(Debug, Clone, Default)]

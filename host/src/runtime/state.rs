@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::connection::Connection;
 use super::convert::ToolInfo;
-use crate::config::{MISSING_SERVER_ERROR, Resolved, ResolvedServer, ServerDef};
+use crate::config::{ResolvedServer, ServerDef};
 use crate::status::{ServerState, ServerStatus};
 
 /// Where a server's connection stands.
@@ -92,23 +92,6 @@ impl Slot {
     }
 }
 
-/// The `missing` rows: names the workspace enables that the store does not define.
-pub fn missing_rows(resolved: &Resolved) -> Vec<ServerStatus> {
-    resolved
-        .unknown_enabled
-        .iter()
-        .map(|name| ServerStatus {
-            name: name.clone(),
-            transport: None,
-            state: ServerState::Missing,
-            workspace_enabled: true,
-            paused: resolved.paused.contains(name),
-            tools: 0,
-            error: Some(MISSING_SERVER_ERROR.to_string()),
-        })
-        .collect()
-}
-
 /// Where a final tool name goes.
 #[derive(Clone)]
 pub struct Route {
@@ -184,19 +167,5 @@ mod tests {
         let mut failed = slot(true, false, Ok(TransportKind::Stdio));
         failed.link = Link::Failed("process exited with status 3".into());
         assert_eq!(state_of(&failed), (ServerState::Error, Some("process exited with status 3".into())));
-    }
-
-    #[test]
-    fn missing_rows_carry_the_contract_message_and_the_pause_flag() {
-        let resolved = Resolved {
-            unknown_enabled: vec!["ghost".into()],
-            paused: vec!["ghost".into()],
-            ..Resolved::default()
-        };
-        let rows = missing_rows(&resolved);
-        assert_eq!(rows.len(), 1);
-        assert_eq!(rows[0].state, ServerState::Missing);
-        assert!(rows[0].paused && rows[0].workspace_enabled && rows[0].transport.is_none());
-        assert_eq!(rows[0].error.as_deref(), Some(MISSING_SERVER_ERROR));
     }
 }
