@@ -7,8 +7,9 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::acp_support::{Agent, Everything, acp_client, demo_server};
+use crate::acp_support::{Agent, acp_client, demo_server};
 use crate::common::{Env, toolport_path};
+use crate::peers::Everything;
 
 fn error_of(response: &Value) -> (i64, String) {
     let code = response["error"]["code"].as_i64().unwrap_or_else(|| panic!("not an error: {response}"));

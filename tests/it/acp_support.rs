@@ -4,8 +4,7 @@
 //! `tests/peers/install.sh`). A missing install is a failure, never a skip.
 
 use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{OnceLock, mpsc};
 use std::time::{Duration, Instant};
@@ -147,88 +146,10 @@ pub fn demo_server(name: &str, prefix: &str) -> Value {
     })
 }
 
-/// Runs `script` (an install script printing its result on stdout) once per test process.
-fn install(script: &str, cell: &'static OnceLock<String>) -> &'static str {
-    cell.get_or_init(|| {
-        let target = toolport_path().parent().and_then(Path::parent).map(Path::to_path_buf);
-        let target = target.unwrap_or_else(|| panic!("no target folder"));
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(script);
-        let out = Command::new("bash").arg(&script).arg(&target).output();
-        let out = out.unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-        assert!(
-            out.status.success(),
-            "{} failed (a missing test peer is a failure):\n{}",
-            script.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    })
-}
-
 /// The SDK client's folder and the Node that runs it.
 pub fn acp_client() -> (PathBuf, PathBuf) {
     static CLIENT: OnceLock<String> = OnceLock::new();
-    let line = install("acp/install.sh", &CLIENT);
+    let line = crate::peers::install("acp/install.sh", &CLIENT);
     let (dir, node) = line.split_once(' ').unwrap_or_else(|| panic!("unexpected install output {line:?}"));
     (PathBuf::from(dir), PathBuf::from(node))
-}
-
-fn peers() -> PathBuf {
-    static PEERS: OnceLock<String> = OnceLock::new();
-    PathBuf::from(install("peers/install.sh", &PEERS))
-}
-
-/// `server-everything` over HTTP on a free loopback port; killed on drop.
-pub struct Everything {
-    child: Child,
-    /// The MCP endpoint (`/mcp` for streamable HTTP, `/sse` for the legacy SSE transport).
-    pub url: String,
-}
-
-impl Everything {
-    /// The streamable HTTP transport.
-    pub fn streamable_http() -> Self {
-        Self::start("streamableHttp", "/mcp", "listening on port")
-    }
-
-    /// The legacy HTTP+SSE transport.
-    pub fn sse() -> Self {
-        Self::start("sse", "/sse", "running on port")
-    }
-
-    fn start(mode: &str, path: &str, ready: &'static str) -> Self {
-        let peers = peers();
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .unwrap_or_else(|e| panic!("free port: {e}"));
-        let mut child = Command::new(peers.join("bin/node"))
-            .arg(peers.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js"))
-            .arg(mode)
-            .env("PORT", port.to_string())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawn server-everything {mode}: {e}"));
-        let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if line.contains(ready) {
-                    let _ = tx.send(());
-                }
-            }
-        });
-        rx.recv_timeout(ANSWER_TIMEOUT)
-            .unwrap_or_else(|e| panic!("server-everything {mode} did not start: {e}"));
-        Self { child, url: format!("http://127.0.0.1:{port}{path}") }
-    }
-}
-
-impl Drop for Everything {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }

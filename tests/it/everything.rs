@@ -3,52 +3,22 @@
 //! peer fails these tests (never skips them), so CI cannot pass without running them.
 
 use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolport::runtime::{CallError, Runtime, RuntimeOptions};
 use toolport::status::ServerState;
 
-use crate::common::{Env, toolport_path};
+use crate::common::Env;
+use crate::peers::{Everything, everything_entry, everything_stdio, node};
 use crate::runtime_support::{eventually, start, write_config};
-
-const ENTRY: &str = "node_modules/@modelcontextprotocol/server-everything/dist/index.js";
-
-/// Runs the install script (once per test process) and returns the peers folder.
-fn peers() -> &'static Path {
-    static PEERS: OnceLock<PathBuf> = OnceLock::new();
-    PEERS.get_or_init(|| {
-        let target = toolport_path().parent().and_then(Path::parent).map(Path::to_path_buf);
-        let target = target.unwrap_or_else(|| panic!("no target folder"));
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("peers/install.sh");
-        let out = Command::new("bash").arg(&script).arg(&target).output();
-        let out = out.unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-        assert!(
-            out.status.success(),
-            "installing server-everything failed (a missing peer is a failure):\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
-    })
-}
-
-fn node() -> PathBuf {
-    peers().join("bin/node")
-}
-
-fn entry() -> PathBuf {
-    peers().join(ENTRY)
-}
 
 /// The server's own `tools/list` (all pages), read with a bare JSON-RPC exchange over stdio:
 /// an independent count and the schemas as the server sent them.
 fn raw_tool_list() -> Vec<Value> {
     let mut child = Command::new(node())
-        .arg(entry())
+        .arg(everything_entry())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -115,7 +85,7 @@ async fn server_everything_over_stdio() {
     let raw = raw_tool_list();
     assert!(raw.len() > 5, "server-everything lists its tools: {}", raw.len());
     let env = Env::new();
-    let server = json!({ "type": "stdio", "command": node(), "args": [entry()] });
+    let server = everything_stdio();
     write_config(&env, json!({ "everything": server }), &["everything"], json!({}));
     let runtime = start(&env, &[], RuntimeOptions::default()).await;
     check(&runtime, &raw).await;
@@ -125,39 +95,12 @@ async fn server_everything_over_stdio() {
 #[tokio::test(flavor = "multi_thread")]
 async fn server_everything_over_streamable_http() {
     let raw = raw_tool_list();
-    let port = TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap_or_else(|e| panic!("free port: {e}"));
-    let mut server = Command::new(node())
-        .arg(entry())
-        .arg("streamableHttp")
-        .env("PORT", port.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn node: {e}"));
-    let stderr = server.stderr.take().unwrap_or_else(|| panic!("stderr"));
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if line.contains("listening on port") {
-                let _ = tx.send(());
-            }
-        }
-    });
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let ready = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())).is_ok();
-    if !ready {
-        stop(&mut server);
-        panic!("server-everything did not start listening on port {port}");
-    }
+    let mut server = Everything::streamable_http();
 
     let env = Env::new();
     let def = json!({
         "type": "http",
-        "url": format!("http://127.0.0.1:{port}/mcp"),
+        "url": server.url,
         "headers": { "X-Toolport-Test": "${TP_EVERYTHING_TOKEN:-none}" }
     });
     write_config(&env, json!({ "everything": def }), &["everything"], json!({}));
@@ -166,7 +109,7 @@ async fn server_everything_over_streamable_http() {
 
     // The server goes away: the next call says the server is not connected, and the view
     // turns to `error` instead of staying `connected`.
-    stop(&mut server);
+    server.stop();
     match runtime.call("echo", r#"{"message": "anyone?"}"#).await {
         Err(e @ CallError::NotConnected { .. }) => {
             assert!(e.to_string().starts_with("MCP server everything is not connected: "), "{e}")

@@ -3,18 +3,15 @@
 //! their built `.wasm` files against the binary's `demo-server` exposed over TCP and WebSocket,
 //! the origin-only grant, and hostile transports that must leave the host usable.
 
-use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use toolport::runtime::{Runtime, RuntimeOptions};
 use toolport::status::{ServerState, render};
 
-use crate::common::{Env, toolport_path};
+use crate::common::Env;
+use crate::peers::{Everything, everything_stdio};
 use crate::runtime_support::{call_text, demo, eventually, start};
 use crate::transport_support::{Exposed, Framing, built_plugin, write_store};
 
@@ -218,81 +215,10 @@ async fn a_transport_that_crashes_mid_session_fails_its_server_and_retry_reopens
 
 // ---- sse against the real server-everything ----
 
-const ENTRY: &str = "node_modules/@modelcontextprotocol/server-everything/dist/index.js";
-
-/// The peers folder from `tests/peers/install.sh` (run once per test process).
-fn peers() -> &'static Path {
-    static PEERS: OnceLock<PathBuf> = OnceLock::new();
-    PEERS.get_or_init(|| {
-        let target = toolport_path().parent().and_then(Path::parent).map(Path::to_path_buf);
-        let target = target.unwrap_or_else(|| panic!("no target folder"));
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("peers/install.sh");
-        let out = Command::new("bash").arg(&script).arg(&target).output();
-        let out = out.unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-        assert!(
-            out.status.success(),
-            "installing server-everything failed (a missing peer is a failure):\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
-    })
-}
-
-/// `server-everything sse` on a free port, killed on drop.
-struct SseServer {
-    child: Child,
-    port: u16,
-}
-
-impl SseServer {
-    fn start() -> Self {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .unwrap_or_else(|e| panic!("free port: {e}"));
-        let mut child = Command::new(peers().join("bin/node"))
-            .arg(peers().join(ENTRY))
-            .arg("sse")
-            .env("PORT", port.to_string())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawn node: {e}"));
-        let stderr = child.stderr.take().unwrap_or_else(|| panic!("stderr"));
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if line.contains("running on port") {
-                    let _ = tx.send(());
-                }
-            }
-        });
-        let mut server = Self { child, port };
-        if rx.recv_timeout(Duration::from_secs(30)).is_err() {
-            server.stop();
-            panic!("server-everything (sse) did not start listening on port {port}");
-        }
-        server
-    }
-
-    fn stop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for SseServer {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
 /// The server's tool count as the native stdio transport sees it: an independent reference.
 async fn everything_tool_count() -> usize {
     let env = Env::new();
-    let server =
-        json!({ "type": "stdio", "command": peers().join("bin/node"), "args": [peers().join(ENTRY)] });
+    let server = everything_stdio();
     write_store(&env, json!({ "everything": server }), json!({}), &["everything"]);
     let runtime = start(&env, &[], RuntimeOptions::default()).await;
     let status = row(&runtime, "everything");
@@ -305,11 +231,11 @@ async fn everything_tool_count() -> usize {
 async fn sse_reaches_server_everything() {
     let expected = everything_tool_count().await;
     assert!(expected > 5, "server-everything lists its tools: {expected}");
-    let server = SseServer::start();
+    let server = Everything::sse();
     let env = Env::new();
     let def = json!({
         "type": "sse",
-        "url": format!("http://127.0.0.1:{}/sse", server.port),
+        "url": server.url,
         "headers": { "X-Toolport-Test": "${TP_SSE_TOKEN:-none}" }
     });
     write_store(
