@@ -3,9 +3,9 @@
 //! `@modelcontextprotocol/server-everything` in streamable HTTP mode (installed by
 //! `tests/peers/install.sh`). A missing install is a failure, never a skip.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin};
 use std::sync::{OnceLock, mpsc};
 use std::time::{Duration, Instant};
 
@@ -26,28 +26,8 @@ pub struct Agent {
 
 impl Agent {
     pub fn start(env: &Env) -> Self {
-        let mut child = Command::new(toolport_path())
-            .arg("--home")
-            .arg(env.home())
-            .arg("acp")
-            .env_remove("RUST_LOG")
-            .env_remove("TOOLPORT_HOME")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawn toolport acp: {e}"));
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let crate::common::Piped { child, stdin, lines } = env.spawn_piped(false, &["acp"]);
+        let stdin = Some(stdin);
         Self { child, stdin, lines }
     }
 

@@ -1,6 +1,9 @@
 //! Shared fixtures: a temporary home + workspace and a way to run the built binary in it.
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc;
 
 use assert_cmd::Command;
 use tempfile::TempDir;
@@ -46,6 +49,46 @@ impl Env {
         cmd.args(args);
         cmd.env_remove("RUST_LOG").env_remove("TOOLPORT_HOME");
         cmd
+    }
+}
+
+/// An interactive `toolport` process: piped stdin, and its stdout lines arriving on a channel
+/// (read by a thread, so a test can wait with a timeout instead of hanging).
+pub struct Piped {
+    pub child: Child,
+    pub stdin: ChildStdin,
+    pub lines: mpsc::Receiver<String>,
+}
+
+impl Env {
+    /// `toolport --home <home> [--workspace <root>] <args…>` with piped stdin and stdout,
+    /// stderr discarded and RUST_LOG cleared.
+    pub fn spawn_piped(&self, with_workspace: bool, args: &[&str]) -> Piped {
+        let mut cmd = std::process::Command::new(toolport_path());
+        cmd.arg("--home").arg(self.home());
+        if with_workspace {
+            cmd.arg("--workspace").arg(self.root());
+        }
+        let mut child = cmd
+            .args(args)
+            .env_remove("RUST_LOG")
+            .env_remove("TOOLPORT_HOME")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn toolport {args:?}: {e}"));
+        let stdin = child.stdin.take().unwrap_or_else(|| panic!("no stdin"));
+        let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Piped { child, stdin, lines }
     }
 }
 

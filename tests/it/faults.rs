@@ -3,8 +3,7 @@
 //! that the neighbour stays `connected` and answers, and that the global store and the
 //! workspace file are byte-for-byte unchanged.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::io::Write;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -12,7 +11,7 @@ use serde_json::json;
 use toolport::runtime::CallError;
 use toolport::status::ServerState;
 
-use crate::common::{Env, toolport_path};
+use crate::common::Env;
 use crate::faults_support::{assert_failed, assert_neighbour_fine, fault, row, start, write_pair};
 use crate::runtime_support::{call_text, eventually, names};
 
@@ -224,29 +223,7 @@ fn read_until(lines: &mpsc::Receiver<String>, done: impl Fn(&str) -> bool) -> Op
 fn session_peak(bad: serde_json::Value, tool: &str) -> (Vec<String>, u64) {
     let env = Env::new();
     let before = write_pair(&env, bad);
-    let mut child = Command::new(toolport_path())
-        .arg("--home")
-        .arg(env.home())
-        .arg("--workspace")
-        .arg(env.root())
-        .arg("session")
-        .env_remove("RUST_LOG")
-        .env_remove("TOOLPORT_HOME")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn session: {e}"));
-    let mut stdin = child.stdin.take().unwrap_or_else(|| panic!("no stdin"));
-    let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
-    let (tx, lines) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let crate::common::Piped { mut child, mut stdin, lines } = env.spawn_piped(true, &["session"]);
     writeln!(stdin, "/call {tool}\n/mcp").unwrap_or_else(|e| panic!("write: {e}"));
     let Some(answer) = read_until(&lines, |l| l.starts_with("- ok |")) else {
         let _ = child.kill();

@@ -3,7 +3,7 @@
 //! reference-behaviour A, pauses that never reach the disk, and `retry`/`pause` that touch
 //! only the server they name (observed through each server's process id).
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
@@ -28,30 +28,7 @@ struct Scripted {
 
 impl Scripted {
     fn start(env: &Env) -> Self {
-        let mut child = Command::new(toolport_path())
-            .arg("--home")
-            .arg(env.home())
-            .arg("--workspace")
-            .arg(env.root())
-            .arg("session")
-            .env_remove("RUST_LOG")
-            .env_remove("TOOLPORT_HOME")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawn toolport session: {e}"));
-        let stdin = child.stdin.take().unwrap_or_else(|| panic!("no stdin"));
-        let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let crate::common::Piped { child, stdin, lines } = env.spawn_piped(true, &["session"]);
         Self { child, stdin, lines }
     }
 
