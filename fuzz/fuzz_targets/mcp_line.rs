@@ -1,0 +1,17 @@
+//! One line of the session language (`/mcp …`, `/tools`, `/call`, …) from arbitrary text: the
+//! parser (shell-style splitting for `/mcp add` included) must never panic, and surrounding
+//! whitespace must never change the result.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use toolport::session::command::{parse, parse_mcp};
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(line) = std::str::from_utf8(data) else { return };
+    let parsed = parse(line);
+    let padded = parse(&format!("  {line}\t "));
+    assert_eq!(parsed, padded, "whitespace changed the parse");
+    if let Ok(action) = parse_mcp(line) {
+        let _ = action.changes_state();
+    }
+});
