@@ -10,8 +10,8 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
-use toolport::config::ServerDef;
-use toolport::plugin::{CacheOutcome, PluginHost, ToolInfo};
+use toolport::ServerDef;
+use toolport::{CacheOutcome, PluginHost, ToolInfo};
 
 fn server() -> ServerDef {
     ServerDef { name: "bench".into(), command: Some("bench".into()), ..ServerDef::default() }

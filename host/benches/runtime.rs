@@ -23,8 +23,8 @@ use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::json;
-use toolport::config::{Resolved, ResolvedServer, ServerDef, TransportKind};
-use toolport::runtime::{PluginHost, Runtime, RuntimeOptions};
+use toolport::{Resolved, ResolvedServer, ServerDef, TransportKind};
+use toolport::{Runtime, RuntimeOptions};
 
 const EXE: &str = env!("CARGO_BIN_EXE_toolport");
 const CALLS: usize = 1_000;
@@ -148,8 +148,7 @@ fn bench_calls(c: &mut Criterion) {
         };
         let resolved =
             Resolved { enabled: vec!["demo".into()], servers: vec![server], ..Resolved::default() };
-        let runtime =
-            Runtime::start(resolved, PluginHost::new(None, &[]).unwrap(), RuntimeOptions::default()).await;
+        let runtime = Runtime::start(resolved, RuntimeOptions::default()).await.unwrap();
         assert_eq!(runtime.tools().len(), 6);
         (bare, runtime)
     });

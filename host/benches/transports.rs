@@ -18,11 +18,9 @@ use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::json;
 use tokio::net::TcpListener;
-use toolport::config::{
-    Grants, Limits, PluginDef, PluginKind, Resolved, ResolvedServer, ServerDef, TransportKind,
-};
-use toolport::plugin::PLUGIN_BUILD_DIR;
-use toolport::runtime::{PluginHost, Runtime, RuntimeOptions};
+use toolport::PLUGIN_BUILD_DIR;
+use toolport::{Grants, Limits, PluginDef, PluginKind, Resolved, ResolvedServer, ServerDef, TransportKind};
+use toolport::{Runtime, RuntimeOptions};
 
 const EXE: &str = env!("CARGO_BIN_EXE_toolport");
 const CALLS: usize = 10_000;
@@ -60,8 +58,7 @@ async fn runtime(def: ServerDef, kind: TransportKind, plugins: Vec<PluginDef>) -
     let server = ResolvedServer { def, enabled: true, paused: false, transport: Ok(kind) };
     let resolved =
         Resolved { enabled: vec!["demo".into()], servers: vec![server], plugins, ..Resolved::default() };
-    let host = PluginHost::new(None, &resolved.plugins).unwrap();
-    let runtime = Runtime::start(resolved, host, RuntimeOptions::default()).await;
+    let runtime = Runtime::start(resolved, RuntimeOptions::default()).await.unwrap();
     assert_eq!(runtime.tools().len(), 6, "{:?}", runtime.status());
     runtime
 }

@@ -10,8 +10,8 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use serde_json::{Value, json};
-use toolport::config::{Resolved, ResolvedServer, ServerDef, TransportKind};
-use toolport::runtime::{PluginHost, Runtime, RuntimeOptions};
+use toolport::{Resolved, ResolvedServer, ServerDef, TransportKind};
+use toolport::{Runtime, RuntimeOptions};
 
 /// The agent's own tools, in the same OpenAI shape the runtime produces.
 fn builtin_tools() -> Vec<Value> {
@@ -88,8 +88,8 @@ async fn main() -> anyhow::Result<()> {
         servers,
         ..Resolved::default()
     };
-    let options = RuntimeOptions { builtin_tools: vec!["echo".into(), "clock".into()], progress: false };
-    let runtime = Runtime::start(resolved, PluginHost::new(None, &[])?, options).await;
+    let options = RuntimeOptions { builtin_tools: vec!["echo".into(), "clock".into()], ..Default::default() };
+    let runtime = Runtime::start(resolved, options).await?;
     for warning in runtime.warnings() {
         println!("{warning}");
     }

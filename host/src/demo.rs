@@ -9,10 +9,7 @@ use std::path::Path;
 use anyhow::Context as _;
 use serde_json::{Value, json};
 
-use crate::config::load_resolved;
-use crate::paths::Paths;
-use crate::runtime::{PluginHost, Runtime, RuntimeOptions};
-use crate::status::{Trailer, render};
+use toolport::{Paths, Runtime, RuntimeOptions, Trailer, load_resolved, render_status as render};
 
 /// Runs the tour, printing to stdout.
 pub async fn run() -> anyhow::Result<()> {
@@ -45,8 +42,8 @@ pub async fn run() -> anyhow::Result<()> {
     section("2. Starting the runtime (all servers connect at once)");
     let paused: BTreeSet<String> = ["later".to_string()].into();
     let resolved = load_resolved(&paths, &paused)?;
-    let plugins = PluginHost::new(Some(paths.cache_dir()), &resolved.plugins)?;
-    let runtime = Runtime::start(resolved, plugins, RuntimeOptions::default()).await;
+    let options = RuntimeOptions { cache_dir: Some(paths.cache_dir()), ..Default::default() };
+    let runtime = Runtime::start(resolved, options).await?;
     let outcome = tour(&runtime, &paths).await;
     runtime.shutdown().await;
     outcome?;

@@ -1,20 +1,75 @@
 //! toolport: turns MCP servers into a live, checked tool surface for coding agents.
 //!
-//! The pipeline every tool takes (DESIGN §1): [`config`] resolves the three layers of state
-//! (global store, workspace enablement, session pauses), [`runtime`] connects each server
-//! through a [`transport`], lists its tools, applies the name policy and the host's collision
-//! rules, converts the tools with a tool-shape [`plugin`], and exposes a registry and executor.
-//! The CLI, the interactive [`session`] and the [`acp`] server are clients of this library.
+//! The pipeline every tool takes (DESIGN §1): the config layers (global store, workspace
+//! enablement, session pauses) resolve into a [`Resolved`]; [`Runtime::start`] connects each
+//! active server, lists its tools, applies the name policy and the host's collision rules,
+//! shapes the tools with a tool-shape plugin, and serves the surface ([`Runtime::tools`],
+//! [`Runtime::records`]) and the executor ([`Runtime::call`]). The `toolport` binary, the
+//! interactive [`Session`] and the ACP agent ([`serve_acp`]) are clients of this API; see
+//! `ARCHITECTURE.md` for the map of the modules behind it.
+//!
+//! ```no_run
+//! # async fn run() -> anyhow::Result<()> {
+//! let paths = toolport::Paths::discover(None, None)?;
+//! let resolved = toolport::load_resolved(&paths, &Default::default())?;
+//! let options = toolport::RuntimeOptions { cache_dir: Some(paths.cache_dir()), ..Default::default() };
+//! let runtime = toolport::Runtime::start(resolved, options).await?;
+//! println!("{}", toolport::render_status(&runtime.status(), None));
+//! let outcome = runtime.call("echo", r#"{"message": "hi"}"#).await?;
+//! println!("{}", outcome.render_text());
+//! runtime.shutdown().await;
+//! # Ok(()) }
+//! ```
 #![deny(missing_docs)]
 
-pub mod acp;
-pub mod cli;
-pub mod config;
-pub mod demo;
-pub mod demo_server;
-pub mod paths;
-pub mod plugin;
-pub mod runtime;
-pub mod session;
-pub mod status;
-pub mod transport;
+mod acp;
+mod config;
+mod paths;
+mod plugin;
+mod runtime;
+mod session;
+mod status;
+mod transport;
+
+// The runtime: start it, read the surface and the status, call tools.
+pub use runtime::{CallError, CallOutcome, Runtime, RuntimeOptions, ToolRecord, render_call};
+pub use status::{
+    ServerState, ServerStatus, Trailer, render as render_status, render_json as render_status_json,
+};
+
+// Where the files live, and what they resolve into.
+pub use config::{
+    ConfigError, GlobalStore, Grants, Limits, PluginDef, PluginKind, Resolved, ResolvedServer, ServerDef,
+    Timeouts, TransportKind, WorkspaceSettings, load_resolved, parse_json, resolve, validate,
+};
+pub use paths::Paths;
+
+// Changing the files: locked, atomic edits that keep unknown keys (what `mcp add` and `/mcp`
+// do), and the `mcp add` argument grammar they share.
+pub use config::{
+    ADD_USAGE, AddRequest, EditError, add_server, disable_server, enable_server, parse_add_args,
+    remove_server,
+};
+
+// Entry points built on the runtime: the interactive session and the ACP agent.
+pub use acp::{AcpOptions, serve as serve_acp};
+pub use session::{Reply, Session, run_interactive};
+
+// Plugins, for hosts and plugin authors who load and run components directly.
+pub use plugin::PACKAGE as WIT_PACKAGE;
+pub use plugin::{
+    CacheOutcome, Inspection, NamePolicy, Origin, PluginError, PluginHost, PluginSummary, ToolInfo,
+    ToolShape, Verdict, WIT_VERSION, inspect,
+};
+
+/// Where the build left the guest components (built-ins and test fixtures) and the built-ins'
+/// embedded bytes: for this repository's own tests and benchmarks, not an API.
+#[doc(hidden)]
+pub use plugin::{PLUGIN_BUILD_DIR, builtin_bytes};
+
+/// The pure parsers, for the fuzz targets in `fuzz/` (cargo-fuzz builds with `--cfg fuzzing`).
+#[cfg(fuzzing)]
+pub mod fuzzing {
+    pub use crate::config::{expand_vars, missing_rows};
+    pub use crate::session::command::{parse as parse_session_line, parse_mcp};
+}

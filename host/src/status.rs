@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-/// The five states a server ends in, plus `configured`, which only the offline view uses.
+/// The five states a server ends in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ServerState {
@@ -20,8 +20,6 @@ pub enum ServerState {
     Error,
     /// Enabled by the workspace but not defined in the global store.
     Missing,
-    /// Enabled and valid, not connected (views that do not start the runtime).
-    Configured,
 }
 
 impl ServerState {
@@ -33,7 +31,6 @@ impl ServerState {
             Self::Paused => "paused",
             Self::Error => "error",
             Self::Missing => "missing",
-            Self::Configured => "configured",
         }
     }
 }

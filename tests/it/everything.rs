@@ -7,8 +7,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolport::runtime::{CallError, Runtime, RuntimeOptions};
-use toolport::status::ServerState;
+use toolport::ServerState;
+use toolport::{CallError, Runtime, RuntimeOptions};
 
 use crate::common::Env;
 use crate::peers::{Everything, everything_entry, everything_stdio, node};

@@ -8,8 +8,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use toolport::runtime::CallError;
-use toolport::status::ServerState;
+use toolport::CallError;
+use toolport::ServerState;
 
 use crate::common::Env;
 use crate::faults_support::{assert_failed, assert_neighbour_fine, fault, row, start, write_pair};

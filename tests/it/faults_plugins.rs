@@ -9,8 +9,8 @@
 use std::path::Path;
 
 use serde_json::{Value, json};
-use toolport::plugin::PLUGIN_BUILD_DIR;
-use toolport::status::ServerState;
+use toolport::PLUGIN_BUILD_DIR;
+use toolport::ServerState;
 
 use crate::common::Env;
 use crate::faults_support::{OK, assert_neighbour_fine, healthy, row, start, write};
@@ -36,7 +36,7 @@ fn write_faults(env: &Env, faults: &[&str], plugins: Value, extra: Value) -> cra
 }
 
 /// The state and error of every row but the neighbour's.
-fn failures(runtime: &toolport::runtime::Runtime, faults: &[&str]) -> Vec<(String, ServerState, String)> {
+fn failures(runtime: &toolport::Runtime, faults: &[&str]) -> Vec<(String, ServerState, String)> {
     faults
         .iter()
         .map(|f| {

@@ -5,9 +5,9 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use toolport::config::load_resolved;
-use toolport::runtime::{PluginHost, Runtime, RuntimeOptions};
-use toolport::status::{ServerState, ServerStatus};
+use toolport::load_resolved;
+use toolport::{Runtime, RuntimeOptions};
+use toolport::{ServerState, ServerStatus};
 
 use crate::common::Env;
 use crate::runtime_support::{call_text, demo, paths};
@@ -87,9 +87,8 @@ pub fn write_pair(env: &Env, bad: Value) -> Snapshot {
 pub async fn start(env: &Env) -> Runtime {
     let resolved = load_resolved(&paths(env), &Default::default()).unwrap_or_else(|e| panic!("load: {e}"));
     let cache = std::env::temp_dir().join("toolport-it-faults-cache");
-    let plugins =
-        PluginHost::new(Some(cache), &resolved.plugins).unwrap_or_else(|e| panic!("plugins: {e:#}"));
-    Runtime::start(resolved, plugins, RuntimeOptions::default()).await
+    let options = RuntimeOptions { cache_dir: Some(cache), ..RuntimeOptions::default() };
+    Runtime::start(resolved, options).await.unwrap_or_else(|e| panic!("start: {e:#}"))
 }
 
 /// The status row of `name`.

@@ -21,3 +21,4 @@ mod session;
 mod smoke;
 mod transport_support;
 mod transports;
+mod workspace_plugins;

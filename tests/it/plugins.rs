@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use toolport::config::{Grants, Limits, PluginDef, PluginKind, ServerDef};
-use toolport::plugin::{CacheOutcome, PLUGIN_BUILD_DIR, PluginError, PluginHost, ToolInfo, Verdict};
+use toolport::{CacheOutcome, PLUGIN_BUILD_DIR, PluginError, PluginHost, ToolInfo, Verdict};
+use toolport::{Grants, Limits, PluginDef, PluginKind, ServerDef};
 
 fn wasm(stem: &str) -> PathBuf {
     Path::new(PLUGIN_BUILD_DIR).join(format!("{stem}.wasm"))
@@ -118,14 +118,14 @@ async fn openai_shape_embedded_and_from_file_pass_schemas_through_intact() {
     )]);
     // The embedded built-in is the very component the guest workspace built.
     let file_bytes = std::fs::read(wasm("shape_openai")).unwrap();
-    assert_eq!(toolport::plugin::builtin_bytes("openai").unwrap(), file_bytes.as_slice());
+    assert_eq!(toolport::builtin_bytes("openai").unwrap(), file_bytes.as_slice());
     let embedded = h.tool_shape("openai").unwrap();
     assert_eq!(embedded.name(), "openai");
-    assert_eq!(embedded.origin(), &toolport::plugin::Origin::Builtin);
+    assert_eq!(embedded.origin(), &toolport::Origin::Builtin);
     let out = embedded.convert(&server("demo"), &tools()).await.unwrap();
     same_text(&out, &expected_openai());
     let from_file = h.tool_shape("openai-file").unwrap();
-    assert_eq!(from_file.origin(), &toolport::plugin::Origin::File(wasm("shape_openai")));
+    assert_eq!(from_file.origin(), &toolport::Origin::File(wasm("shape_openai")));
     same_text(&from_file.convert(&server("demo"), &tools()).await.unwrap(), &expected_openai());
 }
 

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use toolport::plugin::PLUGIN_BUILD_DIR;
+use toolport::PLUGIN_BUILD_DIR;
 
 use crate::common::Env;
 

@@ -4,9 +4,9 @@
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use toolport::config::load_resolved;
-use toolport::runtime::{CallError, RuntimeOptions};
-use toolport::status::ServerState;
+use toolport::ServerState;
+use toolport::load_resolved;
+use toolport::{CallError, RuntimeOptions};
 
 use crate::common::Env;
 use crate::runtime_support::{call_text, demo, eventually, names, paths, start, write_config};
@@ -172,7 +172,7 @@ async fn reconcile_touches_only_what_changed() {
     // Disable b, enable c.
     write_config(&env, servers, &["a", "c"], json!({}));
     let resolved = load_resolved(&paths(&env), &Default::default()).unwrap_or_else(|e| panic!("{e}"));
-    runtime.reconcile(resolved).await;
+    runtime.reconcile(resolved).await.unwrap_or_else(|e| panic!("reconcile: {e}"));
     assert_eq!(call_text(&runtime, "pid", "").await, a1, "a untouched");
     let states: Vec<ServerState> = runtime.status().iter().map(|r| r.state).collect();
     assert_eq!(states, [ServerState::Connected, ServerState::Disabled, ServerState::Connected]);

@@ -6,8 +6,7 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use toolport::paths::Paths;
-use toolport::runtime::{Runtime, RuntimeOptions, start_from_paths};
+use toolport::{Paths, Runtime, RuntimeOptions, load_resolved};
 
 use crate::common::{Env, toolport_path};
 
@@ -41,7 +40,10 @@ pub fn paths(env: &Env) -> Paths {
 /// A runtime on `env`'s config with `paused` paused.
 pub async fn start(env: &Env, paused: &[&str], options: RuntimeOptions) -> Runtime {
     let paused: BTreeSet<String> = paused.iter().map(|s| s.to_string()).collect();
-    start_from_paths(&paths(env), &paused, options).await.unwrap_or_else(|e| panic!("start: {e:#}"))
+    let paths = paths(env);
+    let resolved = load_resolved(&paths, &paused).unwrap_or_else(|e| panic!("load: {e}"));
+    let options = RuntimeOptions { cache_dir: Some(paths.cache_dir()), ..options };
+    Runtime::start(resolved, options).await.unwrap_or_else(|e| panic!("start: {e:#}"))
 }
 
 /// Polls `check` every 50 ms until it holds or `within` passes.

@@ -7,8 +7,8 @@ use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use toolport::runtime::{Runtime, RuntimeOptions};
-use toolport::status::{ServerState, render};
+use toolport::{Runtime, RuntimeOptions};
+use toolport::{ServerState, render_status as render};
 
 use crate::common::Env;
 use crate::peers::{Everything, everything_stdio};
@@ -24,7 +24,7 @@ fn plugin(stem: &str, extra: Value) -> Value {
     entry
 }
 
-fn row(runtime: &Runtime, name: &str) -> toolport::status::ServerStatus {
+fn row(runtime: &Runtime, name: &str) -> toolport::ServerStatus {
     let rows = runtime.status();
     rows.into_iter().find(|r| r.name == name).unwrap_or_else(|| panic!("no row for {name}"))
 }

@@ -30,8 +30,6 @@ use crate::runtime::RuntimeOptions;
 use agent::Agent;
 use rpc::{Incoming, parse_line, response, spawn_writer};
 
-pub use session::NOT_A_MODEL;
-
 /// What the agent needs besides its streams.
 #[derive(Debug, Clone)]
 pub struct AcpOptions {

@@ -89,6 +89,7 @@ pub fn client_resolved(servers: Vec<ServerDef>) -> Resolved {
         unknown_enabled: Vec::new(),
         settings: WorkspaceSettings::default(),
         plugins: Vec::new(),
+        workspace_file: None,
     }
 }
 

@@ -4,14 +4,14 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use super::params::{SessionParams, client_resolved};
+use crate::config::load_resolved;
 use crate::paths::Paths;
-use crate::plugin::PluginHost;
-use crate::runtime::{CallError, CallOutcome, Runtime, RuntimeOptions};
+use crate::runtime::{CallError, CallOutcome, Runtime, RuntimeOptions, render_call};
 use crate::session::command::{self, Command, McpCommand};
 use crate::status::render;
 
@@ -38,16 +38,14 @@ impl AcpSession {
     /// Starts a runtime for what the client asked: its own servers when it sent some (every
     /// one enabled, nothing paused), else the local stores with `cwd` as the workspace root.
     pub async fn open(home: &Path, params: SessionParams, options: RuntimeOptions) -> Result<Self> {
-        let runtime = if params.servers.is_empty() {
-            let paths = Paths::new(home, &params.cwd);
-            Runtime::start_from_paths(&paths, &BTreeSet::new(), options).await?
+        let paths = Paths::new(home, &params.cwd);
+        let resolved = if params.servers.is_empty() {
+            load_resolved(&paths, &BTreeSet::new())?
         } else {
-            let resolved = client_resolved(params.servers);
-            let cache = Paths::new(home, &params.cwd).cache_dir();
-            let plugins =
-                PluginHost::new(Some(cache), &resolved.plugins).context("cannot start the plugin host")?;
-            Runtime::start(resolved, plugins, options).await
+            client_resolved(params.servers)
         };
+        let options = RuntimeOptions { cache_dir: Some(paths.cache_dir()), ..options };
+        let runtime = Runtime::start(resolved, options).await?;
         Ok(Self { runtime, cancel: watch::channel(0).0 })
     }
 
@@ -73,10 +71,7 @@ impl AcpSession {
     /// `_toolport/tools/list`: the tool surface in the session's shape (the workspace's, or
     /// OpenAI for client-supplied servers), or converted to `shape`.
     pub async fn tools(&self, shape: Option<&str>) -> Result<Vec<Value>> {
-        match shape {
-            Some(shape) => self.runtime.tools_in_shape(shape).await,
-            None => Ok(self.runtime.tools()),
-        }
+        self.runtime.tools_in(shape).await
     }
 
     /// `_toolport/tools/call`: one call through the executor; `None` if cancelled meanwhile.
@@ -105,11 +100,7 @@ impl AcpSession {
                 Ok(tools) => serde_json::to_string_pretty(&tools).unwrap_or_default(),
                 Err(e) => format!("{e:#}"),
             },
-            Ok(Command::Call { tool, arguments }) => match self.runtime.call(&tool, &arguments).await {
-                Ok(outcome) if outcome.is_error => format!("tool error: {}", outcome.render_text()),
-                Ok(outcome) => outcome.render_text(),
-                Err(e) => e.to_string(),
-            },
+            Ok(Command::Call { tool, arguments }) => render_call(&self.runtime.call(&tool, &arguments).await),
             Ok(Command::Help) => COMMANDS
                 .iter()
                 .map(|(name, description, hint)| match hint {

@@ -2,9 +2,7 @@
 
 use std::process::ExitCode;
 
-use crate::acp::{AcpOptions, serve};
-use crate::paths::Paths;
-use crate::runtime::RuntimeOptions;
+use toolport::{AcpOptions, Paths, RuntimeOptions, serve_acp};
 
 /// `toolport acp` takes no options: the home comes from the global flags, and each session's
 /// workspace from the client's `cwd`.
@@ -14,6 +12,6 @@ pub struct AcpArgs {}
 /// Serves ACP until the client closes stdin. stdout carries only protocol lines.
 pub async fn run(paths: &Paths, _args: AcpArgs) -> anyhow::Result<ExitCode> {
     let options = AcpOptions { home: paths.home.clone(), runtime: RuntimeOptions::default() };
-    serve(tokio::io::stdin(), tokio::io::stdout(), options).await?;
+    serve_acp(tokio::io::stdin(), tokio::io::stdout(), options).await?;
     Ok(ExitCode::SUCCESS)
 }

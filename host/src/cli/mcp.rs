@@ -1,5 +1,5 @@
 //! `toolport mcp …`: server definitions in the global store and enablement in this workspace.
-//! The work is done by the library ([`crate::config`]); this file maps arguments in and
+//! The work is done by the library (its config edits and the runtime); this file maps arguments in and
 //! messages and exit statuses out.
 
 use std::collections::BTreeSet;
@@ -10,12 +10,10 @@ use clap::Subcommand;
 use serde_json::{Map, Value};
 
 use super::ExitError;
-use crate::config::{
-    self, ConfigError, EditError, GlobalStore, ServerDef, WorkspaceSettings, offline_status, parse_add_args,
+use toolport::{
+    ConfigError, EditError, GlobalStore, Paths, Runtime, RuntimeOptions, ServerDef, Trailer,
+    WorkspaceSettings, parse_add_args,
 };
-use crate::paths::Paths;
-use crate::runtime::{Runtime, RuntimeOptions};
-use crate::status::{self, Trailer};
 
 /// The usage line printed with an `add` argument error.
 const CLI_ADD_USAGE: &str = "Usage: toolport mcp add [--transport <stdio|sse|http|streamable_http|PLUGIN>] <name> \
@@ -95,7 +93,7 @@ pub async fn run(paths: &Paths, args: McpArgs) -> Result<ExitCode> {
             add(paths, &req.name, &req.to_json())?;
         }
         McpCommand::AddJson { name, json } => {
-            let doc = config::parse_json(std::path::Path::new("<json argument>"), &json)?;
+            let doc = toolport::parse_json(std::path::Path::new("<json argument>"), &json)?;
             let Value::Object(def) = doc else {
                 return Err(ConfigError("the definition must be a JSON object".into()).into());
             };
@@ -103,49 +101,42 @@ pub async fn run(paths: &Paths, args: McpArgs) -> Result<ExitCode> {
         }
         McpCommand::Get { name, json } => print!("{}", get_view(paths, &name, json)?),
         McpCommand::Remove { name } => {
-            config::remove_server(paths, &name).map_err(edit_error)?;
+            toolport::remove_server(paths, &name).map_err(edit_error)?;
             println!("mcp removed: {name}");
         }
         McpCommand::Enable { name } => {
-            config::enable_server(paths, &name).map_err(edit_error)?;
+            toolport::enable_server(paths, &name).map_err(edit_error)?;
             println!("mcp enabled: {name}");
         }
         McpCommand::Disable { name } => {
-            config::disable_server(paths, &name).map_err(edit_error)?;
+            toolport::disable_server(paths, &name).map_err(edit_error)?;
             println!("mcp disabled: {name}");
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// The `mcp list` output. Kept in one place so the live runtime view can replace the offline
-/// one without touching the rest of this file.
+/// The `mcp list` output: the live status view. With nothing active the runtime connects
+/// nothing, so a plain listing costs no server start.
 async fn list_view(paths: &Paths, json: bool) -> Result<String> {
-    let resolved = config::load_resolved(paths, &BTreeSet::new())?;
-    // Only start a runtime (and load plugins) when something would actually connect.
-    let rows = if resolved.servers.iter().any(|s| s.active()) {
-        let plugins = crate::plugin::PluginHost::new(Some(paths.cache_dir()), &resolved.plugins)?;
-        let options = RuntimeOptions { progress: true, ..Default::default() };
-        let runtime = Runtime::start(resolved, plugins, options).await;
-        let rows = runtime.status();
-        runtime.shutdown().await;
-        rows
-    } else {
-        offline_status(&resolved)
-    };
+    let resolved = toolport::load_resolved(paths, &BTreeSet::new())?;
+    let options = RuntimeOptions { progress: true, cache_dir: Some(paths.cache_dir()), ..Default::default() };
+    let runtime = Runtime::start(resolved, options).await?;
+    let rows = runtime.status();
+    runtime.shutdown().await;
     let store = paths.store_file();
     let workspace_config = paths.workspace_file();
     let trailer = Some(Trailer { store: &store, workspace_config: &workspace_config });
     Ok(if json {
-        format!("{}\n", serde_json::to_string_pretty(&status::render_json(&rows, trailer))?)
+        format!("{}\n", serde_json::to_string_pretty(&toolport::render_status_json(&rows, trailer))?)
     } else {
-        status::render(&rows, trailer)
+        toolport::render_status(&rows, trailer)
     })
 }
 
 fn add(paths: &Paths, name: &str, def: &Map<String, Value>) -> Result<()> {
     let store = paths.store_file();
-    config::add_server(&store, name, def).map_err(edit_error)?;
+    toolport::add_server(&store, name, def).map_err(edit_error)?;
     println!("mcp added: {} -> {}", name.trim(), store.display());
     Ok(())
 }
@@ -162,7 +153,7 @@ fn get_view(paths: &Paths, name: &str, json: bool) -> Result<String> {
     let store = GlobalStore::load(&paths.store_file())?;
     let def = store.server(name).ok_or_else(|| ExitError::failure(format!("Unknown MCP server: {name}")))?;
     let enabled = WorkspaceSettings::load(&paths.workspace_root)?.enabled.iter().any(|n| n == name);
-    let validity = config::validate(def, &store.plugins);
+    let validity = toolport::validate(def, &store.plugins);
     let masked = masked(def);
     if json {
         let mut out = Map::new();

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::paths::Paths;
+use toolport::Paths;
 
 /// Exit status for bad usage or bad configuration (DESIGN §4).
 pub const EXIT_USAGE: u8 = 2;
@@ -20,7 +20,7 @@ pub const EXIT_USAGE: u8 = 2;
 pub const EXIT_FAILURE: u8 = 1;
 
 /// An error that already knows its exit status. Anything else that reaches `main` exits 1,
-/// unless a [`crate::config::ConfigError`] is in its chain (exit 2).
+/// unless a [`toolport::ConfigError`] is in its chain (exit 2).
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]
 pub struct ExitError {
@@ -102,7 +102,7 @@ fn exit_status(err: &anyhow::Error) -> u8 {
         if let Some(exit) = cause.downcast_ref::<ExitError>() {
             return exit.code;
         }
-        if cause.downcast_ref::<crate::config::ConfigError>().is_some() {
+        if cause.downcast_ref::<toolport::ConfigError>().is_some() {
             return EXIT_USAGE;
         }
     }

@@ -1,5 +1,5 @@
 //! `toolport plugin list|inspect`: the built-in and configured plugins, and what a component
-//! file targets. The work is done by [`crate::plugin`]; this file formats it.
+//! file targets. The work is done by the library's plugin host; this file formats it.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,9 +9,7 @@ use clap::Subcommand;
 use serde_json::{Value, json};
 
 use super::ExitError;
-use crate::config::GlobalStore;
-use crate::paths::Paths;
-use crate::plugin::{Inspection, Origin, PACKAGE, PluginHost, PluginSummary, WIT_VERSION};
+use toolport::{GlobalStore, Inspection, Origin, Paths, PluginHost, PluginSummary, WIT_PACKAGE, WIT_VERSION};
 
 /// `toolport plugin <subcommand>`.
 #[derive(Debug, clap::Args)]
@@ -127,7 +125,7 @@ fn print_table<const N: usize>(header: [&str; N], rows: &[[String; N]]) {
 fn inspect(file: &std::path::Path, as_json: bool) -> Result<ExitCode> {
     let bytes =
         std::fs::read(file).map_err(|e| ExitError::usage(format!("cannot read {}: {e}", file.display())))?;
-    let found = crate::plugin::inspect(&bytes).with_context(|| format!("{}", file.display()))?;
+    let found = toolport::inspect(&bytes).with_context(|| format!("{}", file.display()))?;
     if as_json {
         let mut value = serde_json::to_value(&found)?;
         if let Some(map) = value.as_object_mut() {
@@ -143,9 +141,11 @@ fn inspect(file: &std::path::Path, as_json: bool) -> Result<ExitCode> {
 fn inspection_text(file: &std::path::Path, i: &Inspection) -> String {
     let list = |items: &[String]| if items.is_empty() { "none".to_string() } else { items.join("\n  ") };
     let version = match &i.version {
-        Some(v) if i.compatible => format!("{PACKAGE}@{v} (served by this toolport)"),
-        Some(v) => format!("{PACKAGE}@{v} (NOT served: this toolport serves {PACKAGE}@{WIT_VERSION})"),
-        None => format!("none (not a {PACKAGE} component)"),
+        Some(v) if i.compatible => format!("{WIT_PACKAGE}@{v} (served by this toolport)"),
+        Some(v) => {
+            format!("{WIT_PACKAGE}@{v} (NOT served: this toolport serves {WIT_PACKAGE}@{WIT_VERSION})")
+        }
+        None => format!("none (not a {WIT_PACKAGE} component)"),
     };
     format!(
         "file: {}\nworld: {}\nversion: {version}\nWASI imports:\n  {}\nother imports:\n  {}\nexports:\n  {}\n",

@@ -2,9 +2,7 @@
 
 use std::process::ExitCode;
 
-use crate::paths::Paths;
-use crate::runtime::RuntimeOptions;
-use crate::session::{Session, run_interactive};
+use toolport::{Paths, RuntimeOptions, Session, run_interactive};
 
 /// File in the home folder where the terminal editor keeps past lines.
 const HISTORY_FILE: &str = "session_history";

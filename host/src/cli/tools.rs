@@ -5,10 +5,9 @@ use std::collections::BTreeSet;
 use std::process::ExitCode;
 
 use serde_json::Value;
+use toolport::{Paths, Runtime, RuntimeOptions};
 
 use super::ExitError;
-use crate::paths::Paths;
-use crate::runtime::{Runtime, RuntimeOptions, start_from_paths};
 
 /// `toolport tools [--shape NAME] [--json]`.
 #[derive(Debug, clap::Args)]
@@ -37,8 +36,9 @@ pub struct DemoArgs {}
 
 /// Starts the runtime for a command, printing startup warnings to stderr.
 async fn start(paths: &Paths) -> anyhow::Result<Runtime> {
-    let options = RuntimeOptions { progress: true, ..RuntimeOptions::default() };
-    let runtime = start_from_paths(paths, &BTreeSet::new(), options).await?;
+    let resolved = toolport::load_resolved(paths, &BTreeSet::new())?;
+    let options = RuntimeOptions { progress: true, cache_dir: Some(paths.cache_dir()), ..Default::default() };
+    let runtime = Runtime::start(resolved, options).await?;
     for warning in runtime.warnings() {
         eprintln!("{warning}");
     }
@@ -48,10 +48,7 @@ async fn start(paths: &Paths) -> anyhow::Result<Runtime> {
 /// Prints the tool surface.
 pub async fn run_tools(paths: &Paths, args: ToolsArgs) -> anyhow::Result<ExitCode> {
     let runtime = start(paths).await?;
-    let tools = match &args.shape {
-        Some(shape) => runtime.tools_in_shape(shape).await,
-        None => Ok(runtime.tools()),
-    };
+    let tools = runtime.tools_in(args.shape.as_deref()).await;
     runtime.shutdown().await;
     let tools = tools?;
     if args.json {

@@ -6,43 +6,11 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::ConfigError;
+use super::error::{ConfigError, EditError};
 use super::model::{GlobalStore, ServerDef, WorkspaceSettings};
 use super::validate::validate;
 use super::write::{Doc, edit_store, edit_workspace};
 use crate::paths::Paths;
-
-/// Why an edit was refused. `Config` is bad configuration or input (exit 2); the rest are
-/// run-time refusals (exit 1).
-#[derive(Debug, thiserror::Error)]
-pub enum EditError {
-    /// A malformed file, a wrong-typed field, an invalid definition.
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    /// `add` of a name the store already has.
-    #[error("MCP server already exists: {0}")]
-    AlreadyExists(String),
-    /// A name the store does not define.
-    #[error("Unknown MCP server: {0}")]
-    Unknown(String),
-    /// `disable` of a name the workspace does not enable.
-    #[error("MCP server is not enabled in this workspace: {0}")]
-    NotEnabled(String),
-    /// The file system said no (lock, temp file, rename).
-    #[error("{0:#}")]
-    Io(#[from] anyhow::Error),
-}
-
-impl EditError {
-    /// For `anyhow` callers: a `Config` error stays a bare [`ConfigError`] in the chain, so the
-    /// CLI still maps it to exit 2 (`?` on an `EditError` would hide it behind this enum).
-    pub fn into_anyhow(self) -> anyhow::Error {
-        match self {
-            EditError::Config(c) => c.into(),
-            other => other.into(),
-        }
-    }
-}
 
 /// Adds `name` with `definition` (a JSON object as a user wrote it) to the store. The
 /// definition is normalised and validated first; unknown keys in it are kept. Never enables.

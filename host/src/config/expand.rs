@@ -1,7 +1,7 @@
 //! `${VAR}` and `${VAR:-default}` in `env`, `headers`, `url` and `args`, expanded from the
 //! host environment when connecting, never when writing (so secrets stay out of the store).
 
-use super::ConfigError;
+use super::error::ConfigError;
 use super::model::ServerDef;
 
 /// Expands `${VAR}` and `${VAR:-default}` in `text`.

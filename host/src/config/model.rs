@@ -208,10 +208,13 @@ pub struct Resolved {
     pub settings: WorkspaceSettings,
     /// The store's plugin entries.
     pub plugins: Vec<PluginDef>,
+    /// The workspace file the settings came from, named in errors about them; `None` when
+    /// there is none (an ACP client's own servers).
+    pub workspace_file: Option<PathBuf>,
 }
 
 /// The global store as read from `<home>/mcp.json`: server definitions and plugin entries in
-/// file order. Loading never writes; edits go through [`crate::config::write`].
+/// file order. Loading never writes; edits go through `config/write.rs`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct GlobalStore {
     /// The file it was read from (named in every error about it).

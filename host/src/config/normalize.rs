@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value};
 
+use super::fields::{Fields, Trim};
 use super::model::{ServerDef, Timeouts};
 
 /// The built-in transport type names; plugins may not take them.
@@ -26,9 +27,10 @@ impl ServerDef {
         let name = name.trim();
         let obj =
             value.as_object().ok_or_else(|| format!("server \"{name}\": definition must be an object"))?;
-        let field = |f: &'static str| Field { server: name, field: f };
-        let command = field("command").opt_string(obj)?;
-        let transport = match field("type").opt_string(obj)?.as_deref().and_then(normalize_type) {
+        let owner = format!("server \"{name}\": ");
+        let fields = Fields::new(obj, &owner);
+        let command = fields.string("command")?;
+        let transport = match fields.string("type")?.as_deref().and_then(normalize_type) {
             Some(t) => Some(t),
             // A url alone is deliberately not guessed: sse and streamable_http both take one.
             None if command.is_some() => Some("stdio".to_string()),
@@ -37,13 +39,14 @@ impl ServerDef {
         Ok(ServerDef {
             name: name.to_string(),
             transport,
-            url: field("url").opt_string(obj)?,
+            url: fields.string("url")?,
             command,
-            args: field("args").string_array(obj)?,
-            env: field("env").string_map(obj)?,
-            headers: field("headers").string_map(obj)?,
-            cwd: field("cwd").opt_string(obj)?,
-            timeouts: field("timeouts").timeouts(obj)?,
+            // Kept exactly: no trimming, no de-duplication (reference-behaviour B.2).
+            args: fields.strings("args", Trim::No)?.unwrap_or_default(),
+            env: fields.string_map("env")?,
+            headers: fields.string_map("headers")?,
+            cwd: fields.string("cwd")?,
+            timeouts: timeouts(&fields)?,
         })
     }
 
@@ -112,83 +115,16 @@ fn timeouts_json(t: &Timeouts) -> Option<Value> {
     (!m.is_empty()).then_some(Value::Object(m))
 }
 
-/// One field of one server, for typed reads with messages that name both.
-struct Field<'a> {
-    server: &'a str,
-    field: &'a str,
-}
-
-impl Field<'_> {
-    fn err(&self, what: &str) -> String {
-        format!("server \"{}\": \"{}\" must be {what}", self.server, self.field)
-    }
-
-    /// A trimmed string; null, absent and blank are all `None`.
-    fn opt_string(&self, obj: &Map<String, Value>) -> Result<Option<String>, String> {
-        match obj.get(self.field) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.trim().to_string()).filter(|s| !s.is_empty())),
-            Some(_) => Err(self.err("a string")),
+/// `timeouts: { connectMs, listMs, callMs }`, each defaulted when absent.
+fn timeouts(fields: &Fields<'_>) -> Result<Timeouts, String> {
+    let mut t = Timeouts::default();
+    let Some(given) = fields.object("timeouts")? else { return Ok(t) };
+    for (key, slot) in [("connectMs", &mut t.connect), ("listMs", &mut t.list), ("callMs", &mut t.call)] {
+        if let Some(ms) = given.positive(key, " (milliseconds)")? {
+            *slot = std::time::Duration::from_millis(ms);
         }
     }
-
-    /// Args are kept exactly: no trimming, no de-duplication (reference-behaviour B.2).
-    fn string_array(&self, obj: &Map<String, Value>) -> Result<Vec<String>, String> {
-        match obj.get(self.field) {
-            None | Some(Value::Null) => Ok(Vec::new()),
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|v| v.as_str().map(str::to_string).ok_or_else(|| self.err("an array of strings")))
-                .collect(),
-            Some(_) => Err(self.err("an array of strings")),
-        }
-    }
-
-    /// Keys and values trimmed, blank keys dropped, file order kept.
-    fn string_map(&self, obj: &Map<String, Value>) -> Result<Vec<(String, String)>, String> {
-        match obj.get(self.field) {
-            None | Some(Value::Null) => Ok(Vec::new()),
-            Some(Value::Object(m)) => {
-                let mut out: Vec<(String, String)> = Vec::new();
-                for (k, v) in m {
-                    let v = v.as_str().ok_or_else(|| self.err("an object of strings"))?;
-                    let k = k.trim();
-                    if k.is_empty() {
-                        continue;
-                    }
-                    // Two raw keys that trim to the same one: the later wins, like a re-assignment.
-                    out.retain(|(ek, _)| ek != k);
-                    out.push((k.to_string(), v.trim().to_string()));
-                }
-                Ok(out)
-            }
-            Some(_) => Err(self.err("an object of strings")),
-        }
-    }
-
-    fn timeouts(&self, obj: &Map<String, Value>) -> Result<Timeouts, String> {
-        let mut t = Timeouts::default();
-        let m = match obj.get(self.field) {
-            None | Some(Value::Null) => return Ok(t),
-            Some(Value::Object(m)) => m,
-            Some(_) => return Err(self.err("an object")),
-        };
-        for (key, slot) in [("connectMs", &mut t.connect), ("listMs", &mut t.list), ("callMs", &mut t.call)] {
-            match m.get(key) {
-                None | Some(Value::Null) => {}
-                Some(v) => match v.as_u64().filter(|ms| *ms > 0) {
-                    Some(ms) => *slot = std::time::Duration::from_millis(ms),
-                    None => {
-                        return Err(format!(
-                            "server \"{}\": \"timeouts.{key}\" must be a positive integer (milliseconds)",
-                            self.server
-                        ));
-                    }
-                },
-            }
-        }
-        Ok(t)
-    }
+    Ok(t)
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Resolving the three layers (global store, workspace enablement, session pauses) into what a
-//! runtime starts from, and the offline status view built from it alone.
+//! runtime starts from, and the `missing` rows every status view ends with.
 
-use super::ConfigError;
+use super::error::ConfigError;
 use super::model::{GlobalStore, Resolved, ResolvedServer, WorkspaceSettings};
 use super::validate::validate;
 use crate::paths::Paths;
@@ -31,6 +31,7 @@ pub fn resolve(store: &GlobalStore, settings: &WorkspaceSettings, paused: &BTree
         unknown_enabled,
         settings: settings.clone(),
         plugins: store.plugins.clone(),
+        workspace_file: None,
     }
 }
 
@@ -38,39 +39,7 @@ pub fn resolve(store: &GlobalStore, settings: &WorkspaceSettings, paused: &BTree
 pub fn load_resolved(paths: &Paths, paused: &BTreeSet<String>) -> Result<Resolved, ConfigError> {
     let store = GlobalStore::load(&paths.store_file())?;
     let settings = WorkspaceSettings::load(&paths.workspace_root)?;
-    Ok(resolve(&store, &settings, paused))
-}
-
-/// The status rows without connecting anything: steps 1-3 of the runtime decision order, and
-/// `configured` where the runtime would connect. `missing` rows follow the defined ones.
-pub fn offline_status(resolved: &Resolved) -> Vec<ServerStatus> {
-    let mut rows: Vec<ServerStatus> = resolved
-        .servers
-        .iter()
-        .map(|s| {
-            let (state, error) = if !s.enabled {
-                (ServerState::Disabled, None)
-            } else if s.paused {
-                (ServerState::Paused, None)
-            } else {
-                match &s.transport {
-                    Err(msg) => (ServerState::Error, Some(msg.clone())),
-                    Ok(_) => (ServerState::Configured, None),
-                }
-            };
-            ServerStatus {
-                name: s.def.name.clone(),
-                transport: s.def.transport.clone(),
-                state,
-                workspace_enabled: s.enabled,
-                paused: s.paused,
-                tools: 0,
-                error,
-            }
-        })
-        .collect();
-    rows.extend(missing_rows(resolved));
-    rows
+    Ok(Resolved { workspace_file: Some(paths.workspace_file()), ..resolve(&store, &settings, paused) })
 }
 
 /// The `missing` rows: names the workspace enables that the store does not define. Every view
@@ -133,27 +102,6 @@ mod tests {
         let active: Vec<_> = r.servers.iter().filter(|s| s.active()).map(|s| s.def.name.as_str()).collect();
         assert_eq!(active, ["a"]);
         assert_eq!(r.servers[2].transport, Err("stdio transport requires command".into()));
-    }
-
-    #[test]
-    fn offline_rows_in_decision_order_with_missing_last() {
-        let rows = offline_status(&fixture());
-        let got: Vec<_> = rows
-            .iter()
-            .map(|r| (r.name.as_str(), r.state, r.error.as_deref(), r.transport.as_deref()))
-            .collect();
-        assert_eq!(
-            got,
-            [
-                ("a", ServerState::Configured, None, Some("stdio")),
-                ("b", ServerState::Disabled, None, Some("stdio")),
-                ("c", ServerState::Error, Some("stdio transport requires command"), Some("stdio")),
-                ("d", ServerState::Paused, None, Some("stdio")),
-                ("e", ServerState::Disabled, None, Some("stdio")),
-                ("ghost", ServerState::Missing, Some(MISSING_SERVER_ERROR), None),
-                ("E", ServerState::Missing, Some(MISSING_SERVER_ERROR), None),
-            ]
-        );
     }
 
     #[test]

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::ConfigError;
+use super::error::ConfigError;
+use super::fields::{Fields, Trim};
 use super::model::{GlobalStore, Grants, Limits, PluginDef, PluginKind, ServerDef};
 use super::normalize::BUILTIN_TRANSPORTS;
 
@@ -82,60 +83,42 @@ fn section<'a>(
 }
 
 fn plugin_from_json(name: &str, value: &Value, base: &Path) -> Result<PluginDef, String> {
-    let err = |field: &str, what: &str| format!("plugin \"{name}\": \"{field}\" must be {what}");
     let obj = value.as_object().ok_or_else(|| format!("plugin \"{name}\": definition must be an object"))?;
-    let kind = match obj.get("kind").and_then(Value::as_str).map(str::trim) {
+    let owner = format!("plugin \"{name}\": ");
+    let fields = Fields::new(obj, &owner);
+    let kind = match fields.string("kind").ok().flatten().as_deref() {
         Some("transport") => PluginKind::Transport,
         Some("name-policy") => PluginKind::NamePolicy,
         Some("tool-shape") => PluginKind::ToolShape,
-        _ => return Err(err("kind", "one of \"transport\", \"name-policy\", \"tool-shape\"")),
+        _ => return Err(fields.err("kind", "one of \"transport\", \"name-policy\", \"tool-shape\"")),
     };
     if kind == PluginKind::Transport && (BUILTIN_TRANSPORTS.contains(&name) || name == "http") {
         return Err(format!("plugin \"{name}\": a transport plugin cannot take a built-in transport name"));
     }
-    let path = obj
-        .get("path")
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-        .ok_or_else(|| err("path", "a non-empty string"))?;
-    let strings = |v: Option<&Value>, field: &str| -> Result<Vec<String>, String> {
-        match v {
-            None | Some(Value::Null) => Ok(Vec::new()),
-            Some(Value::Array(a)) => a
-                .iter()
-                .map(|s| {
-                    s.as_str().map(|s| s.trim().to_string()).ok_or_else(|| err(field, "an array of strings"))
-                })
+    let path =
+        fields.string("path").ok().flatten().ok_or_else(|| fields.err("path", "a non-empty string"))?;
+    let grants = match fields.object("grants")? {
+        None => Grants::default(),
+        Some(g) => Grants {
+            hosts: g.strings("hosts", Trim::Yes)?.unwrap_or_default(),
+            env: g.strings("env", Trim::Yes)?.unwrap_or_default(),
+            dirs: g
+                .strings("dirs", Trim::Yes)?
+                .unwrap_or_default()
+                .into_iter()
+                .map(|d| base.join(d))
                 .collect(),
-            Some(_) => Err(err(field, "an array of strings")),
-        }
-    };
-    let grants = match obj.get("grants") {
-        None | Some(Value::Null) => Grants::default(),
-        Some(Value::Object(g)) => Grants {
-            hosts: strings(g.get("hosts"), "grants.hosts")?,
-            env: strings(g.get("env"), "grants.env")?,
-            dirs: strings(g.get("dirs"), "grants.dirs")?.into_iter().map(|d| base.join(d)).collect(),
         },
-        Some(_) => return Err(err("grants", "an object")),
     };
     let mut limits = Limits::default();
-    match obj.get("limits") {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(l)) => {
-            for (key, slot) in [("memoryMb", &mut limits.memory_mb), ("callMs", &mut limits.call_ms)] {
-                if let Some(v) = l.get(key).filter(|v| !v.is_null()) {
-                    *slot = v
-                        .as_u64()
-                        .filter(|n| *n > 0)
-                        .ok_or_else(|| err(&format!("limits.{key}"), "a positive integer"))?;
-                }
+    if let Some(l) = fields.object("limits")? {
+        for (key, slot) in [("memoryMb", &mut limits.memory_mb), ("callMs", &mut limits.call_ms)] {
+            if let Some(n) = l.positive(key, "")? {
+                *slot = n;
             }
         }
-        Some(_) => return Err(err("limits", "an object")),
     }
-    Ok(PluginDef { name: name.to_string(), kind, path: resolve_against(base, path), grants, limits })
+    Ok(PluginDef { name: name.to_string(), kind, path: resolve_against(base, &path), grants, limits })
 }
 
 fn resolve_against(base: &Path, p: &str) -> PathBuf {

@@ -10,7 +10,8 @@ use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use serde_json::Value;
 
-use super::ConfigError;
+use super::error::ConfigError;
+use super::fields::{Fields, Trim};
 use super::model::WorkspaceSettings;
 use super::store::parse_json;
 use crate::paths::{WORKSPACE_DIR, WORKSPACE_FILE};
@@ -32,34 +33,15 @@ impl WorkspaceSettings {
     pub fn from_value(path: &Path, doc: &Value) -> Result<WorkspaceSettings, ConfigError> {
         let at = |msg: String| ConfigError(format!("{}: {msg}", path.display()));
         let top = doc.as_object().ok_or_else(|| at("the top level must be a JSON object".into()))?;
-        let strings = |key: &str| -> Result<Option<Vec<String>>, ConfigError> {
-            match top.get(key) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::Array(a)) => a
-                    .iter()
-                    .map(|v| {
-                        v.as_str()
-                            .map(|s| s.trim().to_string())
-                            .ok_or_else(|| at(format!("\"{key}\" must be an array of strings")))
-                    })
-                    .collect::<Result<Vec<_>, _>>()
-                    .map(Some),
-                Some(_) => Err(at(format!("\"{key}\" must be an array of strings"))),
-            }
-        };
-        let string = |key: &str| -> Result<Option<String>, ConfigError> {
-            match top.get(key) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(s)) => Ok(Some(s.trim().to_string()).filter(|s| !s.is_empty())),
-                Some(_) => Err(at(format!("\"{key}\" must be a string"))),
-            }
-        };
+        let fields = Fields::new(top, "");
         let defaults = WorkspaceSettings::default();
         Ok(WorkspaceSettings {
-            enabled: dedup_names(strings("enabledMcpServers")?.unwrap_or_default()),
-            name_policy: string("namePolicy")?,
-            tool_shape: string("toolShape")?.unwrap_or(defaults.tool_shape),
-            reserved_tool_names: match strings("reservedToolNames")? {
+            enabled: dedup_names(
+                fields.strings("enabledMcpServers", Trim::Yes).map_err(at)?.unwrap_or_default(),
+            ),
+            name_policy: fields.string("namePolicy").map_err(at)?,
+            tool_shape: fields.string("toolShape").map_err(at)?.unwrap_or(defaults.tool_shape),
+            reserved_tool_names: match fields.strings("reservedToolNames", Trim::Yes).map_err(at)? {
                 Some(names) => names.into_iter().filter(|n| !n.is_empty()).collect(),
                 None => defaults.reserved_tool_names,
             },

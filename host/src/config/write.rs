@@ -19,8 +19,7 @@ use fs4::fs_std::FileExt as _;
 use serde_json::{Map, Value};
 use tempfile::NamedTempFile;
 
-use super::ConfigError;
-use super::edit::EditError;
+use super::error::{ConfigError, EditError};
 use super::store::parse_json;
 use super::workspace::{io_error, open_workspace_dir, read_in};
 use crate::paths::{WORKSPACE_DIR, WORKSPACE_FILE};

@@ -1,24 +1,12 @@
 //! The seam between the runtime and the plugin host: the name policy and the tool shape are
-//! plugins (DESIGN §5), and this is the only file of the runtime that talks to them.
+//! plugins (DESIGN §5), and this is the only file of the runtime that runs them.
 
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::config::ServerDef;
-pub use crate::plugin::{PluginHost, ToolInfo, Verdict};
-
-/// A listed tool, as the plugins see it: `inputSchema` and the rest passed through intact.
-pub fn tool_info(tool: &rmcp::model::Tool) -> ToolInfo {
-    ToolInfo {
-        name: tool.name.to_string(),
-        title: tool.title.clone(),
-        description: tool.description.as_ref().map(|d| d.to_string()),
-        input_schema: Value::Object(tool.input_schema.as_ref().clone()),
-        output_schema: tool.output_schema.as_ref().map(|s| Value::Object(s.as_ref().clone())),
-        annotations: tool.annotations.as_ref().and_then(|a| serde_json::to_value(a).ok()),
-    }
-}
+use crate::plugin::{PluginHost, ToolInfo, Verdict};
 
 /// The plugin host, shared by every task of one runtime.
 #[derive(Clone)]

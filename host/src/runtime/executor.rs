@@ -1,7 +1,73 @@
-//! What a tool call returns and how it fails (reference-behaviour A, "Executor"). The routing
-//! itself lives in the runtime; this module holds the types and the pure parts.
+//! The executor (reference-behaviour A, "Executor"): routes a final tool name to the server
+//! that owns it, sends `tools/call` with the server's own name under its call timeout, and says
+//! what came back or why nothing did.
 
+use rmcp::model::CallToolRequestParams;
 use serde_json::{Map, Value};
+
+use super::connection::{Event, is_transport_failure, service_error};
+use super::supervisor::Supervisor;
+
+/// Calls the tool named `name` on the surface. `arguments` is JSON text; blank means `{}`.
+pub async fn call(supervisor: &Supervisor, name: &str, arguments: &str) -> Result<CallOutcome, CallError> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(CallError::MissingName);
+    }
+    let (original, server, conn, timeout) = {
+        let state = supervisor.lock();
+        match state.registry.route(name) {
+            Some((record, served)) => (
+                record.original.clone(),
+                record.server.clone(),
+                served.conn.clone(),
+                served.def.timeouts.call,
+            ),
+            None => {
+                return Err(match state.gone.lookup(name) {
+                    Some((server, reason)) => {
+                        CallError::NotConnected { server: server.clone(), reason: reason.clone() }
+                    }
+                    None => CallError::UnknownTool(name.to_string()),
+                });
+            }
+        }
+    };
+    let args = parse_arguments(arguments)?;
+    let params = CallToolRequestParams::new(original).with_arguments(args);
+    match tokio::time::timeout(timeout, conn.peer.call_tool(params)).await {
+        Err(_) => Err(CallError::Timeout { tool: name.to_string(), server, ms: timeout.as_millis() }),
+        Ok(Ok(result)) => Ok(CallOutcome::from_result(result)),
+        Ok(Err(e)) if is_transport_failure(&e) => {
+            let reason = match conn.death_reason().await {
+                Some(reason) => reason,
+                None => {
+                    // The session has not noticed yet (an HTTP server that went away is only
+                    // seen on the next request): the failed call is the evidence.
+                    let reason = service_error(&e);
+                    let _ = supervisor.events.send(Event::Died {
+                        server: server.clone(),
+                        generation: conn.generation,
+                        reason: reason.clone(),
+                    });
+                    reason
+                }
+            };
+            Err(CallError::NotConnected { server, reason })
+        }
+        Ok(Err(e)) => Err(CallError::Protocol { tool: name.to_string(), server, message: service_error(&e) }),
+    }
+}
+
+/// A call's result as a person reads it in the session and in an ACP reply: the result's text,
+/// prefixed `tool error: ` when the tool reported `isError`, or the executor's message.
+pub fn render_call(result: &Result<CallOutcome, CallError>) -> String {
+    match result {
+        Ok(outcome) if outcome.is_error => format!("tool error: {}", outcome.render_text()),
+        Ok(outcome) => outcome.render_text(),
+        Err(e) => e.to_string(),
+    }
+}
 
 /// A tool's result with nothing dropped: every content block, `structuredContent`, `isError`.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,7 +82,7 @@ pub struct CallOutcome {
 
 impl CallOutcome {
     /// From rmcp's result type.
-    pub fn from_result(result: rmcp::model::CallToolResult) -> Self {
+    pub(crate) fn from_result(result: rmcp::model::CallToolResult) -> Self {
         let content = result.content.iter().filter_map(|block| serde_json::to_value(block).ok()).collect();
         Self { content, structured: result.structured_content, is_error: result.is_error.unwrap_or(false) }
     }

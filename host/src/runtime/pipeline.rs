@@ -1,13 +1,19 @@
 //! The deterministic half of start (DESIGN §1): for the connected servers, in definition
 //! order whatever finished first, name policy → host collision rules → tool shape → registry.
+//! Each step works on the same [`ToolRecord`]s; a server that fails a step is dropped from the
+//! later ones with its reason.
 
 use std::sync::Arc;
 
+use rmcp::model::Tool;
+
 use super::connection::Connection;
-use super::convert::{Plugins, ToolInfo, Verdict};
+use super::convert::Plugins;
 use super::names::{self, ServerNames};
-use super::state::{Registry, Route};
+use super::record::{ToolRecord, tool_info};
+use super::state::Registry;
 use crate::config::{ServerDef, WorkspaceSettings};
+use crate::plugin::Verdict;
 
 /// A connected server's input to the pipeline.
 pub struct LiveServer {
@@ -17,8 +23,8 @@ pub struct LiveServer {
     pub def: ServerDef,
     /// Its session.
     pub conn: Arc<Connection>,
-    /// Its listed tools.
-    pub tools: Vec<ToolInfo>,
+    /// Its tools as last listed.
+    pub tools: Vec<Tool>,
 }
 
 /// What the pipeline decided.
@@ -27,12 +33,6 @@ pub struct Outcome {
     pub checked: Vec<(usize, u64, Result<usize, String>)>,
     /// The new registry.
     pub registry: Registry,
-}
-
-/// One tool after the name policy: the final name in `info.name`, the server's own in `original`.
-struct Named {
-    info: ToolInfo,
-    original: String,
 }
 
 /// Runs the pipeline. `builtin_tools` (the embedding agent's own tools) are reserved on top of
@@ -44,73 +44,52 @@ pub async fn run(
     live: Vec<LiveServer>,
 ) -> Outcome {
     // 1. Name policy, server by server in definition order.
-    let mut named: Vec<Result<Vec<Named>, String>> = Vec::with_capacity(live.len());
+    let mut named: Vec<Result<Vec<ToolRecord>, String>> = Vec::with_capacity(live.len());
     for server in &live {
+        let records = server.tools.iter().cloned().map(|t| ToolRecord::listed(&server.def.name, t)).collect();
         named.push(match &settings.name_policy {
-            Some(policy) => apply_policy(plugins, policy, server).await,
-            None => {
-                Ok(server.tools.iter().map(|t| Named { info: t.clone(), original: t.name.clone() }).collect())
-            }
+            Some(policy) => apply_policy(plugins, policy, &server.def, records).await,
+            None => Ok(records),
         });
     }
 
     // 2. Host collision rules on the final names, over the servers the policy let through.
     let mut reserved = settings.reserved_tool_names.clone();
     reserved.extend(builtin_tools.iter().cloned());
-    let candidates: Vec<(usize, ServerNames<'_>)> = live
+    let candidates: Vec<ServerNames<'_>> = live
         .iter()
         .zip(&named)
-        .enumerate()
-        .filter_map(|(i, (server, tools))| {
-            let tools = tools.as_ref().ok()?;
-            Some((
-                i,
-                ServerNames {
-                    server: &server.def.name,
-                    tools: tools.iter().map(|t| t.info.name.as_str()).collect(),
-                },
-            ))
+        .filter_map(|(server, records)| {
+            let records = records.as_ref().ok()?;
+            Some(ServerNames {
+                server: &server.def.name,
+                tools: records.iter().map(|r| r.name.as_str()).collect(),
+            })
         })
         .collect();
-    let names_only: Vec<ServerNames<'_>> = candidates.iter().map(|(_, n)| n.clone()).collect();
-    let verdicts = names::check_all(&names_only, &reserved);
-    let mut checked: Vec<Result<(), String>> =
-        named.iter().map(|n| n.as_ref().map(|_| ()).map_err(Clone::clone)).collect();
-    for ((i, _), verdict) in candidates.iter().zip(verdicts) {
-        if let Some(slot) = checked.get_mut(*i) {
-            *slot = verdict;
-        }
-    }
+    let mut verdicts = names::check_all(&candidates, &reserved).into_iter();
+    let checked: Vec<Result<Vec<ToolRecord>, String>> = named
+        .into_iter()
+        .map(|records| {
+            let records = records?;
+            // One verdict per server that reached step 2, in the same order.
+            verdicts.next().unwrap_or(Ok(())).map(|()| records)
+        })
+        .collect();
 
     // 3. Tool shape, then 4. the registry.
     let mut registry = Registry::default();
     let mut out = Vec::with_capacity(live.len());
-    for ((server, tools), verdict) in live.iter().zip(named).zip(checked) {
+    for (server, records) in live.into_iter().zip(checked) {
         let generation = server.conn.generation;
-        let tools = match (tools, verdict) {
-            (Ok(tools), Ok(())) => tools,
-            (_, Err(e)) | (Err(e), _) => {
-                out.push((server.index, generation, Err(e)));
-                continue;
-            }
+        let shaped = match records {
+            Ok(records) => shape(plugins, &settings.tool_shape, &server.def, records).await,
+            Err(e) => Err(e),
         };
-        let infos: Vec<ToolInfo> = tools.iter().map(|t| t.info.clone()).collect();
-        match plugins.convert(&settings.tool_shape, &server.def, &infos).await {
-            Ok(converted) => {
-                registry.surface.extend(converted);
-                for tool in &tools {
-                    registry.routes.insert(
-                        tool.info.name.clone(),
-                        Route {
-                            server: server.def.name.clone(),
-                            original: tool.original.clone(),
-                            conn: server.conn.clone(),
-                            call_timeout: server.def.timeouts.call,
-                        },
-                    );
-                }
-                registry.entries.push((server.def.clone(), infos));
-                out.push((server.index, generation, Ok(tools.len())));
+        match shaped {
+            Ok(records) => {
+                out.push((server.index, generation, Ok(records.len())));
+                registry.add_server(server.def, server.conn, records);
             }
             Err(e) => out.push((server.index, generation, Err(e))),
         }
@@ -118,21 +97,42 @@ pub async fn run(
     Outcome { checked: out, registry }
 }
 
-async fn apply_policy(plugins: &Plugins, policy: &str, server: &LiveServer) -> Result<Vec<Named>, String> {
-    let verdicts = plugins.review(policy, &server.def, &server.tools).await?;
-    let mut named = Vec::with_capacity(server.tools.len());
-    for (tool, verdict) in server.tools.iter().zip(verdicts) {
-        let final_name = match verdict {
-            Verdict::Keep => tool.name.clone(),
-            Verdict::Rename(new_name) => new_name,
+/// The policy's verdicts applied to one server's records: renamed, hidden, or the server
+/// rejected with the policy's reason.
+async fn apply_policy(
+    plugins: &Plugins,
+    policy: &str,
+    def: &ServerDef,
+    records: Vec<ToolRecord>,
+) -> Result<Vec<ToolRecord>, String> {
+    let infos: Vec<_> = records.iter().map(|r| tool_info(&r.tool)).collect();
+    let verdicts = plugins.review(policy, def, &infos).await?;
+    let mut named = Vec::with_capacity(records.len());
+    for (mut record, verdict) in records.into_iter().zip(verdicts) {
+        match verdict {
+            Verdict::Keep => {}
+            Verdict::Rename(new_name) => record.name = new_name,
             Verdict::Hide => continue,
             Verdict::Reject(reason) => {
-                return Err(format!("name policy {policy} rejected tool {}: {reason}", tool.name));
+                return Err(format!("name policy {policy} rejected tool {}: {reason}", record.original));
             }
-        };
-        let mut info = tool.clone();
-        info.name = final_name;
-        named.push(Named { info, original: tool.name.clone() });
+        }
+        named.push(record);
     }
     Ok(named)
+}
+
+/// Fills in each record's shaped JSON (under its final name).
+async fn shape(
+    plugins: &Plugins,
+    shape: &str,
+    def: &ServerDef,
+    mut records: Vec<ToolRecord>,
+) -> Result<Vec<ToolRecord>, String> {
+    let infos: Vec<_> = records.iter().map(ToolRecord::info).collect();
+    let converted = plugins.convert(shape, def, &infos).await?;
+    for (record, shaped) in records.iter_mut().zip(converted) {
+        record.shaped = shaped;
+    }
+    Ok(records)
 }

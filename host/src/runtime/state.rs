@@ -2,13 +2,11 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use rmcp::model::Tool;
-use serde_json::Value;
 
 use super::connection::Connection;
-use super::convert::ToolInfo;
+use super::record::ToolRecord;
 use crate::config::{ResolvedServer, ServerDef};
 use crate::status::{ServerState, ServerStatus};
 
@@ -92,28 +90,59 @@ impl Slot {
     }
 }
 
-/// Where a final tool name goes.
+/// A connected server whose tools are on the surface: what a call to one of them needs.
 #[derive(Clone)]
-pub struct Route {
-    /// The server.
-    pub server: String,
-    /// The server's own name for the tool (what `tools/call` sends).
-    pub original: String,
-    /// The session to send it on.
+pub struct Served {
+    /// Its definition (the wire record for other shapes, the call timeout).
+    pub def: ServerDef,
+    /// The session calls go out on.
     pub conn: Arc<Connection>,
-    /// The server's call timeout.
-    pub call_timeout: Duration,
 }
 
-/// The checked, converted tool surface and the executor's routing table.
+/// The checked, shaped tool surface: the records in definition order (each server's tools
+/// together) and, per server, the session their calls go to.
 #[derive(Default, Clone)]
 pub struct Registry {
-    /// Converted tools in the workspace's shape, in definition order.
-    pub surface: Vec<Value>,
-    /// Final name → route.
-    pub routes: HashMap<String, Route>,
-    /// Per connected server, its tools under their final names (for other shapes).
-    pub entries: Vec<(ServerDef, Vec<ToolInfo>)>,
+    records: Vec<ToolRecord>,
+    by_name: HashMap<String, usize>,
+    servers: HashMap<String, Served>,
+}
+
+impl Registry {
+    /// Appends one server's records (already shaped); the pipeline calls it in definition order.
+    pub fn add_server(&mut self, def: ServerDef, conn: Arc<Connection>, records: Vec<ToolRecord>) {
+        for record in records {
+            self.by_name.insert(record.name.clone(), self.records.len());
+            self.records.push(record);
+        }
+        self.servers.insert(def.name.clone(), Served { def, conn });
+    }
+
+    /// Every record, in surface order.
+    pub fn records(&self) -> &[ToolRecord] {
+        &self.records
+    }
+
+    /// The record named `name` on the surface and the server that serves it.
+    pub fn route(&self, name: &str) -> Option<(&ToolRecord, &Served)> {
+        let record = self.records.get(*self.by_name.get(name)?)?;
+        Some((record, self.servers.get(&record.server)?))
+    }
+
+    /// Each server's records with its definition, in surface order (for converting to another
+    /// shape, which runs per server).
+    pub fn by_server(&self) -> Vec<(&ServerDef, &[ToolRecord])> {
+        let mut out: Vec<(&ServerDef, &[ToolRecord])> = Vec::new();
+        let mut start = 0;
+        while let Some(first) = self.records.get(start) {
+            let len = self.records[start..].iter().take_while(|r| r.server == first.server).count();
+            if let Some(served) = self.servers.get(&first.server) {
+                out.push((&served.def, &self.records[start..start + len]));
+            }
+            start += len;
+        }
+        out
+    }
 }
 
 /// Tools of servers that went away: a call to one says why instead of "unknown tool".
@@ -123,12 +152,10 @@ pub struct Gone {
 }
 
 impl Gone {
-    /// Remembers `server`'s routes with the reason it went away.
+    /// Remembers `server`'s tools with the reason it went away.
     pub fn record(&mut self, registry: &Registry, server: &str, reason: &str) {
-        for (tool, route) in &registry.routes {
-            if route.server == server {
-                self.by_tool.insert(tool.clone(), (server.to_string(), reason.to_string()));
-            }
+        for record in registry.records().iter().filter(|r| r.server == server) {
+            self.by_tool.insert(record.name.clone(), (server.to_string(), reason.to_string()));
         }
     }
 

@@ -21,7 +21,7 @@ use crate::config::{
     load_resolved, parse_add_args, remove_server,
 };
 use crate::paths::Paths;
-use crate::runtime::{Runtime, RuntimeOptions};
+use crate::runtime::{Runtime, RuntimeOptions, render_call};
 use crate::status::{Trailer, render};
 use command::{Command, McpCommand};
 use complete::Known;
@@ -58,7 +58,9 @@ impl Session {
     /// Resolves the config for `paths` (nothing paused yet) and starts the runtime.
     pub async fn start(paths: Paths, options: RuntimeOptions) -> Result<Self> {
         let paused = BTreeSet::new();
-        let runtime = Runtime::start_from_paths(&paths, &paused, options).await?;
+        let resolved = load_resolved(&paths, &paused)?;
+        let options = RuntimeOptions { cache_dir: Some(paths.cache_dir()), ..options };
+        let runtime = Runtime::start(resolved, options).await?;
         Ok(Self { paths, paused, runtime })
     }
 
@@ -133,7 +135,7 @@ impl Session {
     /// the servers whose activity changed; then the view.
     async fn reconcile(&mut self) -> Result<String, EditError> {
         let resolved = load_resolved(&self.paths, &self.paused)?;
-        self.runtime.reconcile(resolved).await;
+        self.runtime.reconcile(resolved).await?;
         Ok(self.view())
     }
 
@@ -204,21 +206,13 @@ impl Session {
     }
 
     async fn tools(&self, shape: Option<&str>) -> String {
-        let tools = match shape {
-            Some(shape) => match self.runtime.tools_in_shape(shape).await {
-                Ok(t) => t,
-                Err(e) => return format!("{e:#}"),
-            },
-            None => self.runtime.tools(),
-        };
-        serde_json::to_string_pretty(&tools).unwrap_or_default()
+        match self.runtime.tools_in(shape).await {
+            Ok(tools) => serde_json::to_string_pretty(&tools).unwrap_or_default(),
+            Err(e) => format!("{e:#}"),
+        }
     }
 
     async fn call(&self, tool: &str, arguments: &str) -> String {
-        match self.runtime.call(tool, arguments).await {
-            Ok(outcome) if outcome.is_error => format!("tool error: {}", outcome.render_text()),
-            Ok(outcome) => outcome.render_text(),
-            Err(e) => e.to_string(),
-        }
+        render_call(&self.runtime.call(tool, arguments).await)
     }
 }

@@ -2,18 +2,20 @@
 //! `stdio` and `streamable_http` go through rmcp; `sse` (the built-in `transport-sse` plugin)
 //! and every plugin `type` go through the plugin-transport adapter ([`plugin`]).
 
+mod cause;
+mod connected;
 mod http;
 mod plugin;
 mod stderr_tail;
 mod stdio;
 
-pub use plugin::{PluginTransport, Pump, SSE_PLUGIN};
-pub use stderr_tail::StderrTail;
-pub use stdio::StdioChild;
+pub use cause::deepest_cause;
+pub use connected::Connected;
+pub use plugin::SSE_PLUGIN;
 
-use rmcp::service::RunningService;
-use rmcp::transport::streamable_http_client::StreamableHttpError;
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use std::time::Duration;
+
+use rmcp::{ClientHandler, ServiceExt};
 
 use crate::config::{ServerDef, TransportKind};
 use crate::plugin::PluginHost;
@@ -22,16 +24,10 @@ use crate::plugin::PluginHost;
 /// silently and the call then waits for its timeout; a tool returning a large file or log is
 /// legal, so we allow 64 MiB, which still bounds what one misbehaving server can make us buffer.
 pub const MAX_STDIO_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
-
-/// An initialized MCP session and, for `stdio`, the child process behind it.
-pub struct Connected<H: ClientHandler> {
-    /// rmcp's running client; its peer sends requests.
-    pub service: RunningService<RoleClient, H>,
-    /// The child process (stdio only).
-    pub child: Option<StdioChild>,
-    /// The plugin's pump (plugin transports only): says why the connection ended.
-    pub pump: Option<Pump>,
-}
+/// How long a failed stdio handshake waits for the child's exit: a server that crashed on
+/// start has usually exited by then, and its status and stderr explain more than rmcp's
+/// "connection closed"; one that is still running gets rmcp's reason instead.
+const HANDSHAKE_EXIT_WAIT: Duration = Duration::from_millis(300);
 
 /// Opens the transport for `def` (already `${VAR}`-expanded) and runs `initialize`.
 /// The error is one line naming the deepest cause, e.g. `Connection refused (os error 111)`
@@ -53,8 +49,7 @@ pub async fn connect<H: ClientHandler>(
                 Err(e) => {
                     // A child that died during the handshake explains itself better than
                     // rmcp's "connection closed".
-                    let exited =
-                        tokio::time::timeout(std::time::Duration::from_millis(300), child.exited()).await;
+                    let exited = tokio::time::timeout(HANDSHAKE_EXIT_WAIT, child.exited()).await;
                     Err(exited.unwrap_or_else(|_| deepest_cause(&e)))
                 }
             }
@@ -64,36 +59,20 @@ pub async fn connect<H: ClientHandler>(
             let service = handler.serve(transport).await.map_err(|e| deepest_cause(&e))?;
             Ok(Connected { service, child: None, pump: None })
         }
-        TransportKind::Sse => plugin::connect(plugins, SSE_PLUGIN, def, handler).await,
-        TransportKind::Plugin(name) => plugin::connect(plugins, name, def, handler).await,
+        TransportKind::Sse => through_plugin(plugins, SSE_PLUGIN, def, handler).await,
+        TransportKind::Plugin(name) => through_plugin(plugins, name, def, handler).await,
     }
 }
 
-/// The innermost error's message: what actually went wrong, without the wrappers' prose.
-/// rmcp does not link two of its wrappers as `source()` (the transport error inside an
-/// initialize error, the HTTP client's error inside its own), so those hops are taken by hand.
-pub fn deepest_cause(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut current = error;
-    loop {
-        let next: Option<&(dyn std::error::Error + 'static)> =
-            if let Some(rmcp::service::ClientInitializeError::TransportError { error, .. }) =
-                current.downcast_ref()
-            {
-                Some(error)
-            } else if let Some(StreamableHttpError::Client(inner)) =
-                current.downcast_ref::<StreamableHttpError<reqwest::Error>>()
-            {
-                Some(inner)
-            } else {
-                current.source()
-            };
-        match next {
-            Some(next) => current = next,
-            None => break,
-        }
-    }
-    let text = current.to_string();
-    if text.trim().is_empty() { error.to_string() } else { text }
+/// A session over transport plugin `name`; its pump says why the connection ends.
+async fn through_plugin<H: ClientHandler>(
+    plugins: &PluginHost,
+    name: &str,
+    def: &ServerDef,
+    handler: H,
+) -> Result<Connected<H>, String> {
+    let (service, pump) = plugin::connect(plugins, name, def, handler).await?;
+    Ok(Connected { service, child: None, pump: Some(pump) })
 }
 
 #[cfg(test)]

@@ -11,13 +11,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::service::{RunningService, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
 
-use super::{Connected, deepest_cause};
+use super::cause::deepest_cause;
 use crate::config::ServerDef;
 use crate::plugin::PluginHost;
 
@@ -76,11 +76,11 @@ pub async fn connect<H: ClientHandler>(
     plugin: &str,
     def: &ServerDef,
     handler: H,
-) -> Result<Connected<H>, String> {
+) -> Result<(RunningService<RoleClient, H>, Pump), String> {
     let transport = PluginTransport::open(plugins, plugin, def)?;
     let pump = transport.pump.clone();
     match handler.serve(transport).await {
-        Ok(service) => Ok(Connected { service, child: None, pump: Some(pump) }),
+        Ok(service) => Ok((service, pump)),
         // rmcp gave up first (and dropped the transport) unless the plugin had a reason.
         Err(e) => match tokio::time::timeout(FAILURE_REPORT_WAIT, pump.failure()).await {
             Ok(Some(reason)) => Err(reason),

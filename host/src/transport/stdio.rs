@@ -11,21 +11,22 @@ use std::time::Duration;
 use tokio::process::{ChildStdin, ChildStdout, Command};
 use tokio::sync::{oneshot, watch};
 
-use super::StderrTail;
+use super::stderr_tail::StderrTail;
 use crate::config::ServerDef;
 
 /// How long a closed server gets to exit on its own before it is killed.
 const EXIT_GRACE: Duration = Duration::from_millis(500);
 /// Stderr lines quoted in an error message.
 const QUOTED_STDERR_LINES: usize = 3;
+/// How long the exit report waits for the stderr drain to read what the process wrote just
+/// before it died (its last words are usually the reason); a pipe holds them already, so a
+/// short wait is enough.
+const STDERR_SETTLE: Duration = Duration::from_millis(20);
 
-/// A running child process: its id, its stderr tail and how it ended.
+/// A running child process: how it ended (exit status and the last lines of its stderr), and
+/// the way to stop it.
 #[derive(Debug)]
 pub struct StdioChild {
-    /// The operating-system process id (while it runs).
-    pub pid: Option<u32>,
-    /// The last lines it wrote to stderr.
-    pub stderr: StderrTail,
     exit: watch::Receiver<Option<String>>,
     kill: Option<oneshot::Sender<()>>,
 }
@@ -52,11 +53,10 @@ pub fn spawn(def: &ServerDef) -> Result<(StdioChild, ChildStdout, ChildStdin), S
     let stdin = child.stdin.take().ok_or("child stdin is not piped")?;
     let stdout = child.stdout.take().ok_or("child stdout is not piped")?;
     let stderr = child.stderr.take().map(StderrTail::drain).unwrap_or_default();
-    let pid = child.id();
 
     let (exit_tx, exit_rx) = watch::channel(None);
     let (kill_tx, kill_rx) = oneshot::channel::<()>();
-    let tail = stderr.clone();
+    let tail = stderr;
     tokio::spawn(async move {
         let status = tokio::select! {
             status = child.wait() => status,
@@ -70,15 +70,14 @@ pub fn spawn(def: &ServerDef) -> Result<(StdioChild, ChildStdout, ChildStdin), S
             Ok(status) => describe_exit(status),
             Err(e) => format!("cannot wait for the process: {e}"),
         };
-        // Give the stderr drain a moment to read the last lines the process wrote.
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        tokio::time::sleep(STDERR_SETTLE).await;
         if let Some(lines) = tail.summary(QUOTED_STDERR_LINES) {
             reason.push_str("; stderr: ");
             reason.push_str(&lines);
         }
         let _ = exit_tx.send(Some(reason));
     });
-    Ok((StdioChild { pid, stderr, exit: exit_rx, kill: Some(kill_tx) }, stdout, stdin))
+    Ok((StdioChild { exit: exit_rx, kill: Some(kill_tx) }, stdout, stdin))
 }
 
 impl StdioChild {
@@ -90,11 +89,6 @@ impl StdioChild {
             Ok(reason) => reason.clone().unwrap_or_default(),
             Err(_) => "process ended".to_string(),
         }
-    }
-
-    /// The exit description if the process has already exited.
-    pub fn exit_now(&self) -> Option<String> {
-        self.exit.borrow().clone()
     }
 
     /// Stops the process: a short grace period to exit on its own (its stdin is closed by

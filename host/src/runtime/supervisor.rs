@@ -1,0 +1,319 @@
+//! The supervisor: the one owner of the runtime's state. It connects servers, rebuilds the
+//! registry through the pipeline, and keeps both true while the runtime runs (a server that
+//! dies or sends `list_changed`, a retry, a reconcile after a config change).
+//!
+//! Everything that connects, closes or rebuilds holds the `ops` lock, so those steps never
+//! interleave; calls never take it, so a slow reconnect never delays a tool call.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+use anyhow::Context as _;
+use futures::future::join_all;
+use rmcp::model::Tool;
+use tokio::sync::mpsc;
+
+use super::connection::{Connection, Event};
+use super::convert::Plugins;
+use super::options::RuntimeOptions;
+use super::pipeline::{self, LiveServer};
+use super::progress::{self, Progress};
+use super::state::{Gone, Link, Registry, Slot};
+use crate::config::{Resolved, ResolvedServer};
+use crate::plugin::PluginHost;
+
+/// The runtime's state and the operations that change it.
+pub struct Supervisor {
+    pub(super) plugins: Plugins,
+    options: RuntimeOptions,
+    state: Mutex<State>,
+    ops: tokio::sync::Mutex<()>,
+    /// Connection events (and the executor's evidence of a dead server) arrive here.
+    pub(super) events: mpsc::UnboundedSender<Event>,
+    generation: AtomicU64,
+}
+
+/// What the supervisor knows, behind one lock.
+pub struct State {
+    /// The resolution the runtime was last started or reconciled with.
+    pub resolved: Resolved,
+    /// One per defined server, in definition order.
+    pub slots: Vec<Slot>,
+    /// The surface.
+    pub registry: Registry,
+    /// Tools of servers that went away, so a call can say why.
+    pub gone: Gone,
+}
+
+impl Supervisor {
+    /// Connects every active server concurrently and builds the registry; the event loop runs
+    /// until the returned supervisor is dropped.
+    pub async fn start(resolved: Resolved, plugins: PluginHost, options: RuntimeOptions) -> Arc<Supervisor> {
+        let (events, rx) = mpsc::unbounded_channel();
+        let slots = resolved.servers.iter().cloned().map(Slot::new).collect();
+        let supervisor = Arc::new(Supervisor {
+            plugins: Plugins::new(plugins),
+            options,
+            state: Mutex::new(State {
+                resolved,
+                slots,
+                registry: Registry::default(),
+                gone: Gone::default(),
+            }),
+            ops: tokio::sync::Mutex::new(()),
+            events,
+            generation: AtomicU64::new(0),
+        });
+        tokio::spawn(event_loop(Arc::downgrade(&supervisor), rx));
+        {
+            let _ops = supervisor.ops.lock().await;
+            let all: Vec<String> = supervisor.lock().slots.iter().map(|s| s.name().to_string()).collect();
+            supervisor.connect(&all).await;
+            supervisor.rebuild().await;
+        }
+        supervisor
+    }
+
+    /// The state, for reading a consistent snapshot.
+    pub fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock leaves plain data behind; keep serving it.
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Reconnects only `name` (closing its old session first), then re-checks every server in
+    /// definition order. The others keep their sessions.
+    pub async fn retry(&self, name: &str) -> anyhow::Result<()> {
+        let _ops = self.ops.lock().await;
+        let old = {
+            let mut state = self.lock();
+            let slot = state
+                .slots
+                .iter_mut()
+                .find(|s| s.name() == name)
+                .with_context(|| format!("Unknown MCP server: {name}"))?;
+            if !slot.resolved.enabled {
+                anyhow::bail!("MCP server is not enabled in this workspace: {name}");
+            }
+            if slot.resolved.paused {
+                anyhow::bail!("MCP server is paused in this session: {name}");
+            }
+            let old = slot.conn().cloned();
+            slot.link = Link::Idle;
+            slot.checked = None;
+            state.gone.forget(name);
+            old
+        };
+        if let Some(conn) = old {
+            conn.close().await;
+        }
+        self.connect(&[name.to_string()]).await;
+        self.rebuild().await;
+        Ok(())
+    }
+
+    /// Applies a new resolution: closes servers no longer active, connects only the newly
+    /// active or changed ones, leaves the rest untouched, and rebuilds in the new order.
+    pub async fn reconcile(&self, resolved: Resolved) {
+        let _ops = self.ops.lock().await;
+        let (to_close, to_connect) = {
+            let mut state = self.lock();
+            let mut old: Vec<Slot> = std::mem::take(&mut state.slots);
+            let mut to_connect = Vec::new();
+            let mut slots = Vec::with_capacity(resolved.servers.len());
+            for server in &resolved.servers {
+                let kept =
+                    old.iter().position(|s| unchanged(&s.resolved, server)).map(|i| old.swap_remove(i));
+                match kept {
+                    Some(mut slot) => {
+                        slot.resolved = server.clone();
+                        slots.push(slot);
+                    }
+                    None => {
+                        if server.active() {
+                            to_connect.push(server.def.name.clone());
+                        }
+                        state.gone.forget(&server.def.name);
+                        slots.push(Slot::new(server.clone()));
+                    }
+                }
+            }
+            let to_close: Vec<Arc<Connection>> = old.iter().filter_map(|s| s.conn().cloned()).collect();
+            for slot in &old {
+                state.gone.forget(slot.name());
+            }
+            state.slots = slots;
+            state.resolved = resolved;
+            (to_close, to_connect)
+        };
+        join_all(to_close.iter().map(|c| c.close())).await;
+        self.connect(&to_connect).await;
+        self.rebuild().await;
+    }
+
+    /// Closes every session and stops every child process.
+    pub async fn shutdown(&self) {
+        let _ops = self.ops.lock().await;
+        let conns: Vec<Arc<Connection>> = {
+            let mut state = self.lock();
+            state.registry = Registry::default();
+            state
+                .slots
+                .iter_mut()
+                .filter_map(|s| match std::mem::replace(&mut s.link, Link::Idle) {
+                    Link::Live { conn, .. } => Some(conn),
+                    _ => None,
+                })
+                .collect()
+        };
+        join_all(conns.iter().map(|c| c.close())).await;
+    }
+
+    /// Connects the named active servers concurrently, each under its own timeouts, and
+    /// records each outcome in its slot. Callers hold `ops`.
+    async fn connect(&self, names: &[String]) {
+        let targets: Vec<(String, ResolvedServer)> = {
+            let state = self.lock();
+            state
+                .slots
+                .iter()
+                .filter(|s| s.resolved.active() && names.iter().any(|n| n == s.name()))
+                .map(|s| (s.name().to_string(), s.resolved.clone()))
+                .collect()
+        };
+        if targets.is_empty() {
+            return;
+        }
+        let progress = Progress::new(self.options.progress);
+        let attempts = targets.iter().map(|(name, server)| {
+            let bar = progress.server(name);
+            let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
+            let events = self.events.clone();
+            async move {
+                let outcome = open(server, self.plugins.host(), generation, events).await;
+                progress::done(
+                    bar,
+                    name,
+                    &outcome.as_ref().map(|(_, tools)| tools.len()).map_err(Clone::clone),
+                );
+                outcome
+            }
+        });
+        let outcomes = join_all(attempts).await;
+        progress.finish();
+        let mut state = self.lock();
+        for ((name, _), outcome) in targets.iter().zip(outcomes) {
+            if let Some(slot) = state.slots.iter_mut().find(|s| s.name() == name) {
+                slot.checked = None;
+                slot.link = match outcome {
+                    Ok((conn, tools)) => Link::Live { conn, tools },
+                    Err(reason) => Link::Failed(reason),
+                };
+            }
+        }
+    }
+
+    /// Runs the pipeline over every live server and installs the result. Callers hold `ops`.
+    async fn rebuild(&self) {
+        let (settings, live) = {
+            let state = self.lock();
+            let live = state
+                .slots
+                .iter()
+                .enumerate()
+                .filter_map(|(index, slot)| match &slot.link {
+                    Link::Live { conn, tools } => Some(LiveServer {
+                        index,
+                        def: slot.resolved.def.clone(),
+                        conn: conn.clone(),
+                        tools: tools.clone(),
+                    }),
+                    _ => None,
+                })
+                .collect();
+            (state.resolved.settings.clone(), live)
+        };
+        let outcome = pipeline::run(&self.plugins, &settings, &self.options.builtin_tools, live).await;
+        let mut state = self.lock();
+        for (index, generation, checked) in outcome.checked {
+            if let Some(slot) = state.slots.get_mut(index)
+                && slot.holds(generation)
+            {
+                slot.checked = Some(checked);
+            }
+        }
+        state.registry = outcome.registry;
+    }
+
+    async fn handle(&self, event: Event) {
+        let _ops = self.ops.lock().await;
+        match event {
+            Event::Died { server, generation, reason } => {
+                {
+                    let mut state = self.lock();
+                    let State { slots, registry, gone, .. } = &mut *state;
+                    let Some(slot) = slots.iter_mut().find(|s| s.name() == server) else { return };
+                    if !slot.holds(generation) {
+                        return;
+                    }
+                    gone.record(registry, &server, &reason);
+                    slot.link = Link::Failed(reason);
+                    slot.checked = None;
+                }
+                self.rebuild().await;
+            }
+            Event::ListChanged { server, generation } => {
+                let (conn, timeout) = {
+                    let state = self.lock();
+                    let Some(slot) = state.slots.iter().find(|s| s.name() == server) else { return };
+                    match slot.conn() {
+                        Some(c) if c.generation == generation => (c.clone(), slot.resolved.def.timeouts.list),
+                        _ => return,
+                    }
+                };
+                let listed = conn.list(timeout).await;
+                {
+                    let mut state = self.lock();
+                    let Some(slot) = state.slots.iter_mut().find(|s| s.name() == server) else { return };
+                    if !slot.holds(generation) {
+                        return;
+                    }
+                    match listed {
+                        Ok(tools) => slot.link = Link::Live { conn, tools },
+                        Err(reason) => {
+                            tracing::warn!(server = %server, "re-listing after list_changed failed: {reason}");
+                            slot.link = Link::Failed(reason);
+                            slot.checked = None;
+                        }
+                    }
+                }
+                self.rebuild().await;
+            }
+        }
+    }
+}
+
+/// A server keeps its session across a reconcile only when it was and stays active with the
+/// very same definition.
+fn unchanged(old: &ResolvedServer, new: &ResolvedServer) -> bool {
+    old.def == new.def && old.transport == new.transport && old.active() && new.active()
+}
+
+/// Expands `${VAR}` from the host environment at connect time, then connects and lists.
+async fn open(
+    server: &ResolvedServer,
+    plugins: &PluginHost,
+    generation: u64,
+    events: mpsc::UnboundedSender<Event>,
+) -> Result<(Arc<Connection>, Vec<Tool>), String> {
+    let kind = server.transport.as_ref().map_err(Clone::clone)?;
+    let def = server.def.expanded(|name| std::env::var(name).ok()).map_err(|e| e.0)?;
+    Connection::open(&def, kind, plugins, generation, events).await
+}
+
+/// Applies connection events until the runtime is dropped.
+async fn event_loop(supervisor: Weak<Supervisor>, mut rx: mpsc::UnboundedReceiver<Event>) {
+    while let Some(event) = rx.recv().await {
+        let Some(supervisor) = supervisor.upgrade() else { return };
+        supervisor.handle(event).await;
+    }
+}

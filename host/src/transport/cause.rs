@@ -1,0 +1,30 @@
+//! One line for a failed connection or request: the innermost cause, not the wrappers' prose.
+
+use rmcp::transport::streamable_http_client::StreamableHttpError;
+
+/// The innermost error's message: what actually went wrong, without the wrappers' prose.
+/// rmcp does not link two of its wrappers as `source()` (the transport error inside an
+/// initialize error, the HTTP client's error inside its own), so those hops are taken by hand.
+pub fn deepest_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut current = error;
+    loop {
+        let next: Option<&(dyn std::error::Error + 'static)> =
+            if let Some(rmcp::service::ClientInitializeError::TransportError { error, .. }) =
+                current.downcast_ref()
+            {
+                Some(error)
+            } else if let Some(StreamableHttpError::Client(inner)) =
+                current.downcast_ref::<StreamableHttpError<reqwest::Error>>()
+            {
+                Some(inner)
+            } else {
+                current.source()
+            };
+        match next {
+            Some(next) => current = next,
+            None => break,
+        }
+    }
+    let text = current.to_string();
+    if text.trim().is_empty() { error.to_string() } else { text }
+}

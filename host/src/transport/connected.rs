@@ -1,0 +1,18 @@
+//! What a transport hands the runtime: the running MCP session and whatever else says how it
+//! ends (the child process of a stdio server, the pump of a plugin transport).
+
+use rmcp::service::RunningService;
+use rmcp::{ClientHandler, RoleClient};
+
+use super::plugin::Pump;
+use super::stdio::StdioChild;
+
+/// An initialized MCP session and, for `stdio`, the child process behind it.
+pub struct Connected<H: ClientHandler> {
+    /// rmcp's running client; its peer sends requests.
+    pub service: RunningService<RoleClient, H>,
+    /// The child process (stdio only).
+    pub child: Option<StdioChild>,
+    /// The plugin's pump (plugin transports only): says why the connection ended.
+    pub pump: Option<Pump>,
+}
