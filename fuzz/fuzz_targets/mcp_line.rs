@@ -1,6 +1,7 @@
 //! One line of the session language (`/mcp …`, `/tools`, `/call`, …) from arbitrary text: the
 //! parser (shell-style splitting for `/mcp add` included) must never panic, and surrounding
-//! whitespace must never change the result.
+//! whitespace must never change the result; every command parsed belongs to an action-table
+//! entry.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -11,7 +12,7 @@ fuzz_target!(|data: &[u8]| {
     let parsed = parse(line);
     let padded = parse(&format!("  {line}\t "));
     assert_eq!(parsed, padded, "whitespace changed the parse");
-    if let Ok(action) = parse_mcp(line) {
-        let _ = action.changes_state();
+    if let Ok(command) = parse_mcp(line) {
+        assert!(command.action().is_some(), "no table entry for {command:?}");
     }
 });
