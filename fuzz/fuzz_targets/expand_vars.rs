@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use libfuzzer_sys::fuzz_target;
-use toolport::config::expand_vars;
+use toolport::fuzzing::expand_vars;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(input) = std::str::from_utf8(data) else { return };

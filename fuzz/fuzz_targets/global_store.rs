@@ -7,7 +7,8 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use toolport::config::{GlobalStore, WorkspaceSettings, offline_status, resolve, validate};
+use toolport::fuzzing::missing_rows;
+use toolport::{GlobalStore, WorkspaceSettings, resolve, validate};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
@@ -38,8 +39,9 @@ fuzz_target!(|data: &[u8]| {
     settings.enabled = store.servers.iter().map(|s| s.name.clone()).chain([ghost]).collect();
     let paused: BTreeSet<String> = store.servers.first().map(|s| s.name.clone()).into_iter().collect();
     let resolved = resolve(&store, &settings, &paused);
-    let rows = offline_status(&resolved);
-    assert_eq!(rows.len(), store.servers.len() + 1, "one row per server plus the missing one");
-    let _ = toolport::status::render(&rows, None);
-    let _ = toolport::status::render_json(&rows, None);
+    assert_eq!(resolved.servers.len(), store.servers.len(), "one resolved server per definition");
+    let rows = missing_rows(&resolved);
+    assert_eq!(rows.len(), 1, "exactly the ghost is missing");
+    let _ = toolport::render_status(&rows, None);
+    let _ = toolport::render_status_json(&rows, None);
 });

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use toolport::config::{WorkspaceSettings, parse_json};
+use toolport::{WorkspaceSettings, parse_json};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };

@@ -1,6 +1,7 @@
-//! Method dispatch: what each ACP method (and each `_toolport/…` extension) does. Every
-//! request runs in its own task, so a session that is connecting or calling a slow tool never
-//! holds up another session, `session/cancel`, or a second request of the same client.
+//! Method dispatch: what each ACP method (and each `_toolport/…` extension) does, given the
+//! request already read by `request.rs`. Every request runs in its own task, so a session that
+//! is connecting or calling a slow tool never holds up another session, `session/cancel`, or a
+//! second request of the same client.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -11,15 +12,16 @@ use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, ContentBlock,
     ContentChunk, Error, ErrorCode, Implementation, InitializeResponse, LoadSessionResponse, McpCapabilities,
-    NewSessionResponse, PromptRequest, PromptResponse, SessionNotification, SessionUpdate, StopReason,
-    TextContent, UnstructuredCommandInput,
+    NewSessionResponse, PromptResponse, SessionNotification, SessionUpdate, StopReason, TextContent,
+    UnstructuredCommandInput,
 };
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use super::params::{session_id, session_params};
-use super::rpc::{Outbox, internal_error, invalid_params, method_not_found, notification};
+use super::params::SessionParams;
+use super::request::{Notice, Request};
+use super::rpc::{Outbox, internal_error, invalid_params, notification};
 use super::session::{AcpSession, COMMANDS, outcome_json};
 use crate::runtime::RuntimeOptions;
 
@@ -62,10 +64,10 @@ impl Agent {
 
     /// Runs in arrival order, before the request's own task: a prompt starts listening for
     /// `session/cancel` here (see [`AcpSession::cancel_watch`]).
-    pub fn admit(&self, method: &str, params: &Value) -> Admission {
-        let cancel = matches!(method, "session/prompt" | "_toolport/tools/call")
-            .then(|| session_id(params).ok().and_then(|id| self.session(&id).ok()))
-            .flatten()
+    pub fn admit(&self, request: &Request) -> Admission {
+        let cancel = request
+            .cancellable_session()
+            .and_then(|id| self.session(id).ok())
             .map(|session| session.cancel_watch());
         Admission { cancel }
     }
@@ -73,20 +75,20 @@ impl Agent {
     /// Serves one request: its result, and a notification to send right after the response.
     pub async fn request(
         &self,
-        method: &str,
-        params: Value,
+        request: Request,
         admission: Admission,
     ) -> (Result<Value, Error>, Option<Value>) {
-        let handled = match method {
-            "initialize" => Handled::result(initialize()),
+        let handled = match request {
+            Request::Initialize => Handled::result(initialize()),
             // No authentication methods are advertised, so there is nothing to check.
-            "authenticate" => Ok(Handled { result: Value::Object(Default::default()), then: None }),
-            "session/new" => self.new_session(params).await,
-            "session/load" => self.load_session(params).await,
-            "session/prompt" => self.prompt(params, admission).await,
-            "_toolport/tools/list" => self.tools_list(params).await,
-            "_toolport/tools/call" => self.tools_call(params, admission).await,
-            other => Err(method_not_found(other)),
+            Request::Authenticate => Ok(Handled { result: Value::Object(Default::default()), then: None }),
+            Request::NewSession(params) => self.new_session(params).await,
+            Request::LoadSession { id, params } => self.load_session(&id, params).await,
+            Request::Prompt { session, text } => self.prompt(&session, &text, admission).await,
+            Request::ToolsList { session, shape } => self.tools_list(&session, shape.as_deref()).await,
+            Request::ToolsCall { session, name, arguments } => {
+                self.tools_call(&session, &name, &arguments, admission).await
+            }
         };
         match handled {
             Ok(h) => (Ok(h.result), h.then),
@@ -94,14 +96,13 @@ impl Agent {
         }
     }
 
-    /// Serves one notification; unknown ones are ignored, as JSON-RPC requires.
-    pub fn notification(&self, method: &str, params: &Value) {
-        match method {
-            "session/cancel" => match session_id(params).ok().and_then(|id| self.session(&id).ok()) {
-                Some(session) => session.cancel(),
-                None => tracing::debug!("session/cancel for an unknown session"),
+    /// Acts on one notification.
+    pub fn notice(&self, notice: Notice) {
+        match notice {
+            Notice::Cancel { session } => match self.session(&session) {
+                Ok(session) => session.cancel(),
+                Err(_) => tracing::debug!("session/cancel for an unknown session: {session}"),
             },
-            other => tracing::debug!("ignoring notification {other}"),
         }
     }
 
@@ -116,11 +117,10 @@ impl Agent {
         }
     }
 
-    async fn new_session(&self, params: Value) -> Result<Handled, Error> {
-        let request = session_params(&params).map_err(invalid_params)?;
+    async fn new_session(&self, params: SessionParams) -> Result<Handled, Error> {
         let id =
             format!("toolport-{}-{}", std::process::id(), self.next_session.fetch_add(1, Ordering::Relaxed));
-        self.open(&id, request).await?;
+        self.open(&id, params).await?;
         Ok(Handled {
             result: serde_json::to_value(NewSessionResponse::new(id.clone()))
                 .map_err(|e| internal_error(e.to_string()))?,
@@ -130,19 +130,17 @@ impl Agent {
 
     /// There is no history to replay (toolport keeps no transcript): loading re-creates the
     /// session under the client's id with the servers it sends now.
-    async fn load_session(&self, params: Value) -> Result<Handled, Error> {
-        let id = session_id(&params).map_err(invalid_params)?;
-        let request = session_params(&params).map_err(invalid_params)?;
-        self.open(&id, request).await?;
+    async fn load_session(&self, id: &str, params: SessionParams) -> Result<Handled, Error> {
+        self.open(id, params).await?;
         Ok(Handled {
             result: serde_json::to_value(LoadSessionResponse::new())
                 .map_err(|e| internal_error(e.to_string()))?,
-            then: Some(commands_update(&id)),
+            then: Some(commands_update(id)),
         })
     }
 
-    async fn open(&self, id: &str, request: super::params::SessionParams) -> Result<(), Error> {
-        let session = AcpSession::open(&self.home, request, self.options.clone())
+    async fn open(&self, id: &str, params: SessionParams) -> Result<(), Error> {
+        let session = AcpSession::open(&self.home, params, self.options.clone())
             .await
             .map_err(|e| internal_error(format!("{e:#}")))?;
         let previous = self
@@ -156,23 +154,12 @@ impl Agent {
         Ok(())
     }
 
-    async fn prompt(&self, params: Value, admission: Admission) -> Result<Handled, Error> {
-        let request: PromptRequest = serde_json::from_value(params)
-            .map_err(|e| invalid_params(format!("invalid session/prompt: {e}")))?;
-        let id = request.session_id.to_string();
-        let session = self.session(&id)?;
-        let text: Vec<&str> = request
-            .prompt
-            .iter()
-            .filter_map(|block| match block {
-                ContentBlock::Text(t) => Some(t.text.as_str()),
-                _ => None,
-            })
-            .collect();
+    async fn prompt(&self, id: &str, text: &str, admission: Admission) -> Result<Handled, Error> {
+        let session = self.session(id)?;
         let cancelled = admission.cancel.unwrap_or_else(|| session.cancel_watch());
-        let stop = match session.answer(&text.join("\n"), cancelled).await {
+        let stop = match session.answer(text, cancelled).await {
             Some(reply) => {
-                self.outbox.send(message_chunk(&id, reply));
+                self.outbox.send(message_chunk(id, reply));
                 StopReason::EndTurn
             }
             None => StopReason::Cancelled,
@@ -180,23 +167,22 @@ impl Agent {
         Handled::result(PromptResponse::new(stop))
     }
 
-    async fn tools_list(&self, params: Value) -> Result<Handled, Error> {
-        let session = self.session(&session_id(&params).map_err(invalid_params)?)?;
-        let shape = params.get("shape").and_then(Value::as_str);
+    async fn tools_list(&self, id: &str, shape: Option<&str>) -> Result<Handled, Error> {
+        let session = self.session(id)?;
         let tools = session.tools(shape).await.map_err(|e| internal_error(format!("{e:#}")))?;
         Handled::result(serde_json::json!({ "tools": tools }))
     }
 
-    async fn tools_call(&self, params: Value, admission: Admission) -> Result<Handled, Error> {
-        let session = self.session(&session_id(&params).map_err(invalid_params)?)?;
-        let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
-        let arguments = match params.get("arguments") {
-            None | Some(Value::Null) => String::new(),
-            Some(Value::String(s)) => s.clone(),
-            Some(other) => other.to_string(),
-        };
+    async fn tools_call(
+        &self,
+        id: &str,
+        name: &str,
+        arguments: &str,
+        admission: Admission,
+    ) -> Result<Handled, Error> {
+        let session = self.session(id)?;
         let cancelled = admission.cancel.unwrap_or_else(|| session.cancel_watch());
-        match session.call(name, &arguments, cancelled).await {
+        match session.call(name, arguments, cancelled).await {
             Some(Ok(outcome)) => Handled::result(outcome_json(&outcome)),
             Some(Err(e)) => Err(invalid_params(e.to_string())),
             None => {

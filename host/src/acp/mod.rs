@@ -10,12 +10,14 @@
 //! - `_toolport/tools/list` and `_toolport/tools/call` let an embedding host use the tool
 //!   surface directly.
 //!
-//! The wire types come from `agent-client-protocol-schema` where they fit; the session params
-//! are read by hand (`params.rs`) because clients send `env`/`headers` in two forms.
+//! Each request is read once, as it arrives, into a typed request (`request.rs`); the wire
+//! types come from `agent-client-protocol-schema` where they fit, and the session params are
+//! read by hand (`params.rs`) because clients send `env`/`headers` in two forms.
 //! Only protocol lines go to the output; logs go to stderr.
 
 mod agent;
 mod params;
+mod request;
 mod rpc;
 mod session;
 
@@ -28,6 +30,7 @@ use tokio::task::JoinSet;
 
 use crate::runtime::RuntimeOptions;
 use agent::Agent;
+use request::{Notice, Request};
 use rpc::{Incoming, parse_line, response, spawn_writer};
 
 /// What the agent needs besides its streams.
@@ -66,19 +69,26 @@ where
         // Reap finished handlers so the set does not grow with the session's length.
         while in_flight.try_join_next().is_some() {}
         match parse_line(&line) {
-            Ok(Incoming::Request { id, method, params }) => {
-                let admission = agent.admit(&method, &params);
-                let agent = Arc::clone(&agent);
-                let outbox = outbox.clone();
-                in_flight.spawn(async move {
-                    let (result, then) = agent.request(&method, params, admission).await;
-                    outbox.send(response(id, result));
-                    if let Some(notification) = then {
-                        outbox.send(notification);
-                    }
-                });
-            }
-            Ok(Incoming::Notification { method, params }) => agent.notification(&method, &params),
+            Ok(Incoming::Request { id, method, params }) => match Request::parse(&method, params) {
+                Ok(request) => {
+                    let admission = agent.admit(&request);
+                    let agent = Arc::clone(&agent);
+                    let outbox = outbox.clone();
+                    in_flight.spawn(async move {
+                        let (result, then) = agent.request(request, admission).await;
+                        outbox.send(response(id, result));
+                        if let Some(notification) = then {
+                            outbox.send(notification);
+                        }
+                    });
+                }
+                // Nothing to wait for: answered at once, like a line that is not JSON-RPC.
+                Err(error) => outbox.send(response(id, Err(error))),
+            },
+            Ok(Incoming::Notification { method, params }) => match Notice::parse(&method, &params) {
+                Ok(notice) => agent.notice(notice),
+                Err(why) => tracing::debug!("ignoring a notification: {why}"),
+            },
             Ok(Incoming::Response) => tracing::debug!("ignoring a response: this agent sends no requests"),
             Err(rejected) => {
                 let rpc::Rejected { id, error } = *rejected;

@@ -35,14 +35,6 @@ pub fn session_params(params: &Value) -> Result<SessionParams, String> {
     Ok(SessionParams { cwd, servers })
 }
 
-/// The `sessionId` a request names.
-pub fn session_id(params: &Value) -> Result<String, String> {
-    match params.get("sessionId") {
-        Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
-        _ => Err("sessionId is required".into()),
-    }
-}
-
 /// The client's `mcpServers` as definitions, in order. Each entry is rewritten into the global
 /// store's shape and read by the config layer's own normaliser, so a client's server obeys the
 /// same rules as a stored one (trimming, `http` → `streamable_http`, `stdio` inferred from a

@@ -12,13 +12,18 @@ use super::params::{SessionParams, client_resolved};
 use crate::config::load_resolved;
 use crate::paths::Paths;
 use crate::runtime::{CallError, CallOutcome, Runtime, RuntimeOptions, render_call};
-use crate::session::command::{self, Command, McpCommand};
+use crate::session::actions::{self, McpCommand};
+use crate::session::command::{self, Command};
 use crate::status::render;
 
 /// What a prompt that is not a command gets back.
 pub const NOT_A_MODEL: &str = "toolport runs MCP tools, not a model, so it does not answer \
     free text. Use /mcp for the servers' status, /tools for the tool surface, or \
     /call <tool> [json] to run a tool.";
+
+/// What an `/mcp` action the action table keeps out of ACP's read-only view answers.
+const READ_ONLY: &str = "Over ACP, /mcp only shows the status view: the client chooses this session's \
+    servers (or edit the local stores with toolport mcp …)";
 
 /// The slash commands advertised in `available_commands_update`: (name, description, hint).
 pub const COMMANDS: &[(&str, &str, Option<&str>)] = &[
@@ -91,11 +96,7 @@ impl AcpSession {
 
     async fn reply(&self, text: &str) -> String {
         match command::parse(text) {
-            Ok(Command::Mcp(McpCommand::List)) => render(&self.runtime.status(), None),
-            Ok(Command::Mcp(McpCommand::Help)) => command::MCP_HELP[0].to_string(),
-            Ok(Command::Mcp(_)) => "Over ACP, /mcp only shows the status view: the client chooses this \
-                                    session's servers (or edit the local stores with toolport mcp …)"
-                .to_string(),
+            Ok(Command::Mcp(cmd)) => self.mcp(&cmd),
             Ok(Command::Tools { shape }) => match self.tools(shape.as_deref()).await {
                 Ok(tools) => serde_json::to_string_pretty(&tools).unwrap_or_default(),
                 Err(e) => format!("{e:#}"),
@@ -110,6 +111,18 @@ impl AcpSession {
                 .collect::<Vec<_>>()
                 .join("\n"),
             Ok(Command::Empty | Command::Quit) | Err(_) => NOT_A_MODEL.to_string(),
+        }
+    }
+
+    /// ACP's read-only view of `/mcp`: the action table says which actions it allows; the
+    /// rest are refused, because the client owns this session's servers.
+    fn mcp(&self, cmd: &McpCommand) -> String {
+        match cmd {
+            cmd if !cmd.action().is_some_and(|a| a.acp) => READ_ONLY.to_string(),
+            McpCommand::Help => actions::help_lines(|a| a.acp).collect::<Vec<_>>().join("\n"),
+            // `list`: the status view without the trailer, since nothing here edits the files it
+            // names. A new read-only action that shows something else gets its own arm above.
+            _ => render(&self.runtime.status(), None),
         }
     }
 }

@@ -28,14 +28,14 @@ const DEATH_REPORT_WAIT: Duration = Duration::from_millis(1_000);
 pub enum Event {
     /// The server sent `notifications/tools/list_changed`.
     ListChanged {
-        /// Server name.
+        /// Whose tools changed: only that server is re-listed.
         server: String,
         /// Which connection of that server (a retried server has a new one).
         generation: u64,
     },
     /// The process exited or the connection dropped.
     Died {
-        /// Server name.
+        /// Who went away: only that server goes to `error`.
         server: String,
         /// Which connection.
         generation: u64,

@@ -114,7 +114,7 @@ pub enum CallError {
     /// No tool of that name in the registry.
     #[error("Unknown MCP tool: {0}")]
     UnknownTool(String),
-    /// The name was blank.
+    /// The name was blank (a model that forgot it, or a UI that sent nothing).
     #[error("MCP tool call is missing tool name")]
     MissingName,
     /// The arguments were not a JSON object.
@@ -123,7 +123,7 @@ pub enum CallError {
     /// The tool's server is not (or no longer) connected.
     #[error("MCP server {server} is not connected: {reason}")]
     NotConnected {
-        /// The server.
+        /// The server that owns the tool: the one to retry.
         server: String,
         /// Why: exit status and stderr, dropped connection, …
         reason: String,
@@ -131,19 +131,19 @@ pub enum CallError {
     /// The server did not answer within its call timeout.
     #[error("MCP tool {tool} on server {server} timed out after {ms} ms")]
     Timeout {
-        /// The final tool name.
+        /// The name the caller used (the final name, not the server's own).
         tool: String,
-        /// The server.
+        /// The server that did not answer (it may still be working on the call).
         server: String,
-        /// The timeout that expired.
+        /// The server's `timeouts.callMs`, so the message says which setting to raise.
         ms: u128,
     },
     /// The server answered with a JSON-RPC error, or something the protocol does not allow.
     #[error("MCP tool {tool} on server {server} failed: {message}")]
     Protocol {
-        /// The final tool name.
+        /// The name the caller used (the final name, not the server's own).
         tool: String,
-        /// The server.
+        /// The server that answered with the error.
         server: String,
         /// The server's or the transport's message.
         message: String,

@@ -6,67 +6,67 @@
 
 use std::collections::{HashMap, HashSet};
 
-/// One server's final tool names, in the order it listed them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerNames<'a> {
-    /// The server's name (for messages and ownership).
-    pub server: &'a str,
-    /// Final tool names.
-    pub tools: Vec<&'a str>,
+/// The names claimed so far in one pass over the servers, in definition order, and the
+/// reserved ones. A server that passes claims its names; one that fails claims nothing (none of
+/// its tools reach the registry), so the first-defined server keeps a contested name whichever
+/// finished connecting first.
+pub struct Claims {
+    reserved: HashSet<String>,
+    /// Lower-cased name → the server that claimed it.
+    claimed: HashMap<String, String>,
 }
 
-/// Checks one server against the reserved names and the names claimed by servers defined
-/// before it. First failure wins, checked tool by tool; comparisons ignore case.
-pub fn check_server(
-    names: &ServerNames<'_>,
-    reserved: &HashSet<String>,
-    claimed: &HashMap<String, String>,
-) -> Result<(), String> {
-    let mut own: HashSet<String> = HashSet::new();
-    for tool in &names.tools {
-        if tool.trim().is_empty() {
-            return Err(format!("MCP server {} returned a tool without a name", names.server));
-        }
-        let key = tool.to_lowercase();
-        if reserved.contains(&key) {
-            return Err(format!("MCP tool name conflicts with built-in tool: {tool}"));
-        }
-        if !own.insert(key.clone()) {
-            return Err(format!("MCP server {} returned duplicate tool: {tool}", names.server));
-        }
-        if let Some(owner) = claimed.get(&key) {
-            return Err(format!("MCP tool name conflict: {tool} already provided by {owner}"));
-        }
+impl Claims {
+    /// A pass with nothing claimed yet; `reserved` compare without case.
+    pub fn new(reserved: &[String]) -> Self {
+        Self { reserved: reserved.iter().map(|n| n.trim().to_lowercase()).collect(), claimed: HashMap::new() }
     }
-    Ok(())
-}
 
-/// Checks every server in definition order. A server that passes claims its names; one that
-/// fails claims nothing (none of its tools reach the registry), so the first-defined server
-/// keeps a contested name whichever finished connecting first.
-pub fn check_all(servers: &[ServerNames<'_>], reserved: &[String]) -> Vec<Result<(), String>> {
-    let reserved: HashSet<String> = reserved.iter().map(|n| n.trim().to_lowercase()).collect();
-    let mut claimed: HashMap<String, String> = HashMap::new();
-    servers
-        .iter()
-        .map(|names| {
-            let verdict = check_server(names, &reserved, &claimed);
-            if verdict.is_ok() {
-                for tool in &names.tools {
-                    claimed.insert(tool.to_lowercase(), names.server.to_string());
-                }
+    /// Checks `server`'s final names against the reserved ones, each other and the names
+    /// claimed before it. First failure wins, tool by tool; comparisons ignore case.
+    pub fn admit<'a>(
+        &mut self,
+        server: &str,
+        tools: impl IntoIterator<Item = &'a str> + Clone,
+    ) -> Result<(), String> {
+        let mut own: HashSet<String> = HashSet::new();
+        for tool in tools.clone() {
+            if tool.trim().is_empty() {
+                return Err(format!("MCP server {server} returned a tool without a name"));
             }
-            verdict
-        })
-        .collect()
+            let key = tool.to_lowercase();
+            if self.reserved.contains(&key) {
+                return Err(format!("MCP tool name conflicts with built-in tool: {tool}"));
+            }
+            if !own.insert(key.clone()) {
+                return Err(format!("MCP server {server} returned duplicate tool: {tool}"));
+            }
+            if let Some(owner) = self.claimed.get(&key) {
+                return Err(format!("MCP tool name conflict: {tool} already provided by {owner}"));
+            }
+        }
+        for tool in tools {
+            self.claimed.insert(tool.to_lowercase(), server.to_string());
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn server<'a>(name: &'a str, tools: &[&'a str]) -> ServerNames<'a> {
-        ServerNames { server: name, tools: tools.to_vec() }
+    /// One server's name and its final tool names.
+    type ServerNames<'a> = (&'a str, &'a [&'a str]);
+
+    fn server<'a>(name: &'a str, tools: &'a [&'a str]) -> ServerNames<'a> {
+        (name, tools)
+    }
+
+    /// Every server through one pass, in order, as the pipeline runs them.
+    fn check_all(servers: &[ServerNames<'_>], reserved: &[String]) -> Vec<Result<(), String>> {
+        let mut claims = Claims::new(reserved);
+        servers.iter().map(|(name, tools)| claims.admit(name, tools.iter().copied())).collect()
     }
 
     fn reserved() -> Vec<String> {

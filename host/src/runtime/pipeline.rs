@@ -9,7 +9,7 @@ use rmcp::model::Tool;
 
 use super::connection::Connection;
 use super::convert::Plugins;
-use super::names::{self, ServerNames};
+use super::names::Claims;
 use super::record::{ToolRecord, tool_info};
 use super::state::Registry;
 use crate::config::{ServerDef, WorkspaceSettings};
@@ -21,9 +21,9 @@ pub struct LiveServer {
     pub index: usize,
     /// Its definition (as configured).
     pub def: ServerDef,
-    /// Its session.
+    /// Its session: the registry routes its tools' calls here.
     pub conn: Arc<Connection>,
-    /// Its tools as last listed.
+    /// Its tools as last listed (the input to the name policy).
     pub tools: Vec<Tool>,
 }
 
@@ -31,8 +31,14 @@ pub struct LiveServer {
 pub struct Outcome {
     /// Per live server: slot index, connection generation, tool count or the reason it failed.
     pub checked: Vec<(usize, u64, Result<usize, String>)>,
-    /// The new registry.
+    /// The registry to install in place of the old one, whole.
     pub registry: Registry,
+}
+
+/// One live server on its way through the steps: its records so far, or why it dropped out.
+struct Candidate {
+    server: LiveServer,
+    records: Result<Vec<ToolRecord>, String>,
 }
 
 /// Runs the pipeline. `builtin_tools` (the embedding agent's own tools) are reserved on top of
@@ -43,44 +49,40 @@ pub async fn run(
     builtin_tools: &[String],
     live: Vec<LiveServer>,
 ) -> Outcome {
+    let mut candidates: Vec<Candidate> = live
+        .into_iter()
+        .map(|server| {
+            let records =
+                server.tools.iter().cloned().map(|t| ToolRecord::listed(&server.def.name, t)).collect();
+            Candidate { server, records: Ok(records) }
+        })
+        .collect();
+
     // 1. Name policy, server by server in definition order.
-    let mut named: Vec<Result<Vec<ToolRecord>, String>> = Vec::with_capacity(live.len());
-    for server in &live {
-        let records = server.tools.iter().cloned().map(|t| ToolRecord::listed(&server.def.name, t)).collect();
-        named.push(match &settings.name_policy {
-            Some(policy) => apply_policy(plugins, policy, &server.def, records).await,
-            None => Ok(records),
-        });
+    if let Some(policy) = &settings.name_policy {
+        for c in &mut candidates {
+            if let Ok(records) = std::mem::replace(&mut c.records, Ok(Vec::new())) {
+                c.records = apply_policy(plugins, policy, &c.server.def, records).await;
+            }
+        }
     }
 
     // 2. Host collision rules on the final names, over the servers the policy let through.
     let mut reserved = settings.reserved_tool_names.clone();
     reserved.extend(builtin_tools.iter().cloned());
-    let candidates: Vec<ServerNames<'_>> = live
-        .iter()
-        .zip(&named)
-        .filter_map(|(server, records)| {
-            let records = records.as_ref().ok()?;
-            Some(ServerNames {
-                server: &server.def.name,
-                tools: records.iter().map(|r| r.name.as_str()).collect(),
-            })
-        })
-        .collect();
-    let mut verdicts = names::check_all(&candidates, &reserved).into_iter();
-    let checked: Vec<Result<Vec<ToolRecord>, String>> = named
-        .into_iter()
-        .map(|records| {
-            let records = records?;
-            // One verdict per server that reached step 2, in the same order.
-            verdicts.next().unwrap_or(Ok(())).map(|()| records)
-        })
-        .collect();
+    let mut claims = Claims::new(&reserved);
+    for c in &mut candidates {
+        if let Ok(records) = &c.records
+            && let Err(e) = claims.admit(&c.server.def.name, records.iter().map(|r| r.name.as_str()))
+        {
+            c.records = Err(e);
+        }
+    }
 
     // 3. Tool shape, then 4. the registry.
     let mut registry = Registry::default();
-    let mut out = Vec::with_capacity(live.len());
-    for (server, records) in live.into_iter().zip(checked) {
+    let mut checked = Vec::with_capacity(candidates.len());
+    for Candidate { server, records } in candidates {
         let generation = server.conn.generation;
         let shaped = match records {
             Ok(records) => shape(plugins, &settings.tool_shape, &server.def, records).await,
@@ -88,13 +90,13 @@ pub async fn run(
         };
         match shaped {
             Ok(records) => {
-                out.push((server.index, generation, Ok(records.len())));
+                checked.push((server.index, generation, Ok(records.len())));
                 registry.add_server(server.def, server.conn, records);
             }
-            Err(e) => out.push((server.index, generation, Err(e))),
+            Err(e) => checked.push((server.index, generation, Err(e))),
         }
     }
-    Outcome { checked: out, registry }
+    Outcome { checked, registry }
 }
 
 /// The policy's verdicts applied to one server's records: renamed, hidden, or the server

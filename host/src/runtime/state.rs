@@ -16,7 +16,7 @@ pub enum Link {
     Idle,
     /// Connected; `tools` as last listed.
     Live {
-        /// The session.
+        /// The session (dropping the last handle closes it).
         conn: Arc<Connection>,
         /// The raw `tools/list` result.
         tools: Vec<Tool>,
@@ -29,7 +29,7 @@ pub enum Link {
 pub struct Slot {
     /// Resolution result (definition, enabled, paused, validated transport).
     pub resolved: ResolvedServer,
-    /// The connection.
+    /// Where its connection stands.
     pub link: Link,
     /// Outcome of the last pipeline run for a live server: tool count, or why it is rejected.
     pub checked: Option<Result<usize, String>>,

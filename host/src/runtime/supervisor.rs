@@ -39,7 +39,7 @@ pub struct State {
     pub resolved: Resolved,
     /// One per defined server, in definition order.
     pub slots: Vec<Slot>,
-    /// The surface.
+    /// The surface, replaced whole by each rebuild.
     pub registry: Registry,
     /// Tools of servers that went away, so a call can say why.
     pub gone: Gone,

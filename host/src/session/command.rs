@@ -5,30 +5,20 @@
 //! The messages are those of reference-behaviour A (`Usage: /mcp <action> <name>`,
 //! `Unknown /mcp action: …`). Arguments after `/mcp <action>` are split shell-style (`shlex`),
 //! so a name or an `--env` value may contain spaces when quoted; `/call` keeps its JSON text
-//! as typed, because JSON's own quotes must survive.
+//! as typed, because JSON's own quotes must survive. Which `/mcp` actions exist, and what
+//! each one takes, is the action table's ([`super::actions`]); this file only reads words.
 
 use std::fmt;
 
-/// The `/mcp` lines of `/help`, exactly as reference-behaviour A prints them.
-pub const MCP_HELP: &[&str] = &[
-    "/mcp  Show current MCP services and status",
-    "/mcp add --transport <stdio|sse|http> <name> <target>  Add a global MCP service",
-    "/mcp enable|disable <name>  Toggle workspace MCP enablement",
-    "/mcp pause|resume <name>  Toggle current session MCP activation",
-    "/mcp retry <name>  Reconnect an enabled MCP service",
-    "/mcp remove <name>  Delete a global MCP service",
-];
+use super::actions::{self, Args, McpCommand};
 
-/// The other commands' `/help` lines.
+/// The `/help` lines of the commands besides `/mcp` (whose lines come from the action table).
 pub const OTHER_HELP: &[&str] = &[
     "/tools  Show the converted tool surface",
     "/call <tool> [json]  Call one tool with JSON object arguments",
     "/help  Show this help",
     "/quit  Leave the session",
 ];
-
-/// Every `/mcp` action word, for completion and the unknown-action message.
-pub const MCP_ACTIONS: &[&str] = &["list", "add", "remove", "enable", "disable", "pause", "resume", "retry"];
 
 /// The slash commands a line may start with, for completion.
 pub const COMMANDS: &[&str] = &["/mcp", "/tools", "/call", "/help", "/quit"];
@@ -56,37 +46,6 @@ pub enum Command {
     Help,
     /// `/quit` or `/exit`.
     Quit,
-}
-
-/// The `/mcp` actions.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum McpCommand {
-    /// `/mcp` or `/mcp list`: the status view.
-    List,
-    /// `/mcp help`: the `/mcp` help lines.
-    Help,
-    /// `/mcp add …`: the arguments after `add`, split shell-style, for the config layer's
-    /// `parse_add_args` (the same grammar as `toolport mcp add`).
-    Add(Vec<String>),
-    /// `/mcp remove <name>` (alias `delete`).
-    Remove(String),
-    /// `/mcp enable <name>`.
-    Enable(String),
-    /// `/mcp disable <name>`.
-    Disable(String),
-    /// `/mcp pause <name>`.
-    Pause(String),
-    /// `/mcp resume <name>`.
-    Resume(String),
-    /// `/mcp retry <name>`.
-    Retry(String),
-}
-
-impl McpCommand {
-    /// Whether the action writes a file or changes which servers run (ACP's view is read-only).
-    pub fn changes_state(&self) -> bool {
-        !matches!(self, Self::List | Self::Help)
-    }
 }
 
 /// Why a line is not a command; `Display` is the message shown to the user.
@@ -118,12 +77,9 @@ impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::McpUsage { action } => write!(f, "Usage: /mcp {action} <name>"),
-            Self::UnknownMcpAction(action) => write!(
-                f,
-                "Unknown /mcp action: {action}. Use /mcp, /mcp list, /mcp add --transport \
-                 <stdio|sse|http> <name> <target>, /mcp enable <name>, /mcp disable <name>, \
-                 /mcp pause <name>, /mcp resume <name>, /mcp retry <name>, or /mcp remove <name>."
-            ),
+            Self::UnknownMcpAction(action) => {
+                write!(f, "Unknown /mcp action: {action}. {}", actions::usage_sentence())
+            }
             Self::Quoting { action } => {
                 write!(f, "Unbalanced quotes in /mcp {action}: close every ' and \" you open")
             }
@@ -160,32 +116,22 @@ pub fn parse(line: &str) -> Result<Command, ParseError> {
     }
 }
 
-/// Parses what follows `/mcp` (the ACP agent calls this on a prompt's text too).
+/// Parses what follows `/mcp` (the ACP agent calls this on a prompt's text too): the action
+/// word picks a table entry, whose argument shape says how to read the rest.
 pub fn parse_mcp(rest: &str) -> Result<McpCommand, ParseError> {
-    let (action, rest) = split_word(rest);
-    if action.is_empty() {
-        return Ok(McpCommand::List);
-    }
-    let action = action.to_lowercase();
-    let quoting = || ParseError::Quoting { action: action.clone() };
-    let named = |make: fn(String) -> McpCommand| -> Result<McpCommand, ParseError> {
-        let words = shlex::split(rest).ok_or_else(quoting)?;
-        match <[String; 1]>::try_from(words) {
-            Ok([name]) if !name.trim().is_empty() => Ok(make(name.trim().to_string())),
-            _ => Err(ParseError::McpUsage { action: action.clone() }),
-        }
+    let (word, rest) = split_word(rest);
+    let word = if word.is_empty() { actions::DEFAULT.to_string() } else { word.to_lowercase() };
+    let Some(action) = actions::find(&word) else {
+        return Err(ParseError::UnknownMcpAction(word));
     };
-    match action.as_str() {
-        "list" => Ok(McpCommand::List),
-        "help" => Ok(McpCommand::Help),
-        "add" => shlex::split(rest).map(McpCommand::Add).ok_or_else(quoting),
-        "remove" | "delete" => named(McpCommand::Remove),
-        "enable" => named(McpCommand::Enable),
-        "disable" => named(McpCommand::Disable),
-        "pause" => named(McpCommand::Pause),
-        "resume" => named(McpCommand::Resume),
-        "retry" => named(McpCommand::Retry),
-        _ => Err(ParseError::UnknownMcpAction(action)),
+    let words = || shlex::split(rest).ok_or_else(|| ParseError::Quoting { action: word.clone() });
+    match &action.args {
+        Args::Bare(command) => Ok(command.clone()),
+        Args::AddArgs(make) => words().map(make),
+        Args::ServerName(make) => match <[String; 1]>::try_from(words()?) {
+            Ok([name]) if !name.trim().is_empty() => Ok(make(name.trim().to_string())),
+            _ => Err(ParseError::McpUsage { action: word.clone() }),
+        },
     }
 }
 
@@ -215,10 +161,15 @@ fn split_word(s: &str) -> (&str, &str) {
     }
 }
 
+/// The `/mcp` lines of `/help`, exactly as reference-behaviour A prints them.
+pub fn mcp_help() -> impl Iterator<Item = &'static str> {
+    actions::help_lines(|_| true)
+}
+
 /// The full `/help` text, one command per line.
 pub fn help_text() -> String {
     let mut out = String::new();
-    for line in MCP_HELP.iter().chain(OTHER_HELP) {
+    for line in mcp_help().chain(OTHER_HELP.iter().copied()) {
         out.push_str(line);
         out.push('\n');
     }
@@ -318,13 +269,6 @@ mod tests {
             "Unknown command: /nope. Type /help for the commands."
         );
         assert_eq!(parse("hello there"), Err(ParseError::NotACommand));
-    }
-
-    #[test]
-    fn only_listing_is_read_only() {
-        assert!(!McpCommand::List.changes_state());
-        assert!(!McpCommand::Help.changes_state());
-        assert!(McpCommand::Pause("x".into()).changes_state());
     }
 
     #[test]

@@ -1,17 +1,16 @@
 //! Tab completion for the session line: slash commands, `/mcp` actions, server names after a
 //! named action, `add`'s flags and transport values, and tool names after `/call`. Pure: the
 //! line editor asks with what is typed up to the cursor and the names it knows right now.
+//! Which words are actions, and what each one takes, comes from the action table.
 
-use super::command::{COMMANDS, MCP_ACTIONS};
+use super::actions::{self, McpAction};
+use super::command::COMMANDS;
 
 /// The transport values `/mcp add --transport` accepts without a plugin.
 pub const TRANSPORTS: &[&str] = &["stdio", "sse", "http", "streamable_http"];
 
 /// The flags of `/mcp add`.
 pub const ADD_FLAGS: &[&str] = &["--transport", "--env", "--header", "--cwd"];
-
-/// `/mcp` actions whose argument is a server name.
-const NAMED_ACTIONS: &[&str] = &["remove", "delete", "enable", "disable", "pause", "resume", "retry"];
 
 /// What completion can offer besides the fixed words.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -34,18 +33,29 @@ pub fn complete(line: &str, known: &Known) -> (usize, Vec<String>) {
     let matching = |words: &mut dyn Iterator<Item = &str>| -> Vec<String> {
         words.filter(|w| w.starts_with(partial)).map(str::to_string).collect()
     };
+    // An action word as typed, aliases included (`/mcp delete f` completes server names).
+    let action = |word: &str| actions::find(&word.to_lowercase());
     let candidates = match before.as_slice() {
         [] => matching(&mut COMMANDS.iter().copied()),
-        ["/mcp"] => matching(&mut MCP_ACTIONS.iter().copied()),
-        ["/mcp", action] if NAMED_ACTIONS.contains(&action.to_lowercase().as_str()) => {
+        ["/mcp"] => {
+            // Alphabetical, as shells offer words; the table's order is the help text's.
+            let mut words = matching(&mut actions::offered().map(|a| a.name));
+            words.sort_unstable();
+            words
+        }
+        ["/mcp", word] if action(word).is_some_and(McpAction::takes_server_name) => {
             matching(&mut known.servers.iter().map(String::as_str))
         }
-        ["/mcp", action, .., last] if action.eq_ignore_ascii_case("add") && *last == "--transport" => {
+        ["/mcp", word, .., last]
+            if action(word).is_some_and(McpAction::takes_add_args) && *last == "--transport" =>
+        {
             matching(
                 &mut TRANSPORTS.iter().copied().chain(known.transport_plugins.iter().map(String::as_str)),
             )
         }
-        ["/mcp", action, ..] if action.eq_ignore_ascii_case("add") && partial.starts_with('-') => {
+        ["/mcp", word, ..]
+            if action(word).is_some_and(McpAction::takes_add_args) && partial.starts_with('-') =>
+        {
             matching(&mut ADD_FLAGS.iter().copied())
         }
         ["/call"] => matching(&mut known.tools.iter().map(String::as_str)),
@@ -73,7 +83,7 @@ mod tests {
             complete("/mcp re", &known()),
             (5, vec!["remove".to_string(), "resume".into(), "retry".into()])
         );
-        assert_eq!(complete("/mcp ", &known()).1.len(), MCP_ACTIONS.len());
+        assert_eq!(complete("/mcp ", &known()).1.len(), actions::offered().count());
     }
 
     #[test]

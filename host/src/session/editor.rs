@@ -19,8 +19,8 @@ use rustyline::{Editor, Helper};
 use tokio::io::AsyncBufReadExt as _;
 use tokio::sync::mpsc;
 
-use super::Session;
 use super::complete::{Known, complete};
+use super::live::Session;
 
 const PROMPT: &str = "toolport> ";
 const BANNER: &str = "toolport session: /help lists the commands, /quit leaves";

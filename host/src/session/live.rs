@@ -1,0 +1,106 @@
+//! A running session: its paths, its pauses and its runtime, and the one entry point that runs
+//! a line. The `/mcp` actions are handled in `handlers.rs`; this file keeps what is not the
+//! `/mcp` language (starting, `/tools`, `/call`, completion's names, shutdown).
+
+use std::collections::BTreeSet;
+
+use anyhow::Result;
+
+use super::command::{self, Command};
+use super::complete::Known;
+use crate::config::{GlobalStore, PluginKind, load_resolved};
+use crate::paths::Paths;
+use crate::runtime::{Runtime, RuntimeOptions, render_call};
+
+/// What one line produced.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reply {
+    /// Text for the user, newline-terminated (empty for a blank line).
+    pub text: String,
+    /// The user asked to leave.
+    pub quit: bool,
+}
+
+impl Reply {
+    fn text(text: impl Into<String>) -> Self {
+        let mut text = text.into();
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        Self { text, quit: false }
+    }
+}
+
+/// A running session: its paths, its pauses and its runtime.
+pub struct Session {
+    pub(super) paths: Paths,
+    /// The session-only layer of state: it ends with the session and is never written.
+    pub(super) paused: BTreeSet<String>,
+    pub(super) runtime: Runtime,
+}
+
+impl Session {
+    /// Resolves the config for `paths` (nothing paused yet) and starts the runtime.
+    pub async fn start(paths: Paths, options: RuntimeOptions) -> Result<Self> {
+        let paused = BTreeSet::new();
+        let resolved = load_resolved(&paths, &paused)?;
+        let options = RuntimeOptions { cache_dir: Some(paths.cache_dir()), ..options };
+        let runtime = Runtime::start(resolved, options).await?;
+        Ok(Self { paths, paused, runtime })
+    }
+
+    /// The startup warnings, one `Warning: MCP unavailable: <name> (<error>)` per line.
+    pub fn warnings(&self) -> Vec<String> {
+        self.runtime.warnings()
+    }
+
+    /// Names for tab completion, as they are now.
+    pub fn known(&self) -> Known {
+        let mut known = Known::default();
+        if let Ok(store) = GlobalStore::load(&self.paths.store_file()) {
+            known.servers = store.servers.iter().map(|s| s.name.clone()).collect();
+            known.transport_plugins = store
+                .plugins
+                .iter()
+                .filter(|p| p.kind == PluginKind::Transport)
+                .map(|p| p.name.clone())
+                .collect();
+        }
+        for row in self.runtime.status() {
+            if !known.servers.contains(&row.name) {
+                known.servers.push(row.name);
+            }
+        }
+        known.tools = self.runtime.tool_names();
+        known
+    }
+
+    /// Runs one line of the session language.
+    pub async fn execute(&mut self, line: &str) -> Reply {
+        match command::parse(line) {
+            Ok(Command::Empty) => Reply::default(),
+            Ok(Command::Quit) => Reply { text: String::new(), quit: true },
+            Ok(Command::Help) => Reply::text(command::help_text()),
+            Ok(Command::Tools { shape }) => Reply::text(self.tools(shape.as_deref()).await),
+            Ok(Command::Call { tool, arguments }) => Reply::text(self.call(&tool, &arguments).await),
+            Ok(Command::Mcp(cmd)) => Reply::text(self.mcp(cmd).await),
+            Err(e) => Reply::text(e.to_string()),
+        }
+    }
+
+    /// Closes every connection.
+    pub async fn shutdown(self) {
+        self.runtime.shutdown().await;
+    }
+
+    async fn tools(&self, shape: Option<&str>) -> String {
+        match self.runtime.tools_in(shape).await {
+            Ok(tools) => serde_json::to_string_pretty(&tools).unwrap_or_default(),
+            Err(e) => format!("{e:#}"),
+        }
+    }
+
+    async fn call(&self, tool: &str, arguments: &str) -> String {
+        render_call(&self.runtime.call(tool, arguments).await)
+    }
+}
