@@ -158,7 +158,7 @@ pub struct WorkspaceSettings {
     pub name_policy: Option<String>,
     /// `toolShape`: a plugin name; default `openai`.
     pub tool_shape: String,
-    /// `reservedToolNames`; default [`DEFAULT_RESERVED_TOOL_NAMES`].
+    /// `reservedToolNames`; default `bash`, `read_file`, `write_file`, `apply_patch`.
     pub reserved_tool_names: Vec<String>,
 }
 
