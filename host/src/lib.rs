@@ -38,6 +38,7 @@ pub use status::{
 };
 
 // Where the files live, and what they resolve into.
+pub use config::MASK as SECRET_MASK;
 pub use config::{
     ConfigError, GlobalStore, Grants, Limits, PluginDef, PluginKind, Resolved, ResolvedServer, ServerDef,
     Timeouts, TransportKind, WorkspaceSettings, load_resolved, parse_json, resolve, validate,
@@ -58,7 +59,7 @@ pub use session::{Reply, Session, run_interactive};
 // Plugins, for hosts and plugin authors who load and run components directly.
 pub use plugin::PACKAGE as WIT_PACKAGE;
 pub use plugin::{
-    CacheOutcome, Inspection, NamePolicy, Origin, PluginError, PluginHost, PluginSummary, ToolInfo,
+    CacheOutcome, Fault, Inspection, NamePolicy, Origin, PluginError, PluginHost, PluginSummary, ToolInfo,
     ToolShape, Verdict, WIT_VERSION, inspect,
 };
 

@@ -65,17 +65,17 @@ async fn a_faulty_name_policy_fails_only_the_server_it_faulted_on() {
     // A trap names the guest's panic location and message.
     let trap = rows.remove(0);
     assert!(
-        trap.2.starts_with("name policy fault failed: plugin fault crashed: panicked at ")
+        trap.2.starts_with("name policy fault: crashed: panicked at ")
             && trap.2.ends_with("fault-policy trapped on purpose"),
         "{trap:?}"
     );
     assert_eq!(
         rows,
         expect(&[
-            ("spin", "name policy fault failed: plugin fault exceeded its time limit (1000 ms)"),
-            ("bomb", "name policy fault failed: plugin fault exceeded its memory limit (32 MiB)"),
-            ("fewer", "name policy fault failed: plugin fault returned bad output: 5 verdicts for 6 tools"),
-            ("more", "name policy fault failed: plugin fault returned bad output: 7 verdicts for 6 tools"),
+            ("spin", "name policy fault: exceeded its time limit (1000 ms)"),
+            ("bomb", "name policy fault: exceeded its memory limit (32 MiB)"),
+            ("fewer", "name policy fault: returned bad output: 5 verdicts for 6 tools"),
+            ("more", "name policy fault: returned bad output: 7 verdicts for 6 tools"),
         ])
     );
     assert_neighbour_fine(&runtime).await;
@@ -97,16 +97,16 @@ async fn a_faulty_tool_shape_fails_only_the_server_it_faulted_on() {
     let mut rows = failures(&runtime, &faults);
     let trap = rows.remove(0);
     assert!(
-        trap.2.starts_with("tool shape fault failed: plugin fault crashed: panicked at ")
+        trap.2.starts_with("tool shape fault: crashed: panicked at ")
             && trap.2.ends_with("fault-shape trapped on purpose"),
         "{trap:?}"
     );
-    let bad = "tool shape fault failed: plugin fault returned bad output";
+    let bad = "tool shape fault: returned bad output";
     assert_eq!(
         rows,
         expect(&[
-            ("spin", "tool shape fault failed: plugin fault exceeded its time limit (1000 ms)"),
-            ("bomb", "tool shape fault failed: plugin fault exceeded its memory limit (32 MiB)"),
+            ("spin", "tool shape fault: exceeded its time limit (1000 ms)"),
+            ("bomb", "tool shape fault: exceeded its memory limit (32 MiB)"),
             ("fewer", &format!("{bad}: 5 results for 6 tools")),
             ("more", &format!("{bad}: 7 results for 6 tools")),
             (
@@ -142,7 +142,7 @@ async fn a_transport_plugin_that_bombs_or_spins_fails_only_its_server() {
     let runtime = start(&env).await;
     let r = row(&runtime, "bomb");
     assert_eq!(r.state, ServerState::Error, "{r:?}");
-    assert_eq!(r.error.as_deref(), Some("plugin hostile exceeded its memory limit (32 MiB)"));
+    assert_eq!(r.error.as_deref(), Some("transport plugin hostile: exceeded its memory limit (32 MiB)"));
     // A pump that spins forever is a hang at initialize: the connect timeout ends it.
     let spin = row(&runtime, "spin");
     assert_eq!(

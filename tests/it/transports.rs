@@ -94,7 +94,7 @@ async fn a_refused_tcp_connection_fails_only_that_server() {
     assert_eq!(down.state, ServerState::Error);
     assert_eq!(
         down.error.as_deref(),
-        Some(format!("plugin tcp failed: cannot connect to tcp://{free}: connection refused").as_str())
+        Some(format!("transport plugin tcp: cannot connect to tcp://{free}: connection refused").as_str())
     );
     assert_eq!(row(&runtime, "local").state, ServerState::Connected);
     runtime.shutdown().await;
@@ -121,8 +121,8 @@ async fn a_transport_reaching_a_host_it_was_not_granted_gets_not_granted() {
     let stdout = render(&runtime.status(), None);
     runtime.shutdown().await;
     let expected = format!(
-        "wander | type=hostile | state=error | workspace=enabled | paused=no | tools=0 | error=plugin hostile \
-         failed: not granted: tcp://{}",
+        "wander | type=hostile | state=error | workspace=enabled | paused=no | tools=0 | error=transport plugin \
+         hostile: not granted: tcp://{}",
         elsewhere.addr
     );
     assert!(stdout.contains(&expected), "{stdout}");
@@ -139,7 +139,7 @@ async fn a_transport_reaching_a_host_it_was_not_granted_gets_not_granted() {
     assert_eq!(
         wander.error.as_deref(),
         Some(
-            format!("plugin hostile failed: reached tcp://{}, which was never granted", elsewhere.addr)
+            format!("transport plugin hostile: reached tcp://{}, which was never granted", elsewhere.addr)
                 .as_str()
         )
     );
@@ -170,7 +170,7 @@ async fn hostile_transports_leave_the_host_usable() {
     assert_eq!(spin.error.as_deref(), Some("connect timed out after 1500 ms"));
     let bomb = row(&runtime, "bomb");
     assert_eq!(bomb.state, ServerState::Error);
-    assert_eq!(bomb.error.as_deref(), Some("plugin hostile exceeded its memory limit (16 MiB)"));
+    assert_eq!(bomb.error.as_deref(), Some("transport plugin hostile: exceeded its memory limit (16 MiB)"));
     assert_eq!(row(&runtime, "local").state, ServerState::Connected);
     // The host still serves calls while the spinning pump is being stopped.
     for _ in 0..5 {
@@ -202,7 +202,7 @@ async fn a_transport_that_crashes_mid_session_fails_its_server_and_retry_reopens
     let status = row(&runtime, "crash-on-call");
     assert!(crashed, "{status:?}");
     let error = status.error.unwrap_or_default();
-    assert!(error.starts_with("plugin hostile crashed: panicked at"), "{error}");
+    assert!(error.starts_with("transport plugin hostile: crashed: panicked at"), "{error}");
     assert!(error.ends_with("hostile transport panicked on purpose"), "{error}");
     assert_eq!(row(&runtime, "local").state, ServerState::Connected);
     assert!(call_text(&runtime, "l_echo", r#"{"message": "fine"}"#).await.contains("fine"));
@@ -266,7 +266,7 @@ async fn sse_to_a_closed_port_fails_with_the_plugins_message() {
     assert_eq!(status.state, ServerState::Error);
     assert_eq!(
         status.error.as_deref(),
-        Some(format!("plugin sse failed: {url}: connection refused").as_str())
+        Some(format!("transport plugin sse: {url}: connection refused").as_str())
     );
     runtime.shutdown().await;
 }
@@ -302,7 +302,7 @@ async fn sse_refuses_an_endpoint_on_another_origin() {
     assert_eq!(status.state, ServerState::Error);
     assert_eq!(
         status.error.as_deref(),
-        Some(format!("plugin sse failed: not granted: http://{other}").as_str())
+        Some(format!("transport plugin sse: not granted: http://{other}").as_str())
     );
     assert_eq!(row(&runtime, "local").state, ServerState::Connected);
     runtime.shutdown().await;
@@ -326,7 +326,7 @@ async fn a_server_that_hangs_up_fails_its_tcp_server_and_retry_reconnects() {
     assert!(gone, "{status:?}");
     assert_eq!(
         status.error.as_deref(),
-        Some(format!("plugin tcp failed: {} closed the connection", exposed.url()).as_str())
+        Some(format!("transport plugin tcp: {} closed the connection", exposed.url()).as_str())
     );
     assert_eq!(row(&runtime, "local").state, ServerState::Connected);
     runtime.retry("remote").await.unwrap_or_else(|e| panic!("retry: {e:#}"));

@@ -11,16 +11,13 @@ use serde_json::{Map, Value};
 
 use super::ExitError;
 use toolport::{
-    ConfigError, EditError, GlobalStore, Paths, Runtime, RuntimeOptions, ServerDef, Trailer,
-    WorkspaceSettings, parse_add_args,
+    ConfigError, EditError, GlobalStore, Paths, Runtime, RuntimeOptions, SECRET_MASK as MASK, ServerDef,
+    Trailer, WorkspaceSettings, parse_add_args,
 };
 
 /// The usage line printed with an `add` argument error.
 const CLI_ADD_USAGE: &str = "Usage: toolport mcp add [--transport <stdio|sse|http|streamable_http|PLUGIN>] <name> \
      <url | -- command [args…]> [--env K=V]… [--header \"K: V\"]… [--cwd DIR]";
-
-/// What a secret value is shown as.
-const MASK: &str = "***";
 
 /// `toolport mcp [<subcommand>]`; without one it lists.
 #[derive(Debug, clap::Args)]

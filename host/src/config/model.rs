@@ -12,6 +12,11 @@ pub const DEFAULT_LIST_TIMEOUT: Duration = Duration::from_millis(30_000);
 /// Default time for one `tools/call`: tools may do real work (builds, searches).
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_millis(60_000);
 
+/// What a secret value (an `env` or `headers` value) is shown as wherever it must not appear:
+/// `mcp get` output and the server record of a plugin that only looks at tools. One constant,
+/// so every place that hides a value hides it the same recognisable way.
+pub const MASK: &str = "***";
+
 /// The built-in tool names an MCP server may never take (reference-behaviour A).
 pub const DEFAULT_RESERVED_TOOL_NAMES: [&str; 4] = ["bash", "read_file", "write_file", "apply_patch"];
 

@@ -43,13 +43,8 @@ pub struct Cache {
 
 impl Cache {
     /// A cache in `dir` (created on first write).
-    pub fn new(dir: impl Into<PathBuf>) -> Self {
+    pub(crate) fn new(dir: impl Into<PathBuf>) -> Self {
         Self { dir: dir.into() }
-    }
-
-    /// The entry file for these component bytes on this engine.
-    pub fn entry_path(&self, engine: &Engine, bytes: &[u8]) -> PathBuf {
-        self.entry_path_for(engine, &Sha256::digest(bytes).into())
     }
 
     /// The entry file for a component whose SHA-256 is `digest`.
@@ -61,13 +56,9 @@ impl Cache {
     }
 
     /// Loads the compiled component from the cache, or compiles it and stores the artifact.
-    pub fn load_or_compile(&self, engine: &Engine, bytes: &[u8]) -> Result<(Component, CacheOutcome)> {
-        self.load_or_compile_digested(engine, bytes, None)
-    }
-
-    /// [`Cache::load_or_compile`] for bytes whose SHA-256 is already known (the built-ins'
-    /// digests are computed at build time). `digest` must be the SHA-256 of `bytes`.
-    pub(crate) fn load_or_compile_digested(
+    /// `digest` is the SHA-256 of `bytes` when already known (the built-ins' digests are
+    /// computed at build time), saving a hash on every start.
+    pub(crate) fn load_or_compile(
         &self,
         engine: &Engine,
         bytes: &[u8],

@@ -1,163 +1,144 @@
 //! What can go wrong with a plugin, typed so the runtime can tell a bad config (exit 2) from a
 //! plugin that misbehaved at run time (the server goes to `error`, the host carries on).
+//!
+//! Every message reads `<role> <plugin>: <fault>` (`name policy fault: exceeded its time limit
+//! (5000 ms)`): the plugin is named exactly once, by the role the caller wanted it in, so no
+//! layer above has to (or may) add a prefix of its own.
 
 use std::path::PathBuf;
 
-/// A plugin failure. Every message names the plugin at fault.
+use crate::config::PluginKind;
+
+/// A plugin failure: which plugin, in which role, and what went wrong.
 #[derive(Debug, thiserror::Error)]
-pub enum PluginError {
+#[error("{} {plugin}: {fault}", role(*.kind))]
+pub struct PluginError {
+    /// The name it was asked for by (a built-in, or a key of the config's `plugins`).
+    pub plugin: String,
+    /// The kind the caller asked for, which words the role (`tool shape openai: …`) even when
+    /// the plugin turns out to be of another kind.
+    pub kind: PluginKind,
+    /// What went wrong, worded to follow the plugin's name.
+    pub fault: Fault,
+}
+
+impl PluginError {
+    /// `fault` of `plugin`, asked for as a `kind` plugin.
+    pub(crate) fn new(plugin: &str, kind: PluginKind, fault: Fault) -> Self {
+        Self { plugin: plugin.to_string(), kind, fault }
+    }
+}
+
+/// The words a message uses for a plugin asked for as `kind`.
+fn role(kind: PluginKind) -> &'static str {
+    match kind {
+        PluginKind::NamePolicy => "name policy",
+        PluginKind::ToolShape => "tool shape",
+        PluginKind::Transport => "transport plugin",
+    }
+}
+
+/// What went wrong with a plugin. The first six are config problems (fix the config or the
+/// file); the rest happen while it runs and fail one call or one connection only.
+#[derive(Debug, thiserror::Error)]
+pub enum Fault {
     /// No built-in and no `plugins` entry has this name.
-    #[error("unknown plugin: {name}")]
-    Unknown {
-        /// The name asked for.
-        name: String,
-    },
+    #[error("unknown plugin")]
+    Unknown,
     /// The plugin exists but is configured for another job.
-    #[error("plugin {name} is a {actual} plugin, not a {expected} plugin")]
+    #[error("is a {} plugin, not a {} plugin", actual.as_str(), expected.as_str())]
     WrongKind {
-        /// The plugin.
-        name: String,
-        /// Its configured kind.
-        actual: &'static str,
+        /// Its configured (or built-in) kind.
+        actual: PluginKind,
         /// The kind the caller needs.
-        expected: &'static str,
+        expected: PluginKind,
     },
     /// The component file could not be read.
-    #[error("plugin {name}: cannot read {}: {source}", path.display())]
+    #[error("cannot read {}: {source}", path.display())]
     Unreadable {
-        /// The plugin.
-        name: String,
         /// The configured file.
         path: PathBuf,
-        /// Why.
+        /// The I/O error.
         source: std::io::Error,
     },
     /// The bytes are not a WebAssembly component.
-    #[error("plugin {name}: {origin} is not a WebAssembly component: {detail}")]
+    #[error("{origin} is not a WebAssembly component: {detail}")]
     NotComponent {
-        /// The plugin.
-        name: String,
         /// The file, or `built-in`.
         origin: String,
-        /// What it is instead.
+        /// What it is instead, and how to make a component of it.
         detail: String,
     },
     /// Built against a `toolport:plugin` version this host cannot serve.
     #[error(
-        "plugin {name} was built for toolport:plugin@{found} (it exports {exports}), but this toolport \
-         serves toolport:plugin@{expected}: rebuild it against wit/since_v{expected}"
+        "was built for toolport:plugin@{found} (it exports {exports}), but this toolport serves \
+         toolport:plugin@{expected}: rebuild it against wit/since_v{expected}"
     )]
     WrongVersion {
-        /// The plugin.
-        name: String,
         /// The version it exports.
         found: String,
         /// The version this host serves.
         expected: &'static str,
-        /// Its exports.
+        /// Its exports, so the user sees what was built.
         exports: String,
     },
     /// Exports another world than its configured kind needs.
-    #[error("plugin {name} is configured as {kind} but exports {exports}; expected {expected}")]
+    #[error("is configured as {} but exports {exports}; expected {expected}", kind.as_str())]
     WrongWorld {
-        /// The plugin.
-        name: String,
         /// The configured kind.
-        kind: &'static str,
-        /// What it exports.
+        kind: PluginKind,
+        /// What it exports, each with the world it belongs to.
         exports: String,
-        /// What the kind needs.
+        /// The export that kind needs.
         expected: String,
     },
     /// Compiling or linking failed (for example an import the sandbox does not provide).
-    #[error("plugin {name} cannot be loaded: {message}")]
+    #[error("cannot be loaded: {message}")]
     Load {
-        /// The plugin.
-        name: String,
-        /// Why.
+        /// Wasmtime's reason, or the bad grant.
         message: String,
     },
     /// A granted folder could not be opened, or another sandbox setup failure.
-    #[error("plugin {name}: cannot set up its sandbox: {message}")]
+    #[error("cannot set up its sandbox: {message}")]
     Sandbox {
-        /// The plugin.
-        name: String,
-        /// Why.
+        /// The folder or grant and the OS error.
         message: String,
     },
     /// The call grew linear memory past the plugin's cap.
-    #[error("plugin {name} exceeded its memory limit ({limit_mb} MiB)")]
+    #[error("exceeded its memory limit ({limit_mb} MiB)")]
     MemoryLimit {
-        /// The plugin.
-        name: String,
-        /// The cap.
+        /// The cap (`limits.memoryMb`).
         limit_mb: u64,
     },
     /// The call ran past the plugin's time cap.
-    #[error("plugin {name} exceeded its time limit ({limit_ms} ms)")]
+    #[error("exceeded its time limit ({limit_ms} ms)")]
     TimeLimit {
-        /// The plugin.
-        name: String,
-        /// The cap.
+        /// The cap (`limits.callMs`).
         limit_ms: u64,
     },
     /// The guest trapped: a panic, an abort, an out-of-bounds access.
-    #[error("plugin {name} crashed: {message}")]
+    #[error("crashed: {message}")]
     Trap {
-        /// The plugin.
-        name: String,
         /// The panic message when the guest printed one, else the trap.
         message: String,
     },
-    /// The guest returned an error of its own.
-    #[error("plugin {name} failed: {message}")]
+    /// The guest returned an error of its own; its text is shown as it wrote it.
+    #[error("{message}")]
     Failed {
-        /// The plugin.
-        name: String,
         /// The guest's text.
         message: String,
     },
+    /// The sandbox refused a destination. Recorded by the host, so this wins over whatever the
+    /// guest made of the refusal: a plugin cannot hide or misstate it.
+    #[error("not granted: {target}")]
+    NotGranted {
+        /// The first refused destination, as `scheme://host:port`.
+        target: String,
+    },
     /// The guest answered, but not what the contract promises.
-    #[error("plugin {name} returned bad output: {message}")]
+    #[error("returned bad output: {message}")]
     BadOutput {
-        /// The plugin.
-        name: String,
-        /// What is wrong with it.
+        /// What is wrong with it (`5 verdicts for 6 tools`).
         message: String,
     },
-}
-
-impl PluginError {
-    /// The plugin the error is about.
-    pub fn plugin(&self) -> &str {
-        match self {
-            Self::Unknown { name }
-            | Self::WrongKind { name, .. }
-            | Self::Unreadable { name, .. }
-            | Self::NotComponent { name, .. }
-            | Self::WrongVersion { name, .. }
-            | Self::WrongWorld { name, .. }
-            | Self::Load { name, .. }
-            | Self::Sandbox { name, .. }
-            | Self::MemoryLimit { name, .. }
-            | Self::TimeLimit { name, .. }
-            | Self::Trap { name, .. }
-            | Self::Failed { name, .. }
-            | Self::BadOutput { name, .. } => name,
-        }
-    }
-
-    /// A problem with configuration or the component file (fix the config, exit 2) rather than
-    /// something that went wrong while running it.
-    pub fn is_config_error(&self) -> bool {
-        matches!(
-            self,
-            Self::Unknown { .. }
-                | Self::WrongKind { .. }
-                | Self::Unreadable { .. }
-                | Self::NotComponent { .. }
-                | Self::WrongVersion { .. }
-                | Self::WrongWorld { .. }
-        )
-    }
 }

@@ -8,7 +8,7 @@ use std::net::{IpAddr, SocketAddr};
 pub(crate) struct HostPattern {
     /// Lower-case scheme (`tcp`, `udp`, `http`, `https`, `ws`, …).
     pub scheme: String,
-    /// The host part.
+    /// An IP, an exact name, or `*.suffix`.
     pub host: HostMatch,
     /// `None` for `*`.
     pub port: Option<u16>,
@@ -102,6 +102,35 @@ impl HostPattern {
     }
 }
 
+/// `scheme://host:port` for a URL, the port defaulted for `http`/`ws` (80) and
+/// `https`/`wss` (443); `None` when the URL has no host or no port can be known. A transport
+/// connection is granted its server's origin in this form.
+pub(crate) fn origin_of(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let scheme = scheme.to_ascii_lowercase();
+    let authority = rest.split(['/', '?', '#']).next()?;
+    // Credentials in the URL are not part of the origin.
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(v6) => {
+            let (ip, after) = v6.split_once(']')?;
+            (format!("[{ip}]"), after.strip_prefix(':'))
+        }
+        None => match authority.rsplit_once(':') {
+            Some((h, p)) => (h.to_string(), Some(p)),
+            None => (authority.to_string(), None),
+        },
+    };
+    if host.is_empty() || host.contains('*') {
+        return None;
+    }
+    let port = match port {
+        Some(p) => p.parse::<u16>().ok()?,
+        None => default_port(&scheme)?,
+    };
+    Some(format!("{scheme}://{}:{port}", host.to_ascii_lowercase()))
+}
+
 fn default_port(scheme: &str) -> Option<u16> {
     match scheme {
         "http" | "ws" => Some(80),
@@ -157,5 +186,26 @@ mod tests {
         assert!(p("tcp://localhost:*").allows_ip("[::1]:9".parse().unwrap_or_else(|_| panic!())));
         assert!(!p("udp://127.0.0.1:53").covers_socket(false));
         assert!(p("https://x.com:443").covers_socket(false));
+    }
+
+    #[test]
+    fn origins_keep_scheme_host_and_port() {
+        assert_eq!(origin_of("tcp://127.0.0.1:9000").as_deref(), Some("tcp://127.0.0.1:9000"));
+        assert_eq!(origin_of("http://Example.com/sse").as_deref(), Some("http://example.com:80"));
+        assert_eq!(origin_of("wss://x.io/a?b=c").as_deref(), Some("wss://x.io:443"));
+        assert_eq!(origin_of("ws://[::1]:8080/mcp").as_deref(), Some("ws://[::1]:8080"));
+        assert_eq!(origin_of("http://user:pw@h.io:81/").as_deref(), Some("http://h.io:81"));
+        assert_eq!(origin_of("tcp://host-without-port"), None);
+        assert_eq!(origin_of("not a url"), None);
+        assert_eq!(origin_of("http://*.evil.com/"), None);
+    }
+
+    #[test]
+    fn every_origin_is_a_valid_grant() {
+        for url in ["tcp://127.0.0.1:9000", "http://localhost/sse", "ws://[::1]:8080/mcp"] {
+            let origin = origin_of(url).unwrap_or_default();
+            let pattern = HostPattern::parse(&origin).unwrap_or_else(|e| panic!("{e}"));
+            assert!(pattern.port.is_some(), "{origin}");
+        }
     }
 }

@@ -8,7 +8,7 @@ use wasmtime::component::Component;
 use super::bindings;
 use super::cache::{Cache, CacheOutcome};
 use super::engine::engine;
-use super::error::PluginError;
+use super::error::{Fault, PluginError};
 use super::inspect::{
     PACKAGE, WIT_VERSION, exported_interfaces, header_problem, version_compatible, world_of_interface,
 };
@@ -34,26 +34,35 @@ impl std::fmt::Display for Origin {
     }
 }
 
-/// A pre-linked plugin, ready to instantiate per call.
+/// A pre-linked plugin, ready to instantiate per call (one variant per world).
 pub(crate) enum Pre {
     Shape(bindings::shape::ToolShapePre<State>),
     Policy(bindings::policy::NamePolicyPre<State>),
     Transport(bindings::transport::TransportPre<State>),
 }
 
-/// Everything needed to run one plugin.
+/// Everything needed to run one plugin. Shared by every call and connection: per-call state
+/// lives in the store each of them builds.
 pub(crate) struct Loaded {
     pub engine: &'static wasmtime::Engine,
     pub name: String,
     pub kind: PluginKind,
     pub origin: Origin,
+    /// The configured grants; a transport widens them per connection.
     pub sandbox: Sandbox,
     pub limits: Limits,
     pub pre: Pre,
     pub cache: CacheOutcome,
 }
 
-/// What to load.
+impl Loaded {
+    /// `fault` of this plugin, in the role it was loaded for.
+    pub fn error(&self, fault: Fault) -> PluginError {
+        PluginError::new(&self.name, self.kind, fault)
+    }
+}
+
+/// What to load: the plugin as the config (or the built-in table) describes it.
 pub(crate) struct Spec<'a> {
     pub name: &'a str,
     pub kind: PluginKind,
@@ -67,12 +76,12 @@ pub(crate) struct Spec<'a> {
 /// Compiles (or loads from the cache), checks the world and version, and pre-links.
 pub(crate) fn load(spec: Spec<'_>, bytes: &[u8], cache: Option<&Cache>) -> Result<Loaded, PluginError> {
     let name = spec.name.to_string();
-    let load_err = |message: String| PluginError::Load { name: name.clone(), message };
-    check_header(&name, &spec.origin, bytes)?;
+    let load_err = |message: String| PluginError::new(&name, spec.kind, Fault::Load { message });
+    check_header(&name, spec.kind, &spec.origin, bytes)?;
     let sandbox = Sandbox::new(&name, spec.grants).map_err(&load_err)?;
     let engine = engine().map_err(|e| load_err(format!("{e:#}")))?;
     let (component, outcome) = match cache {
-        Some(cache) => cache.load_or_compile_digested(engine, bytes, spec.digest),
+        Some(cache) => cache.load_or_compile(engine, bytes, spec.digest),
         None => {
             Component::new(engine, bytes).map(|c| (c, CacheOutcome::Uncached)).map_err(anyhow::Error::from)
         }
@@ -104,14 +113,14 @@ pub(crate) fn load(spec: Spec<'_>, bytes: &[u8], cache: Option<&Cache>) -> Resul
 
 /// Tells a core module, or something that is not WebAssembly at all, from a component before
 /// wasmtime produces a parser error.
-fn check_header(name: &str, origin: &Origin, bytes: &[u8]) -> Result<(), PluginError> {
+fn check_header(name: &str, kind: PluginKind, origin: &Origin, bytes: &[u8]) -> Result<(), PluginError> {
     match header_problem(bytes) {
         None => Ok(()),
-        Some(detail) => Err(PluginError::NotComponent {
-            name: name.to_string(),
-            origin: origin.to_string(),
-            detail: detail.to_string(),
-        }),
+        Some(detail) => Err(PluginError::new(
+            name,
+            kind,
+            Fault::NotComponent { origin: origin.to_string(), detail: detail.to_string() },
+        )),
     }
 }
 
@@ -136,12 +145,9 @@ fn check_world(
         let Some(rest) = export.strip_prefix(PACKAGE).and_then(|r| r.strip_prefix('/')) else { continue };
         let (iface, version) = rest.split_once('@').unwrap_or((rest, ""));
         if !version_compatible(version) {
-            return Err(PluginError::WrongVersion {
-                name: name.to_string(),
-                found: version.to_string(),
-                expected: WIT_VERSION,
-                exports: listed,
-            });
+            let fault =
+                Fault::WrongVersion { found: version.to_string(), expected: WIT_VERSION, exports: listed };
+            return Err(PluginError::new(name, kind, fault));
         }
         found_expected |= iface == expected_iface;
     }
@@ -155,10 +161,6 @@ fn check_world(
             None => e.clone(),
         })
         .collect::<Vec<_>>();
-    Err(PluginError::WrongWorld {
-        name: name.to_string(),
-        kind: kind.as_str(),
-        exports: if exports.is_empty() { "nothing".to_string() } else { exports.join(", ") },
-        expected,
-    })
+    let exports = if exports.is_empty() { "nothing".to_string() } else { exports.join(", ") };
+    Err(PluginError::new(name, kind, Fault::WrongWorld { kind, exports, expected }))
 }

@@ -2,11 +2,11 @@
 
 use std::sync::Arc;
 
-use super::error::PluginError;
-use super::limits::{arm_deadline, classify, outer_timeout};
-use super::load::{Loaded, Pre};
-use super::store::State;
-use super::{ToolInfo, Verdict, wire};
+use super::error::{Fault, PluginError};
+use super::guard::{PerTool, call_per_tool};
+use super::load::{Loaded, Origin, Pre};
+use super::model::{ToolInfo, Verdict};
+use super::wire;
 use crate::config::ServerDef;
 
 /// A loaded name-policy plugin. Cheap to clone; every call runs in a fresh store.
@@ -28,34 +28,27 @@ impl NamePolicy {
     }
 
     /// Built-in or the file it was loaded from.
-    pub fn origin(&self) -> &super::Origin {
+    pub fn origin(&self) -> &Origin {
         &self.plugin.origin
     }
 
     /// One verdict per tool of `server`, in order.
     pub async fn review(&self, server: &ServerDef, tools: &[ToolInfo]) -> Result<Vec<Verdict>, PluginError> {
         let p = &*self.plugin;
-        let name = p.name.clone();
         let Pre::Policy(pre) = &p.pre else {
-            return Err(PluginError::Load { name, message: "not loaded as a name-policy plugin".into() });
+            return Err(p.error(Fault::Load { message: "not loaded as a name-policy plugin".into() }));
         };
         let wit_server = wire::server(server, false);
         let wit_tools: Vec<_> = tools.iter().map(wire::tool).collect();
-        let mut store = State::store(p.engine, &name, &p.sandbox, p.limits.memory_mb)
-            .map_err(|message| PluginError::Sandbox { name: name.clone(), message })?;
-        arm_deadline(&mut store, &p.limits);
-        let outcome = tokio::time::timeout(outer_timeout(&p.limits), async {
-            let instance = pre.instantiate_async(&mut store).await?;
-            instance.toolport_plugin_policy().call_review(&mut store, &wit_server, &wit_tools).await
+        let expect = PerTool { tools: tools.len(), noun: "verdicts" };
+        let verdicts = call_per_tool(p, expect, async |store| {
+            let instance = pre.instantiate_async(&mut *store).await?;
+            let verdicts =
+                instance.toolport_plugin_policy().call_review(store, &wit_server, &wit_tools).await?;
+            // `review` has no error case of its own.
+            Ok(Ok(verdicts))
         })
-        .await;
-        let verdicts = classify(&name, &p.limits, &store, outcome)?;
-        if verdicts.len() != tools.len() {
-            return Err(PluginError::BadOutput {
-                name,
-                message: format!("{} verdicts for {} tools", verdicts.len(), tools.len()),
-            });
-        }
+        .await?;
         Ok(verdicts.into_iter().map(Verdict::from).collect())
     }
 }

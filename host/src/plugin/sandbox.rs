@@ -65,6 +65,15 @@ impl Sandbox {
         })
     }
 
+    /// The same grants plus `origin` (when there is one), with a denial record of its own: the
+    /// sandbox of one transport connection, which may always reach its own server and whose
+    /// refusals must not be mistaken for another connection's.
+    pub fn with_origin(&self, origin: Option<String>) -> Result<Self, String> {
+        let mut grants = self.grants.clone();
+        grants.hosts.extend(origin);
+        Self::new(&self.plugin, &grants)
+    }
+
     /// A fresh WASI context with exactly the granted capabilities, and the pipe holding the
     /// guest's stderr.
     pub fn wasi_ctx(&self) -> Result<(WasiCtx, MemoryOutputPipe), String> {

@@ -4,11 +4,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::error::PluginError;
-use super::limits::{arm_deadline, classify, outer_timeout};
-use super::load::{Loaded, Pre};
-use super::store::State;
-use super::{ToolInfo, wire};
+use super::error::{Fault, PluginError};
+use super::guard::{PerTool, call_per_tool};
+use super::load::{Loaded, Origin, Pre};
+use super::model::ToolInfo;
+use super::wire;
 use crate::config::ServerDef;
 
 /// A loaded tool-shape plugin. Cheap to clone; every call runs in a fresh store.
@@ -30,42 +30,31 @@ impl ToolShape {
     }
 
     /// Built-in or the file it was loaded from.
-    pub fn origin(&self) -> &super::Origin {
+    pub fn origin(&self) -> &Origin {
         &self.plugin.origin
     }
 
     /// Converts `tools` of `server`: one JSON value per tool, in order.
     pub async fn convert(&self, server: &ServerDef, tools: &[ToolInfo]) -> Result<Vec<Value>, PluginError> {
         let p = &*self.plugin;
-        let name = p.name.clone();
         let Pre::Shape(pre) = &p.pre else {
-            return Err(PluginError::Load { name, message: "not loaded as a tool-shape plugin".into() });
+            return Err(p.error(Fault::Load { message: "not loaded as a tool-shape plugin".into() }));
         };
         let wit_server = wire::server(server, false);
         let wit_tools: Vec<_> = tools.iter().map(wire::tool).collect();
-        let mut store = State::store(p.engine, &name, &p.sandbox, p.limits.memory_mb)
-            .map_err(|message| PluginError::Sandbox { name: name.clone(), message })?;
-        arm_deadline(&mut store, &p.limits);
-        let outcome = tokio::time::timeout(outer_timeout(&p.limits), async {
-            let instance = pre.instantiate_async(&mut store).await?;
-            instance.toolport_plugin_shape().call_convert(&mut store, &wit_server, &wit_tools).await
+        let expect = PerTool { tools: tools.len(), noun: "results" };
+        let texts = call_per_tool(p, expect, async |store| {
+            let instance = pre.instantiate_async(&mut *store).await?;
+            instance.toolport_plugin_shape().call_convert(store, &wit_server, &wit_tools).await
         })
-        .await;
-        let texts = classify(&name, &p.limits, &store, outcome)?
-            .map_err(|message| PluginError::Failed { name: name.clone(), message })?;
-        if texts.len() != tools.len() {
-            return Err(PluginError::BadOutput {
-                name,
-                message: format!("{} results for {} tools", texts.len(), tools.len()),
-            });
-        }
+        .await?;
+        // The guest's text is parsed here, once, so the rest of the host only sees values.
         texts
             .iter()
             .zip(tools)
             .map(|(text, tool)| {
-                serde_json::from_str(text).map_err(|e| PluginError::BadOutput {
-                    name: name.clone(),
-                    message: format!("tool {}: not JSON: {e}", tool.name),
+                serde_json::from_str(text).map_err(|e| {
+                    p.error(Fault::BadOutput { message: format!("tool {}: not JSON: {e}", tool.name) })
                 })
             })
             .collect()

@@ -1,5 +1,6 @@
 //! Store data: the WASI and HTTP contexts, the resource table, and the limiter of one store.
-//! Also the one linker every plugin kind is pre-instantiated against.
+//! Also the one linker every plugin kind is pre-instantiated against. The host impls of our
+//! own WIT interfaces live one file per interface (`log`, `channel`), as wasmtime's do.
 
 use std::sync::{Arc, OnceLock};
 
@@ -9,16 +10,12 @@ use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-use super::bindings::{self, Level};
+use super::bindings;
 use super::limits::MemoryGuard;
 use super::sandbox::{HttpGate, Sandbox};
 
-/// Longest log line a plugin may write; the rest is cut so a plugin cannot flood the log.
-const MAX_LOG_LINE: usize = 4096;
-/// Log lines kept per store (one call, or one transport connection); later ones are dropped.
-const MAX_LOG_LINES: u32 = 1000;
-
-/// What one store holds.
+/// The data of one store: what the guest sees (WASI, HTTP, its resources) and what the host
+/// keeps watch with (the HTTP gate, the memory cap, the captured stderr, the log budget).
 pub(crate) struct State {
     wasi: WasiCtx,
     http: WasiHttpCtx,
@@ -26,12 +23,16 @@ pub(crate) struct State {
     gate: HttpGate,
     pub(crate) memory: MemoryGuard,
     pub(crate) stderr: MemoryOutputPipe,
-    plugin: Arc<str>,
-    log_lines: u32,
+    /// Whose store this is, for the host log.
+    pub(crate) plugin: Arc<str>,
+    /// Lines logged so far through the `log` interface (capped in `log`).
+    pub(crate) log_lines: u32,
 }
 
 impl State {
-    /// A store for one call (or one transport connection) of `plugin`.
+    /// A store for one call (or one transport connection) of `plugin`, confined by `sandbox`:
+    /// the plugin's own for policies and shapes, one widened by the server's origin for each
+    /// transport connection.
     pub fn store(
         engine: &Engine,
         plugin: &str,
@@ -72,37 +73,7 @@ impl WasiHttpView for State {
     }
 }
 
-impl bindings::policy::toolport::plugin::log::Host for State {
-    fn log(&mut self, level: Level, message: String) {
-        self.log_lines = self.log_lines.saturating_add(1);
-        if self.log_lines > MAX_LOG_LINES {
-            if self.log_lines == MAX_LOG_LINES + 1 {
-                tracing::warn!(
-                    plugin = &*self.plugin,
-                    "plugin log limit ({MAX_LOG_LINES} lines) reached; dropping the rest"
-                );
-            }
-            return;
-        }
-        let mut message = message;
-        if message.len() > MAX_LOG_LINE {
-            let mut cut = MAX_LOG_LINE;
-            while !message.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            message.truncate(cut);
-        }
-        let plugin = &*self.plugin;
-        match level {
-            Level::Trace => tracing::trace!(plugin, "{message}"),
-            Level::Debug => tracing::debug!(plugin, "{message}"),
-            Level::Info => tracing::info!(plugin, "{message}"),
-            Level::Warn => tracing::warn!(plugin, "{message}"),
-            Level::Error => tracing::error!(plugin, "{message}"),
-        }
-    }
-}
-
+/// `types` declares records only: its `Host` trait has nothing to implement.
 impl bindings::policy::toolport::plugin::types::Host for State {}
 
 static LINKER: OnceLock<Result<Linker<State>, String>> = OnceLock::new();

@@ -1,91 +1,31 @@
 //! Transport plugins: one long-running `run` call per connection, pumping whole JSON-RPC
-//! messages between host-owned queues and the plugin's socket (see `wit/README.md` for why a
-//! pump over resources and not `send`/`receive` calls). The runtime adapter that speaks MCP
-//! over these queues comes with the transport issue; this is the host half of the contract.
+//! messages between host-owned queues (`mailbox`) and the plugin's socket (see `wit/README.md`
+//! for why a pump over resources and not `send`/`receive` calls). `transport::PluginTransport`
+//! drives this as an rmcp transport; this is the host half of the contract.
+//!
+//! Each connection gets a sandbox of its own: the plugin's grants widened by exactly the
+//! origin of the server it serves (DESIGN §5). A transport may reach its server's `url`
+//! (scheme, host, port) and nothing else unless `grants.hosts` says so, and serving server A
+//! never lets it reach B.
 
 use std::sync::Arc;
 
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, error::TryRecvError};
-use wasmtime::component::Resource;
-use wasmtime_wasi::p2::{DynPollable, Pollable, subscribe};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
-use super::bindings::transport::toolport::plugin::channel::{Host, HostInbox, HostOutbox, Received};
-use super::error::PluginError;
-use super::limits::{arm_yield_only, classify};
+use super::error::{Fault, PluginError};
+use super::grants::origin_of;
+use super::guard::classify;
+use super::limits::arm_yield_only;
 use super::load::{Loaded, Pre};
+use super::mailbox::{Inbox, Outbox};
 use super::store::State;
 use super::wire;
 use crate::config::ServerDef;
 
-/// Messages from the host to the plugin (host → server direction).
-pub struct Inbox {
-    rx: UnboundedReceiver<String>,
-    /// A message taken off the queue while waiting for readiness, handed out by `try-recv`.
-    pending: Option<String>,
-    closed: bool,
-}
-
-/// Messages from the plugin to the host (server → host direction).
-pub struct Outbox {
-    tx: UnboundedSender<String>,
-}
-
-#[wasmtime_wasi::async_trait]
-impl Pollable for Inbox {
-    async fn ready(&mut self) {
-        if self.pending.is_some() || self.closed {
-            return;
-        }
-        match self.rx.recv().await {
-            Some(message) => self.pending = Some(message),
-            None => self.closed = true,
-        }
-    }
-}
-
-impl HostInbox for State {
-    fn subscribe(&mut self, inbox: Resource<Inbox>) -> wasmtime::Result<Resource<DynPollable>> {
-        subscribe(self.table(), inbox)
-    }
-
-    fn try_recv(&mut self, inbox: Resource<Inbox>) -> wasmtime::Result<Received> {
-        let inbox = self.table().get_mut(&inbox)?;
-        if let Some(message) = inbox.pending.take() {
-            return Ok(Received::Message(message));
-        }
-        Ok(match inbox.rx.try_recv() {
-            Ok(message) => Received::Message(message),
-            Err(TryRecvError::Empty) if !inbox.closed => Received::Empty,
-            Err(_) => {
-                inbox.closed = true;
-                Received::Closed
-            }
-        })
-    }
-
-    fn drop(&mut self, inbox: Resource<Inbox>) -> wasmtime::Result<()> {
-        self.table().delete(inbox)?;
-        Ok(())
-    }
-}
-
-impl HostOutbox for State {
-    fn send(&mut self, outbox: Resource<Outbox>, message: String) -> wasmtime::Result<Result<(), String>> {
-        let outbox = self.table().get(&outbox)?;
-        Ok(outbox.tx.send(message).map_err(|_| "the host closed the connection".to_string()))
-    }
-
-    fn drop(&mut self, outbox: Resource<Outbox>) -> wasmtime::Result<()> {
-        self.table().delete(outbox)?;
-        Ok(())
-    }
-}
-
-impl Host for State {}
-
-/// A loaded transport plugin.
+/// A loaded transport plugin, ready to open connections. Cheap to clone: the compiled
+/// component and the pre-linked instance are shared; each connection builds its own store.
 #[derive(Clone)]
-pub struct TransportPlugin {
+pub(crate) struct TransportPlugin {
     pub(crate) plugin: Arc<Loaded>,
 }
 
@@ -101,10 +41,12 @@ impl TransportPlugin {
         &self.plugin.name
     }
 
-    /// Runs one connection for `server` until the plugin returns: messages sent on the sender
+    /// Runs one connection for `server` until the plugin returns. Messages sent on the sender
     /// paired with `inbox` reach the plugin; what it sends arrives on `outbox`'s receiver.
     /// Dropping that sender closes the inbox, which asks the plugin to finish. One store per
-    /// connection: the memory cap holds for its lifetime; there is no time cap on the pump.
+    /// connection: the memory cap holds for its lifetime. There is no time cap on the pump (it
+    /// lives as long as the connection) but it yields every epoch tick, so dropping this future
+    /// stops even a plugin that never returns.
     pub async fn run(
         &self,
         server: &ServerDef,
@@ -112,26 +54,67 @@ impl TransportPlugin {
         outbox: UnboundedSender<String>,
     ) -> Result<(), PluginError> {
         let p = &*self.plugin;
-        let name = p.name.clone();
         let Pre::Transport(pre) = &p.pre else {
-            return Err(PluginError::Load { name, message: "not loaded as a transport plugin".into() });
+            return Err(p.error(Fault::Load { message: "not loaded as a transport plugin".into() }));
         };
+        let sandbox = p
+            .sandbox
+            .with_origin(server.url.as_deref().and_then(origin_of))
+            .map_err(|message| p.error(Fault::Sandbox { message }))?;
         let wit_server = wire::server(server, true);
-        let mut store = State::store(p.engine, &name, &p.sandbox, p.limits.memory_mb)
-            .map_err(|message| PluginError::Sandbox { name: name.clone(), message })?;
+        let mut store = State::store(p.engine, &p.name, &sandbox, p.limits.memory_mb)
+            .map_err(|message| p.error(Fault::Sandbox { message }))?;
         arm_yield_only(&mut store);
         let outcome = async {
-            let inbox = store.data_mut().table().push(Inbox { rx: inbox, pending: None, closed: false })?;
-            let outbox = store.data_mut().table().push(Outbox { tx: outbox })?;
+            let inbox = store.data_mut().table().push(Inbox::new(inbox))?;
+            let outbox = store.data_mut().table().push(Outbox::new(outbox))?;
             let instance = pre.instantiate_async(&mut store).await?;
             instance.toolport_plugin_connection().call_run(&mut store, &wit_server, inbox, outbox).await
         }
         .await;
-        let result = classify(&name, &p.limits, &store, Ok(outcome));
+        let result = classify(p, &store, Ok(outcome));
         // The host's own record wins over whatever the plugin made of the refusal.
-        if let Some(target) = p.sandbox.denials().first() {
-            return Err(PluginError::Failed { name, message: format!("not granted: {target}") });
+        if let Some(target) = sandbox.denials().first() {
+            return Err(p.error(Fault::NotGranted { target }));
         }
-        result?.map_err(|message| PluginError::Failed { name, message })
+        result?.map_err(|message| p.error(Fault::Failed { message }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    use crate::config::{Grants, Limits, PluginDef, PluginKind};
+    use crate::plugin::{PLUGIN_BUILD_DIR, PluginHost};
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_transport_plugin_pumps_both_ways_and_returns_when_the_inbox_closes() {
+        let def = PluginDef {
+            name: "echo".into(),
+            kind: PluginKind::Transport,
+            path: PathBuf::from(PLUGIN_BUILD_DIR).join("fixture_echo_transport.wasm"),
+            grants: Grants::default(),
+            limits: Limits::default(),
+        };
+        let host = PluginHost::new(None, &[def]).unwrap_or_else(|e| panic!("{e:#}"));
+        let transport = host.transport("echo").unwrap_or_else(|e| panic!("{e}"));
+        let (to_plugin, inbox) = tokio::sync::mpsc::unbounded_channel();
+        let (outbox, mut from_plugin) = tokio::sync::mpsc::unbounded_channel();
+        let server =
+            ServerDef { name: "echo-server".into(), command: Some("demo".into()), ..ServerDef::default() };
+        let pump = tokio::spawn(async move { transport.run(&server, inbox, outbox).await });
+        for i in 0..3 {
+            let msg = format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#);
+            to_plugin.send(msg.clone()).unwrap_or_else(|e| panic!("{e}"));
+            let back = tokio::time::timeout(Duration::from_secs(10), from_plugin.recv()).await;
+            assert_eq!(back.ok().flatten().as_deref(), Some(msg.as_str()));
+        }
+        drop(to_plugin);
+        let ended = tokio::time::timeout(Duration::from_secs(10), pump).await;
+        assert!(matches!(ended, Ok(Ok(Ok(())))), "{ended:?}");
     }
 }

@@ -1,21 +1,14 @@
 //! Conversions at the boundary between toolport's types and the WIT records.
 
 use super::bindings::{Server, Tool, Verdict as WitVerdict};
-use super::{ToolInfo, Verdict};
-use crate::config::ServerDef;
+use super::model::{ToolInfo, Verdict};
+use crate::config::{MASK, ServerDef};
 
-/// Shown instead of env and header values to plugins that only look at tools: a name policy
-/// or a tool shape has no business seeing a server's secrets.
-const MASK: &str = "***";
-
-/// The WIT server record. `reveal_values` is true only for transports, which need the values.
+/// The WIT server record. `reveal_values` is true only for transports, which need the values:
+/// a name policy or a tool shape has no business seeing a server's secrets, so it gets
+/// [`MASK`] instead. `type` is the normalised one as is (empty when absent): the contract
+/// forbids guessing it from `command` or `url`.
 pub(crate) fn server(def: &ServerDef, reveal_values: bool) -> Server {
-    let kind = match &def.transport {
-        Some(t) => t.clone(),
-        None if def.command.is_some() => "stdio".to_string(),
-        None if def.url.is_some() => "streamable_http".to_string(),
-        None => String::new(),
-    };
     let pairs = |list: &[(String, String)]| {
         list.iter()
             .map(|(k, v)| (k.clone(), if reveal_values { v.clone() } else { MASK.to_string() }))
@@ -23,7 +16,7 @@ pub(crate) fn server(def: &ServerDef, reveal_values: bool) -> Server {
     };
     Server {
         name: def.name.clone(),
-        type_: kind,
+        type_: def.transport.clone().unwrap_or_default(),
         url: def.url.clone(),
         command: def.command.clone(),
         args: def.args.clone(),

@@ -25,28 +25,21 @@ impl Plugins {
         &self.host
     }
 
-    /// Runs name policy `policy` over one server's tools: one verdict per tool, in order.
+    /// Runs name policy `policy` over one server's tools: one verdict per tool, in order (the
+    /// plugin host checks the count). The error is the host's, naming the policy once.
     pub async fn review(
         &self,
         policy: &str,
         def: &ServerDef,
         tools: &[ToolInfo],
     ) -> Result<Vec<Verdict>, String> {
-        let plugin = self.host.name_policy(policy).map_err(|e| format!("name policy {policy}: {e}"))?;
-        let verdicts =
-            plugin.review(def, tools).await.map_err(|e| format!("name policy {policy} failed: {e}"))?;
-        if verdicts.len() != tools.len() {
-            return Err(format!(
-                "name policy {policy} returned {} verdicts for {} tools",
-                verdicts.len(),
-                tools.len()
-            ));
-        }
-        Ok(verdicts)
+        let plugin = self.host.name_policy(policy).map_err(|e| e.to_string())?;
+        plugin.review(def, tools).await.map_err(|e| e.to_string())
     }
 
     /// Converts one server's tools (final names) with tool shape `shape`: one JSON object per
-    /// tool, in order.
+    /// tool, in order (the plugin host checks the count). The error is the host's, naming the
+    /// shape once.
     pub async fn convert(
         &self,
         shape: &str,
@@ -56,16 +49,7 @@ impl Plugins {
         if tools.is_empty() {
             return Ok(Vec::new());
         }
-        let plugin = self.host.tool_shape(shape).map_err(|e| format!("tool shape {shape}: {e}"))?;
-        let converted =
-            plugin.convert(def, tools).await.map_err(|e| format!("tool shape {shape} failed: {e}"))?;
-        if converted.len() != tools.len() {
-            return Err(format!(
-                "tool shape {shape} returned {} tools for {} inputs",
-                converted.len(),
-                tools.len()
-            ));
-        }
-        Ok(converted)
+        let plugin = self.host.tool_shape(shape).map_err(|e| e.to_string())?;
+        plugin.convert(def, tools).await.map_err(|e| e.to_string())
     }
 }

@@ -54,7 +54,7 @@ pub enum Args {
     ServerName(fn(String) -> McpCommand),
     /// `add`'s flags and operands, split shell-style and checked later by the config layer,
     /// which owns that grammar.
-    AddArgs(fn(Vec<String>) -> McpCommand),
+    Flags(fn(Vec<String>) -> McpCommand),
 }
 
 impl Args {
@@ -63,7 +63,7 @@ impl Args {
         match self {
             Self::Bare(command) => command.clone(),
             Self::ServerName(make) => make(String::new()),
-            Self::AddArgs(make) => make(Vec::new()),
+            Self::Flags(make) => make(Vec::new()),
         }
     }
 }
@@ -101,7 +101,7 @@ impl McpAction {
         match self.args {
             Args::Bare(_) => format!("/mcp {}", self.name),
             Args::ServerName(_) => format!("/mcp {} <name>", self.name),
-            Args::AddArgs(_) => format!("/mcp {} {ADD_SYNOPSIS}", self.name),
+            Args::Flags(_) => format!("/mcp {} {ADD_SYNOPSIS}", self.name),
         }
     }
 
@@ -112,7 +112,7 @@ impl McpAction {
 
     /// Whether this action's arguments are `add`'s flags (completion offers flags after it).
     pub fn takes_add_args(&self) -> bool {
-        matches!(self.args, Args::AddArgs(_))
+        matches!(self.args, Args::Flags(_))
     }
 }
 
@@ -135,7 +135,7 @@ pub const ACTIONS: &[McpAction] = &[
     McpAction {
         name: "add",
         aliases: &[],
-        args: Args::AddArgs(McpCommand::Add),
+        args: Args::Flags(McpCommand::Add),
         doc: Doc::Line("/mcp add --transport <stdio|sse|http> <name> <target>  Add a global MCP service"),
         acp: false,
     },

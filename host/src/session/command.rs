@@ -127,7 +127,7 @@ pub fn parse_mcp(rest: &str) -> Result<McpCommand, ParseError> {
     let words = || shlex::split(rest).ok_or_else(|| ParseError::Quoting { action: word.clone() });
     match &action.args {
         Args::Bare(command) => Ok(command.clone()),
-        Args::AddArgs(make) => words().map(make),
+        Args::Flags(make) => words().map(make),
         Args::ServerName(make) => match <[String; 1]>::try_from(words()?) {
             Ok([name]) if !name.trim().is_empty() => Ok(make(name.trim().to_string())),
             _ => Err(ParseError::McpUsage { action: word.clone() }),

@@ -91,6 +91,6 @@ mod tests {
     async fn sse_without_url_fails_in_the_plugins_words() {
         let plugins = PluginHost::new(None, &[]).unwrap_or_else(|e| panic!("{e:#}"));
         let err = connect(&ServerDef::default(), &TransportKind::Sse, &plugins, ()).await.err();
-        assert_eq!(err.as_deref(), Some("plugin sse failed: sse transport requires url"));
+        assert_eq!(err.as_deref(), Some("transport plugin sse: sse transport requires url"));
     }
 }

@@ -41,9 +41,9 @@ pub struct Pump {
 }
 
 impl Pump {
-    /// Waits until the plugin's `run` has finished and returns why, e.g.
-    /// `plugin tcp failed: not granted: tcp://10.0.0.1:22` or `plugin tcp crashed: …`. For the
-    /// session's watcher, which asks only when the connection ended from the plugin's side.
+    /// Waits until the plugin's `run` has finished and returns why, e.g. `transport plugin tcp:
+    /// not granted: tcp://10.0.0.1:22` or `transport plugin tcp: crashed: …`. For the session's
+    /// watcher, which asks only when the connection ended from the plugin's side.
     pub async fn ended(&self) -> String {
         self.failure()
             .await
@@ -109,7 +109,7 @@ pub struct PumpError(String);
 impl PluginTransport {
     /// Starts the plugin's pump for `def` on a task of its own.
     pub fn open(plugins: &PluginHost, plugin: &str, def: &ServerDef) -> Result<Self, String> {
-        let opener = plugins.transport_opener(plugin).map_err(|e| e.to_string())?;
+        let transport = plugins.transport(plugin).map_err(|e| e.to_string())?;
         let (to_plugin, inbox) = mpsc::unbounded_channel();
         let (outbox, from_plugin) = mpsc::unbounded_channel();
         let (ended_tx, ended) = watch::channel(None);
@@ -119,9 +119,9 @@ impl PluginTransport {
         let host_closed = Arc::new(AtomicBool::new(false));
         let closed = Arc::clone(&host_closed);
         let task = tokio::spawn(async move {
-            let ending = match opener.run(&def, inbox, outbox).await {
+            let ending = match transport.run(&def, inbox, outbox).await {
                 Ok(()) if closed.load(Ordering::SeqCst) => None,
-                Ok(()) => Some(format!("transport plugin {} closed the connection", opener.name())),
+                Ok(()) => Some(format!("transport plugin {} closed the connection", transport.name())),
                 Err(e) => Some(e.to_string()),
             };
             tracing::debug!(server = %server, "transport plugin finished: {ending:?}");
@@ -251,12 +251,12 @@ mod tests {
         let mut transport =
             PluginTransport::open(&hostile(), "hostile", &def).unwrap_or_else(|e| panic!("{e}"));
         let reason = transport.pump.clone().ended().await;
-        assert_eq!(reason, "plugin hostile exceeded its memory limit (64 MiB)");
+        assert_eq!(reason, "transport plugin hostile: exceeded its memory limit (64 MiB)");
         assert!(transport.receive().await.is_none());
         let message = ClientJsonRpcMessage::notification(ClientNotification::InitializedNotification(
             InitializedNotification::default(),
         ));
         let err = transport.send(message).await.err().map(|e| e.to_string());
-        assert_eq!(err.as_deref(), Some("plugin hostile exceeded its memory limit (64 MiB)"));
+        assert_eq!(err.as_deref(), Some("transport plugin hostile: exceeded its memory limit (64 MiB)"));
     }
 }

@@ -1,0 +1,87 @@
+//! The one guarded plugin call that name policies and tool shapes share: a fresh store under
+//! the plugin's sandbox and memory cap, the epoch deadline plus an outer timeout, instantiate
+//! and call, the outcome mapped to a [`Fault`], and one answer per tool checked. The per-kind
+//! files supply only the export to call and how to read what it returns.
+
+use wasmtime::Store;
+
+use super::error::{Fault, PluginError};
+use super::limits::{arm_deadline, outer_timeout, ran_out_of_time};
+use super::load::Loaded;
+use super::store::State;
+
+/// How many answers a per-tool call owes, and what they are called in the message when the
+/// count is off (`5 verdicts for 6 tools`).
+pub(crate) struct PerTool {
+    pub tools: usize,
+    pub noun: &'static str,
+}
+
+/// Runs `call` (instantiate, then call one export) once in a fresh store of `plugin` under its
+/// limits. `call` answers the guest's own `Err(text)`, if it has one, as the inner error.
+pub(crate) async fn call_per_tool<T>(
+    plugin: &Loaded,
+    expect: PerTool,
+    call: impl AsyncFnOnce(&mut Store<State>) -> wasmtime::Result<Result<Vec<T>, String>>,
+) -> Result<Vec<T>, PluginError> {
+    let mut store = State::store(plugin.engine, &plugin.name, &plugin.sandbox, plugin.limits.memory_mb)
+        .map_err(|message| plugin.error(Fault::Sandbox { message }))?;
+    arm_deadline(&mut store, &plugin.limits);
+    let outcome = tokio::time::timeout(outer_timeout(&plugin.limits), call(&mut store)).await;
+    let answers =
+        classify(plugin, &store, outcome)?.map_err(|message| plugin.error(Fault::Failed { message }))?;
+    if answers.len() != expect.tools {
+        let message = format!("{} {} for {} tools", answers.len(), expect.noun, expect.tools);
+        return Err(plugin.error(Fault::BadOutput { message }));
+    }
+    Ok(answers)
+}
+
+/// Maps the outcome of a call in `store` to the plugin's fault vocabulary: over time, over
+/// memory, or a crash with the guest's panic message when it printed one.
+pub(crate) fn classify<T>(
+    plugin: &Loaded,
+    store: &Store<State>,
+    outcome: Result<wasmtime::Result<T>, tokio::time::error::Elapsed>,
+) -> Result<T, PluginError> {
+    let time_limit = || plugin.error(Fault::TimeLimit { limit_ms: plugin.limits.call_ms });
+    let err = match outcome {
+        Err(_) => return Err(time_limit()),
+        Ok(Ok(value)) => return Ok(value),
+        Ok(Err(err)) => err,
+    };
+    if ran_out_of_time(&err) {
+        return Err(time_limit());
+    }
+    if store.data().memory.exceeded() {
+        return Err(plugin.error(Fault::MemoryLimit { limit_mb: plugin.limits.memory_mb }));
+    }
+    let stderr = String::from_utf8_lossy(&store.data().stderr.contents()).into_owned();
+    let message = panic_message(&stderr).unwrap_or_else(|| format!("{err:#}"));
+    tracing::warn!(plugin = %plugin.name, "plugin trapped: {err:#}");
+    Err(plugin.error(Fault::Trap { message }))
+}
+
+/// The `panicked at …` line(s) a Rust guest printed before aborting, if any.
+fn panic_message(stderr: &str) -> Option<String> {
+    let start = stderr.find("panicked at")?;
+    let mut lines = stderr[start..].lines();
+    let head = lines.next()?.trim_end_matches(':').trim();
+    Some(match lines.next().map(str::trim) {
+        Some(text) if !text.is_empty() => format!("{head}: {text}"),
+        _ => head.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn panic_message_keeps_location_and_text() {
+        let stderr =
+            "\nthread '<unnamed>' panicked at src/lib.rs:40:24:\nboom\nnote: run with RUST_BACKTRACE=1\n";
+        assert_eq!(panic_message(stderr).as_deref(), Some("panicked at src/lib.rs:40:24: boom"));
+        assert_eq!(panic_message("nothing here"), None);
+    }
+}

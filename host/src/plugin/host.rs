@@ -1,0 +1,177 @@
+//! The plugin host of one runtime: which plugins exist (the built-ins plus the config's
+//! `plugins`), loading each on first use, and handing it out in the role the caller asks for.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::builtin;
+use super::cache::{Cache, CacheOutcome};
+use super::engine;
+use super::error::{Fault, PluginError};
+use super::load::{self, Loaded, Origin, Spec};
+use super::policy::NamePolicy;
+use super::shape::ToolShape;
+use super::transport::TransportPlugin;
+use crate::config::{Grants, Limits, PluginDef, PluginKind};
+
+/// A summary of one available plugin, for `toolport plugin list`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginSummary {
+    /// The name servers and workspaces use for it.
+    pub name: String,
+    /// What it is for.
+    pub kind: PluginKind,
+    /// Built-in, or the configured file.
+    pub origin: Origin,
+    /// What it may reach (built-ins: nothing beyond a transport's own server).
+    pub grants: Grants,
+    /// Its memory and time caps.
+    pub limits: Limits,
+}
+
+/// The plugins available to one runtime: the built-ins plus the config's `plugins` entries,
+/// loaded (compiled or read from the cache, checked, pre-linked) on first use and then shared.
+/// Cheap to clone; safe to share across tasks.
+#[derive(Clone)]
+pub struct PluginHost {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    cache: Option<Cache>,
+    defs: Vec<PluginDef>,
+    loaded: Mutex<HashMap<String, Arc<Loaded>>>,
+}
+
+impl std::fmt::Debug for PluginHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PluginHost").field("defs", &self.inner.defs).finish_non_exhaustive()
+    }
+}
+
+impl PluginHost {
+    /// A host over the built-ins and `defs`. `cache_dir` is `<home>/cache` (None: compile in
+    /// memory every time). Configured entries that reuse a built-in name are ignored with a
+    /// warning: built-in names are reserved so a store cannot swap the default shape.
+    pub fn new(cache_dir: Option<PathBuf>, defs: &[PluginDef]) -> anyhow::Result<PluginHost> {
+        let mut kept = Vec::new();
+        for def in defs {
+            if builtin::find(&def.name).is_some() {
+                tracing::warn!(plugin = %def.name, "a configured plugin cannot replace the built-in of that name; ignored");
+            } else {
+                kept.push(def.clone());
+            }
+        }
+        // Build the engine now so a broken wasmtime setup fails at start, not mid-session.
+        engine::engine()?;
+        Ok(PluginHost {
+            inner: Arc::new(Inner {
+                cache: cache_dir.map(Cache::new),
+                defs: kept,
+                loaded: Mutex::new(HashMap::new()),
+            }),
+        })
+    }
+
+    /// The tool-shape plugin `name` (`openai` and `anthropic` are built in).
+    pub fn tool_shape(&self, name: &str) -> Result<ToolShape, PluginError> {
+        self.get(name, PluginKind::ToolShape).map(|plugin| ToolShape { plugin })
+    }
+
+    /// The name-policy plugin `name` (`namespace` is built in).
+    pub fn name_policy(&self, name: &str) -> Result<NamePolicy, PluginError> {
+        self.get(name, PluginKind::NamePolicy).map(|plugin| NamePolicy { plugin })
+    }
+
+    /// The transport plugin `name` (a server's `type`, or `sse` for the built-in). Crate-only:
+    /// a connection is opened through `transport::PluginTransport`, which gives each one the
+    /// server's origin as a grant; there is no way to run a transport without it.
+    pub(crate) fn transport(&self, name: &str) -> Result<TransportPlugin, PluginError> {
+        self.get(name, PluginKind::Transport).map(|plugin| TransportPlugin { plugin })
+    }
+
+    /// Every available plugin, built-ins first, then the config's entries in order.
+    pub fn list(&self) -> Vec<PluginSummary> {
+        let builtins = builtin::all().map(|(name, kind)| PluginSummary {
+            name: name.to_string(),
+            kind,
+            origin: Origin::Builtin,
+            grants: Grants::default(),
+            limits: Limits::default(),
+        });
+        let configured = self.inner.defs.iter().map(|d| PluginSummary {
+            name: d.name.clone(),
+            kind: d.kind,
+            origin: Origin::File(d.path.clone()),
+            grants: d.grants.clone(),
+            limits: d.limits,
+        });
+        builtins.chain(configured).collect()
+    }
+
+    /// How the plugin's compiled code was obtained when it was loaded (tests, diagnostics).
+    pub fn cache_outcome(&self, name: &str) -> Option<CacheOutcome> {
+        self.lock().get(name).map(|l| l.cache)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Arc<Loaded>>> {
+        // A panic while holding the lock cannot leave the map inconsistent (inserts are atomic).
+        self.inner.loaded.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn get(&self, name: &str, kind: PluginKind) -> Result<Arc<Loaded>, PluginError> {
+        if let Some(loaded) = self.lock().get(name) {
+            return check_kind(loaded, kind).map(|()| Arc::clone(loaded));
+        }
+        // Loading happens outside the lock (compiling takes a while); if two tasks raced, the
+        // first insert wins and both share it.
+        let loaded = Arc::new(self.load(name, kind)?);
+        let mut map = self.lock();
+        let entry = map.entry(name.to_string()).or_insert(loaded);
+        check_kind(entry, kind).map(|()| Arc::clone(entry))
+    }
+
+    fn load(&self, name: &str, kind: PluginKind) -> Result<Loaded, PluginError> {
+        let cache = self.inner.cache.as_ref();
+        let fault = |fault| PluginError::new(name, kind, fault);
+        if let Some(builtin) = builtin::find(name) {
+            if builtin.kind != kind {
+                return Err(fault(Fault::WrongKind { actual: builtin.kind, expected: kind }));
+            }
+            let grants = Grants::default();
+            let spec = Spec {
+                name,
+                kind,
+                origin: Origin::Builtin,
+                grants: &grants,
+                limits: Limits::default(),
+                digest: builtin.digest,
+            };
+            return load::load(spec, builtin.bytes, cache);
+        }
+        let def = self.inner.defs.iter().find(|d| d.name == name).ok_or_else(|| fault(Fault::Unknown))?;
+        if def.kind != kind {
+            return Err(fault(Fault::WrongKind { actual: def.kind, expected: kind }));
+        }
+        let bytes = std::fs::read(&def.path)
+            .map_err(|source| fault(Fault::Unreadable { path: def.path.clone(), source }))?;
+        let spec = Spec {
+            name,
+            kind,
+            origin: Origin::File(def.path.clone()),
+            grants: &def.grants,
+            limits: def.limits,
+            digest: None,
+        };
+        load::load(spec, &bytes, cache)
+    }
+}
+
+/// Refuses a loaded plugin asked for in another role.
+fn check_kind(loaded: &Loaded, kind: PluginKind) -> Result<(), PluginError> {
+    if loaded.kind == kind {
+        return Ok(());
+    }
+    Err(PluginError::new(&loaded.name, kind, Fault::WrongKind { actual: loaded.kind, expected: kind }))
+}
