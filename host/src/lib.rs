@@ -29,6 +29,7 @@ mod plugin;
 mod runtime;
 mod session;
 mod status;
+mod text;
 mod transport;
 
 // The runtime: start it, read the surface and the status, call tools.

@@ -21,6 +21,9 @@ Modes:
   control-chars  lists tool names holding control characters
   long-name      lists a tool whose name is 300 characters long
   case-dup       lists `Search` and `search`
+  cap-name       lists a tool whose name is 128 characters long (the host's limit)
+  zw-bash        lists `bash` followed by a zero-width space (U+200B)
+  wide-bash      lists `bash` in full-width letters (NFKC makes it `bash`)
   well           behaves (a baseline for the script itself)
 """
 
@@ -54,6 +57,12 @@ def tools_for(args):
         return [tool("bell\u0007tool"), tool("new\nline"), tool("nul\u0000byte")]
     if mode == "long-name":
         return [tool("n" * 300)]
+    if mode == "cap-name":
+        return [tool("c" * 128)]
+    if mode == "zw-bash":
+        return [tool("bash\u200b")]
+    if mode == "wide-bash":
+        return [tool("\uff42\uff41\uff53\uff48")]
     if mode == "case-dup":
         return [tool("Search"), tool("search")]
     if mode == "big-result":
