@@ -64,6 +64,9 @@ pub use plugin::{
     ToolShape, Verdict, WIT_VERSION, inspect,
 };
 
+/// Foreign text made safe for a terminal: what every text view of the binary uses.
+pub use text::{escape_line, escape_text};
+
 /// Where the build left the guest components (built-ins and test fixtures) and the built-ins'
 /// embedded bytes: for this repository's own tests and benchmarks, not an API.
 #[doc(hidden)]

@@ -10,6 +10,7 @@ mod everything;
 mod faults;
 mod faults_plugins;
 mod faults_support;
+mod foreign_text;
 mod names_checked;
 mod peers;
 mod plugins;

@@ -7,6 +7,7 @@ mod plugin;
 mod session;
 mod tools;
 
+use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -91,7 +92,8 @@ pub fn main() -> ExitCode {
     match runtime.block_on(run(cli)) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("toolport: {err:#}");
+            // The message may quote a server's or a plugin's words: no raw escape sequences.
+            eprintln!("toolport: {}", toolport::escape_text(&format!("{err:#}")));
             ExitCode::from(exit_status(&err))
         }
     }
@@ -138,5 +140,11 @@ fn init_tracing(verbose: u8) {
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
     // Logs go to stderr so stdout stays clean for --json output and the ACP protocol stream.
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    // Colours only on a terminal: piped into a file or a test, the log is plain text.
+    let ansi = std::io::stderr().is_terminal();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(ansi)
+        .with_writer(std::io::stderr)
+        .try_init();
 }

@@ -14,6 +14,7 @@ use super::record::{ToolRecord, tool_info};
 use super::state::Registry;
 use crate::config::{ServerDef, WorkspaceSettings};
 use crate::plugin::Verdict;
+use crate::text::clip_foreign;
 
 /// A connected server's input to the pipeline.
 pub struct LiveServer {
@@ -121,6 +122,9 @@ async fn apply_policy(
             }
             Verdict::Hide => continue,
             Verdict::Reject(reason) => {
+                // The reason is the plugin's text: clipped here, so a 10 MB reason is never
+                // held in the row or printed whole by `mcp list --json`.
+                let reason = clip_foreign(&reason);
                 return Err(format!("name policy {policy} rejected tool {}: {reason}", record.original));
             }
         }

@@ -9,6 +9,7 @@ use super::connection::Connection;
 use super::record::ToolRecord;
 use crate::config::{ResolvedServer, ServerDef};
 use crate::status::{ServerState, ServerStatus};
+use crate::text::clip_foreign;
 
 /// Where a server's connection stands.
 pub enum Link {
@@ -78,6 +79,9 @@ impl Slot {
                 _ => (ServerState::Error, 0, Some("connecting".to_string())),
             }
         };
+        // Every error reached here clipped where it was built; this keeps a row bounded even
+        // for a path that forgot to.
+        let error = error.map(|e| clip_foreign(&e).into_owned());
         ServerStatus {
             name: r.def.name.clone(),
             transport: r.def.transport.clone(),
