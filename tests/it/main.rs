@@ -19,6 +19,7 @@ mod policy;
 mod runtime;
 mod runtime_live;
 mod runtime_support;
+mod secrets_in_logs;
 mod session;
 mod smoke;
 mod transport_support;
