@@ -26,9 +26,11 @@ mod acp;
 mod config;
 mod paths;
 mod plugin;
+mod redact;
 mod runtime;
 mod session;
 mod status;
+mod text;
 mod transport;
 
 // The runtime: start it, read the surface and the status, call tools.
@@ -62,6 +64,12 @@ pub use plugin::{
     CacheOutcome, Fault, Inspection, NamePolicy, Origin, PluginError, PluginHost, PluginSummary, ToolInfo,
     ToolShape, Verdict, WIT_VERSION, inspect,
 };
+
+/// Foreign text made safe for a terminal: what every text view of the binary uses.
+pub use text::{escape_line, escape_text};
+
+/// URL secrets (query values, userinfo) masked: the binary's log writer and printed errors.
+pub use redact::redact_urls;
 
 /// Where the build left the guest components (built-ins and test fixtures) and the built-ins'
 /// embedded bytes: for this repository's own tests and benchmarks, not an API.

@@ -6,6 +6,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::text::escape_line;
+
 /// The five states a server ends in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -60,10 +62,12 @@ pub struct ServerStatus {
 /// Columns an error summary is clipped to, so one bad server cannot flood the view.
 pub const ERROR_SUMMARY_COLUMNS: usize = 120;
 
-/// CR/LF become spaces; longer than [`ERROR_SUMMARY_COLUMNS`] is clipped with `...`.
+/// CR/LF become spaces, every other control or format character is escaped (the text is a
+/// server's or a plugin's, and reaches a terminal), and longer than [`ERROR_SUMMARY_COLUMNS`] is
+/// clipped with `...`. The status view, the progress lines and the `Warning:` lines all use it.
 pub fn summarize_error(error: &str) -> String {
     let flat: String = error.chars().map(|c| if c == '\r' || c == '\n' { ' ' } else { c }).collect();
-    let flat = flat.trim();
+    let flat = escape_line(flat.trim());
     if flat.chars().count() <= ERROR_SUMMARY_COLUMNS {
         return flat.to_string();
     }
@@ -92,8 +96,8 @@ pub fn render(servers: &[ServerStatus], trailer: Option<Trailer<'_>>) -> String 
         let _ = write!(
             out,
             "- {} | type={} | state={} | workspace={} | paused={} | tools={}",
-            s.name,
-            s.transport.as_deref().unwrap_or("(unknown)"),
+            escape_line(&s.name),
+            escape_line(s.transport.as_deref().unwrap_or("(unknown)")),
             s.state.as_str(),
             if s.workspace_enabled { "enabled" } else { "disabled" },
             if s.paused { "yes" } else { "no" },
@@ -160,6 +164,15 @@ mod tests {
     #[test]
     fn empty_view_says_none() {
         assert_eq!(render(&[], None), "mcp: (none)\n");
+    }
+
+    #[test]
+    fn escape_sequences_in_errors_are_escaped_before_clipping() {
+        let s = summarize_error("boom\u{1b}]52;c;ZXZpbA==\u{7}\r\n\u{1b}[2J");
+        assert_eq!(s, "boom\\u{1b}]52;c;ZXZpbA==\\u{7}  \\u{1b}[2J");
+        let long = summarize_error(&"\u{1b}".repeat(300));
+        assert_eq!(long.chars().count(), 120);
+        assert!(!long.contains('\u{1b}'));
     }
 
     #[test]

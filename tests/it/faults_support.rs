@@ -96,11 +96,17 @@ pub fn row(runtime: &Runtime, name: &str) -> ServerStatus {
     runtime.status().into_iter().find(|r| r.name == name).unwrap_or_else(|| panic!("no row {name}"))
 }
 
-/// Asserts `name` is in `error` with exactly `message`, offers no tools, and is warned about.
+/// Asserts `name` is in `error` with exactly `message`, offers no tools, and is warned about
+/// (the warning clips the message to the status view's 120 columns).
 pub fn assert_failed(runtime: &Runtime, name: &str, message: &str) {
     let r = row(runtime, name);
     assert_eq!((r.state, r.error.as_deref(), r.tools), (ServerState::Error, Some(message), 0), "{name}");
-    let warning = format!("Warning: MCP unavailable: {name} ({message})");
+    let shown = if message.chars().count() > 120 {
+        format!("{}...", message.chars().take(117).collect::<String>())
+    } else {
+        message.to_string()
+    };
+    let warning = format!("Warning: MCP unavailable: {name} ({shown})");
     assert!(runtime.warnings().contains(&warning), "{:?}", runtime.warnings());
 }
 

@@ -7,6 +7,7 @@ mod plugin;
 mod session;
 mod tools;
 
+use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -91,7 +92,9 @@ pub fn main() -> ExitCode {
     match runtime.block_on(run(cli)) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("toolport: {err:#}");
+            // The message may quote a server's words (escaped) and a server URL (redacted).
+            let message = format!("{err:#}");
+            eprintln!("toolport: {}", toolport::escape_text(&toolport::redact_urls(&message)));
             ExitCode::from(exit_status(&err))
         }
     }
@@ -129,7 +132,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 fn init_tracing(verbose: u8) {
     use tracing_subscriber::EnvFilter;
     // rmcp logs transport failures with the full URL, which may carry an expanded `${VAR}`
-    // secret: keep it quiet unless the user asks for debug output.
+    // secret: every line is redacted by `RedactingStderr`, and rmcp stays quiet anyway unless
+    // the user asks for debug output.
     let default = match verbose {
         0 => "warn,rmcp=off",
         1 => "info,rmcp=off",
@@ -138,5 +142,37 @@ fn init_tracing(verbose: u8) {
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
     // Logs go to stderr so stdout stays clean for --json output and the ACP protocol stream.
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    // Colours only on a terminal: piped into a file or a test, the log is plain text.
+    let ansi = std::io::stderr().is_terminal();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(ansi)
+        .with_writer(RedactingStderr)
+        .try_init();
+}
+
+/// The log's writer: stderr, with every URL's query values and userinfo masked
+/// ([`toolport::redact_urls`]) at every verbosity, whoever wrote the line (rmcp, reqwest, a
+/// plugin, us). `tracing_subscriber`'s formatter hands over each event whole in one write, so
+/// a URL is never split across two calls.
+struct RedactingStderr;
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for RedactingStderr {
+    type Writer = Self;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        Self
+    }
+}
+
+impl std::io::Write for RedactingStderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        std::io::stderr().lock().write_all(toolport::redact_urls(&text).as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
 }

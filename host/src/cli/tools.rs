@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::process::ExitCode;
 
 use serde_json::Value;
-use toolport::{Paths, Runtime, RuntimeOptions};
+use toolport::{Paths, Runtime, RuntimeOptions, escape_line};
 
 use super::ExitError;
 
@@ -76,7 +76,8 @@ pub async fn run_demo(_args: DemoArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// One line per tool, `name — description`, whatever the shape (OpenAI nests them under
-/// `function`; others keep them at the top level).
+/// `function`; others keep them at the top level). Names and descriptions are the servers'
+/// text, so their controls are escaped (`--json` leaves that to JSON's own escaping).
 pub fn render_tools(tools: &[Value]) -> String {
     if tools.is_empty() {
         return "(no tools)\n".to_string();
@@ -84,10 +85,10 @@ pub fn render_tools(tools: &[Value]) -> String {
     let mut out = String::new();
     for tool in tools {
         let inner = tool.get("function").unwrap_or(tool);
-        let name = inner.get("name").and_then(Value::as_str).unwrap_or("(unnamed)");
+        let name = escape_line(inner.get("name").and_then(Value::as_str).unwrap_or("(unnamed)"));
         match inner.get("description").and_then(Value::as_str).map(|d| d.replace(['\r', '\n'], " ")) {
             Some(description) if !description.trim().is_empty() => {
-                out.push_str(&format!("{name} — {}\n", description.trim()));
+                out.push_str(&format!("{name} — {}\n", escape_line(description.trim())));
             }
             _ => out.push_str(&format!("{name}\n")),
         }
@@ -108,5 +109,7 @@ mod tests {
         ];
         assert_eq!(render_tools(&tools), "echo — Returns its message\nadd\n");
         assert_eq!(render_tools(&[]), "(no tools)\n");
+        let hostile = json!({"name": "poke", "description": "clears\u{1b}[2J\u{1b}]0;title\u{7}"});
+        assert_eq!(render_tools(&[hostile]), "poke — clears\\u{1b}[2J\\u{1b}]0;title\\u{7}\n");
     }
 }

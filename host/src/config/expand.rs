@@ -35,7 +35,8 @@ pub fn expand_vars(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Resul
             None => (inner, None),
         };
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Err(ConfigError(format!("invalid variable name in \"${{{name}}}\"")));
+            // Never the text itself: `${…}` may hold a pasted secret instead of a name.
+            return Err(ConfigError("invalid variable name in \"${…}\" (use letters, digits and _)".into()));
         }
         match (lookup(name), default) {
             (Some(v), Some(d)) if v.is_empty() => out.push_str(d),
@@ -128,7 +129,10 @@ mod tests {
     fn escape_and_errors() {
         assert_eq!(x("$${TOKEN}"), Ok("${TOKEN}".into()));
         assert_eq!(x("${TOKEN"), Err("unterminated \"${\" (missing \"}\")".into()));
-        assert_eq!(x("${}"), Err("invalid variable name in \"${}\"".into()));
+        let invalid = "invalid variable name in \"${…}\" (use letters, digits and _)";
+        assert_eq!(x("${}"), Err(invalid.into()));
+        // A token pasted where the name belongs is not echoed.
+        assert_eq!(x("Bearer ${sk-live-abc.123}"), Err(invalid.into()));
     }
 
     #[test]

@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 
 use crate::config::PluginKind;
+use crate::text::clip_foreign;
 
 /// A plugin failure: which plugin, in which role, and what went wrong.
 #[derive(Debug, thiserror::Error)]
@@ -23,9 +24,24 @@ pub struct PluginError {
 }
 
 impl PluginError {
-    /// `fault` of `plugin`, asked for as a `kind` plugin.
+    /// `fault` of `plugin`, asked for as a `kind` plugin. Every plugin error is built here, so
+    /// this is where the guest's own text (its error, its panic message) is clipped: a 10 MB
+    /// reason must not be held in a status row or printed whole by `mcp list --json`.
     pub(crate) fn new(plugin: &str, kind: PluginKind, fault: Fault) -> Self {
-        Self { plugin: plugin.to_string(), kind, fault }
+        Self { plugin: plugin.to_string(), kind, fault: fault.clipped() }
+    }
+}
+
+impl Fault {
+    /// The fault with any guest-supplied text cut to [`crate::text::MAX_FOREIGN_TEXT_BYTES`].
+    fn clipped(self) -> Self {
+        let clip = |message: String| clip_foreign(&message).into_owned();
+        match self {
+            Self::Failed { message } => Self::Failed { message: clip(message) },
+            Self::Trap { message } => Self::Trap { message: clip(message) },
+            Self::BadOutput { message } => Self::BadOutput { message: clip(message) },
+            other => other,
+        }
     }
 }
 

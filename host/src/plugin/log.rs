@@ -1,9 +1,12 @@
 //! Host impl of the `toolport:plugin/log` interface: a plugin's log lines go to the host's
-//! `tracing` log under the plugin's name, capped so a plugin cannot flood it.
+//! `tracing` log under the plugin's name, capped so a plugin cannot flood it, and escaped so
+//! it cannot forge one: a `\n` followed by `ERROR toolport: …` would read as the host's own
+//! line, and an escape sequence would reach the user's terminal.
 
 use super::bindings::Level;
 use super::bindings::policy::toolport::plugin::log::Host;
 use super::store::State;
+use crate::text::escape_line;
 
 /// Longest log line a plugin may write; the rest is cut so a plugin cannot flood the log.
 const MAX_LOG_LINE: usize = 4096;
@@ -30,6 +33,7 @@ impl Host for State {
             }
             message.truncate(cut);
         }
+        let message = escape_line(&message);
         let plugin = &*self.plugin;
         match level {
             Level::Trace => tracing::trace!(plugin, "{message}"),

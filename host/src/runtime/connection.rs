@@ -247,7 +247,8 @@ async fn list_all(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, ListError> {
 /// deepest cause.
 pub fn service_error(error: &ServiceError) -> String {
     match error {
-        ServiceError::McpError(data) => data.message.to_string(),
+        // The server's own words, clipped where the error is built.
+        ServiceError::McpError(data) => crate::text::clip_foreign(&data.message).into_owned(),
         other => deepest_cause(other),
     }
 }

@@ -88,7 +88,9 @@ impl CallOutcome {
     }
 
     /// Text blocks plainly, every other block as one line of JSON; blocks separated by
-    /// newlines. With no content at all, the structured result as JSON.
+    /// newlines. With no content at all, the structured result as JSON. The server wrote the
+    /// text, so escape sequences and other controls come back escaped
+    /// ([`crate::text::escape_text`]): a result cannot clear the screen or write the clipboard.
     pub fn render_text(&self) -> String {
         let mut parts: Vec<String> = self
             .content
@@ -103,7 +105,7 @@ impl CallOutcome {
         {
             parts.push(structured.to_string());
         }
-        parts.join("\n")
+        crate::text::escape_text(&parts.join("\n")).into_owned()
     }
 }
 

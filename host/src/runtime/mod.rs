@@ -30,7 +30,8 @@ use serde_json::Value;
 
 use crate::config::{ConfigError, Resolved, missing_rows};
 use crate::plugin::PluginHost;
-use crate::status::{ServerState, ServerStatus};
+use crate::status::{ServerState, ServerStatus, summarize_error};
+use crate::text::escape_line;
 use state::Slot;
 use supervisor::Supervisor;
 
@@ -61,14 +62,17 @@ impl Runtime {
         rows
     }
 
-    /// `Warning: MCP unavailable: <name> (<error>)` for every server in `error` or `missing`.
+    /// `Warning: MCP unavailable: <name> (<error>)` for every server in `error` or `missing`,
+    /// the error clipped to the status view's 120 columns.
     pub fn warnings(&self) -> Vec<String> {
         self.status()
             .into_iter()
             .filter(|s| matches!(s.state, ServerState::Error | ServerState::Missing))
             .map(|s| {
-                let error = s.error.unwrap_or_default().replace(['\r', '\n'], " ");
-                format!("Warning: MCP unavailable: {} ({})", s.name, error)
+                // Clipped and escaped like the status view: the error is a server's or a
+                // plugin's text, printed to a terminal.
+                let error = summarize_error(&s.error.unwrap_or_default());
+                format!("Warning: MCP unavailable: {} ({error})", escape_line(&s.name))
             })
             .collect()
     }

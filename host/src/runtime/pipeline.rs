@@ -9,11 +9,12 @@ use rmcp::model::Tool;
 
 use super::connection::Connection;
 use super::convert::Plugins;
-use super::names::Claims;
+use super::names::{Claims, name_fault, show_name};
 use super::record::{ToolRecord, tool_info};
 use super::state::Registry;
 use crate::config::{ServerDef, WorkspaceSettings};
 use crate::plugin::Verdict;
+use crate::text::clip_foreign;
 
 /// A connected server's input to the pipeline.
 pub struct LiveServer {
@@ -113,15 +114,39 @@ async fn apply_policy(
     for (mut record, verdict) in records.into_iter().zip(verdicts) {
         match verdict {
             Verdict::Keep => {}
-            Verdict::Rename(new_name) => record.name = new_name,
+            Verdict::Rename(new_name) => {
+                if let Some(rule) = name_fault(&new_name) {
+                    return Err(bad_rename(policy, &def.name, &record.original, &new_name, &rule));
+                }
+                record.name = new_name;
+            }
             Verdict::Hide => continue,
             Verdict::Reject(reason) => {
+                // The reason is the plugin's text: clipped here, so a 10 MB reason is never
+                // held in the row or printed whole by `mcp list --json`.
+                let reason = clip_foreign(&reason);
                 return Err(format!("name policy {policy} rejected tool {}: {reason}", record.original));
             }
         }
         named.push(record);
     }
     Ok(named)
+}
+
+/// Why a rename to an invalid name fails the server, blaming whoever made the name bad: the
+/// server when its own name already breaks a rule (the policy only carried it along), else the
+/// policy, so the message points at the plugin to fix rather than the shape that would choke
+/// on the name later.
+fn bad_rename(policy: &str, server: &str, original: &str, new_name: &str, rule: &str) -> String {
+    match name_fault(original) {
+        Some(own) => {
+            format!("MCP server {server} returned an invalid tool name: {} ({own})", show_name(original))
+        }
+        None => format!(
+            "name policy {policy} renamed tool {original} to an invalid name: {} ({rule})",
+            show_name(new_name)
+        ),
+    }
 }
 
 /// Fills in each record's shaped JSON (under its final name).

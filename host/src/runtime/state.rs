@@ -8,7 +8,9 @@ use rmcp::model::Tool;
 use super::connection::Connection;
 use super::record::ToolRecord;
 use crate::config::{ResolvedServer, ServerDef};
+use crate::redact::redact_urls;
 use crate::status::{ServerState, ServerStatus};
+use crate::text::clip_foreign;
 
 /// Where a server's connection stands.
 pub enum Link {
@@ -78,6 +80,9 @@ impl Slot {
                 _ => (ServerState::Error, 0, Some("connecting".to_string())),
             }
         };
+        // Every error reached here clipped where it was built; this keeps a row bounded, and
+        // free of URL secrets, even for a path that forgot to.
+        let error = error.map(|e| redact_urls(&clip_foreign(&e)).into_owned());
         ServerStatus {
             name: r.def.name.clone(),
             transport: r.def.transport.clone(),

@@ -75,8 +75,16 @@ impl Session {
         known
     }
 
-    /// Runs one line of the session language.
+    /// Runs one line of the session language. The reply is a text view that quotes servers and
+    /// plugins (results, tool JSON, errors), so its controls are escaped here, once for every
+    /// action ([`crate::text::escape_text`]).
     pub async fn execute(&mut self, line: &str) -> Reply {
+        let mut reply = self.answer(line).await;
+        reply.text = crate::text::escape_text(&reply.text).into_owned();
+        reply
+    }
+
+    async fn answer(&mut self, line: &str) -> Reply {
         match command::parse(line) {
             Ok(Command::Empty) => Reply::default(),
             Ok(Command::Quit) => Reply { text: String::new(), quit: true },

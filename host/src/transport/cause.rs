@@ -2,6 +2,9 @@
 
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
+use crate::redact::redact_urls;
+use crate::text::clip_foreign;
+
 /// The innermost error's message: what actually went wrong, without the wrappers' prose.
 /// rmcp does not link two of its wrappers as `source()` (the transport error inside an
 /// initialize error, the HTTP client's error inside its own), so those hops are taken by hand.
@@ -26,5 +29,8 @@ pub fn deepest_cause(error: &(dyn std::error::Error + 'static)) -> String {
         }
     }
     let text = current.to_string();
-    if text.trim().is_empty() { error.to_string() } else { text }
+    let text = if text.trim().is_empty() { error.to_string() } else { text };
+    // A server or a proxy wrote this text; it becomes a row's error, so it is clipped here.
+    // reqwest quotes the whole URL, which may carry an expanded `${TOKEN}`: redacted here.
+    redact_urls(&clip_foreign(&text)).into_owned()
 }
