@@ -30,6 +30,7 @@ mod load;
 mod log;
 mod mailbox;
 mod model;
+mod name_lookup;
 mod policy;
 mod sandbox;
 mod shape;

@@ -3,9 +3,10 @@
 //!
 //! Closed defaults, as built by [`Sandbox::wasi_ctx`]: no environment, no arguments, no
 //! preopens, stdin closed, stdout discarded, stderr captured (bounded) for crash messages, no
-//! socket address allowed, no name lookup. Grants open exactly: `env` names (copied from the
+//! socket address allowed, no name resolved. Grants open exactly: `env` names (copied from the
 //! host's environment when set), `dirs` (read-only preopens at their own absolute path), and
-//! `hosts` (TCP/UDP connects and outgoing HTTP to matching `scheme://host:port`).
+//! `hosts` (TCP/UDP connects and outgoing HTTP to matching `scheme://host:port`, and lookups of
+//! exactly the names those patterns name: see [`HostsGate::allows_lookup`]).
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::{Arc, Mutex};
@@ -22,6 +23,9 @@ use crate::config::Grants;
 pub(crate) const STDERR_CAPTURE_BYTES: usize = 16 * 1024;
 /// Denied destinations remembered per sandbox: the first explains a failure; more is noise.
 const DENIALS_KEPT: usize = 8;
+/// Characters of a refused name kept in its denial: a DNS name has at most 253, so more is a
+/// payload, not a name, and the record must not carry it whole.
+const DENIED_NAME_CHARS: usize = 253;
 
 /// Destinations the sandbox refused, as `scheme://host:port`, recorded by the host itself so a
 /// plugin cannot hide or misstate why its connection failed.
@@ -93,7 +97,9 @@ impl Sandbox {
         // Socket kinds stay switched off unless some grant could ever use them.
         b.allow_tcp(self.hosts.iter().any(|h| h.covers_socket(false)));
         b.allow_udp(self.hosts.iter().any(|h| h.covers_socket(true)));
-        b.allow_ip_name_lookup(self.hosts.iter().any(HostPattern::is_name));
+        // Lookups reach wasmtime's resolver only through `HostsGate::allows_lookup` (the linker
+        // shadows `wasi:sockets/ip-name-lookup`, see `name_lookup`), so the switch itself is on.
+        b.allow_ip_name_lookup(true);
         let hosts = Arc::clone(&self.hosts);
         let plugin = Arc::clone(&self.plugin);
         let denials = self.denials.clone();
@@ -118,9 +124,9 @@ impl Sandbox {
         Ok((b.build(), stderr))
     }
 
-    /// The HTTP hook for this plugin's stores.
-    pub fn http_gate(&self) -> HttpGate {
-        HttpGate {
+    /// The gate for what the host does on the guest's behalf (HTTP requests, name lookups).
+    pub fn hosts_gate(&self) -> HostsGate {
+        HostsGate {
             plugin: Arc::clone(&self.plugin),
             hosts: Arc::clone(&self.hosts),
             denials: self.denials.clone(),
@@ -168,12 +174,36 @@ async fn socket_allowed(hosts: &Arc<[HostPattern]>, addr: SocketAddr, use_: Sock
     resolved.iter().any(|r| r.ip().to_canonical() == addr.ip().to_canonical())
 }
 
-/// Filters outgoing `wasi:http` requests: wasmtime's default sender opens host sockets itself,
-/// so the socket check above never sees them.
-pub(crate) struct HttpGate {
+/// Filters what the host does for the guest outside the socket check: outgoing `wasi:http`
+/// requests (wasmtime's default sender opens host sockets itself, so the socket check above
+/// never sees them) and name lookups (a lookup leaves the machine before any socket is made: the
+/// name itself is the message).
+pub(crate) struct HostsGate {
     plugin: Arc<str>,
     hosts: Arc<[HostPattern]>,
     denials: Denials,
+}
+
+impl HostsGate {
+    /// Whether the guest may resolve `name`: an IP literal (nothing is looked up), or a name some
+    /// `grants.hosts` pattern names, of any scheme and port. Anything else is refused and
+    /// recorded, so a granted `https://api.example.com` cannot be used to send
+    /// `secret.example.org` to a resolver, nor to learn what `localhost` is.
+    pub fn allows_lookup(&self, name: &str) -> bool {
+        if is_ip_literal(name) || self.hosts.iter().any(|h| h.names(name)) {
+            return true;
+        }
+        let shown: String = name.chars().take(DENIED_NAME_CHARS).flat_map(char::escape_debug).collect();
+        tracing::warn!(plugin = %self.plugin, name = %shown, "denied a name lookup: no grants.hosts entry names it");
+        self.denials.record(format!("name lookup of {shown}"));
+        false
+    }
+}
+
+/// `127.0.0.1`, `::1` or `[::1]`: text wasmtime turns into an address without a lookup.
+fn is_ip_literal(name: &str) -> bool {
+    let bare = name.strip_prefix('[').and_then(|n| n.strip_suffix(']')).unwrap_or(name);
+    bare.parse::<std::net::IpAddr>().is_ok()
 }
 
 type SendFuture = Box<
@@ -185,7 +215,7 @@ type SendFuture = Box<
         > + Send,
 >;
 
-impl WasiHttpHooks for HttpGate {
+impl WasiHttpHooks for HostsGate {
     fn send_request(
         &mut self,
         request: http::Request<WasiBody>,
