@@ -109,16 +109,19 @@ impl Sandbox {
             let denials = denials.clone();
             Box::pin(async move {
                 let allowed = socket_allowed(&hosts, addr, use_).await;
-                if !allowed {
-                    tracing::warn!(plugin = %plugin, %addr, use_ = ?use_, "denied a socket: not in grants.hosts");
-                    let scheme = if matches!(use_, SocketAddrUse::UdpSend | SocketAddrUse::UdpBind) {
-                        "udp"
-                    } else {
-                        "tcp"
-                    };
-                    denials.record(format!("{scheme}://{addr}"));
+                if allowed {
+                    return true;
                 }
-                allowed
+                if matches!(use_, SocketAddrUse::UdpReceive) {
+                    // A datagram from a peer outside the grants is dropped before the guest
+                    // sees it. Anyone can send one, so it is neither the guest's doing nor
+                    // worth a warning per packet: a refusal to remember, it is not.
+                    tracing::debug!(plugin = %plugin, %addr, "dropped a datagram from a peer not in grants.hosts");
+                    return false;
+                }
+                tracing::warn!(plugin = %plugin, %addr, use_ = ?use_, "denied a socket: not in grants.hosts");
+                denials.record(format!("{}://{addr}", scheme_of(use_)));
+                false
             })
         });
         Ok((b.build(), stderr))
@@ -139,15 +142,27 @@ impl Sandbox {
     }
 }
 
+/// The scheme a denial is named by: the protocol of the refused use, so a refused datagram
+/// reads `udp://…` and a refused connect `tcp://…`.
+fn scheme_of(use_: SocketAddrUse) -> &'static str {
+    match use_ {
+        SocketAddrUse::UdpBind | SocketAddrUse::UdpSend | SocketAddrUse::UdpReceive => "udp",
+        _ => "tcp",
+    }
+}
+
 /// The socket rule: implicit wildcard binds pass (a connect starts with a bind of `0.0.0.0:0`,
-/// harmless on its own); connects and sends need a matching grant; listening is never granted.
+/// harmless on its own); TCP connects need a matching grant, and so does UDP in both
+/// directions (wasmtime checks a `connect`ed or sending socket's peer for sending and for
+/// receiving, and every incoming datagram's sender for receiving); listening and accepting are
+/// never granted.
 async fn socket_allowed(hosts: &Arc<[HostPattern]>, addr: SocketAddr, use_: SocketAddrUse) -> bool {
     let udp = match use_ {
         SocketAddrUse::TcpBind | SocketAddrUse::UdpBind => {
             return addr.ip().is_unspecified() && addr.port() == 0;
         }
         SocketAddrUse::TcpConnect => false,
-        SocketAddrUse::UdpSend => true,
+        SocketAddrUse::UdpSend | SocketAddrUse::UdpReceive => true,
         _ => return false,
     };
     let candidates: Vec<&HostPattern> = hosts.iter().filter(|h| h.covers_socket(udp)).collect();
@@ -233,5 +248,33 @@ impl WasiHttpHooks for HostsGate {
         tracing::warn!(plugin = %self.plugin, url = %target, "denied an HTTP request: not in grants.hosts");
         self.denials.record(target);
         Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_udp_use_is_named_udp() {
+        for use_ in [SocketAddrUse::UdpBind, SocketAddrUse::UdpSend, SocketAddrUse::UdpReceive] {
+            assert_eq!(scheme_of(use_), "udp");
+        }
+        assert_eq!(scheme_of(SocketAddrUse::TcpConnect), "tcp");
+    }
+
+    #[tokio::test]
+    async fn udp_to_a_granted_peer_passes_both_ways_and_nowhere_else() {
+        let hosts: Arc<[HostPattern]> = [HostPattern::parse("udp://127.0.0.1:5353")]
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap_or_else(|e| panic!("{e}"))
+            .into();
+        let peer: SocketAddr = ([127, 0, 0, 1], 5353).into();
+        let other: SocketAddr = ([127, 0, 0, 1], 5354).into();
+        assert!(socket_allowed(&hosts, peer, SocketAddrUse::UdpSend).await);
+        assert!(socket_allowed(&hosts, peer, SocketAddrUse::UdpReceive).await);
+        assert!(!socket_allowed(&hosts, other, SocketAddrUse::UdpReceive).await);
+        assert!(!socket_allowed(&hosts, peer, SocketAddrUse::TcpConnect).await);
     }
 }
