@@ -8,6 +8,7 @@ mod config_cmds;
 mod config_files;
 mod everything;
 mod faults;
+mod faults_cache;
 mod faults_net;
 mod faults_plugins;
 mod faults_support;

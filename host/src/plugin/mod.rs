@@ -18,6 +18,7 @@
 mod bindings;
 mod builtin;
 mod cache;
+mod cache_trust;
 mod channel;
 mod engine;
 mod error;
