@@ -11,6 +11,7 @@ mod faults;
 mod faults_cache;
 mod faults_net;
 mod faults_plugins;
+mod faults_sse;
 mod faults_support;
 mod peers;
 mod plugins;
