@@ -458,7 +458,7 @@ async fn second_load_uses_the_cache_and_a_truncated_entry_is_rebuilt() {
     assert_eq!(std::fs::metadata(entry).unwrap().len(), full, "the entry is rewritten whole");
     assert_eq!(load(), CacheOutcome::Hit);
 
-    // A flipped byte in the middle (same length) is caught by the checksum, not trusted.
+    // A flipped byte in the middle (same length) is caught by the MAC, not trusted.
     let mut bytes = std::fs::read(entry).unwrap();
     let mid = bytes.len() / 2;
     bytes[mid] ^= 0xff;

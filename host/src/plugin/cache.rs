@@ -1,26 +1,34 @@
 //! Compile once: compiled components cached under `<home>/cache/`, keyed by the component's
 //! SHA-256 and the engine's compatibility hash.
 //!
-//! An entry is `MAGIC`, the CRC-32 of the artifact, its length, then the artifact. Anything
-//! that does not check out (truncated, corrupt, written by another engine) is rebuilt and
-//! overwritten, never handed to wasmtime: deserializing is only sound for bytes wasmtime wrote.
-//! A CRC and not a cryptographic hash: it guards against accidents (a crash mid-write, a bad
-//! disk, a full volume), and nothing guards against someone who can write the user's home — they
-//! could recompute any hash, or replace the toolport binary itself. The CRC costs a tenth of a
-//! SHA-256 on the hot path of every start.
+//! An entry is `MAGIC`, an HMAC-SHA256 tag, the artifact's length, then the artifact. The tag
+//! is over the entry's own id (the file name's digest), the length and the artifact, under the
+//! user's cache key (`cache_trust`), so an entry is accepted only where the host itself wrote
+//! it: a truncated, corrupt or forged entry, one written by another engine, or a valid entry
+//! copied under another component's name are all rebuilt and overwritten, never handed to
+//! wasmtime (deserializing is only sound for bytes wasmtime wrote for this engine). Entries
+//! are opened without following links, and the folder is used only when it passes
+//! `cache_trust`'s checks; otherwise the plugin is compiled in memory.
 
 use std::hash::{Hash, Hasher};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use anyhow::{Context, Result};
+use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
+use super::cache_trust::{self, Key, open_no_follow};
+
 /// Identifies the entry format; bump it when the layout changes.
-const MAGIC: &[u8; 8] = b"TPCWASM2";
-const HEADER_LEN: usize = 8 + 4 + 8;
+const MAGIC: &[u8; 8] = b"TPCWASM3";
+const TAG_LEN: usize = 32;
+const HEADER_LEN: usize = MAGIC.len() + TAG_LEN + 8;
+
+type HmacSha256 = Hmac<Sha256>;
 
 /// How a component was obtained, for logs, tests and benchmarks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,26 +41,46 @@ pub enum CacheOutcome {
     Rebuilt,
     /// Compiled; no cache folder configured.
     Uncached,
+    /// Compiled in memory: the cache folder or its key failed the trust checks (a warning
+    /// says which), so nothing was read from it or written to it.
+    Refused,
 }
 
 /// The compiled-artifact cache in one folder.
 #[derive(Debug, Clone)]
 pub struct Cache {
     dir: PathBuf,
+    /// The folder's trust checks and key, done once per cache (and warned about once).
+    key: Arc<OnceLock<Option<Key>>>,
 }
 
 impl Cache {
-    /// A cache in `dir` (created on first write).
+    /// A cache in `dir` (created on first use).
     pub(crate) fn new(dir: impl Into<PathBuf>) -> Self {
-        Self { dir: dir.into() }
+        Self { dir: dir.into(), key: Arc::default() }
     }
 
-    /// The entry file for a component whose SHA-256 is `digest`.
-    fn entry_path_for(&self, engine: &Engine, digest: &[u8; 32]) -> PathBuf {
-        let mut key = Sha256::new();
-        key.update(digest);
-        engine.precompile_compatibility_hash().hash(&mut ShaHasher(&mut key));
-        self.dir.join(format!("{}.cwasm", hex::encode(key.finalize())))
+    /// The key, once the folder is known to be the user's own; `None` (warned once) if not.
+    fn key(&self) -> Option<&Key> {
+        self.key
+            .get_or_init(|| match cache_trust::open(&self.dir) {
+                Ok(key) => Some(key),
+                Err(why) => {
+                    tracing::warn!("not using the plugin cache, compiling in memory: {why}");
+                    None
+                }
+            })
+            .as_ref()
+    }
+
+    /// The id of the entry for a component whose SHA-256 is `digest`, and its file.
+    fn entry_for(&self, engine: &Engine, digest: &[u8; 32]) -> ([u8; 32], PathBuf) {
+        let mut id = Sha256::new();
+        id.update(digest);
+        engine.precompile_compatibility_hash().hash(&mut ShaHasher(&mut id));
+        let id: [u8; 32] = id.finalize().into();
+        let path = self.dir.join(format!("{}.cwasm", hex::encode(id)));
+        (id, path)
     }
 
     /// Loads the compiled component from the cache, or compiles it and stores the artifact.
@@ -64,10 +92,13 @@ impl Cache {
         bytes: &[u8],
         digest: Option<[u8; 32]>,
     ) -> Result<(Component, CacheOutcome)> {
+        let Some(key) = self.key() else {
+            return Ok((Component::new(engine, bytes)?, CacheOutcome::Refused));
+        };
         let digest = digest.unwrap_or_else(|| Sha256::digest(bytes).into());
-        let path = self.entry_path_for(engine, &digest);
-        let had_entry = match std::fs::read(&path) {
-            Ok(entry) => match verified_artifact(&entry) {
+        let (id, path) = self.entry_for(engine, &digest);
+        let had_entry = match read_entry(&path) {
+            Ok(entry) => match verified_artifact(key, &id, &entry) {
                 Some(artifact) => match deserialize(engine, artifact) {
                     Ok(component) => return Ok((component, CacheOutcome::Hit)),
                     Err(e) => {
@@ -76,7 +107,7 @@ impl Cache {
                     }
                 },
                 None => {
-                    tracing::warn!(path = %path.display(), "cache entry is truncated or corrupt, rebuilding");
+                    tracing::warn!(path = %path.display(), "cache entry is not one this host wrote for this plugin, rebuilding");
                     true
                 }
             },
@@ -88,22 +119,23 @@ impl Cache {
         };
         let component = Component::new(engine, bytes)?;
         // A cache that cannot be written only costs time; the plugin still loads.
-        if let Err(e) = self.store(&path, &component) {
+        if let Err(e) = self.store(key, &id, &path, &component) {
             tracing::warn!(path = %path.display(), "cannot write plugin cache entry: {e:#}");
         }
         Ok((component, if had_entry { CacheOutcome::Rebuilt } else { CacheOutcome::Compiled }))
     }
 
-    fn store(&self, path: &Path, component: &Component) -> Result<()> {
+    fn store(&self, key: &Key, id: &[u8; 32], path: &Path, component: &Component) -> Result<()> {
         let artifact = component.serialize()?;
-        std::fs::create_dir_all(&self.dir)
-            .with_context(|| format!("cannot create {}", self.dir.display()))?;
+        let len = (artifact.len() as u64).to_le_bytes();
         // Write to a temporary file in the same folder and rename: readers see the old entry or
-        // the complete new one, never half of it.
+        // the complete new one, never half of it. The rename replaces whatever is at `path`
+        // (a link included) instead of writing through it.
         let mut tmp = tempfile::NamedTempFile::new_in(&self.dir)?;
         tmp.write_all(MAGIC)?;
-        tmp.write_all(&crc32fast::hash(&artifact).to_le_bytes())?;
-        tmp.write_all(&(artifact.len() as u64).to_le_bytes())?;
+        let tag = tag(key, id, &len, &artifact).context("cannot key the cache's MAC")?;
+        tmp.write_all(&tag.finalize().into_bytes())?;
+        tmp.write_all(&len)?;
         tmp.write_all(&artifact)?;
         tmp.as_file().sync_all()?;
         tmp.persist(path).map_err(|e| e.error).with_context(|| format!("cannot write {}", path.display()))?;
@@ -111,25 +143,51 @@ impl Cache {
     }
 }
 
-/// The artifact inside an entry, if magic, length and checksum all match.
-fn verified_artifact(entry: &[u8]) -> Option<&[u8]> {
+/// The bytes of the entry at `path`, which must be a regular file reached without a link.
+fn read_entry(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut file = open_no_follow(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut entry = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.read_to_end(&mut entry)?;
+    Ok(entry)
+}
+
+/// The MAC of an entry's contents, bound to the entry's id. (`None` never happens: HMAC takes
+/// a key of any length.)
+fn tag(key: &Key, id: &[u8; 32], len: &[u8; 8], artifact: &[u8]) -> Option<HmacSha256> {
+    let mut mac = <HmacSha256 as Mac>::new_from_slice(&key.0).ok()?;
+    mac.update(id);
+    mac.update(len);
+    mac.update(artifact);
+    Some(mac)
+}
+
+/// The artifact inside an entry, if magic, length and tag all match (the tag compared in
+/// constant time).
+fn verified_artifact<'e>(key: &Key, id: &[u8; 32], entry: &'e [u8]) -> Option<&'e [u8]> {
     let (header, artifact) = entry.split_at_checked(HEADER_LEN)?;
-    let (magic, rest) = header.split_at(8);
-    let (sum, len) = rest.split_at(4);
-    let sum = u32::from_le_bytes(sum.try_into().ok()?);
-    let len = u64::from_le_bytes(len.try_into().ok()?);
-    (magic == MAGIC && len == artifact.len() as u64 && crc32fast::hash(artifact) == sum).then_some(artifact)
+    let (magic, rest) = header.split_at(MAGIC.len());
+    let (sum, len) = rest.split_at(TAG_LEN);
+    let len: [u8; 8] = len.try_into().ok()?;
+    if magic != MAGIC || u64::from_le_bytes(len) != artifact.len() as u64 {
+        return None;
+    }
+    tag(key, id, &len, artifact)?.verify_slice(sum).ok().map(|()| artifact)
 }
 
 /// Turns a verified artifact back into a component.
 #[allow(unsafe_code)]
 fn deserialize(engine: &Engine, artifact: &[u8]) -> Result<Component> {
     // SAFETY: wasmtime requires that the bytes come from `Component::serialize` of a compatible
-    // engine. `artifact` passed `verified_artifact`: its CRC-32 and length match what `store`
-    // recorded when it wrote the output of `serialize` into our own cache folder, so truncation
-    // and accidental corruption are excluded, and wasmtime itself rejects artifacts of another
-    // engine configuration or version. Forging an entry needs write access to the user's home,
-    // which already lets an attacker replace the toolport binary.
+    // engine. `artifact` passed `verified_artifact`: its HMAC-SHA256, under a key only this
+    // user can read and kept outside the cache folder, matches what `store` recorded for this
+    // very entry id (component digest and engine hash) when it wrote the output of `serialize`.
+    // So the bytes are ones this host wrote for this component, not a copy of another entry,
+    // not a file someone else placed, and wasmtime itself rejects artifacts of another engine
+    // configuration or version.
     let component = unsafe { Component::deserialize(engine, artifact) }?;
     Ok(component)
 }
@@ -150,22 +208,33 @@ impl Hasher for ShaHasher<'_> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn verified_artifact_rejects_truncation_and_corruption() {
-        let artifact = b"compiled bytes".to_vec();
+    fn entry(key: &Key, id: &[u8; 32], artifact: &[u8]) -> Vec<u8> {
+        let len = (artifact.len() as u64).to_le_bytes();
         let mut entry = MAGIC.to_vec();
-        entry.extend_from_slice(&crc32fast::hash(&artifact).to_le_bytes());
-        entry.extend_from_slice(&(artifact.len() as u64).to_le_bytes());
-        entry.extend_from_slice(&artifact);
-        assert_eq!(verified_artifact(&entry), Some(&artifact[..]));
-        assert_eq!(verified_artifact(&entry[..entry.len() - 1]), None);
-        assert_eq!(verified_artifact(&entry[..10]), None);
-        let mut corrupt = entry.clone();
+        let tag = tag(key, id, &len, artifact).unwrap_or_else(|| panic!("no mac"));
+        entry.extend_from_slice(&tag.finalize().into_bytes());
+        entry.extend_from_slice(&len);
+        entry.extend_from_slice(artifact);
+        entry
+    }
+
+    #[test]
+    fn verified_artifact_rejects_truncation_corruption_other_ids_and_other_keys() {
+        let key = Key([7; 32]);
+        let id = [1; 32];
+        let artifact = b"compiled bytes".to_vec();
+        let good = entry(&key, &id, &artifact);
+        assert_eq!(verified_artifact(&key, &id, &good), Some(&artifact[..]));
+        assert_eq!(verified_artifact(&key, &id, &good[..good.len() - 1]), None);
+        assert_eq!(verified_artifact(&key, &id, &good[..10]), None);
+        let mut corrupt = good.clone();
         let last = corrupt.len() - 1;
         corrupt[last] ^= 1;
-        assert_eq!(verified_artifact(&corrupt), None);
-        let mut wrong_magic = entry;
+        assert_eq!(verified_artifact(&key, &id, &corrupt), None);
+        let mut wrong_magic = good.clone();
         wrong_magic[0] = b'X';
-        assert_eq!(verified_artifact(&wrong_magic), None);
+        assert_eq!(verified_artifact(&key, &id, &wrong_magic), None);
+        assert_eq!(verified_artifact(&key, &[2; 32], &good), None, "copied under another id");
+        assert_eq!(verified_artifact(&Key([8; 32]), &id, &good), None, "written under another key");
     }
 }

@@ -70,6 +70,17 @@ impl HostPattern {
         let host = host.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase();
         match &self.host {
             HostMatch::Ip(ip) => host.parse::<IpAddr>().is_ok_and(|h| same_ip(h, *ip)),
+            HostMatch::Name(_) | HostMatch::AnyLabel(_) => self.names(&host),
+        }
+    }
+
+    /// Whether this pattern names the DNS name `host` (compared without case), exactly or under
+    /// its `*.` wildcard, whatever its scheme and port: the rule for the guest's name lookups,
+    /// which carry neither. An IP pattern names no host.
+    pub fn names(&self, host: &str) -> bool {
+        let host = host.to_ascii_lowercase();
+        match &self.host {
+            HostMatch::Ip(_) => false,
             HostMatch::Name(name) => *name == host,
             HostMatch::AnyLabel(suffix) => {
                 host.strip_suffix(suffix.as_str()).is_some_and(|head| head.len() > 1 && head.ends_with('.'))
@@ -94,11 +105,6 @@ impl HostPattern {
             HostMatch::Name(name) if name == "localhost" => addr.ip().is_loopback(),
             HostMatch::Name(_) | HostMatch::AnyLabel(_) => false,
         }
-    }
-
-    /// True when the host is a DNS name, which the plugin needs name lookup for.
-    pub fn is_name(&self) -> bool {
-        !matches!(self.host, HostMatch::Ip(_))
     }
 }
 
@@ -175,6 +181,21 @@ mod tests {
         assert!(!any.allows_url("https", "api.example.com", 8443));
         let star_port = p("http://localhost:*");
         assert!(star_port.allows_url("http", "LOCALHOST", 1234));
+    }
+
+    #[test]
+    fn name_lookups_match_exact_names_and_wildcards_only() {
+        let exact = p("https://api.example.com:443");
+        assert!(exact.names("api.example.com"));
+        assert!(exact.names("API.Example.COM"));
+        assert!(!exact.names("localhost"));
+        assert!(!exact.names("secret-token-abc123.example.org"));
+        assert!(!exact.names("api.example.com."));
+        let any = p("tcp://*.example.com:*");
+        assert!(any.names("a.example.com"));
+        assert!(!any.names("example.com"));
+        assert!(!any.names("evilexample.com"));
+        assert!(!p("tcp://127.0.0.1:80").names("127.0.0.1"));
     }
 
     #[test]

@@ -18,6 +18,7 @@
 mod bindings;
 mod builtin;
 mod cache;
+mod cache_trust;
 mod channel;
 mod engine;
 mod error;
@@ -30,6 +31,7 @@ mod load;
 mod log;
 mod mailbox;
 mod model;
+mod name_lookup;
 mod policy;
 mod sandbox;
 mod shape;

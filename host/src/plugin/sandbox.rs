@@ -3,9 +3,10 @@
 //!
 //! Closed defaults, as built by [`Sandbox::wasi_ctx`]: no environment, no arguments, no
 //! preopens, stdin closed, stdout discarded, stderr captured (bounded) for crash messages, no
-//! socket address allowed, no name lookup. Grants open exactly: `env` names (copied from the
+//! socket address allowed, no name resolved. Grants open exactly: `env` names (copied from the
 //! host's environment when set), `dirs` (read-only preopens at their own absolute path), and
-//! `hosts` (TCP/UDP connects and outgoing HTTP to matching `scheme://host:port`).
+//! `hosts` (TCP/UDP connects and outgoing HTTP to matching `scheme://host:port`, and lookups of
+//! exactly the names those patterns name: see [`HostsGate::allows_lookup`]).
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::{Arc, Mutex};
@@ -22,6 +23,9 @@ use crate::config::Grants;
 pub(crate) const STDERR_CAPTURE_BYTES: usize = 16 * 1024;
 /// Denied destinations remembered per sandbox: the first explains a failure; more is noise.
 const DENIALS_KEPT: usize = 8;
+/// Characters of a refused name kept in its denial: a DNS name has at most 253, so more is a
+/// payload, not a name, and the record must not carry it whole.
+const DENIED_NAME_CHARS: usize = 253;
 
 /// Destinations the sandbox refused, as `scheme://host:port`, recorded by the host itself so a
 /// plugin cannot hide or misstate why its connection failed.
@@ -93,7 +97,9 @@ impl Sandbox {
         // Socket kinds stay switched off unless some grant could ever use them.
         b.allow_tcp(self.hosts.iter().any(|h| h.covers_socket(false)));
         b.allow_udp(self.hosts.iter().any(|h| h.covers_socket(true)));
-        b.allow_ip_name_lookup(self.hosts.iter().any(HostPattern::is_name));
+        // Lookups reach wasmtime's resolver only through `HostsGate::allows_lookup` (the linker
+        // shadows `wasi:sockets/ip-name-lookup`, see `name_lookup`), so the switch itself is on.
+        b.allow_ip_name_lookup(true);
         let hosts = Arc::clone(&self.hosts);
         let plugin = Arc::clone(&self.plugin);
         let denials = self.denials.clone();
@@ -103,24 +109,27 @@ impl Sandbox {
             let denials = denials.clone();
             Box::pin(async move {
                 let allowed = socket_allowed(&hosts, addr, use_).await;
-                if !allowed {
-                    tracing::warn!(plugin = %plugin, %addr, use_ = ?use_, "denied a socket: not in grants.hosts");
-                    let scheme = if matches!(use_, SocketAddrUse::UdpSend | SocketAddrUse::UdpBind) {
-                        "udp"
-                    } else {
-                        "tcp"
-                    };
-                    denials.record(format!("{scheme}://{addr}"));
+                if allowed {
+                    return true;
                 }
-                allowed
+                if matches!(use_, SocketAddrUse::UdpReceive) {
+                    // A datagram from a peer outside the grants is dropped before the guest
+                    // sees it. Anyone can send one, so it is neither the guest's doing nor
+                    // worth a warning per packet: a refusal to remember, it is not.
+                    tracing::debug!(plugin = %plugin, %addr, "dropped a datagram from a peer not in grants.hosts");
+                    return false;
+                }
+                tracing::warn!(plugin = %plugin, %addr, use_ = ?use_, "denied a socket: not in grants.hosts");
+                denials.record(format!("{}://{addr}", scheme_of(use_)));
+                false
             })
         });
         Ok((b.build(), stderr))
     }
 
-    /// The HTTP hook for this plugin's stores.
-    pub fn http_gate(&self) -> HttpGate {
-        HttpGate {
+    /// The gate for what the host does on the guest's behalf (HTTP requests, name lookups).
+    pub fn hosts_gate(&self) -> HostsGate {
+        HostsGate {
             plugin: Arc::clone(&self.plugin),
             hosts: Arc::clone(&self.hosts),
             denials: self.denials.clone(),
@@ -133,15 +142,27 @@ impl Sandbox {
     }
 }
 
+/// The scheme a denial is named by: the protocol of the refused use, so a refused datagram
+/// reads `udp://…` and a refused connect `tcp://…`.
+fn scheme_of(use_: SocketAddrUse) -> &'static str {
+    match use_ {
+        SocketAddrUse::UdpBind | SocketAddrUse::UdpSend | SocketAddrUse::UdpReceive => "udp",
+        _ => "tcp",
+    }
+}
+
 /// The socket rule: implicit wildcard binds pass (a connect starts with a bind of `0.0.0.0:0`,
-/// harmless on its own); connects and sends need a matching grant; listening is never granted.
+/// harmless on its own); TCP connects need a matching grant, and so does UDP in both
+/// directions (wasmtime checks a `connect`ed or sending socket's peer for sending and for
+/// receiving, and every incoming datagram's sender for receiving); listening and accepting are
+/// never granted.
 async fn socket_allowed(hosts: &Arc<[HostPattern]>, addr: SocketAddr, use_: SocketAddrUse) -> bool {
     let udp = match use_ {
         SocketAddrUse::TcpBind | SocketAddrUse::UdpBind => {
             return addr.ip().is_unspecified() && addr.port() == 0;
         }
         SocketAddrUse::TcpConnect => false,
-        SocketAddrUse::UdpSend => true,
+        SocketAddrUse::UdpSend | SocketAddrUse::UdpReceive => true,
         _ => return false,
     };
     let candidates: Vec<&HostPattern> = hosts.iter().filter(|h| h.covers_socket(udp)).collect();
@@ -168,12 +189,36 @@ async fn socket_allowed(hosts: &Arc<[HostPattern]>, addr: SocketAddr, use_: Sock
     resolved.iter().any(|r| r.ip().to_canonical() == addr.ip().to_canonical())
 }
 
-/// Filters outgoing `wasi:http` requests: wasmtime's default sender opens host sockets itself,
-/// so the socket check above never sees them.
-pub(crate) struct HttpGate {
+/// Filters what the host does for the guest outside the socket check: outgoing `wasi:http`
+/// requests (wasmtime's default sender opens host sockets itself, so the socket check above
+/// never sees them) and name lookups (a lookup leaves the machine before any socket is made: the
+/// name itself is the message).
+pub(crate) struct HostsGate {
     plugin: Arc<str>,
     hosts: Arc<[HostPattern]>,
     denials: Denials,
+}
+
+impl HostsGate {
+    /// Whether the guest may resolve `name`: an IP literal (nothing is looked up), or a name some
+    /// `grants.hosts` pattern names, of any scheme and port. Anything else is refused and
+    /// recorded, so a granted `https://api.example.com` cannot be used to send
+    /// `secret.example.org` to a resolver, nor to learn what `localhost` is.
+    pub fn allows_lookup(&self, name: &str) -> bool {
+        if is_ip_literal(name) || self.hosts.iter().any(|h| h.names(name)) {
+            return true;
+        }
+        let shown: String = name.chars().take(DENIED_NAME_CHARS).flat_map(char::escape_debug).collect();
+        tracing::warn!(plugin = %self.plugin, name = %shown, "denied a name lookup: no grants.hosts entry names it");
+        self.denials.record(format!("name lookup of {shown}"));
+        false
+    }
+}
+
+/// `127.0.0.1`, `::1` or `[::1]`: text wasmtime turns into an address without a lookup.
+fn is_ip_literal(name: &str) -> bool {
+    let bare = name.strip_prefix('[').and_then(|n| n.strip_suffix(']')).unwrap_or(name);
+    bare.parse::<std::net::IpAddr>().is_ok()
 }
 
 type SendFuture = Box<
@@ -185,7 +230,7 @@ type SendFuture = Box<
         > + Send,
 >;
 
-impl WasiHttpHooks for HttpGate {
+impl WasiHttpHooks for HostsGate {
     fn send_request(
         &mut self,
         request: http::Request<WasiBody>,
@@ -203,5 +248,33 @@ impl WasiHttpHooks for HttpGate {
         tracing::warn!(plugin = %self.plugin, url = %target, "denied an HTTP request: not in grants.hosts");
         self.denials.record(target);
         Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_udp_use_is_named_udp() {
+        for use_ in [SocketAddrUse::UdpBind, SocketAddrUse::UdpSend, SocketAddrUse::UdpReceive] {
+            assert_eq!(scheme_of(use_), "udp");
+        }
+        assert_eq!(scheme_of(SocketAddrUse::TcpConnect), "tcp");
+    }
+
+    #[tokio::test]
+    async fn udp_to_a_granted_peer_passes_both_ways_and_nowhere_else() {
+        let hosts: Arc<[HostPattern]> = [HostPattern::parse("udp://127.0.0.1:5353")]
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap_or_else(|e| panic!("{e}"))
+            .into();
+        let peer: SocketAddr = ([127, 0, 0, 1], 5353).into();
+        let other: SocketAddr = ([127, 0, 0, 1], 5354).into();
+        assert!(socket_allowed(&hosts, peer, SocketAddrUse::UdpSend).await);
+        assert!(socket_allowed(&hosts, peer, SocketAddrUse::UdpReceive).await);
+        assert!(!socket_allowed(&hosts, other, SocketAddrUse::UdpReceive).await);
+        assert!(!socket_allowed(&hosts, peer, SocketAddrUse::TcpConnect).await);
     }
 }

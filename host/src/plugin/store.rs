@@ -7,12 +7,14 @@ use std::sync::{Arc, OnceLock};
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
 use wasmtime::{Engine, Store};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::sockets::WasiSocketsCtxView;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::bindings;
 use super::limits::MemoryGuard;
-use super::sandbox::{HttpGate, Sandbox};
+use super::name_lookup::{self, GatedLookup};
+use super::sandbox::{HostsGate, Sandbox};
 
 /// The data of one store: what the guest sees (WASI, HTTP, its resources) and what the host
 /// keeps watch with (the HTTP gate, the memory cap, the captured stderr, the log budget).
@@ -20,7 +22,7 @@ pub(crate) struct State {
     wasi: WasiCtx,
     http: WasiHttpCtx,
     table: ResourceTable,
-    gate: HttpGate,
+    gate: HostsGate,
     pub(crate) memory: MemoryGuard,
     pub(crate) stderr: MemoryOutputPipe,
     /// Whose store this is, for the host log.
@@ -44,7 +46,7 @@ impl State {
             wasi,
             http: WasiHttpCtx::new(),
             table: ResourceTable::new(),
-            gate: sandbox.http_gate(),
+            gate: sandbox.hosts_gate(),
             memory: MemoryGuard::new(memory_mb),
             stderr,
             plugin: plugin.into(),
@@ -78,8 +80,9 @@ impl bindings::policy::toolport::plugin::types::Host for State {}
 
 static LINKER: OnceLock<Result<Linker<State>, String>> = OnceLock::new();
 
-/// The linker with everything a plugin may import: WASI 0.2 (closed by the sandbox), outgoing
-/// HTTP (filtered by the gate), `log`, and the transport channel.
+/// The linker with everything a plugin may import: WASI 0.2 (closed by the sandbox, its name
+/// lookup replaced by the gated one), outgoing HTTP (filtered by the gate), `log`, and the
+/// transport channel.
 pub(crate) fn linker(engine: &'static Engine) -> anyhow::Result<&'static Linker<State>> {
     LINKER
         .get_or_init(|| build_linker(engine).map_err(|e| format!("{e:#}")))
@@ -90,6 +93,13 @@ pub(crate) fn linker(engine: &'static Engine) -> anyhow::Result<&'static Linker<
 fn build_linker(engine: &Engine) -> anyhow::Result<Linker<State>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    // wasmtime's name lookup resolves any name once switched on; ours asks the sandbox first.
+    linker.allow_shadowing(true);
+    name_lookup::add_to_linker(&mut linker, |s: &mut State| GatedLookup {
+        sockets: WasiSocketsCtxView { ctx: s.wasi.sockets(), table: &mut s.table },
+        gate: &s.gate,
+    })?;
+    linker.allow_shadowing(false);
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
     bindings::policy::toolport::plugin::log::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
     bindings::transport::toolport::plugin::channel::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;

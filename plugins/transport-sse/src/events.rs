@@ -12,9 +12,14 @@ pub struct Event {
 /// The longest event (or unterminated line) accepted.
 const MAX_EVENT: usize = 16 << 20;
 
-/// Carries partial lines and the event being built across reads.
+/// Carries partial lines and the event being built across reads, and what a reconnect needs:
+/// the server's last `retry:` and `id:` (which, per the SSE format, outlive their event).
 #[derive(Default)]
 pub struct Parser {
+    /// The reconnection delay the server asked for, in milliseconds.
+    pub retry_ms: Option<u64>,
+    /// The last event id, sent back as `Last-Event-ID` on reconnect (empty: none).
+    pub last_id: String,
     line: Vec<u8>,
     kind: String,
     data: Vec<String>,
@@ -24,6 +29,12 @@ pub struct Parser {
 }
 
 impl Parser {
+    /// A parser for a new stream: partial lines and events are dropped, `retry` and the last
+    /// id carry over.
+    pub fn fresh(self) -> Parser {
+        Parser { retry_ms: self.retry_ms, last_id: self.last_id, ..Parser::default() }
+    }
+
     /// Feeds bytes; returns the events completed by them.
     pub fn feed(&mut self, bytes: &[u8]) -> Result<Vec<Event>, String> {
         let mut out = Vec::new();
@@ -73,6 +84,11 @@ impl Parser {
                 self.data_len += value.len() + 1;
                 self.data.push(value.to_string());
             }
+            // Only ASCII digits count; anything else is ignored, as the format says.
+            "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
+                self.retry_ms = value.parse().ok();
+            }
+            "id" if !value.contains('\0') => self.last_id = value.to_string(),
             _ => {}
         }
         None
@@ -82,6 +98,15 @@ impl Parser {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn retry_and_id_are_kept_for_the_reconnect() {
+        let mut p = Parser::default();
+        let got =
+            p.feed(b"retry: 250\nid: 7\nevent: endpoint\ndata: /m\n\nretry: soon\n\n").unwrap_or_default();
+        assert_eq!(got.len(), 1);
+        assert_eq!((p.retry_ms, p.last_id.as_str()), (Some(250), "7"));
+    }
 
     #[test]
     fn events_across_chunks_and_line_endings() {

@@ -4,7 +4,7 @@
 use wasip2::http::outgoing_handler::handle;
 use wasip2::http::types::{
     ErrorCode, Fields, FutureIncomingResponse, IncomingBody, IncomingResponse, Method, OutgoingBody,
-    OutgoingRequest, Scheme,
+    OutgoingRequest, RequestOptions, Scheme,
 };
 use wasip2::io::poll::Pollable;
 use wasip2::io::streams::InputStream;
@@ -100,10 +100,25 @@ pub struct EventStream {
     _response: IncomingResponse,
 }
 
-/// `GET`s `url` as `text/event-stream` and waits for the response head.
-pub fn open_event_stream(url: &Url, headers: &[(String, String)]) -> Result<EventStream, String> {
-    let request = request(Method::Get, url, headers, &[("accept", "text/event-stream")])?;
-    let future = handle(request, None).map_err(|e| describe(&e, url))?;
+/// `GET`s `url` as `text/event-stream` and waits for the response head. `last_id` (when not
+/// empty) goes out as `Last-Event-ID`, so a server can resume where the last stream ended;
+/// `idle_ns` is how long the stream may stay silent (`wasi:http`'s between-bytes timeout).
+pub fn open_event_stream(
+    url: &Url,
+    headers: &[(String, String)],
+    last_id: &str,
+    idle_ns: u64,
+) -> Result<EventStream, String> {
+    let mut extra = vec![("accept", "text/event-stream")];
+    if !last_id.is_empty() {
+        extra.push(("last-event-id", last_id));
+    }
+    let request = request(Method::Get, url, headers, &extra)?;
+    let options = RequestOptions::new();
+    options
+        .set_between_bytes_timeout(Some(idle_ns))
+        .map_err(|()| format!("GET {}: the host refused a stream idle timeout", url.text))?;
+    let future = handle(request, Some(options)).map_err(|e| describe(&e, url))?;
     let response = wait(&future, url)?;
     let status = response.status();
     if status != 200 {
