@@ -36,6 +36,9 @@ pub use runtime::{CallError, CallOutcome, Runtime, RuntimeOptions, ToolRecord, r
 pub use status::{
     ServerState, ServerStatus, Trailer, render as render_status, render_json as render_status_json,
 };
+/// Ends every stdio server process group still alive (SIGTERM, a grace, SIGKILL): what a
+/// binary calls before it exits or when it is signalled, so no server or helper outlives it.
+pub use transport::end_server_processes;
 
 // Where the files live, and what they resolve into.
 pub use config::{

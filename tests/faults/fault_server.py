@@ -21,11 +21,16 @@ Modes:
   control-chars  lists tool names holding control characters
   long-name      lists a tool whose name is 300 characters long
   case-dup       lists `Search` and `search`
+  spawn-helper   starts a helper process (`sleep 300`, ignoring SIGTERM) and writes
+                 "<server pid> <helper pid>" to --pid-file, then behaves; the helper is
+                 what a host must not leave behind
   well           behaves (a baseline for the script itself)
 """
 
 import argparse
 import json
+import os
+import subprocess
 import sys
 import time
 
@@ -127,7 +132,17 @@ def main():
     parser.add_argument("--count", type=int, default=10000)
     parser.add_argument("--size-mb", type=int, default=50)
     parser.add_argument("--flood-mb", type=int, default=32)
+    parser.add_argument("--pid-file")
+    parser.add_argument("--linger", action="store_true",
+                        help="keep running after stdin closes, like a server that ignores EOF")
     args = parser.parse_args()
+    if args.mode == "spawn-helper":
+        # Ignoring SIGTERM (inherited through exec) makes the host's SIGKILL step matter.
+        helper = subprocess.Popen(["sh", "-c", "trap '' TERM; exec sleep 300"])
+        tmp = args.pid_file + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(f"{os.getpid()} {helper.pid}\n")
+        os.replace(tmp, args.pid_file)  # readers never see half a line
     if args.mode == "exit-now":
         sys.stderr.write("fault-server: exiting at once\n")
         sys.exit(7)
@@ -140,7 +155,7 @@ def main():
             continue
         answer(args, request)
     # stdin closed: the host is done with us. A hanging mode keeps hanging until killed.
-    if args.mode in ("hang-init", "hang-list"):
+    if args.mode in ("hang-init", "hang-list") or args.linger:
         while True:
             time.sleep(60)
 

@@ -9,6 +9,7 @@ mod config_files;
 mod everything;
 mod faults;
 mod faults_plugins;
+mod faults_processes;
 mod faults_support;
 mod peers;
 mod plugins;
