@@ -6,6 +6,7 @@ mod acp_support;
 mod common;
 mod config_cmds;
 mod config_files;
+mod config_links;
 mod everything;
 mod faults;
 mod faults_plugins;
