@@ -23,4 +23,5 @@ mod session;
 mod smoke;
 mod transport_support;
 mod transports;
+mod workspace_owner;
 mod workspace_plugins;

@@ -189,7 +189,10 @@ async fn next(stream: &mut Option<tokio::signal::unix::Signal>) {
 }
 
 async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
-    let paths = Paths::discover(cli.home.as_deref(), cli.workspace.as_deref())?;
+    let (paths, skipped) = Paths::locate(cli.home.as_deref(), cli.workspace.as_deref())?;
+    if let Some(message) = skipped {
+        eprintln!("Warning: {message}");
+    }
     match cli.command {
         Command::Mcp(args) => mcp::run(&paths, args).await,
         Command::Tools(args) => tools::run_tools(&paths, args).await,
