@@ -55,7 +55,7 @@ pub use config::{
 };
 
 // Entry points built on the runtime: the interactive session and the ACP agent.
-pub use acp::{AcpOptions, serve as serve_acp};
+pub use acp::{AcpLimits, AcpOptions, serve as serve_acp};
 pub use session::{Reply, Session, run_interactive};
 
 // Plugins, for hosts and plugin authors who load and run components directly.

@@ -26,7 +26,7 @@ fn with_helper(pid_file: &Path, extra: &[&str]) -> Value {
 
 /// `<server pid> <helper pid>` once the server has written them. A plain pair: only
 /// [`wait_for_pids`] makes the [`Pids`] guard, which kills them when dropped.
-fn read_pids(pid_file: &Path) -> Option<(u32, u32)> {
+pub fn read_pids(pid_file: &Path) -> Option<(u32, u32)> {
     let text = std::fs::read_to_string(pid_file).ok()?;
     let mut it = text.split_whitespace().map(str::parse::<u32>);
     match (it.next(), it.next()) {
@@ -46,7 +46,7 @@ async fn wait_for_pids(pid_file: &Path) -> Pids {
 }
 
 /// Whether `pid` is a running process (a zombie has ended; only its parent has not reaped it).
-fn alive(pid: u32) -> bool {
+pub fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         // The state follows the parenthesised command name.
         Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')),

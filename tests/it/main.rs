@@ -2,6 +2,7 @@
 //! real MCP servers and real WebAssembly components. One module per behaviour.
 
 mod acp;
+mod acp_limits;
 mod acp_support;
 mod common;
 mod config_cmds;
