@@ -58,7 +58,7 @@ fuzz_target!(|data: &[u8]| {
         .filter(|line| !brings_servers(line))
         .flat_map(|line| line.iter().copied().chain([b'\n']))
         .collect();
-    let options = AcpOptions { home: home(), runtime: RuntimeOptions::default() };
+    let options = AcpOptions { home: home(), runtime: RuntimeOptions::default(), limits: Default::default() };
     let output = runtime().block_on(async move {
         let (writer, mut reader) = tokio::io::duplex(1 << 16);
         let mut out = Vec::new();

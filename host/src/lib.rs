@@ -38,6 +38,9 @@ pub use runtime::{CallError, CallOutcome, Runtime, RuntimeOptions, ToolRecord, r
 pub use status::{
     ServerState, ServerStatus, Trailer, render as render_status, render_json as render_status_json,
 };
+/// Ends every stdio server process group still alive (SIGTERM, a grace, SIGKILL): what a
+/// binary calls before it exits or when it is signalled, so no server or helper outlives it.
+pub use transport::end_server_processes;
 
 // Where the files live, and what they resolve into.
 pub use config::MASK as SECRET_MASK;
@@ -55,7 +58,7 @@ pub use config::{
 };
 
 // Entry points built on the runtime: the interactive session and the ACP agent.
-pub use acp::{AcpOptions, serve as serve_acp};
+pub use acp::{AcpLimits, AcpOptions, serve as serve_acp};
 pub use session::{Reply, Session, run_interactive};
 
 // Plugins, for hosts and plugin authors who load and run components directly.

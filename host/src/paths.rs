@@ -17,14 +17,27 @@ pub const STORE_FILE: &str = "mcp.json";
 pub struct Paths {
     /// `--home`, else `$TOOLPORT_HOME`, else `~/.toolport`.
     pub home: PathBuf,
-    /// `--workspace`, else the nearest ancestor of the current folder holding `.toolport/`,
-    /// else the current folder.
+    /// `--workspace`, else the nearest ancestor of the current folder holding `.toolport/`
+    /// (never past a folder owned by someone else), else the current folder.
     pub workspace_root: PathBuf,
 }
 
 impl Paths {
-    /// Resolves the paths from flags, the environment and the current folder.
+    /// Resolves the paths from flags, the environment and the current folder. A workspace
+    /// skipped because another user owns it is logged as a warning; [`Paths::locate`] returns
+    /// that message instead, for a caller that prints its own warnings.
     pub fn discover(home: Option<&Path>, workspace: Option<&Path>) -> Result<Self> {
+        let (paths, skipped) = Self::locate(home, workspace)?;
+        if let Some(message) = skipped {
+            tracing::warn!("{message}");
+        }
+        Ok(paths)
+    }
+
+    /// [`Paths::discover`], and the reason a `.toolport/` further up was not used, e.g.
+    /// `not using the workspace /tmp: /tmp is owned by uid 1001, not by you (uid 1000); pass
+    /// --workspace /tmp to use it`.
+    pub fn locate(home: Option<&Path>, workspace: Option<&Path>) -> Result<(Self, Option<String>)> {
         let cwd = std::env::current_dir().context("cannot read the current folder")?;
         let home = match home {
             Some(h) => absolute(&cwd, h),
@@ -35,11 +48,11 @@ impl Paths {
                     .join(".toolport"),
             },
         };
-        let workspace_root = match workspace {
-            Some(w) => absolute(&cwd, w),
-            None => find_workspace_root(&cwd),
+        let (workspace_root, skipped) = match workspace {
+            Some(w) => (absolute(&cwd, w), None),
+            None => find_workspace_root(&cwd, current_uid()),
         };
-        Ok(Self { home, workspace_root })
+        Ok((Self { home, workspace_root }, skipped))
     }
 
     /// Paths with an explicit home and workspace root (embedding hosts, tests, ACP sessions).
@@ -67,9 +80,84 @@ fn absolute(cwd: &Path, p: &Path) -> PathBuf {
     if p.is_absolute() { p.to_path_buf() } else { cwd.join(p) }
 }
 
-/// The nearest ancestor of `start` (itself included) that holds a `.toolport/` folder.
-fn find_workspace_root(start: &Path) -> PathBuf {
-    start.ancestors().find(|dir| dir.join(WORKSPACE_DIR).is_dir()).unwrap_or(start).to_path_buf()
+/// The nearest ancestor of `start` (itself included) that holds a `.toolport/` folder, and
+/// the message for a `.toolport/` the climb refused. Like git's `safe.directory`, the climb
+/// trusts only folders owned by `uid`: it never passes a folder owned by someone else (another
+/// user's `/tmp/.toolport` must not become your workspace), and a `.toolport/` owned by
+/// someone else is not used. `start` itself is where the user chose to be, so it is always
+/// the fallback. Owners are what `stat` says; a folder that cannot be read stops the climb.
+fn find_workspace_root(start: &Path, uid: Option<u32>) -> (PathBuf, Option<String>) {
+    let fallback = (start.to_path_buf(), None);
+    for dir in start.ancestors() {
+        let marker = dir.join(WORKSPACE_DIR);
+        let foreign = if dir == start { None } else { foreign_owner(dir, uid) };
+        if let Some(owner) = foreign {
+            // Only worth a word if the climb would have found a workspace beyond this point.
+            return match dir.ancestors().find(|d| d.join(WORKSPACE_DIR).is_dir()) {
+                Some(found) => (start.to_path_buf(), Some(skipped(found, dir, owner, uid))),
+                None => fallback,
+            };
+        }
+        if marker.is_dir() {
+            return match foreign_owner(&marker, uid) {
+                Some(owner) => (start.to_path_buf(), Some(skipped(dir, &marker, owner, uid))),
+                None => (dir.to_path_buf(), None),
+            };
+        }
+    }
+    fallback
+}
+
+/// The owner of `path` when it is not `uid` (`None` for "ours", and where owners do not
+/// apply). A folder whose owner cannot be read counts as foreign: trust needs proof.
+fn foreign_owner(path: &Path, uid: Option<u32>) -> Option<Owner> {
+    let uid = uid?;
+    match owner_of(path) {
+        Some(owner) if owner == uid => None,
+        Some(owner) => Some(Owner::Uid(owner)),
+        None => Some(Owner::Unknown),
+    }
+}
+
+/// Who owns a folder the climb refused.
+#[derive(Debug, Clone, Copy)]
+enum Owner {
+    Uid(u32),
+    Unknown,
+}
+
+fn skipped(root: &Path, at: &Path, owner: Owner, uid: Option<u32>) -> String {
+    let me = uid.map(|u| u.to_string()).unwrap_or_default();
+    let why = match owner {
+        Owner::Uid(o) => format!("{} is owned by uid {o}, not by you (uid {me})", at.display()),
+        Owner::Unknown => format!("the owner of {} cannot be read", at.display()),
+    };
+    format!(
+        "not using the workspace {}: {why}; pass --workspace {} to use it",
+        root.display(),
+        root.display()
+    )
+}
+
+#[cfg(unix)]
+fn current_uid() -> Option<u32> {
+    Some(nix::unistd::geteuid().as_raw())
+}
+
+#[cfg(not(unix))]
+fn current_uid() -> Option<u32> {
+    None
+}
+
+#[cfg(unix)]
+fn owner_of(path: &Path) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata(path).ok().map(|m| m.uid())
+}
+
+#[cfg(not(unix))]
+fn owner_of(_path: &Path) -> Option<u32> {
+    None
 }
 
 #[cfg(test)]
@@ -82,14 +170,37 @@ mod tests {
         let nested = tmp.path().join("a/b/c");
         std::fs::create_dir_all(&nested)?;
         std::fs::create_dir_all(tmp.path().join("a/.toolport"))?;
-        assert_eq!(find_workspace_root(&nested), tmp.path().join("a"));
+        assert_eq!(find_workspace_root(&nested, current_uid()), (tmp.path().join("a"), None));
         Ok(())
     }
 
     #[test]
     fn workspace_root_falls_back_to_start() -> Result<()> {
         let tmp = tempfile::tempdir()?;
-        assert_eq!(find_workspace_root(tmp.path()), tmp.path());
+        assert_eq!(find_workspace_root(tmp.path(), current_uid()), (tmp.path().to_path_buf(), None));
+        Ok(())
+    }
+
+    #[test]
+    fn the_climb_stops_at_a_folder_of_another_owner() -> Result<()> {
+        let tmp = tempfile::tempdir()?;
+        let nested = tmp.path().join("a/b");
+        std::fs::create_dir_all(&nested)?;
+        std::fs::create_dir_all(tmp.path().join(".toolport"))?;
+        // Pretend to be someone who owns none of it: the climb must not leave `start`.
+        let other = current_uid().map(|u| u.wrapping_add(1));
+        let (root, skipped) = find_workspace_root(&nested, other);
+        assert_eq!(root, nested);
+        let a = tmp.path().join("a");
+        let expected = format!(
+            "not using the workspace {}: {} is owned by uid {}, not by you (uid {}); pass --workspace {} to use it",
+            tmp.path().display(),
+            a.display(),
+            owner_of(&a).unwrap_or_default(),
+            other.unwrap_or_default(),
+            tmp.path().display()
+        );
+        assert_eq!(skipped, Some(expected));
         Ok(())
     }
 

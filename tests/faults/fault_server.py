@@ -27,11 +27,16 @@ Modes:
   escapes        lists `poke` with a description holding terminal escape sequences; its
                  result clears the screen, sets the window title and writes the clipboard
                  (OSC 52)
+  spawn-helper   starts a helper process (`sleep 300`, ignoring SIGTERM) and writes
+                 "<server pid> <helper pid>" to --pid-file, then behaves; the helper is
+                 what a host must not leave behind
   well           behaves (a baseline for the script itself)
 """
 
 import argparse
 import json
+import os
+import subprocess
 import sys
 import time
 
@@ -143,7 +148,17 @@ def main():
     parser.add_argument("--count", type=int, default=10000)
     parser.add_argument("--size-mb", type=int, default=50)
     parser.add_argument("--flood-mb", type=int, default=32)
+    parser.add_argument("--pid-file")
+    parser.add_argument("--linger", action="store_true",
+                        help="keep running after stdin closes, like a server that ignores EOF")
     args = parser.parse_args()
+    if args.mode == "spawn-helper":
+        # Ignoring SIGTERM (inherited through exec) makes the host's SIGKILL step matter.
+        helper = subprocess.Popen(["sh", "-c", "trap '' TERM; exec sleep 300"])
+        tmp = args.pid_file + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(f"{os.getpid()} {helper.pid}\n")
+        os.replace(tmp, args.pid_file)  # readers never see half a line
     if args.mode == "exit-now":
         sys.stderr.write("fault-server: exiting at once\n")
         sys.exit(7)
@@ -156,7 +171,7 @@ def main():
             continue
         answer(args, request)
     # stdin closed: the host is done with us. A hanging mode keeps hanging until killed.
-    if args.mode in ("hang-init", "hang-list"):
+    if args.mode in ("hang-init", "hang-list") or args.linger:
         while True:
             time.sleep(60)
 

@@ -26,7 +26,13 @@ pub struct Agent {
 
 impl Agent {
     pub fn start(env: &Env) -> Self {
-        let crate::common::Piped { child, stdin, lines } = env.spawn_piped(false, &["acp"]);
+        Self::start_with(env, &[])
+    }
+
+    /// `toolport acp <flags…>`.
+    pub fn start_with(env: &Env, flags: &[&str]) -> Self {
+        let args: Vec<&str> = std::iter::once("acp").chain(flags.iter().copied()).collect();
+        let crate::common::Piped { child, stdin, lines } = env.spawn_piped(false, &args);
         let stdin = Some(stdin);
         Self { child, stdin, lines }
     }
@@ -106,6 +112,13 @@ impl Agent {
                 other => panic!("toolport acp did not exit after end of input: {other:?}"),
             }
         }
+    }
+}
+
+impl Agent {
+    /// The agent's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 }
 

@@ -2,16 +2,19 @@
 //! real MCP servers and real WebAssembly components. One module per behaviour.
 
 mod acp;
+mod acp_limits;
 mod acp_support;
 mod common;
 mod config_cmds;
 mod config_files;
+mod config_links;
 mod everything;
 mod faults;
 mod faults_cache;
 mod faults_net;
 mod faults_plugins;
 mod faults_sse;
+mod faults_processes;
 mod faults_support;
 mod foreign_text;
 mod names_checked;
@@ -27,4 +30,5 @@ mod session;
 mod smoke;
 mod transport_support;
 mod transports;
+mod workspace_owner;
 mod workspace_plugins;

@@ -3,10 +3,11 @@
 //! is connecting or calling a slow tool never holds up another session, `session/cancel`, or a
 //! second request of the same client.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::{
@@ -19,6 +20,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::watch;
 
+use super::limits::AcpLimits;
 use super::params::SessionParams;
 use super::request::{Notice, Request};
 use super::rpc::{Outbox, internal_error, invalid_params, notification};
@@ -27,12 +29,18 @@ use crate::runtime::RuntimeOptions;
 
 /// The `session/update` notification method.
 const SESSION_UPDATE: &str = "session/update";
+/// Evicted session ids remembered to explain a later request for one; older ones get the
+/// plain `Unknown session`. Bounds what a client that opens and abandons sessions can grow.
+const REMEMBERED_EVICTIONS: usize = 256;
 
 /// The agent's shared state: where the local stores live, the open sessions, the outbox.
 pub struct Agent {
     home: PathBuf,
     options: RuntimeOptions,
+    limits: AcpLimits,
     sessions: Mutex<HashMap<String, Arc<AcpSession>>>,
+    /// The most recently evicted session ids, newest last.
+    evicted: Mutex<VecDeque<String>>,
     outbox: Outbox,
     next_session: AtomicU64,
 }
@@ -58,8 +66,43 @@ impl Handled {
 
 impl Agent {
     /// A new agent writing to `outbox`.
-    pub fn new(home: PathBuf, options: RuntimeOptions, outbox: Outbox) -> Self {
-        Self { home, options, sessions: Mutex::new(HashMap::new()), outbox, next_session: AtomicU64::new(1) }
+    pub fn new(home: PathBuf, options: RuntimeOptions, limits: AcpLimits, outbox: Outbox) -> Self {
+        Self {
+            home,
+            options,
+            limits,
+            sessions: Mutex::new(HashMap::new()),
+            evicted: Mutex::new(VecDeque::new()),
+            outbox,
+            next_session: AtomicU64::new(1),
+        }
+    }
+
+    /// Closes every session that no request has used for `idle` and that no request holds
+    /// now; a later request for it gets `Unknown session` (and `session/load` reopens it).
+    pub async fn evict_idle(&self, idle: Duration) {
+        let evicted: Vec<(String, Arc<AcpSession>)> = match self.sessions.lock() {
+            Ok(mut map) => {
+                let ids: Vec<String> = map
+                    .iter()
+                    // The table's own reference is the only one: no request is using it.
+                    .filter(|(_, s)| Arc::strong_count(s) == 1 && s.idle_for() >= idle)
+                    .map(|(id, _)| id.clone())
+                    .collect();
+                ids.into_iter().filter_map(|id| map.remove(&id).map(|s| (id, s))).collect()
+            }
+            Err(_) => Vec::new(),
+        };
+        for (id, session) in evicted {
+            tracing::info!("closing ACP session {id}: idle for more than {} s", idle.as_secs());
+            if let Ok(mut ids) = self.evicted.lock() {
+                if ids.len() >= REMEMBERED_EVICTIONS {
+                    ids.pop_front();
+                }
+                ids.push_back(id);
+            }
+            session.shutdown().await;
+        }
     }
 
     /// Runs in arrival order, before the request's own task: a prompt starts listening for
@@ -191,13 +234,47 @@ impl Agent {
         }
     }
 
-    fn session(&self, id: &str) -> Result<Arc<AcpSession>, Error> {
-        self.sessions
+    fn session(&self, id: &str) -> Result<InUse, Error> {
+        let session = self
+            .sessions
             .lock()
             .map_err(|_| internal_error("session table poisoned"))?
             .get(id)
             .cloned()
-            .ok_or_else(|| invalid_params(format!("Unknown session: {id}")))
+            .ok_or_else(|| self.unknown(id))?;
+        session.touch();
+        Ok(InUse(session))
+    }
+}
+
+impl Agent {
+    /// The error for a session id not in the table, saying so when it was closed as idle.
+    fn unknown(&self, id: &str) -> Error {
+        let evicted = self.evicted.lock().map(|ids| ids.iter().any(|e| e == id)).unwrap_or(false);
+        match self.limits.idle_timeout {
+            Some(t) if evicted => invalid_params(format!(
+                "Session {id} was closed after {} s idle; session/load reopens it",
+                t.as_secs()
+            )),
+            _ => invalid_params(format!("Unknown session: {id}")),
+        }
+    }
+}
+
+/// A session a request is using: it counts as used again when the request lets go, so a long
+/// call does not leave it looking idle since the call began.
+struct InUse(Arc<AcpSession>);
+
+impl std::ops::Deref for InUse {
+    type Target = AcpSession;
+    fn deref(&self) -> &AcpSession {
+        &self.0
+    }
+}
+
+impl Drop for InUse {
+    fn drop(&mut self) {
+        self.0.touch();
     }
 }
 

@@ -16,6 +16,7 @@
 //! Only protocol lines go to the output; logs go to stderr.
 
 mod agent;
+mod limits;
 mod params;
 mod request;
 mod rpc;
@@ -23,15 +24,18 @@ mod session;
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
+use agent_client_protocol_schema::v1::RequestId;
 use anyhow::{Context as _, Result};
-use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::task::JoinSet;
 
 use crate::runtime::RuntimeOptions;
 use agent::Agent;
+pub use limits::AcpLimits;
 use request::{Notice, Request};
-use rpc::{Incoming, parse_line, response, spawn_writer};
+use rpc::{Incoming, Read, busy, parse_line, read_line, response, spawn_writer, too_long};
 
 /// What the agent needs besides its streams.
 #[derive(Debug, Clone)]
@@ -41,24 +45,41 @@ pub struct AcpOptions {
     pub home: PathBuf,
     /// Options for every session's runtime.
     pub runtime: RuntimeOptions,
+    /// Line size, concurrent requests, idle sessions.
+    pub limits: AcpLimits,
 }
 
 /// Serves ACP on `input`/`output` until `input` ends; then answers what is still in flight,
-/// closes every session's connections and returns.
+/// closes every session's connections and returns. A line over `limits.max_line_bytes` and a
+/// request over `limits.max_requests` are answered with an error and the agent keeps serving;
+/// sessions idle for `limits.idle_timeout` are closed.
 pub async fn serve<R, W>(input: R, output: W, options: AcpOptions) -> Result<()>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    let limits = options.limits;
     let (outbox, writer) = spawn_writer(output);
-    let agent = Arc::new(Agent::new(options.home, options.runtime, outbox.clone()));
+    let agent = Arc::new(Agent::new(options.home, options.runtime, limits, outbox.clone()));
+    let sweeper = spawn_sweeper(&agent, limits);
     let mut in_flight = JoinSet::new();
+    // Requests being served: the cap counts these, not tasks (a task lingers briefly after
+    // its answer is queued).
+    let running = Arc::new(AtomicUsize::new(0));
     let mut input = BufReader::new(input);
     let mut buf = Vec::new();
     loop {
-        buf.clear();
-        if input.read_until(b'\n', &mut buf).await.context("cannot read the ACP input")? == 0 {
-            break;
+        match read_line(&mut input, &mut buf, limits.max_line_bytes)
+            .await
+            .context("cannot read the ACP input")?
+        {
+            Read::End => break,
+            Read::TooLong => {
+                tracing::warn!("rejected an ACP line over {} bytes", limits.max_line_bytes);
+                outbox.send(response(RequestId::Null, Err(too_long(limits.max_line_bytes))));
+                continue;
+            }
+            Read::Line => {}
         }
         // Bad UTF-8 is replaced, not fatal: outside a string it makes the line a parse error,
         // and the agent keeps serving either way.
@@ -69,13 +90,19 @@ where
         // Reap finished handlers so the set does not grow with the session's length.
         while in_flight.try_join_next().is_some() {}
         match parse_line(&line) {
+            Ok(Incoming::Request { id, .. }) if running.load(Ordering::SeqCst) >= limits.max_requests => {
+                outbox.send(response(id, Err(busy(limits.max_requests))));
+            }
             Ok(Incoming::Request { id, method, params }) => match Request::parse(&method, params) {
                 Ok(request) => {
                     let admission = agent.admit(&request);
                     let agent = Arc::clone(&agent);
                     let outbox = outbox.clone();
+                    let slot = Slot::take(&running);
                     in_flight.spawn(async move {
                         let (result, then) = agent.request(request, admission).await;
+                        // Free before answering: a client that has its answer may send the next.
+                        drop(slot);
                         outbox.send(response(id, result));
                         if let Some(notification) = then {
                             outbox.send(notification);
@@ -99,8 +126,42 @@ where
     }
     // Closing stdin is not a cancel: a client may half-close and still read its last answers.
     while in_flight.join_next().await.is_some() {}
+    if let Some(sweeper) = sweeper {
+        sweeper.abort();
+    }
     agent.shutdown().await;
     drop(agent);
     drop(outbox);
     writer.await.context("the ACP writer task failed")?.context("cannot write to the ACP output")
+}
+
+/// The task that closes idle sessions, if they expire at all.
+fn spawn_sweeper(agent: &Arc<Agent>, limits: AcpLimits) -> Option<tokio::task::JoinHandle<()>> {
+    let (idle, every) = (limits.idle_timeout?, limits.sweep_every()?);
+    let agent = Arc::clone(agent);
+    Some(tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            agent.evict_idle(idle).await;
+        }
+    }))
+}
+
+/// One request's place under the concurrency cap, given back when dropped (also when its task
+/// panics or is aborted).
+struct Slot(Arc<AtomicUsize>);
+
+impl Slot {
+    fn take(running: &Arc<AtomicUsize>) -> Self {
+        running.fetch_add(1, Ordering::SeqCst);
+        Self(Arc::clone(running))
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }

@@ -8,7 +8,7 @@
 use agent_client_protocol_schema::v1::{Error, ErrorCode, RequestId};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
-use tokio::io::{AsyncWrite, AsyncWriteExt as _};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, AsyncWrite, AsyncWriteExt as _};
 use tokio::sync::mpsc;
 
 /// One message a client sent.
@@ -41,6 +41,78 @@ pub struct Rejected {
     pub id: RequestId,
     /// What went wrong.
     pub error: Error,
+}
+
+/// What [`read_line`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Read {
+    /// A line is in the buffer (its newline included, if it had one).
+    Line,
+    /// A line longer than the cap was read and dropped; the buffer is empty.
+    TooLong,
+    /// The input ended.
+    End,
+}
+
+/// Reads one line into `buf` (cleared first), keeping at most `cap` bytes before the newline:
+/// a longer line is consumed to its end and dropped, so memory stays bounded by `cap`
+/// whatever the client sends.
+pub async fn read_line<R: AsyncBufRead + Unpin>(
+    input: &mut R,
+    buf: &mut Vec<u8>,
+    cap: usize,
+) -> std::io::Result<Read> {
+    buf.clear();
+    let mut over = false;
+    loop {
+        let available = input.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(if over {
+                Read::TooLong
+            } else if buf.is_empty() {
+                Read::End
+            } else {
+                Read::Line
+            });
+        }
+        let newline = available.iter().position(|&b| b == b'\n');
+        let take = newline.map_or(available.len(), |i| i + 1);
+        let content = newline.unwrap_or(available.len());
+        if !over {
+            // The newline itself does not count against the cap.
+            if buf.len() + content > cap {
+                over = true;
+                buf.clear();
+            } else {
+                buf.extend_from_slice(&available[..take]);
+            }
+        }
+        input.consume(take);
+        if newline.is_some() {
+            return Ok(if over { Read::TooLong } else { Read::Line });
+        }
+    }
+}
+
+/// The answer to a line over the cap: nothing of it was read, so the id is `null`.
+pub fn too_long(cap: usize) -> Error {
+    Error::new(
+        i32::from(ErrorCode::InvalidRequest),
+        format!("Invalid request: a line is longer than {cap} bytes; it was dropped unread"),
+    )
+}
+
+/// JSON-RPC's first implementation-defined server error: the agent is at its request cap.
+pub const SERVER_BUSY: i32 = -32000;
+
+/// The answer to a request over the concurrency cap.
+pub fn busy(max: usize) -> Error {
+    Error::new(
+        SERVER_BUSY,
+        format!(
+            "Too many requests: {max} are already running; this one was refused, send it again once one has answered"
+        ),
+    )
 }
 
 /// Reads one line.
@@ -201,6 +273,21 @@ mod tests {
             response(RequestId::Null, Err(method_not_found("nope"))),
             json!({"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"Method not found: nope"}})
         );
+    }
+
+    #[tokio::test]
+    async fn a_line_over_the_cap_is_dropped_and_the_next_one_read() -> std::io::Result<()> {
+        let input = b"12345\n123456\nabc".to_vec();
+        let mut reader = tokio::io::BufReader::with_capacity(2, &input[..]);
+        let mut buf = Vec::new();
+        assert_eq!(read_line(&mut reader, &mut buf, 5).await?, Read::Line);
+        assert_eq!(buf, b"12345\n");
+        assert_eq!(read_line(&mut reader, &mut buf, 5).await?, Read::TooLong);
+        assert!(buf.is_empty());
+        assert_eq!(read_line(&mut reader, &mut buf, 5).await?, Read::Line);
+        assert_eq!(buf, b"abc");
+        assert_eq!(read_line(&mut reader, &mut buf, 5).await?, Read::End);
+        Ok(())
     }
 
     #[tokio::test]

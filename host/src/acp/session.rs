@@ -3,6 +3,8 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use serde_json::{Value, json};
@@ -37,6 +39,8 @@ pub struct AcpSession {
     runtime: Runtime,
     /// Bumped by `session/cancel`; a running prompt watches it.
     cancel: watch::Sender<u64>,
+    /// When a request last started or finished using this session (idle eviction).
+    last_used: Mutex<Instant>,
 }
 
 impl AcpSession {
@@ -51,7 +55,19 @@ impl AcpSession {
         };
         let options = RuntimeOptions { cache_dir: Some(paths.cache_dir()), ..options };
         let runtime = Runtime::start(resolved, options).await?;
-        Ok(Self { runtime, cancel: watch::channel(0).0 })
+        Ok(Self { runtime, cancel: watch::channel(0).0, last_used: Mutex::new(Instant::now()) })
+    }
+
+    /// Marks the session as used now.
+    pub fn touch(&self) {
+        if let Ok(mut at) = self.last_used.lock() {
+            *at = Instant::now();
+        }
+    }
+
+    /// How long since a request last used the session.
+    pub fn idle_for(&self) -> Duration {
+        self.last_used.lock().map(|at| at.elapsed()).unwrap_or_default()
     }
 
     /// A receiver that sees every [`AcpSession::cancel`] from now on. Taken when a prompt

@@ -1,17 +1,70 @@
 //! `toolport acp`: an ACP agent on stdin/stdout for editors and embedding hosts.
 
 use std::process::ExitCode;
+use std::time::Duration;
 
-use toolport::{AcpOptions, Paths, RuntimeOptions, serve_acp};
+use toolport::{AcpLimits, AcpOptions, Paths, RuntimeOptions, serve_acp};
 
-/// `toolport acp` takes no options: the home comes from the global flags, and each session's
-/// workspace from the client's `cwd`.
+/// The home comes from the global flags, and each session's workspace from the client's `cwd`.
 #[derive(Debug, clap::Args)]
-pub struct AcpArgs {}
+pub struct AcpArgs {
+    /// Close a session no request has used for this long (`90s`, `30m`, `2h`; `0` never).
+    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = parse_duration)]
+    idle_timeout: Duration,
+    /// Requests served at once; more are refused with an error until one has answered.
+    #[arg(long, value_name = "N", default_value_t = AcpLimits::default().max_requests,
+          value_parser = parse_count)]
+    max_requests: usize,
+}
 
 /// Serves ACP until the client closes stdin. stdout carries only protocol lines.
-pub async fn run(paths: &Paths, _args: AcpArgs) -> anyhow::Result<ExitCode> {
-    let options = AcpOptions { home: paths.home.clone(), runtime: RuntimeOptions::default() };
+pub async fn run(paths: &Paths, args: AcpArgs) -> anyhow::Result<ExitCode> {
+    let idle_timeout = (!args.idle_timeout.is_zero()).then_some(args.idle_timeout);
+    let limits = AcpLimits { idle_timeout, max_requests: args.max_requests, ..AcpLimits::default() };
+    let options = AcpOptions { home: paths.home.clone(), runtime: RuntimeOptions::default(), limits };
     serve_acp(tokio::io::stdin(), tokio::io::stdout(), options).await?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A count of at least 1.
+fn parse_count(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("{text:?} is not a count of at least 1")),
+    }
+}
+
+/// `<number><unit>` with unit `s`, `m` or `h`, or a bare `0`.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let bad = || format!("{text:?} is not a duration: use a number and s, m or h, e.g. 30m");
+    if text == "0" {
+        return Ok(Duration::ZERO);
+    }
+    let (number, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?);
+    let n: u64 = number.parse().map_err(|_| bad())?;
+    let seconds = match unit {
+        "s" => Some(n),
+        "m" => n.checked_mul(60),
+        "h" => n.checked_mul(3600),
+        _ => None,
+    };
+    seconds.map(Duration::from_secs).ok_or_else(bad)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("30m"), Ok(Duration::from_secs(1800)));
+        assert_eq!(parse_duration("2h"), Ok(Duration::from_secs(7200)));
+        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
+        assert_eq!(
+            parse_duration("5"),
+            Err("\"5\" is not a duration: use a number and s, m or h, e.g. 30m".into())
+        );
+        assert!(parse_duration("m").is_err() && parse_duration("3d").is_err());
+    }
 }

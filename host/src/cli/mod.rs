@@ -19,6 +19,9 @@ use toolport::Paths;
 pub const EXIT_USAGE: u8 = 2;
 /// Exit status for a command that failed at run time.
 pub const EXIT_FAILURE: u8 = 1;
+/// How long the async runtime may take to wind down after the command: blocking work still
+/// running then (a name lookup, a stuck read) must not keep the process from exiting.
+const RUNTIME_SHUTDOWN: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// An error that already knows its exit status. Anything else that reaches `main` exits 1,
 /// unless a [`toolport::ConfigError`] is in its chain (exit 2).
@@ -89,7 +92,9 @@ pub fn main() -> ExitCode {
             return ExitCode::from(EXIT_FAILURE);
         }
     };
-    match runtime.block_on(run(cli)) {
+    let outcome = runtime.block_on(run(cli));
+    runtime.shutdown_timeout(RUNTIME_SHUTDOWN);
+    match outcome {
         Ok(code) => code,
         Err(err) => {
             // The message may quote a server's words (escaped) and a server URL (redacted).
@@ -112,11 +117,85 @@ fn exit_status(err: &anyhow::Error) -> u8 {
     EXIT_FAILURE
 }
 
+/// Runs the command until it ends or toolport gets SIGINT/SIGTERM, then ends every server
+/// process group still alive: servers run in groups of their own, so a terminal's Ctrl-C
+/// reaches only toolport, and closing them is toolport's job (dropping the command's future
+/// drops its connections; [`toolport::end_server_processes`] finishes their groups).
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::DemoServer(args) = cli.command {
+        // The demo server is itself a stdio server: it keeps the default signal behaviour.
         return crate::demo_server::run(args).await.map(|()| ExitCode::SUCCESS);
     }
-    let paths = Paths::discover(cli.home.as_deref(), cli.workspace.as_deref())?;
+    let outcome = tokio::select! {
+        outcome = dispatch(cli) => outcome,
+        signal = shutdown_signal() => {
+            tracing::info!("received {signal}: closing the servers");
+            Ok(ExitCode::from(signal.exit_status()))
+        }
+    };
+    toolport::end_server_processes().await;
+    outcome
+}
+
+/// A signal that asks toolport to stop.
+#[derive(Debug, Clone, Copy)]
+enum Stop {
+    Interrupt,
+    Terminate,
+}
+
+impl Stop {
+    /// The shell convention: 128 + the signal's number.
+    fn exit_status(self) -> u8 {
+        match self {
+            Self::Interrupt => 130,
+            Self::Terminate => 143,
+        }
+    }
+}
+
+impl std::fmt::Display for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Interrupt => "SIGINT",
+            Self::Terminate => "SIGTERM",
+        })
+    }
+}
+
+/// Waits for SIGINT or SIGTERM. If a handler cannot be installed, that signal keeps its
+/// default action (the servers then still die with toolport via the parent-death signal).
+async fn shutdown_signal() -> Stop {
+    use tokio::signal::unix::{SignalKind, signal};
+    let listen = |kind: SignalKind| match signal(kind) {
+        Ok(stream) => Some(stream),
+        Err(e) => {
+            tracing::warn!("cannot handle signal {}: {e}", kind.as_raw_value());
+            None
+        }
+    };
+    let (mut interrupt, mut terminate) = (listen(SignalKind::interrupt()), listen(SignalKind::terminate()));
+    tokio::select! {
+        _ = next(&mut interrupt) => Stop::Interrupt,
+        _ = next(&mut terminate) => Stop::Terminate,
+    }
+}
+
+/// The next delivery of `stream`'s signal; never, for a signal without a handler.
+async fn next(stream: &mut Option<tokio::signal::unix::Signal>) {
+    match stream {
+        Some(s) => {
+            s.recv().await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+    let (paths, skipped) = Paths::locate(cli.home.as_deref(), cli.workspace.as_deref())?;
+    if let Some(message) = skipped {
+        eprintln!("Warning: {message}");
+    }
     match cli.command {
         Command::Mcp(args) => mcp::run(&paths, args).await,
         Command::Tools(args) => tools::run_tools(&paths, args).await,

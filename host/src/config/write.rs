@@ -6,6 +6,10 @@
 //! 3. refuses to touch a malformed file (the error names line and column; the bytes stay);
 //! 4. writes a temporary file in the same folder, copies the old permissions, fsyncs, renames.
 //!
+//! A store that is a symlink (a dotfiles repository linking `~/.toolport/mcp.json`) is edited
+//! at the link's target: lock, temporary file and rename all happen beside the target, so the
+//! link stays a link and the real file never goes stale.
+//!
 //! The workspace file goes through a `cap_std::fs::Dir` on the workspace root (see
 //! [`super::workspace`]), so a `.toolport` symlink cannot redirect the write.
 
@@ -27,12 +31,18 @@ use crate::paths::{WORKSPACE_DIR, WORKSPACE_FILE};
 /// A JSON document's top-level object, as edits see it.
 pub type Doc = Map<String, Value>;
 
+/// Most symlinks followed to find a store's real file: Linux's own limit for one path
+/// (`MAXSYMLINKS`), so a loop fails here the way `open` would fail on it.
+const MAX_SYMLINK_HOPS: usize = 40;
+
 /// Runs `edit` on the store at `path` under its lock and writes the result atomically if the
 /// edit changed anything. A missing store starts as `{}` (and the home folder is created).
 pub fn edit_store<T>(
     path: &Path,
     edit: impl FnOnce(&mut Doc) -> Result<T, EditError>,
 ) -> Result<T, EditError> {
+    let target = link_target(path)?;
+    let path = target.as_path();
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let lock_path = sibling_lock(path);
@@ -119,6 +129,28 @@ pub fn edit_workspace<T>(
     Ok(out)
 }
 
+/// The file a write to `path` must replace: `path` itself, or the end of its chain of
+/// symlinks (which may not exist yet: a dangling link is where the new store goes). Relative
+/// targets are read against the link's own folder, as the kernel reads them.
+fn link_target(path: &Path) -> Result<PathBuf, ConfigError> {
+    let mut current = path.to_path_buf();
+    for _ in 0..MAX_SYMLINK_HOPS {
+        match fs::symlink_metadata(&current) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let next = fs::read_link(&current).map_err(|e| {
+                    ConfigError(format!("{}: cannot read the symlink: {e}", current.display()))
+                })?;
+                current = match current.parent() {
+                    Some(parent) if next.is_relative() => parent.join(next),
+                    _ => next,
+                };
+            }
+            _ => return Ok(current),
+        }
+    }
+    Err(ConfigError(format!("{}: more than {MAX_SYMLINK_HOPS} symlinks to follow (a loop?)", path.display())))
+}
+
 fn top_object(path: &Path, text: Option<&str>) -> Result<Doc, ConfigError> {
     match text {
         None => Ok(Doc::new()),
@@ -193,6 +225,50 @@ mod tests {
             use std::os::unix::fs::PermissionsExt;
             assert_eq!(fs::metadata(&path)?.permissions().mode() & 0o777, 0o640);
         }
+        Ok(())
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlinked_store_is_written_through_to_its_target() -> anyhow::Result<()> {
+        let tmp = tempfile::tempdir()?;
+        let dotfiles = tmp.path().join("dotfiles");
+        fs::create_dir(&dotfiles)?;
+        fs::write(dotfiles.join("mcp.json"), r#"{"keep":1}"#)?;
+        let home = tmp.path().join("home");
+        fs::create_dir(&home)?;
+        // A chain with a relative hop: home/mcp.json -> home/via.json -> ../dotfiles/mcp.json.
+        std::os::unix::fs::symlink("../dotfiles/mcp.json", home.join("via.json"))?;
+        std::os::unix::fs::symlink(home.join("via.json"), home.join("mcp.json"))?;
+        edit_store(&home.join("mcp.json"), |doc| {
+            doc.insert("added".into(), Value::Bool(true));
+            Ok(())
+        })?;
+        assert!(fs::symlink_metadata(home.join("mcp.json"))?.file_type().is_symlink());
+        assert!(fs::symlink_metadata(home.join("via.json"))?.file_type().is_symlink());
+        let v: Value = serde_json::from_str(&fs::read_to_string(dotfiles.join("mcp.json"))?)?;
+        assert_eq!(v, serde_json::json!({"keep": 1, "added": true}));
+        assert!(dotfiles.join("mcp.json.lock").exists(), "the lock sits beside the target");
+        assert!(!home.join("mcp.json.lock").exists());
+        Ok(())
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_dangling_link_creates_its_target_and_a_loop_is_refused() -> anyhow::Result<()> {
+        let tmp = tempfile::tempdir()?;
+        let link = tmp.path().join("mcp.json");
+        std::os::unix::fs::symlink("real.json", &link)?;
+        edit_store(&link, |doc| {
+            doc.insert("x".into(), Value::Null);
+            Ok(())
+        })?;
+        assert!(fs::symlink_metadata(&link)?.file_type().is_symlink());
+        assert_eq!(fs::read_to_string(tmp.path().join("real.json"))?, "{\n  \"x\": null\n}\n");
+        let looped = tmp.path().join("loop.json");
+        std::os::unix::fs::symlink("loop.json", &looped)?;
+        let err = edit_store(&looped, |_| Ok(())).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.ends_with("loop.json: more than 40 symlinks to follow (a loop?)"), "{err}");
         Ok(())
     }
 

@@ -6,12 +6,14 @@ mod cause;
 mod connected;
 mod http;
 mod plugin;
+mod process_group;
 mod stderr_tail;
 mod stdio;
 
 pub use cause::deepest_cause;
 pub use connected::Connected;
 pub use plugin::SSE_PLUGIN;
+pub use process_group::end_all as end_server_processes;
 
 use std::time::Duration;
 

@@ -3,6 +3,8 @@
 //! We spawn the child ourselves (rather than through rmcp's `TokioChildProcess`) so we keep
 //! the `Child`: a watcher task waits on it and reports the exit status the moment the process
 //! dies, which is how a crashed server turns into `error` without waiting for the next call.
+//! The child leads a process group of its own ([`super::process_group`]): stopping it, or its
+//! exit, ends the whole group, so helpers it started do not outlive it.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -11,10 +13,12 @@ use std::time::Duration;
 use tokio::process::{ChildStdin, ChildStdout, Command};
 use tokio::sync::{oneshot, watch};
 
+use super::process_group::{self, Group};
 use super::stderr_tail::StderrTail;
 use crate::config::ServerDef;
 
-/// How long a closed server gets to exit on its own before it is killed.
+/// How long a closed server gets to exit on its own (its stdin is closed) before its group is
+/// sent SIGTERM.
 const EXIT_GRACE: Duration = Duration::from_millis(500);
 /// Stderr lines quoted in an error message.
 const QUOTED_STDERR_LINES: usize = 3;
@@ -48,8 +52,12 @@ pub fn spawn(def: &ServerDef) -> Result<(StdioChild, ChildStdout, ChildStdin), S
         }
         cmd.current_dir(cwd);
     }
+    // kill_on_drop is the last resort when the async runtime drops the watcher below; the
+    // group itself is then ended by `process_group::end_all` at exit.
     cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+    process_group::isolate(&mut cmd);
     let mut child = cmd.spawn().map_err(|e| format!("cannot start {program}: {e}"))?;
+    let group = Group::of(&child);
     let stdin = child.stdin.take().ok_or("child stdin is not piped")?;
     let stdout = child.stdout.take().ok_or("child stdout is not piped")?;
     let stderr = child.stderr.take().map(StderrTail::drain).unwrap_or_default();
@@ -61,11 +69,22 @@ pub fn spawn(def: &ServerDef) -> Result<(StdioChild, ChildStdout, ChildStdin), S
         let status = tokio::select! {
             status = child.wait() => status,
             // Asked to stop, or the handle was dropped: either way the process must not linger.
-            _ = kill_rx => {
-                let _ = child.kill().await;
-                child.wait().await
-            }
+            _ = kill_rx => match &group {
+                Some(group) => {
+                    group.end(Some(&mut child)).await;
+                    child.wait().await
+                }
+                None => {
+                    let _ = child.kill().await;
+                    child.wait().await
+                }
+            },
         };
+        // Whatever the server left behind (helpers still running) goes with it.
+        if let Some(group) = &group {
+            group.end(None).await;
+        }
+        drop(group);
         let mut reason = match status {
             Ok(status) => describe_exit(status),
             Err(e) => format!("cannot wait for the process: {e}"),
@@ -92,7 +111,7 @@ impl StdioChild {
     }
 
     /// Stops the process: a short grace period to exit on its own (its stdin is closed by
-    /// then), then a kill.
+    /// then), then its group is ended (SIGTERM, a grace, SIGKILL).
     pub async fn stop(mut self) {
         if tokio::time::timeout(EXIT_GRACE, self.exited()).await.is_err()
             && let Some(kill) = self.kill.take()
