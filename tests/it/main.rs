@@ -8,6 +8,7 @@ mod config_cmds;
 mod config_files;
 mod everything;
 mod faults;
+mod faults_holds;
 mod faults_plugins;
 mod faults_support;
 mod peers;

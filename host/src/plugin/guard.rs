@@ -62,9 +62,10 @@ pub(crate) fn classify<T>(
     Err(plugin.error(Fault::Trap { message }))
 }
 
-/// The `panicked at …` line(s) a Rust guest printed before aborting, if any.
+/// The last `panicked at …` line(s) a Rust guest printed before aborting, if any (the last:
+/// earlier chatter may quote the phrase, the real panic is what it printed before dying).
 fn panic_message(stderr: &str) -> Option<String> {
-    let start = stderr.find("panicked at")?;
+    let start = stderr.rfind("panicked at")?;
     let mut lines = stderr[start..].lines();
     let head = lines.next()?.trim_end_matches(':').trim();
     Some(match lines.next().map(str::trim) {

@@ -1,0 +1,60 @@
+//! The fault suite, what a guest can make the host hold (issue 11): stderr, trap messages, the
+//! transport outbox, memories and instances per store, sockets and pooled slots, and files
+//! that never end. Each hostile component (`plugins/fixtures/`) runs next to a healthy stdio
+//! neighbour that must keep answering.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use toolport::{Runtime, RuntimeOptions, ServerState};
+
+use crate::common::Env;
+use crate::runtime_support::{call_text, demo, eventually, start};
+use crate::transport_support::{Exposed, Framing, built_plugin, write_store};
+
+/// The `plugins` entry for one built guest of `kind`.
+fn plugin(kind: &str, stem: &str, extra: Value) -> Value {
+    let mut entry = json!({ "kind": kind, "path": built_plugin(stem) });
+    if let (Some(e), Some(extra)) = (entry.as_object_mut(), extra.as_object()) {
+        e.extend(extra.clone());
+    }
+    entry
+}
+
+fn row(runtime: &Runtime, name: &str) -> toolport::ServerStatus {
+    runtime.status().into_iter().find(|r| r.name == name).unwrap_or_else(|| panic!("no row for {name}"))
+}
+
+/// The healthy neighbour (`local`, tools prefixed `l_`) is connected and answers.
+async fn assert_local_fine(runtime: &Runtime) {
+    let local = row(runtime, "local");
+    assert_eq!((local.state, local.error.as_deref()), (ServerState::Connected, None), "{local:?}");
+    assert!(call_text(runtime, "l_echo", r#"{"message": "fine"}"#).await.contains("fine"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_transport_that_floods_stderr_keeps_working_and_its_crash_is_quoted_from_the_tail() {
+    let exposed = Exposed::start(Framing::Tcp, &[]);
+    let env = Env::new();
+    let servers = json!({
+        "chatty": { "type": "hostile", "url": exposed.url() },
+        "local": demo(&["--prefix", "l_"]),
+    });
+    let hostile = plugin("transport", "fixture_transport_hostile", json!({}));
+    write_store(&env, servers, json!({ "hostile": hostile }), &["chatty", "local"]);
+    let runtime = start(&env, &[], RuntimeOptions::default()).await;
+    // 100 KiB of stderr before the handshake, and the pump still relays: connected, listed.
+    let chatty = row(&runtime, "chatty");
+    assert_eq!((chatty.state, chatty.tools), (ServerState::Connected, 6), "{chatty:?}");
+    assert_local_fine(&runtime).await;
+    // Another 100 KiB, then a panic: the message is the guest's, taken from the kept tail.
+    assert!(runtime.call("echo", r#"{"message": "boom"}"#).await.is_err());
+    let crashed =
+        eventually(Duration::from_secs(10), || row(&runtime, "chatty").state == ServerState::Error).await;
+    let error = row(&runtime, "chatty").error.unwrap_or_default();
+    assert!(crashed, "{error}");
+    assert!(error.starts_with("transport plugin hostile: crashed: panicked at"), "{error}");
+    assert!(error.ends_with("hostile transport panicked on purpose"), "{error}");
+    assert_local_fine(&runtime).await;
+    runtime.shutdown().await;
+}
