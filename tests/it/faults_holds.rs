@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use toolport::{Runtime, RuntimeOptions, ServerState};
 
 use crate::common::Env;
+use crate::faults_support::write;
 use crate::runtime_support::{call_text, demo, eventually, start};
 use crate::transport_support::{Exposed, Framing, built_plugin, write_store};
 
@@ -55,6 +56,22 @@ async fn a_transport_that_floods_stderr_keeps_working_and_its_crash_is_quoted_fr
     assert!(crashed, "{error}");
     assert!(error.starts_with("transport plugin hostile: crashed: panicked at"), "{error}");
     assert!(error.ends_with("hostile transport panicked on purpose"), "{error}");
+    assert_local_fine(&runtime).await;
+    runtime.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stack_overflow_reads_call_stack_exhausted_not_a_backtrace() {
+    let env = Env::new();
+    let shape = plugin("tool-shape", "fixture_fault_shape", json!({ "limits": { "callMs": 5000 } }));
+    let servers = [("deep", demo(&["--prefix", "d_"])), ("local", demo(&["--prefix", "l_"]))];
+    write(&env, &servers, json!({ "fault": shape }), json!({ "toolShape": "fault" }));
+    let runtime = start(&env, &[], RuntimeOptions::default()).await;
+    let deep = row(&runtime, "deep");
+    assert_eq!(
+        (deep.state, deep.error.as_deref()),
+        (ServerState::Error, Some("tool shape fault: crashed: call stack exhausted"))
+    );
     assert_local_fine(&runtime).await;
     runtime.shutdown().await;
 }
