@@ -75,3 +75,53 @@ async fn a_stack_overflow_reads_call_stack_exhausted_not_a_backtrace() {
     assert_local_fine(&runtime).await;
     runtime.shutdown().await;
 }
+
+/// The test process's resident memory (the host runs in it), from `/proc/self/status`.
+fn rss_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kib = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .unwrap_or(0);
+    kib * 1024
+}
+
+/// Far above what the suite needs (a few hundred MiB with every test running at once), far
+/// below what an unbounded outbox reaches in the seconds before the queue deadline (GiBs).
+const RSS_CEILING: u64 = 2 << 30;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_transport_that_floods_the_host_fails_with_its_queue_limit_and_memory_stays_bounded() {
+    let exposed = Exposed::start(Framing::Tcp, &[]);
+    let env = Env::new();
+    let servers = json!({
+        "flood": { "type": "hostile", "url": exposed.url() },
+        "local": demo(&["--prefix", "l_"]),
+    });
+    let hostile = plugin("transport", "fixture_transport_hostile", json!({}));
+    write_store(&env, servers, json!({ "hostile": hostile }), &["flood", "local"]);
+    let runtime = start(&env, &[], RuntimeOptions::default()).await;
+    // Its handshake and list went through before it started flooding.
+    assert_eq!(row(&runtime, "flood").tools, 6);
+    let mut peak = 0;
+    let deadline = std::time::Instant::now() + Duration::from_secs(90);
+    while row(&runtime, "flood").state != ServerState::Error && std::time::Instant::now() < deadline {
+        peak = peak.max(rss_bytes());
+        assert!(peak < RSS_CEILING, "host RSS reached {} MiB during the flood", peak >> 20);
+        // The neighbour keeps answering, tools/list included, while the flood goes on.
+        runtime.retry("local").await.unwrap_or_else(|e| panic!("retry local: {e:#}"));
+        assert_local_fine(&runtime).await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let flood = row(&runtime, "flood");
+    eprintln!("peak RSS during the flood: {} MiB", peak >> 20);
+    assert_eq!(
+        (flood.state, flood.error.as_deref()),
+        (ServerState::Error, Some("transport plugin hostile: exceeded its queue limit (16 MiB)")),
+        "peak RSS {} MiB",
+        peak >> 20
+    );
+    assert_local_fine(&runtime).await;
+    runtime.shutdown().await;
+}

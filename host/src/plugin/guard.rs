@@ -8,6 +8,7 @@ use wasmtime::Store;
 use super::error::{Fault, PluginError};
 use super::limits::{arm_deadline, outer_timeout, ran_out_of_time};
 use super::load::Loaded;
+use super::queue::queue_fault;
 use super::store::State;
 
 /// How many answers a per-tool call owes, and what they are called in the message when the
@@ -52,6 +53,9 @@ pub(crate) fn classify<T>(
     };
     if ran_out_of_time(&err) {
         return Err(time_limit());
+    }
+    if let Some(fault) = queue_fault(&err) {
+        return Err(plugin.error(fault));
     }
     if store.data().memory.exceeded() {
         return Err(plugin.error(Fault::MemoryLimit { limit_mb: plugin.limits.memory_mb }));
