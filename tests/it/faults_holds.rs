@@ -6,9 +6,11 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use toolport::{Grants, Limits, PluginDef, PluginHost, PluginKind, ServerDef, ToolInfo};
 use toolport::{Runtime, RuntimeOptions, ServerState};
 
 use crate::common::Env;
+use crate::component_support::shape_with_memories;
 use crate::faults_support::write;
 use crate::runtime_support::{call_text, demo, eventually, start};
 use crate::transport_support::{Exposed, Framing, built_plugin, write_store};
@@ -124,4 +126,37 @@ async fn a_transport_that_floods_the_host_fails_with_its_queue_limit_and_memory_
     );
     assert_local_fine(&runtime).await;
     runtime.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn memories_count_together_against_the_memory_limit() {
+    // Three memories of 40 MiB: each under the 64 MiB limit, together far over it.
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let path = dir.path().join("memories.wasm");
+    std::fs::write(&path, shape_with_memories(3, 640)).unwrap_or_else(|e| panic!("write: {e}"));
+    let limits = Limits { memory_mb: 64, ..Limits::default() };
+    let def = PluginDef {
+        name: "memories".into(),
+        kind: PluginKind::ToolShape,
+        path,
+        grants: Grants::default(),
+        limits,
+    };
+    let host = PluginHost::new(None, &[def]).unwrap_or_else(|e| panic!("{e:#}"));
+    let server = ServerDef { name: "s".into(), command: Some("demo".into()), ..ServerDef::default() };
+    let tool = ToolInfo {
+        name: "t".into(),
+        title: None,
+        description: None,
+        input_schema: json!({ "type": "object" }),
+        output_schema: None,
+        annotations: None,
+    };
+    let shape = host.tool_shape("memories").unwrap_or_else(|e| panic!("load: {e}"));
+    let err = shape.convert(&server, std::slice::from_ref(&tool)).await.err().map(|e| e.to_string());
+    assert_eq!(err.as_deref(), Some("tool shape memories: exceeded its memory limit (64 MiB)"));
+    // The built-in shape, in the same host, is untouched.
+    let openai = host.tool_shape("openai").unwrap_or_else(|e| panic!("{e}"));
+    let shaped = openai.convert(&server, &[tool]).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(shaped.len(), 1);
 }

@@ -4,6 +4,7 @@
 mod acp;
 mod acp_support;
 mod common;
+mod component_support;
 mod config_cmds;
 mod config_files;
 mod everything;
