@@ -26,7 +26,11 @@ pub(crate) mod transport {
     wasmtime::component::bindgen!({
         world: "transport",
         path: "../wit/since_v0.1.0",
-        imports: { "toolport:plugin/channel": trappable },
+        // `send` waits while the connection's queue is full (backpressure, `queue`).
+        imports: {
+            "toolport:plugin/channel.[method]outbox.send": async | trappable,
+            "toolport:plugin/channel": trappable,
+        },
         exports: { default: async },
         with: {
             "toolport:plugin/types": super::policy::toolport::plugin::types,

@@ -28,8 +28,13 @@ impl HostInbox for State {
 }
 
 impl HostOutbox for State {
-    fn send(&mut self, outbox: Resource<Outbox>, message: String) -> wasmtime::Result<Result<(), String>> {
-        Ok(self.table().get(&outbox)?.send(message))
+    /// Async in the bindings: a full queue makes the guest wait here (backpressure).
+    async fn send(
+        &mut self,
+        outbox: Resource<Outbox>,
+        message: String,
+    ) -> wasmtime::Result<Result<(), String>> {
+        self.table().get_mut(&outbox)?.send(message).await
     }
 
     fn drop(&mut self, outbox: Resource<Outbox>) -> wasmtime::Result<()> {

@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
+use super::limits::{MAX_CORE_INSTANCES, MAX_MEMORIES, MAX_TABLES};
+
 /// How often the epoch advances. Time limits are enforced to this granularity, and a running
 /// guest yields to the async runtime this often, so a busy plugin never hogs a worker thread.
 pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(10);
@@ -30,6 +32,14 @@ fn build() -> anyhow::Result<Engine> {
     // fall back to allocating on demand, which is slower but otherwise identical.
     let mut pool = PoolingAllocationConfig::default();
     pool.total_component_instances(POOLED_COMPONENT_INSTANCES);
+    // The same caps per component as per store (`limits`), so one component cannot take a
+    // large share of the pool's slots before its store's limiter sees it.
+    pool.max_core_instances_per_component(MAX_CORE_INSTANCES);
+    pool.max_memories_per_component(MAX_MEMORIES);
+    pool.max_tables_per_component(MAX_TABLES);
+    // A module may define several memories (multi-memory); the store's limiter counts them
+    // all against the plugin's limit, so the pool need not refuse them one by one.
+    pool.max_memories_per_module(MAX_MEMORIES);
     let engine = Engine::new(&config(InstanceAllocationStrategy::Pooling(pool))).or_else(|e| {
         tracing::warn!("pooling instance allocator unavailable, allocating on demand: {e:#}");
         Engine::new(&config(InstanceAllocationStrategy::OnDemand))

@@ -126,6 +126,13 @@ pub enum Fault {
         /// The cap (`limits.memoryMb`).
         limit_mb: u64,
     },
+    /// A transport kept its queue of messages for the host full past the deadline: it
+    /// produces faster than the host can take them (`plugin/queue.rs`).
+    #[error("exceeded its queue limit ({limit_mb} MiB)")]
+    QueueLimit {
+        /// The per-connection budget.
+        limit_mb: u64,
+    },
     /// The call ran past the plugin's time cap.
     #[error("exceeded its time limit ({limit_ms} ms)")]
     TimeLimit {

@@ -8,6 +8,7 @@ use wasmtime::Store;
 use super::error::{Fault, PluginError};
 use super::limits::{arm_deadline, outer_timeout, ran_out_of_time};
 use super::load::Loaded;
+use super::queue::queue_fault;
 use super::store::State;
 
 /// How many answers a per-tool call owes, and what they are called in the message when the
@@ -53,18 +54,38 @@ pub(crate) fn classify<T>(
     if ran_out_of_time(&err) {
         return Err(time_limit());
     }
+    if let Some(fault) = queue_fault(&err) {
+        return Err(plugin.error(fault));
+    }
     if store.data().memory.exceeded() {
         return Err(plugin.error(Fault::MemoryLimit { limit_mb: plugin.limits.memory_mb }));
     }
     let stderr = String::from_utf8_lossy(&store.data().stderr.contents()).into_owned();
-    let message = panic_message(&stderr).unwrap_or_else(|| format!("{err:#}"));
-    tracing::warn!(plugin = %plugin.name, "plugin trapped: {err:#}");
+    let message = panic_message(&stderr).unwrap_or_else(|| root_cause(&err));
+    // The wasm backtrace helps the plugin's author, not the user reading a status row: `-v`.
+    tracing::info!(plugin = %plugin.name, "plugin trapped: {err:?}");
     Err(plugin.error(Fault::Trap { message }))
 }
 
-/// The `panicked at …` line(s) a Rust guest printed before aborting, if any.
+/// Why a call trapped, in a few words: the trap's own description (`call stack exhausted`)
+/// or the innermost error (`… store handle limit exceeded`), never the wasm backtrace that
+/// wasmtime wraps around it, which would fill a status row with frame numbers.
+fn root_cause(err: &wasmtime::Error) -> String {
+    if let Some(trap) = err.downcast_ref::<wasmtime::Trap>() {
+        let text = trap.to_string();
+        return text.strip_prefix(TRAP_PREFIX).unwrap_or(&text).to_string();
+    }
+    let text = err.root_cause().to_string();
+    text.strip_prefix(TRAP_PREFIX).unwrap_or(&text).to_string()
+}
+
+/// What wasmtime puts before every trap description; `crashed:` already says it.
+const TRAP_PREFIX: &str = "wasm trap: ";
+
+/// The last `panicked at …` line(s) a Rust guest printed before aborting, if any (the last:
+/// earlier chatter may quote the phrase, the real panic is what it printed before dying).
 fn panic_message(stderr: &str) -> Option<String> {
-    let start = stderr.find("panicked at")?;
+    let start = stderr.rfind("panicked at")?;
     let mut lines = stderr[start..].lines();
     let head = lines.next()?.trim_end_matches(':').trim();
     Some(match lines.next().map(str::trim) {
@@ -76,6 +97,17 @@ fn panic_message(stderr: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn root_cause_drops_the_backtrace_and_the_trap_prefix() {
+        let trap = wasmtime::Error::from(wasmtime::Trap::StackOverflow).context(
+            "error while executing at wasm backtrace:\n    0:   0xd73f - <unknown>!<wasm function 189>",
+        );
+        assert_eq!(root_cause(&trap), "call stack exhausted");
+        let handles = wasmtime::Error::msg("cannot allocate another handle: store handle limit exceeded")
+            .context("error while executing at wasm backtrace:");
+        assert_eq!(root_cause(&handles), "cannot allocate another handle: store handle limit exceeded");
+    }
 
     #[test]
     fn panic_message_keeps_location_and_text() {

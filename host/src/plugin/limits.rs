@@ -1,6 +1,7 @@
-//! Per-call limits: linear memory through the store's limiter, time through the epoch deadline
-//! plus an outer timeout. Going over traps that call only; `guard` turns the trap into the
-//! fault that says which limit.
+//! Per-call limits: memory through the store's limiter (every linear memory of the store
+//! counted together, and caps on how many memories, tables and instances it may create), time
+//! through the epoch deadline plus an outer timeout. Going over traps that call only; `guard`
+//! turns the trap into the fault that says which limit.
 
 use std::time::{Duration, Instant};
 
@@ -13,18 +14,42 @@ use crate::config::Limits;
 /// host call (waiting on a socket, say), which epochs cannot interrupt.
 const OUTER_TIMEOUT_SLACK: Duration = Duration::from_millis(250);
 
+/// Linear memories one store may create. A Rust or C guest has one; a component that nests
+/// more brings each its own, and the memory limit is meant for the plugin, not per memory.
+pub(crate) const MAX_MEMORIES: u32 = 4;
+/// Tables one store may create: a guest has one function table, and the component's adapter
+/// shims a few more.
+pub(crate) const MAX_TABLES: u32 = 16;
+/// Core instances one store may create: a guest component is its module plus a handful of
+/// shims; 30 nested instances is an attack on the pool, not a plugin.
+pub(crate) const MAX_CORE_INSTANCES: u32 = 32;
+/// Elements of any one table: a large guest's function table holds a few thousand.
+pub(crate) const MAX_TABLE_ELEMENTS: usize = 100_000;
+
 /// Memory caps that remember being hit, so a failed call can be reported as "memory limit"
 /// instead of the guest's generic "allocation failed" abort.
 pub(crate) struct MemoryGuard {
     limits: StoreLimits,
+    /// The plugin's limit, for all its memories together.
+    limit_bytes: usize,
+    /// Bytes of every linear memory of the store so far (memories never shrink).
+    total_bytes: usize,
     exceeded: bool,
 }
 
 impl MemoryGuard {
-    /// Caps each linear memory at `memory_mb` MiB.
+    /// Caps the store's linear memories, together, at `memory_mb` MiB, and how many memories,
+    /// tables and instances it may create.
     pub fn new(memory_mb: u64) -> Self {
         let bytes = usize::try_from(memory_mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
-        Self { limits: StoreLimitsBuilder::new().memory_size(bytes).build(), exceeded: false }
+        let limits = StoreLimitsBuilder::new()
+            .memory_size(bytes)
+            .memories(MAX_MEMORIES as usize)
+            .tables(MAX_TABLES as usize)
+            .instances(MAX_CORE_INSTANCES as usize)
+            .table_elements(MAX_TABLE_ELEMENTS)
+            .build();
+        Self { limits, limit_bytes: bytes, total_bytes: 0, exceeded: false }
     }
 
     /// Whether a growth was refused in this store: a trap after that is the memory limit.
@@ -40,7 +65,12 @@ impl ResourceLimiter for MemoryGuard {
         desired: usize,
         maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        let ok = self.limits.memory_growing(current, desired, maximum)?;
+        // A new memory arrives as a growth from 0, so this sees every byte of every memory.
+        let total = self.total_bytes.saturating_sub(current).saturating_add(desired);
+        let ok = total <= self.limit_bytes && self.limits.memory_growing(current, desired, maximum)?;
+        if ok {
+            self.total_bytes = total;
+        }
         self.exceeded |= !ok;
         Ok(ok)
     }
@@ -52,6 +82,18 @@ impl ResourceLimiter for MemoryGuard {
         maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
         self.limits.table_growing(current, desired, maximum)
+    }
+
+    fn instances(&self) -> usize {
+        self.limits.instances()
+    }
+
+    fn tables(&self) -> usize {
+        self.limits.tables()
+    }
+
+    fn memories(&self) -> usize {
+        self.limits.memories()
     }
 }
 
@@ -84,4 +126,24 @@ pub(crate) fn arm_yield_only<T>(store: &mut Store<T>) {
 /// How long the host waits for one call before abandoning it: the budget plus the slack.
 pub(crate) fn outer_timeout(limits: &Limits) -> Duration {
     Duration::from_millis(limits.call_ms) + OUTER_TIMEOUT_SLACK
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_memory_of_the_store_counts_against_one_limit() {
+        let mut guard = MemoryGuard::new(64);
+        let forty = 40 << 20;
+        // A new memory arrives as a growth from zero; the first fits, the second does not.
+        assert!(matches!(guard.memory_growing(0, forty, None), Ok(true)));
+        assert!(!guard.exceeded());
+        assert!(matches!(guard.memory_growing(0, forty, None), Ok(false)));
+        assert!(guard.exceeded());
+        // Growing the first memory within what is left is still fine.
+        assert!(matches!(guard.memory_growing(forty, forty + (20 << 20), None), Ok(true)));
+        assert_eq!(guard.memories(), MAX_MEMORIES as usize);
+        assert_eq!(guard.instances(), MAX_CORE_INSTANCES as usize);
+    }
 }

@@ -2,8 +2,10 @@
 //! connection moves whole JSON-RPC messages through. Kept apart from their host impl
 //! (`channel`) so the bindings can name them without importing that impl back.
 
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, error::TryRecvError};
+use tokio::sync::mpsc::{UnboundedReceiver, error::TryRecvError};
 use wasmtime_wasi::p2::Pollable;
+
+use super::queue::{QueueError, QueueSender};
 
 /// Messages from the host to the plugin (host → server direction).
 pub struct Inbox {
@@ -51,19 +53,26 @@ impl Pollable for Inbox {
     }
 }
 
-/// Messages from the plugin to the host (server → host direction).
+/// Messages from the plugin to the host (server → host direction), within the connection's
+/// byte budget (`queue`).
 pub struct Outbox {
-    tx: UnboundedSender<String>,
+    tx: QueueSender,
 }
 
 impl Outbox {
     /// The plugin's end of the queue whose receiver the host reads.
-    pub(crate) fn new(tx: UnboundedSender<String>) -> Self {
+    pub(crate) fn new(tx: QueueSender) -> Self {
         Self { tx }
     }
 
-    /// Queues one message for the host; fails only once the host has dropped the connection.
-    pub(crate) fn send(&self, message: String) -> Result<(), String> {
-        self.tx.send(message).map_err(|_| "the host closed the connection".to_string())
+    /// Queues one message for the host, waiting while the budget is used up. The guest gets
+    /// `Err` once the host has dropped the connection; a flood or an oversized message is a
+    /// trap (`Err` of the outer result), which fails the connection with the queue's fault.
+    pub(crate) async fn send(&mut self, message: String) -> wasmtime::Result<Result<(), String>> {
+        match self.tx.send(message).await {
+            Ok(()) => Ok(Ok(())),
+            Err(QueueError::Closed) => Ok(Err(QueueError::Closed.to_string())),
+            Err(refused) => Err(refused.into()),
+        }
     }
 }

@@ -5,12 +5,13 @@
 //! Code map: one wasmtime engine per process (`engine`), compiled artifacts cached on disk
 //! (`cache`), loading and checking a component (`load`, `inspect`), the host and its registry
 //! of plugins (`host`, `builtin`). Each call runs in a store of its own (`store`) under a
-//! closed-by-default sandbox opened only by config grants (`sandbox`, `grants`) and per-call
-//! limits (`limits`); policies and shapes go through one guarded call (`guard`) and differ only
-//! in their export (`policy`, `shape`); a transport is one long call per connection
-//! (`transport`). The generated bindings stay private (`bindings`), converted at the boundary
-//! (`wire`, `model`), and each imported WIT interface has its host impl in a file of its own
-//! (`log`, `channel` over the `mailbox` resources).
+//! closed-by-default sandbox opened only by config grants (`sandbox`, `grants`; stderr kept
+//! as a bounded tail, `stderr`) and per-call limits (`limits`); policies and shapes go
+//! through one guarded call (`guard`) and differ only in their export (`policy`, `shape`); a
+//! transport is one long call per connection (`transport`). The generated bindings stay
+//! private (`bindings`), converted at the boundary (`wire`, `model`), and each imported WIT
+//! interface has its host impl in a file of its own (`log`, `channel` over the `mailbox`
+//! resources).
 //!
 //! This file only declares and re-exports: every type lives in a leaf module, so no module of
 //! the plugin host imports its parent back.
@@ -33,8 +34,10 @@ mod mailbox;
 mod model;
 mod name_lookup;
 mod policy;
+mod queue;
 mod sandbox;
 mod shape;
+mod stderr;
 mod store;
 mod transport;
 mod wire;
@@ -47,4 +50,5 @@ pub use inspect::{Inspection, PACKAGE, WIT_VERSION, inspect};
 pub use load::Origin;
 pub use model::{ToolInfo, Verdict};
 pub use policy::NamePolicy;
+pub(crate) use queue::{MAX_MESSAGE_BYTES, QueueReceiver, channel as queue};
 pub use shape::ToolShape;

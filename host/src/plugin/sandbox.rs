@@ -2,7 +2,7 @@
 //! as the plugin's config grants (DESIGN §5). All grant checks live here.
 //!
 //! Closed defaults, as built by [`Sandbox::wasi_ctx`]: no environment, no arguments, no
-//! preopens, stdin closed, stdout discarded, stderr captured (bounded) for crash messages, no
+//! preopens, stdin closed, stdout discarded, stderr's tail kept for crash messages (`stderr`), no
 //! socket address allowed, no name resolved. Grants open exactly: `env` names (copied from the
 //! host's environment when set), `dirs` (read-only preopens at their own absolute path), and
 //! `hosts` (TCP/UDP connects and outgoing HTTP to matching `scheme://host:port`, and lookups of
@@ -11,16 +11,14 @@
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::{Arc, Mutex};
 
-use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::sockets::SocketAddrUse;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 use wasmtime_wasi_http::{RequestOptions, WasiBody, WasiHttpHooks};
 
 use super::grants::HostPattern;
+use super::stderr::StderrTail;
 use crate::config::Grants;
 
-/// Enough of a guest's stderr to show its panic message; more is dropped, not buffered.
-pub(crate) const STDERR_CAPTURE_BYTES: usize = 16 * 1024;
 /// Denied destinations remembered per sandbox: the first explains a failure; more is noise.
 const DENIALS_KEPT: usize = 8;
 /// Characters of a refused name kept in its denial: a DNS name has at most 253, so more is a
@@ -78,11 +76,11 @@ impl Sandbox {
         Self::new(&self.plugin, &grants)
     }
 
-    /// A fresh WASI context with exactly the granted capabilities, and the pipe holding the
-    /// guest's stderr.
-    pub fn wasi_ctx(&self) -> Result<(WasiCtx, MemoryOutputPipe), String> {
+    /// A fresh WASI context with exactly the granted capabilities, and the tail of the
+    /// guest's stderr (bounded, never refusing a write).
+    pub fn wasi_ctx(&self) -> Result<(WasiCtx, StderrTail), String> {
         let mut b = WasiCtxBuilder::new();
-        let stderr = MemoryOutputPipe::new(STDERR_CAPTURE_BYTES);
+        let stderr = StderrTail::default();
         b.stderr(stderr.clone());
         for name in &self.grants.env {
             if let Ok(value) = std::env::var(name) {

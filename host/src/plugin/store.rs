@@ -6,7 +6,6 @@ use std::sync::{Arc, OnceLock};
 
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
 use wasmtime::{Engine, Store};
-use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::sockets::WasiSocketsCtxView;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
@@ -15,6 +14,7 @@ use super::bindings;
 use super::limits::MemoryGuard;
 use super::name_lookup::{self, GatedLookup};
 use super::sandbox::{HostsGate, Sandbox};
+use super::stderr::StderrTail;
 
 /// The data of one store: what the guest sees (WASI, HTTP, its resources) and what the host
 /// keeps watch with (the HTTP gate, the memory cap, the captured stderr, the log budget).
@@ -24,7 +24,7 @@ pub(crate) struct State {
     table: ResourceTable,
     gate: HostsGate,
     pub(crate) memory: MemoryGuard,
-    pub(crate) stderr: MemoryOutputPipe,
+    pub(crate) stderr: StderrTail,
     /// Whose store this is, for the host log.
     pub(crate) plugin: Arc<str>,
     /// Lines logged so far through the `log` interface (capped in `log`).

@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::error::{Fault, PluginError};
 use super::grants::origin_of;
@@ -18,6 +18,7 @@ use super::guard::classify;
 use super::limits::arm_yield_only;
 use super::load::{Loaded, Pre};
 use super::mailbox::{Inbox, Outbox};
+use super::queue::QueueSender;
 use super::store::State;
 use super::wire;
 use crate::config::ServerDef;
@@ -42,7 +43,8 @@ impl TransportPlugin {
     }
 
     /// Runs one connection for `server` until the plugin returns. Messages sent on the sender
-    /// paired with `inbox` reach the plugin; what it sends arrives on `outbox`'s receiver.
+    /// paired with `inbox` reach the plugin; what it sends arrives on `outbox`'s receiver,
+    /// within the connection's byte budget (a flood fails the connection: `queue`).
     /// Dropping that sender closes the inbox, which asks the plugin to finish. One store per
     /// connection: the memory cap holds for its lifetime. There is no time cap on the pump (it
     /// lives as long as the connection) but it yields every epoch tick, so dropping this future
@@ -51,7 +53,7 @@ impl TransportPlugin {
         &self,
         server: &ServerDef,
         inbox: UnboundedReceiver<String>,
-        outbox: UnboundedSender<String>,
+        outbox: QueueSender,
     ) -> Result<(), PluginError> {
         let p = &*self.plugin;
         let Pre::Transport(pre) = &p.pre else {
@@ -103,7 +105,7 @@ mod tests {
         let host = PluginHost::new(None, &[def]).unwrap_or_else(|e| panic!("{e:#}"));
         let transport = host.transport("echo").unwrap_or_else(|e| panic!("{e}"));
         let (to_plugin, inbox) = tokio::sync::mpsc::unbounded_channel();
-        let (outbox, mut from_plugin) = tokio::sync::mpsc::unbounded_channel();
+        let (outbox, mut from_plugin) = crate::plugin::queue();
         let server =
             ServerDef { name: "echo-server".into(), command: Some("demo".into()), ..ServerDef::default() };
         let pump = tokio::spawn(async move { transport.run(&server, inbox, outbox).await });

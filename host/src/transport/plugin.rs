@@ -2,8 +2,10 @@
 //! transport plugin (`sse`, or a server whose `type` names a plugin).
 //!
 //! The plugin runs its one long `run` call on a task of its own, in a store of its own, under
-//! its memory cap; the adapter only moves JSON text through two unbounded queues, so a request
-//! being written never waits for a response being read (full duplex, `wit/README.md`). When the
+//! its memory cap; the adapter only moves JSON text through two queues, so a request being
+//! written never waits for a response being read (full duplex, `wit/README.md`). The plugin's
+//! queue to the host has a byte budget (`plugin/queue.rs`): the host holds a bounded amount
+//! per connection, and a plugin that floods it fails with its queue limit. When the
 //! plugin returns, traps or hits a limit, its queue closes, rmcp sees the connection end, and
 //! [`Pump::ended`] says why in the plugin's own words, so only this server goes to `error`.
 
@@ -19,7 +21,7 @@ use tokio::task::AbortHandle;
 
 use super::cause::deepest_cause;
 use crate::config::ServerDef;
-use crate::plugin::PluginHost;
+use crate::plugin::{MAX_MESSAGE_BYTES, PluginHost, QueueReceiver};
 
 /// How long a closed connection's plugin gets to notice the closed inbox and return before its
 /// task is stopped. A well-behaved pump returns within one poll (microseconds); a spinning one
@@ -28,6 +30,9 @@ const CLOSE_GRACE: Duration = Duration::from_millis(500);
 /// How long a failed handshake waits for the plugin to say why: its message (`not granted: …`,
 /// a trap, a refused connection) explains more than rmcp's "connection closed".
 const FAILURE_REPORT_WAIT: Duration = Duration::from_millis(1_000);
+
+// A server cannot send through a plugin what it could not send over stdio, nor the reverse.
+const _: () = assert!(MAX_MESSAGE_BYTES == super::MAX_STDIO_MESSAGE_BYTES);
 
 /// How a plugin's `run` ended: `None` when it returned because the host closed its inbox
 /// (nothing to report), else the plugin's own reason.
@@ -93,7 +98,7 @@ pub async fn connect<H: ClientHandler>(
 /// after [`CLOSE_GRACE`], stops the plugin's task whatever the plugin is doing.
 pub struct PluginTransport {
     to_plugin: Option<mpsc::UnboundedSender<String>>,
-    from_plugin: mpsc::UnboundedReceiver<String>,
+    from_plugin: QueueReceiver,
     pump: Pump,
     task: AbortHandle,
     plugin: Arc<str>,
@@ -140,7 +145,7 @@ impl PluginTransport {
     pub fn open(plugins: &PluginHost, plugin: &str, def: &ServerDef) -> Result<Self, String> {
         let transport = plugins.transport(plugin).map_err(|e| e.to_string())?;
         let (to_plugin, inbox) = mpsc::unbounded_channel();
-        let (outbox, from_plugin) = mpsc::unbounded_channel();
+        let (outbox, from_plugin) = crate::plugin::queue();
         let (ended_tx, ended) = watch::channel(None);
         let def = def.clone();
         let name: Arc<str> = plugin.into();
