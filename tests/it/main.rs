@@ -6,6 +6,7 @@ mod acp_limits;
 mod acp_support;
 mod common;
 mod config_cmds;
+mod config_env;
 mod config_files;
 mod config_links;
 mod everything;
