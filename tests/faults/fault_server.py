@@ -31,6 +31,9 @@ Modes:
                  "<server pid> <helper pid>" to --pid-file, then behaves; the helper is
                  what a host must not leave behind
   well           behaves (a baseline for the script itself)
+
+Any mode: --env-file PATH writes the names of the server's environment variables there, one
+per line, before anything else (what a host let the server see).
 """
 
 import argparse
@@ -149,9 +152,14 @@ def main():
     parser.add_argument("--size-mb", type=int, default=50)
     parser.add_argument("--flood-mb", type=int, default=32)
     parser.add_argument("--pid-file")
+    parser.add_argument("--env-file")
     parser.add_argument("--linger", action="store_true",
                         help="keep running after stdin closes, like a server that ignores EOF")
     args = parser.parse_args()
+    if args.env_file:
+        with open(args.env_file + ".tmp", "w") as f:
+            f.write("".join(f"{name}\n" for name in sorted(os.environ)))
+        os.replace(args.env_file + ".tmp", args.env_file)
     if args.mode == "spawn-helper":
         # Ignoring SIGTERM (inherited through exec) makes the host's SIGKILL step matter.
         helper = subprocess.Popen(["sh", "-c", "trap '' TERM; exec sleep 300"])

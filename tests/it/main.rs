@@ -7,6 +7,7 @@ mod acp_support;
 mod common;
 mod component_support;
 mod config_cmds;
+mod config_env;
 mod config_files;
 mod config_links;
 mod everything;

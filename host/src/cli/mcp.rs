@@ -186,6 +186,11 @@ fn get_view(paths: &Paths, name: &str, json: bool) -> Result<String> {
     if let Some(c) = &masked.cwd {
         line("cwd", c);
     }
+    match masked.inherit_env {
+        Some(false) => line("inheritEnv", "no (only PATH, HOME, LANG, TERM and env)"),
+        Some(true) => line("inheritEnv", "yes"),
+        None => {}
+    }
     let t = masked.timeouts;
     line(
         "timeouts",

@@ -82,6 +82,9 @@ pub struct ServerDef {
     pub headers: Vec<(String, String)>,
     /// Working folder for the child process.
     pub cwd: Option<String>,
+    /// `inheritEnv` as written: `Some(false)` starts the child with only PATH, HOME, LANG,
+    /// TERM and `env`, instead of toolport's whole environment (the default, `None`).
+    pub inherit_env: Option<bool>,
     /// Connect, list and call timeouts.
     pub timeouts: Timeouts,
 }

@@ -46,6 +46,11 @@ impl ServerDef {
             env: fields.string_map("env")?,
             headers: fields.string_map("headers")?,
             cwd: fields.string("cwd")?,
+            inherit_env: match obj.get("inheritEnv") {
+                None | Some(Value::Null) => None,
+                Some(Value::Bool(b)) => Some(*b),
+                Some(_) => return Err(fields.err("inheritEnv", "true or false")),
+            },
             timeouts: timeouts(&fields)?,
         })
     }
@@ -73,6 +78,9 @@ impl ServerDef {
             }
         }
         put_str(&mut m, "cwd", &self.cwd);
+        if let Some(inherit) = self.inherit_env {
+            m.insert("inheritEnv".into(), Value::Bool(inherit));
+        }
         if let Some(t) = timeouts_json(&self.timeouts) {
             m.insert("timeouts".into(), t);
         }
@@ -100,7 +108,8 @@ impl ServerDef {
     }
 }
 
-const KNOWN_FIELDS: [&str; 8] = ["type", "url", "command", "args", "env", "headers", "cwd", "timeouts"];
+const KNOWN_FIELDS: [&str; 9] =
+    ["type", "url", "command", "args", "env", "headers", "cwd", "inheritEnv", "timeouts"];
 
 fn timeouts_json(t: &Timeouts) -> Option<Value> {
     let d = Timeouts::default();
@@ -205,6 +214,20 @@ mod tests {
         for (v, msg) in cases {
             assert_eq!(ServerDef::from_json("s", &v), Err(msg.to_string()));
         }
+    }
+
+    #[test]
+    fn inherit_env_is_read_kept_as_written_and_checked() {
+        assert_eq!(def(json!({"command":"x"})).inherit_env, None);
+        let d = def(json!({"command":"x","inheritEnv":false}));
+        assert_eq!(d.inherit_env, Some(false));
+        assert_eq!(d.to_json().get("inheritEnv"), Some(&json!(false)));
+        assert_eq!(
+            def(json!({"command":"x","inheritEnv":true})).to_json().get("inheritEnv"),
+            Some(&json!(true))
+        );
+        let err = ServerDef::from_json("s", &json!({"command":"x","inheritEnv":"no"})).err();
+        assert_eq!(err.as_deref(), Some("server \"s\": \"inheritEnv\" must be true or false"));
     }
 
     #[test]

@@ -20,6 +20,10 @@ use crate::config::ServerDef;
 /// How long a closed server gets to exit on its own (its stdin is closed) before its group is
 /// sent SIGTERM.
 const EXIT_GRACE: Duration = Duration::from_millis(500);
+/// What a child started with `"inheritEnv": false` keeps of toolport's environment: enough
+/// to find programs, a home, a locale and a terminal type, and nothing that may hold a
+/// secret (tokens live in variables of every other name).
+const KEPT_ENV: [&str; 4] = ["PATH", "HOME", "LANG", "TERM"];
 /// Stderr lines quoted in an error message.
 const QUOTED_STDERR_LINES: usize = 3;
 /// How long the exit report waits for the stderr drain to read what the process wrote just
@@ -42,7 +46,15 @@ pub fn spawn(def: &ServerDef) -> Result<(StdioChild, ChildStdout, ChildStdin), S
     let mut cmd = Command::new(program);
     // Arguments exactly as configured: never de-duplicated or re-split (reference B.2).
     cmd.args(&def.args);
-    // Added to the inherited environment, in file order (later keys win).
+    if def.inherit_env == Some(false) {
+        cmd.env_clear();
+        for key in KEPT_ENV {
+            if let Some(value) = std::env::var_os(key) {
+                cmd.env(key, value);
+            }
+        }
+    }
+    // Added to the inherited (or kept) environment, in file order (later keys win).
     for (key, value) in &def.env {
         cmd.env(key, value);
     }
@@ -167,6 +179,25 @@ mod tests {
         let reason = child.exited().await;
         let canonical = dir.path().canonicalize().map_err(|e| e.to_string())?;
         assert!(reason.contains(&format!("hello {} -p -p", canonical.display())), "{reason}");
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn without_inherit_env_the_child_gets_only_the_kept_names_and_env() -> Result<(), String> {
+        // Names only, sorted, on one stderr line; `env -0`-free so plain sh works.
+        let mut def = sh("env | cut -d= -f1 | sort | tr '\\n' ' ' >&2; exit 0");
+        def.env.push(("TP_CONFIGURED".into(), "1".into()));
+        def.inherit_env = Some(false);
+        let (child, _out, _in) = spawn(&def)?;
+        let reason = child.exited().await;
+        let names = reason.split("stderr: ").nth(1).unwrap_or_default();
+        for name in names.split_whitespace() {
+            // sh itself sets PWD (and some shells SHLVL, _, OLDPWD).
+            let allowed =
+                KEPT_ENV.contains(&name) || ["TP_CONFIGURED", "PWD", "SHLVL", "_", "OLDPWD"].contains(&name);
+            assert!(allowed, "{name} leaked into the child: {names}");
+        }
+        assert!(names.split_whitespace().any(|n| n == "TP_CONFIGURED"), "{names}");
         Ok(())
     }
 
