@@ -4,7 +4,7 @@
 //! the origin-only grant, and hostile transports that must leave the host usable.
 
 use std::net::TcpListener;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolport::{Runtime, RuntimeOptions};
@@ -14,6 +14,9 @@ use crate::common::Env;
 use crate::peers::{Everything, everything_stdio};
 use crate::runtime_support::{call_text, demo, eventually, start};
 use crate::transport_support::{Exposed, Framing, built_plugin, write_store};
+
+/// Far beyond any healthy start, even on a loaded 2-core machine (it takes under 10 s alone).
+const START_HANG_GUARD: Duration = Duration::from_secs(120);
 
 /// The `plugins` entry for one built guest.
 fn plugin(stem: &str, extra: Value) -> Value {
@@ -162,9 +165,11 @@ async fn hostile_transports_leave_the_host_usable() {
         json!({ "hostile": plugin("fixture_transport_hostile", limits) }),
         &["spin", "bomb", "local"],
     );
-    let started = Instant::now();
-    let runtime = start(&env, &[], RuntimeOptions::default()).await;
-    assert!(started.elapsed() < Duration::from_secs(20), "start took {:?}", started.elapsed());
+    // The rows below show each hostile server bounded by its own limits; this bound only turns
+    // a start that hangs into a failure (how fast it is belongs to the benchmarks).
+    let runtime = tokio::time::timeout(START_HANG_GUARD, start(&env, &[], RuntimeOptions::default()))
+        .await
+        .unwrap_or_else(|_| panic!("start hung for {START_HANG_GUARD:?}"));
     let spin = row(&runtime, "spin");
     assert_eq!(spin.state, ServerState::Error);
     assert_eq!(spin.error.as_deref(), Some("connect timed out after 1500 ms"));
