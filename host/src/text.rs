@@ -43,7 +43,7 @@ pub fn is_hidden_or_control(c: char) -> bool {
 }
 
 /// One line of foreign text (a name, a log message, an error in a row): every character that
-/// [`is_hidden_or_control`] as `\u{…}`, newlines included, so the result is exactly one
+/// `is_hidden_or_control` as `\u{…}`, newlines included, so the result is exactly one
 /// visible line.
 pub fn escape_line(text: &str) -> Cow<'_, str> {
     escape(text, |c| !is_hidden_or_control(c))

@@ -24,11 +24,11 @@ const MAX_SWEEP_EVERY: Duration = Duration::from_secs(60);
 /// The agent's caps; [`Default`] is the constants above.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AcpLimits {
-    /// Largest input line in bytes ([`MAX_LINE_BYTES`]).
+    /// Largest input line in bytes (default `MAX_LINE_BYTES`, 16 MiB).
     pub max_line_bytes: usize,
-    /// Requests served at once ([`MAX_REQUESTS`]); more are answered with an error.
+    /// Requests served at once (default `MAX_REQUESTS`, 64); more are answered with an error.
     pub max_requests: usize,
-    /// Idle time after which a session is closed ([`IDLE_TIMEOUT`]); `None` keeps sessions
+    /// Idle time after which a session is closed (default `IDLE_TIMEOUT`, 30 minutes); `None` keeps sessions
     /// until the end of input.
     pub idle_timeout: Option<Duration>,
 }
@@ -41,7 +41,7 @@ impl Default for AcpLimits {
 
 impl AcpLimits {
     /// How often to look for idle sessions: a quarter of the timeout (so an eviction is at
-    /// most 25% late), at most [`MAX_SWEEP_EVERY`].
+    /// most 25% late), at most `MAX_SWEEP_EVERY`.
     pub fn sweep_every(&self) -> Option<Duration> {
         self.idle_timeout.map(|t| (t / 4).clamp(Duration::from_millis(10), MAX_SWEEP_EVERY))
     }

@@ -2,7 +2,7 @@
 //! every helper it started (a shell wrapper's child, a language server's worker), and so a
 //! terminal's Ctrl-C reaches toolport alone (toolport then closes its servers itself).
 //!
-//! Ending a group is always the same three steps: SIGTERM to the group, up to [`TERM_GRACE`]
+//! Ending a group is always the same three steps: SIGTERM to the group, up to `TERM_GRACE`
 //! for every member to go, then SIGKILL to whatever is left. Groups still alive are kept in a
 //! process-wide list so [`end_all`] can finish them when toolport exits or is signalled, even
 //! if the task that owned the child was dropped with the async runtime.
@@ -78,7 +78,7 @@ impl Group {
         Some(Self { id })
     }
 
-    /// SIGTERM to the group, [`TERM_GRACE`] for the leader (`child`, reaped here if given)
+    /// SIGTERM to the group, `TERM_GRACE` for the leader (`child`, reaped here if given)
     /// and its helpers to exit, then SIGKILL to the rest. Quick when the group is already
     /// empty (the server and its helpers exited on their own).
     pub async fn end(&self, child: Option<&mut Child>) {
@@ -95,7 +95,7 @@ impl Drop for Group {
 }
 
 /// Ends every group this process started that is not known to be gone (at exit, on SIGINT or
-/// SIGTERM), all at once so the whole wait is one [`TERM_GRACE`] at most.
+/// SIGTERM), all at once so the whole wait is one `TERM_GRACE` at most.
 pub async fn end_all() {
     let groups: Vec<i32> =
         LIVE.lock().map(|mut live| std::mem::take(&mut *live).into_iter().collect()).unwrap_or_default();
