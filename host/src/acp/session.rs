@@ -113,10 +113,7 @@ impl AcpSession {
     async fn reply(&self, text: &str) -> String {
         match command::parse(text) {
             Ok(Command::Mcp(cmd)) => self.mcp(&cmd),
-            Ok(Command::Tools { shape }) => match self.tools(shape.as_deref()).await {
-                Ok(tools) => serde_json::to_string_pretty(&tools).unwrap_or_default(),
-                Err(e) => format!("{e:#}"),
-            },
+            Ok(Command::Tools { shape }) => self.runtime.tools_text(shape.as_deref()).await,
             Ok(Command::Call { tool, arguments }) => render_call(&self.runtime.call(&tool, &arguments).await),
             Ok(Command::Help) => COMMANDS
                 .iter()

@@ -108,6 +108,15 @@ impl Runtime {
         Ok(out)
     }
 
+    /// [`Runtime::tools_in`] as a person reads it in the session and in an ACP reply: pretty
+    /// JSON, or why the shape could not be produced.
+    pub async fn tools_text(&self, shape: Option<&str>) -> String {
+        match self.tools_in(shape).await {
+            Ok(tools) => serde_json::to_string_pretty(&tools).unwrap_or_default(),
+            Err(e) => format!("{e:#}"),
+        }
+    }
+
     /// Calls a tool by its final name. `arguments` is JSON text; blank means `{}`.
     pub async fn call(&self, name: &str, arguments: &str) -> Result<CallOutcome, CallError> {
         executor::call(&self.supervisor, name, arguments).await

@@ -102,10 +102,7 @@ impl Session {
     }
 
     async fn tools(&self, shape: Option<&str>) -> String {
-        match self.runtime.tools_in(shape).await {
-            Ok(tools) => serde_json::to_string_pretty(&tools).unwrap_or_default(),
-            Err(e) => format!("{e:#}"),
-        }
+        self.runtime.tools_text(shape).await
     }
 
     async fn call(&self, tool: &str, arguments: &str) -> String {
