@@ -34,6 +34,9 @@ mod text;
 mod transport;
 
 // The runtime: start it, read the surface and the status, call tools.
+/// Raises the soft limit on open files to the hard one: what a binary calls at start, since
+/// plugins together may hold half of that limit in sockets (the rest stays the host's).
+pub use plugin::raise_fd_limit;
 pub use runtime::{CallError, CallOutcome, Runtime, RuntimeOptions, ToolRecord, render_call};
 pub use status::{
     ServerState, ServerStatus, Trailer, render as render_status, render_json as render_status_json,

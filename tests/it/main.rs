@@ -16,6 +16,7 @@ mod faults_cache;
 mod faults_holds;
 mod faults_net;
 mod faults_plugins;
+mod faults_pools;
 mod faults_processes;
 mod faults_sse;
 mod faults_support;

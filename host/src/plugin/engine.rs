@@ -8,15 +8,12 @@ use std::time::Duration;
 
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
+use super::admission::STORE_SLOTS;
 use super::limits::{MAX_CORE_INSTANCES, MAX_MEMORIES, MAX_TABLES};
 
 /// How often the epoch advances. Time limits are enforced to this granularity, and a running
 /// guest yields to the async runtime this often, so a busy plugin never hogs a worker thread.
 pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(10);
-
-/// Plugin instances alive at once (stores per call are short-lived; a transport holds one per
-/// connection). Past this, instantiation fails with wasmtime's "limit reached" error.
-const POOLED_COMPONENT_INSTANCES: u32 = 1000;
 
 static ENGINE: OnceLock<Result<Engine, String>> = OnceLock::new();
 
@@ -30,8 +27,16 @@ fn build() -> anyhow::Result<Engine> {
     // an mmap/munmap pair per instance: a fresh store per call is then roughly twice as cheap.
     // It reserves a lot of address space up front; where that is refused (a `ulimit -v`, say)
     // fall back to allocating on demand, which is slower but otherwise identical.
+    //
+    // The pool holds every store `admission` lets in, each at its caps (`limits`), so no
+    // store is ever refused by the pool: the admission caps say no first, to the plugin
+    // that asked (a store holds one component instance and runs one call at a time).
     let mut pool = PoolingAllocationConfig::default();
-    pool.total_component_instances(POOLED_COMPONENT_INSTANCES);
+    pool.total_component_instances(STORE_SLOTS);
+    pool.total_core_instances(STORE_SLOTS * MAX_CORE_INSTANCES);
+    pool.total_memories(STORE_SLOTS * MAX_MEMORIES);
+    pool.total_tables(STORE_SLOTS * MAX_TABLES);
+    pool.total_stacks(STORE_SLOTS);
     // The same caps per component as per store (`limits`), so one component cannot take a
     // large share of the pool's slots before its store's limiter sees it.
     pool.max_core_instances_per_component(MAX_CORE_INSTANCES);

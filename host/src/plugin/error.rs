@@ -133,6 +133,24 @@ pub enum Fault {
         /// The per-connection budget.
         limit_mb: u64,
     },
+    /// A new store would pass a cap on live instances (`plugin/admission.rs`): the plugin that
+    /// asked is told, its neighbours keep their share.
+    #[error("reached {what} ({limit} live instances)")]
+    InstanceLimit {
+        /// Whose cap: the plugin's own, all plugins', or the host's.
+        what: &'static str,
+        /// The cap.
+        limit: u32,
+    },
+    /// The guest asked for one socket or outgoing connection more than its caps allow
+    /// (`plugin/socket_budget.rs`). Recorded by the host, like a denial.
+    #[error("reached {what} ({limit} open sockets)")]
+    SocketLimit {
+        /// Whose cap: the store's own, or what all plugins together may hold.
+        what: &'static str,
+        /// The cap.
+        limit: usize,
+    },
     /// The call ran past the plugin's time cap.
     #[error("exceeded its time limit ({limit_ms} ms)")]
     TimeLimit {

@@ -25,8 +25,14 @@ pub(crate) async fn call_per_tool<T>(
     expect: PerTool,
     call: impl AsyncFnOnce(&mut Store<State>) -> wasmtime::Result<Result<Vec<T>, String>>,
 ) -> Result<Vec<T>, PluginError> {
-    let mut store = State::store(plugin.engine, &plugin.name, &plugin.sandbox, plugin.limits.memory_mb)
-        .map_err(|message| plugin.error(Fault::Sandbox { message }))?;
+    let mut store = State::store(
+        plugin.engine,
+        &plugin.name,
+        &plugin.admission,
+        &plugin.sandbox,
+        plugin.limits.memory_mb,
+    )
+    .map_err(|fault| plugin.error(fault))?;
     arm_deadline(&mut store, &plugin.limits);
     let outcome = tokio::time::timeout(outer_timeout(&plugin.limits), call(&mut store)).await;
     let answers =
@@ -54,7 +60,7 @@ pub(crate) fn classify<T>(
     if ran_out_of_time(&err) {
         return Err(time_limit());
     }
-    if let Some(fault) = queue_fault(&err) {
+    if let Some(fault) = queue_fault(&err).or_else(|| store.data().socket_refusal()) {
         return Err(plugin.error(fault));
     }
     if store.data().memory.exceeded() {

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use wasmtime::component::Component;
 
+use super::admission::Admission;
 use super::bindings;
 use super::cache::{Cache, CacheOutcome};
 use super::engine::engine;
@@ -50,6 +51,8 @@ pub(crate) struct Loaded {
     pub origin: Origin,
     /// The configured grants; a transport widens them per connection.
     pub sandbox: Sandbox,
+    /// Its share of the instance pool, counted over all its stores.
+    pub admission: Admission,
     pub limits: Limits,
     pub pre: Pre,
     pub cache: CacheOutcome,
@@ -103,6 +106,7 @@ pub(crate) fn load(spec: Spec<'_>, bytes: &[u8], cache: Option<&Cache>) -> Resul
         engine,
         name,
         kind: spec.kind,
+        admission: Admission::new(spec.origin == Origin::Builtin),
         origin: spec.origin,
         sandbox,
         limits: spec.limits,

@@ -4,9 +4,11 @@
 //!
 //! Code map: one wasmtime engine per process (`engine`), compiled artifacts cached on disk
 //! (`cache`), loading and checking a component (`load`, `inspect`), the host and its registry
-//! of plugins (`host`, `builtin`). Each call runs in a store of its own (`store`) under a
-//! closed-by-default sandbox opened only by config grants (`sandbox`, `grants`; stderr kept
-//! as a bounded tail, `stderr`) and per-call limits (`limits`); policies and shapes go
+//! of plugins (`host`, `builtin`). Each call runs in a store of its own (`store`), admitted to
+//! the process-wide pool first (`admission`), under a closed-by-default sandbox opened only by
+//! config grants (`sandbox`, `grants`; the WASI functions wasmtime leaves too open replaced in
+//! `sockets_gate` with its `socket_budget`, and `files_gate`; stderr kept as a bounded tail,
+//! `stderr`) and per-call limits (`limits`); policies and shapes go
 //! through one guarded call (`guard`) and differ only in their export (`policy`, `shape`); a
 //! transport is one long call per connection (`transport`). The generated bindings stay
 //! private (`bindings`), converted at the boundary (`wire`, `model`), and each imported WIT
@@ -16,6 +18,7 @@
 //! This file only declares and re-exports: every type lives in a leaf module, so no module of
 //! the plugin host imports its parent back.
 
+mod admission;
 mod bindings;
 mod builtin;
 mod cache;
@@ -23,6 +26,7 @@ mod cache_trust;
 mod channel;
 mod engine;
 mod error;
+mod files_gate;
 mod grants;
 mod guard;
 mod host;
@@ -32,11 +36,12 @@ mod load;
 mod log;
 mod mailbox;
 mod model;
-mod name_lookup;
 mod policy;
 mod queue;
 mod sandbox;
 mod shape;
+mod socket_budget;
+mod sockets_gate;
 mod stderr;
 mod store;
 mod transport;
@@ -52,3 +57,4 @@ pub use model::{ToolInfo, Verdict};
 pub use policy::NamePolicy;
 pub(crate) use queue::{MAX_MESSAGE_BYTES, QueueReceiver, channel as queue};
 pub use shape::ToolShape;
+pub use socket_budget::raise_fd_limit;

@@ -16,6 +16,7 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 use wasmtime_wasi_http::{RequestOptions, WasiBody, WasiHttpHooks};
 
 use super::grants::HostPattern;
+use super::socket_budget::SocketBudget;
 use super::stderr::StderrTail;
 use crate::config::Grants;
 
@@ -96,7 +97,7 @@ impl Sandbox {
         b.allow_tcp(self.hosts.iter().any(|h| h.covers_socket(false)));
         b.allow_udp(self.hosts.iter().any(|h| h.covers_socket(true)));
         // Lookups reach wasmtime's resolver only through `HostsGate::allows_lookup` (the linker
-        // shadows `wasi:sockets/ip-name-lookup`, see `name_lookup`), so the switch itself is on.
+        // shadows `wasi:sockets/ip-name-lookup`, see `sockets_gate`), so the switch itself is on.
         b.allow_ip_name_lookup(true);
         let hosts = Arc::clone(&self.hosts);
         let plugin = Arc::clone(&self.plugin);
@@ -125,12 +126,14 @@ impl Sandbox {
         Ok((b.build(), stderr))
     }
 
-    /// The gate for what the host does on the guest's behalf (HTTP requests, name lookups).
+    /// The gate for what the host does on the guest's behalf (HTTP requests, name lookups,
+    /// new sockets), with a fresh socket budget: one per store.
     pub fn hosts_gate(&self) -> HostsGate {
         HostsGate {
             plugin: Arc::clone(&self.plugin),
             hosts: Arc::clone(&self.hosts),
             denials: self.denials.clone(),
+            budget: SocketBudget::default(),
         }
     }
 
@@ -190,14 +193,20 @@ async fn socket_allowed(hosts: &Arc<[HostPattern]>, addr: SocketAddr, use_: Sock
 /// Filters what the host does for the guest outside the socket check: outgoing `wasi:http`
 /// requests (wasmtime's default sender opens host sockets itself, so the socket check above
 /// never sees them) and name lookups (a lookup leaves the machine before any socket is made: the
-/// name itself is the message).
+/// name itself is the message), and how many sockets the store holds.
 pub(crate) struct HostsGate {
     plugin: Arc<str>,
     hosts: Arc<[HostPattern]>,
     denials: Denials,
+    budget: SocketBudget,
 }
 
 impl HostsGate {
+    /// The store's sockets and outgoing connections.
+    pub fn budget(&self) -> &SocketBudget {
+        &self.budget
+    }
+
     /// Whether the guest may resolve `name`: an IP literal (nothing is looked up), or a name some
     /// `grants.hosts` pattern names, of any scheme and port. Anything else is refused and
     /// recorded, so a granted `https://api.example.com` cannot be used to send
@@ -240,7 +249,21 @@ impl WasiHttpHooks for HostsGate {
         let port = uri.port_u16().unwrap_or(if scheme == "http" { 80 } else { 443 });
         let host = uri.host().unwrap_or("");
         if self.hosts.iter().any(|h| h.allows_url(scheme, host, port)) {
-            return wasmtime_wasi_http::default_hooks().send_request(request, options, fut);
+            let Some(permit) = self.budget.admit_http() else {
+                return Box::new(async { Err(wasmtime_wasi_http::Error::ConnectionLimitReached) });
+            };
+            let send = wasmtime_wasi_http::default_hooks().send_request(request, options, fut);
+            // The second future drives the connection's I/O until it closes: the permit
+            // lives exactly as long as the host's socket does.
+            return Box::new(async move {
+                let (response, io) = Box::into_pin(send).await?;
+                let io: Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send> =
+                    Box::new(async move {
+                        let _permit = permit;
+                        Box::into_pin(io).await
+                    });
+                Ok((response, io))
+            });
         }
         let target = format!("{scheme}://{host}:{port}");
         tracing::warn!(plugin = %self.plugin, url = %target, "denied an HTTP request: not in grants.hosts");

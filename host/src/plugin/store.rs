@@ -10,10 +10,13 @@ use wasmtime_wasi::sockets::WasiSocketsCtxView;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
+use super::admission::{Admission, Ticket};
 use super::bindings;
+use super::error::Fault;
+use super::files_gate;
 use super::limits::MemoryGuard;
-use super::name_lookup::{self, GatedLookup};
 use super::sandbox::{HostsGate, Sandbox};
+use super::sockets_gate::{self, GatedSockets};
 use super::stderr::StderrTail;
 
 /// The data of one store: what the guest sees (WASI, HTTP, its resources) and what the host
@@ -29,32 +32,49 @@ pub(crate) struct State {
     pub(crate) plugin: Arc<str>,
     /// Lines logged so far through the `log` interface (capped in `log`).
     pub(crate) log_lines: u32,
+    /// This store's place in the instance pool, given back when it drops.
+    _ticket: Ticket,
 }
+
+/// Host resources one store may hold (streams, pollables, sockets, requests): far more than a
+/// guest keeps open, few enough that a guest subscribing in a loop fails itself, not the host.
+const MAX_HANDLES: usize = 16_384;
 
 impl State {
     /// A store for one call (or one transport connection) of `plugin`, confined by `sandbox`:
     /// the plugin's own for policies and shapes, one widened by the server's origin for each
-    /// transport connection.
+    /// transport connection. Admitted to the instance pool first (`admission`): at a cap, the
+    /// fault names it and no store is made.
     pub fn store(
         engine: &Engine,
         plugin: &str,
+        admission: &Admission,
         sandbox: &Sandbox,
         memory_mb: u64,
-    ) -> Result<Store<State>, String> {
-        let (wasi, stderr) = sandbox.wasi_ctx()?;
+    ) -> Result<Store<State>, Fault> {
+        let ticket = admission.admit()?;
+        let (wasi, stderr) = sandbox.wasi_ctx().map_err(|message| Fault::Sandbox { message })?;
+        let mut table = ResourceTable::new();
+        table.set_max_capacity(MAX_HANDLES);
         let state = State {
             wasi,
             http: WasiHttpCtx::new(),
-            table: ResourceTable::new(),
+            table,
             gate: sandbox.hosts_gate(),
             memory: MemoryGuard::new(memory_mb),
             stderr,
             plugin: plugin.into(),
             log_lines: 0,
+            _ticket: ticket,
         };
         let mut store = Store::new(engine, state);
         store.limiter(|s| &mut s.memory);
         Ok(store)
+    }
+
+    /// Why the host refused the guest a socket, if it did.
+    pub fn socket_refusal(&self) -> Option<Fault> {
+        self.gate.budget().refusal()
     }
 
     /// The resource table, for hosts that hand resources to a guest.
@@ -93,9 +113,11 @@ pub(crate) fn linker(engine: &'static Engine) -> anyhow::Result<&'static Linker<
 fn build_linker(engine: &Engine) -> anyhow::Result<Linker<State>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
-    // wasmtime's name lookup resolves any name once switched on; ours asks the sandbox first.
+    // wasmtime's name lookup resolves any name once switched on, its sockets have no limit,
+    // and its `open-at` opens a FIFO (blocking a thread for good); ours ask first.
     linker.allow_shadowing(true);
-    name_lookup::add_to_linker(&mut linker, |s: &mut State| GatedLookup {
+    files_gate::add_to_linker(&mut linker)?;
+    sockets_gate::add_to_linker(&mut linker, |s: &mut State| GatedSockets {
         sockets: WasiSocketsCtxView { ctx: s.wasi.sockets(), table: &mut s.table },
         gate: &s.gate,
     })?;

@@ -64,8 +64,8 @@ impl TransportPlugin {
             .with_origin(server.url.as_deref().and_then(origin_of))
             .map_err(|message| p.error(Fault::Sandbox { message }))?;
         let wit_server = wire::server(server, true);
-        let mut store = State::store(p.engine, &p.name, &sandbox, p.limits.memory_mb)
-            .map_err(|message| p.error(Fault::Sandbox { message }))?;
+        let mut store = State::store(p.engine, &p.name, &p.admission, &sandbox, p.limits.memory_mb)
+            .map_err(|fault| p.error(fault))?;
         arm_yield_only(&mut store);
         let outcome = async {
             let inbox = store.data_mut().table().push(Inbox::new(inbox))?;
@@ -78,6 +78,9 @@ impl TransportPlugin {
         // The host's own record wins over whatever the plugin made of the refusal.
         if let Some(target) = sandbox.denials().first() {
             return Err(p.error(Fault::NotGranted { target }));
+        }
+        if let Some(fault) = store.data().socket_refusal() {
+            return Err(p.error(fault));
         }
         result?.map_err(|message| p.error(Fault::Failed { message }))
     }

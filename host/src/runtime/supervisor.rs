@@ -22,6 +22,9 @@ use super::state::{Gone, Link, Registry, Slot};
 use crate::config::{Resolved, ResolvedServer};
 use crate::plugin::PluginHost;
 
+/// How long shutdown waits for an operation in progress before closing anyway.
+const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The runtime's state and the operations that change it.
 pub struct Supervisor {
     pub(super) plugins: Plugins,
@@ -150,9 +153,11 @@ impl Supervisor {
         self.rebuild().await;
     }
 
-    /// Closes every session and stops every child process.
+    /// Closes every session and stops every child process. Waits at most [`SHUTDOWN_WAIT`]
+    /// for an operation in progress (a retry, a reconcile) to finish first: a stuck one must
+    /// not keep `/quit` or the end of a command from closing what is open.
     pub async fn shutdown(&self) {
-        let _ops = self.ops.lock().await;
+        let _ops = tokio::time::timeout(SHUTDOWN_WAIT, self.ops.lock()).await.ok();
         let conns: Vec<Arc<Connection>> = {
             let mut state = self.lock();
             state.registry = Registry::default();
