@@ -35,6 +35,8 @@ mod transport;
 
 // The runtime: start it, read the surface and the status, call tools.
 pub use runtime::{CallError, CallOutcome, Runtime, RuntimeOptions, ToolRecord, render_call};
+// Resources and prompts: the merged catalog, a read, a `prompts/get`.
+pub use runtime::{Catalog, CatalogError, Offered, PromptOutcome, ResourceRead};
 pub use status::{
     ServerState, ServerStatus, Trailer, render as render_status, render_json as render_status_json,
 };
