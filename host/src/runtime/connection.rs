@@ -15,8 +15,8 @@ use tokio::sync::{mpsc, oneshot, watch};
 use crate::config::{ServerDef, TransportKind};
 use crate::transport::{self, deepest_cause};
 
-/// Pages one `tools/list` walk (and each list of `catalog_list.rs`) may take: far beyond any real server, but finite even when a
-/// server keeps inventing new cursors.
+/// Pages one `tools/list` walk (and each list of `catalog_list.rs`) may take: far beyond any
+/// real server, but finite even when a server keeps inventing new cursors.
 pub const MAX_LIST_PAGES: usize = 10_000;
 /// How long closing waits for the session and the child to wind down.
 const CLOSE_WAIT: Duration = Duration::from_secs(3);
