@@ -12,8 +12,9 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InitializeRequestParams, InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig, Tool,
+    InitializeRequestParams, InitializeResult, JsonObject, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -56,6 +57,12 @@ pub struct DemoServerArgs {
     /// Misbehaves: every `tools/list` page points to the same `nextCursor` (`loop`), forever.
     #[arg(long)]
     pub repeat_cursor: bool,
+    /// Offers N text resources `demo://item/1` … `demo://item/N`, in `--page-size` pages.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub resources: usize,
+    /// Misbehaves: declares resources but answers `resources/list` with an error.
+    #[arg(long)]
+    pub broken_resources: bool,
 }
 
 /// Serves MCP on stdin/stdout until the client closes it.
@@ -181,7 +188,11 @@ fn number(args: &JsonObject, key: &str) -> Result<f64, McpError> {
 
 impl ServerHandler for DemoServer {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+        let mut capabilities =
+            ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+        if self.args.resources > 0 || self.args.broken_resources {
+            capabilities.resources = ServerCapabilities::builder().enable_resources().build().resources;
+        }
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("toolport-demo-server", env!("CARGO_PKG_VERSION")))
     }
@@ -240,6 +251,50 @@ impl ServerHandler for DemoServer {
             result.next_cursor = Some(end.to_string());
         }
         Ok(result)
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        if self.args.broken_resources {
+            return Err(McpError::internal_error("resources are broken on purpose", None));
+        }
+        let all = self.args.resources;
+        let page = if self.args.page_size == 0 { all.max(1) } else { self.args.page_size };
+        let start = match request.and_then(|r| r.cursor) {
+            Some(cursor) => {
+                cursor.parse::<usize>().map_err(|_| McpError::invalid_params("bad cursor", None))?
+            }
+            None => 0,
+        };
+        let end = (start + page).min(all);
+        let items = (start..end)
+            .map(|i| {
+                Resource::new(format!("demo://item/{}", i + 1), format!("item-{}", i + 1))
+                    .with_mime_type("text/plain")
+            })
+            .collect();
+        let mut result = ListResourcesResult::with_all_items(items);
+        if end < all {
+            result.next_cursor = Some(end.to_string());
+        }
+        Ok(result)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let index = request.uri.strip_prefix("demo://item/").and_then(|i| i.parse::<usize>().ok());
+        match index {
+            Some(i) if (1..=self.args.resources).contains(&i) => Ok(ReadResourceResponse::Complete(
+                ReadResourceResult::new(vec![ResourceContents::text(format!("item {i}"), request.uri)]),
+            )),
+            _ => Err(McpError::resource_not_found(format!("no resource {}", request.uri), None)),
+        }
     }
 
     async fn call_tool(

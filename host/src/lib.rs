@@ -38,6 +38,8 @@ mod transport;
 /// plugins together may hold half of that limit in sockets (the rest stays the host's).
 pub use plugin::raise_fd_limit;
 pub use runtime::{CallError, CallOutcome, Runtime, RuntimeOptions, ToolRecord, render_call};
+// Resources and prompts: the merged catalog, a read, a `prompts/get`.
+pub use runtime::{Catalog, CatalogError, Offered, PromptOutcome, ResourceRead};
 pub use status::{
     ServerState, ServerStatus, Trailer, render as render_status, render_json as render_status_json,
 };

@@ -26,6 +26,7 @@ mod peers;
 mod plugins;
 mod plugins_cli;
 mod policy;
+mod resources_prompts;
 mod runtime;
 mod runtime_live;
 mod runtime_support;

@@ -16,6 +16,7 @@ use crate::paths::Paths;
 use crate::runtime::{CallError, CallOutcome, Runtime, RuntimeOptions, render_call};
 use crate::session::actions::{self, McpCommand};
 use crate::session::command::{self, Command};
+use crate::session::live;
 use crate::status::render;
 
 /// What a prompt that is not a command gets back.
@@ -115,6 +116,13 @@ impl AcpSession {
             Ok(Command::Mcp(cmd)) => self.mcp(&cmd),
             Ok(Command::Tools { shape }) => self.runtime.tools_text(shape.as_deref()).await,
             Ok(Command::Call { tool, arguments }) => render_call(&self.runtime.call(&tool, &arguments).await),
+            // Reading changes nothing, so ACP's read-only view allows these as it allows /tools.
+            Ok(Command::Resources) => live::catalog_text(&self.runtime, false),
+            Ok(Command::Prompts) => live::catalog_text(&self.runtime, true),
+            Ok(Command::Read { server, uri }) => live::read_text(&self.runtime, &server, &uri).await,
+            Ok(Command::Prompt { name, arguments }) => {
+                live::prompt_text(&self.runtime, &name, &arguments).await
+            }
             Ok(Command::Help) => COMMANDS
                 .iter()
                 .map(|(name, description, hint)| match hint {

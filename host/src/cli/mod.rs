@@ -2,6 +2,7 @@
 //! `run` function per subcommand live in the submodules; this file only wires them.
 
 mod acp;
+mod catalog;
 mod mcp;
 mod plugin;
 mod session;
@@ -69,7 +70,15 @@ enum Command {
     Tools(tools::ToolsArgs),
     /// Call one tool through the executor and print the result.
     Call(tools::CallArgs),
-    /// Interactive session: /mcp, /tools, /call, /help, /quit.
+    /// Every connected server's resources and resource templates.
+    Resources(catalog::ResourcesArgs),
+    /// Read one resource from a server (text printed; binary described, or saved with --output).
+    Read(catalog::ReadArgs),
+    /// Every connected server's prompts.
+    Prompts(catalog::PromptsArgs),
+    /// Get one prompt with JSON arguments and print its messages.
+    Prompt(catalog::PromptArgs),
+    /// Interactive session: /mcp, /tools, /call, /resources, /read, /prompts, /prompt, /help, /quit.
     Session(session::SessionArgs),
     /// ACP agent over stdio (newline-delimited JSON-RPC).
     Acp(acp::AcpArgs),
@@ -201,6 +210,10 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Mcp(args) => mcp::run(&paths, args).await,
         Command::Tools(args) => tools::run_tools(&paths, args).await,
         Command::Call(args) => tools::run_call(&paths, args).await,
+        Command::Resources(args) => catalog::run_resources(&paths, args).await,
+        Command::Read(args) => catalog::run_read(&paths, args).await,
+        Command::Prompts(args) => catalog::run_prompts(&paths, args).await,
+        Command::Prompt(args) => catalog::run_prompt(&paths, args).await,
         Command::Session(args) => session::run(&paths, args).await,
         Command::Acp(args) => acp::run(&paths, args).await,
         Command::Plugin(args) => plugin::run(&paths, args).await,

@@ -35,7 +35,7 @@ pub struct CallArgs {
 pub struct DemoArgs {}
 
 /// Starts the runtime for a command, printing startup warnings to stderr.
-async fn start(paths: &Paths) -> anyhow::Result<Runtime> {
+pub(super) async fn start(paths: &Paths) -> anyhow::Result<Runtime> {
     let resolved = toolport::load_resolved(paths, &BTreeSet::new())?;
     let options = RuntimeOptions { progress: true, cache_dir: Some(paths.cache_dir()), ..Default::default() };
     let runtime = Runtime::start(resolved, options).await?;

@@ -15,9 +15,9 @@ use tokio::sync::{mpsc, oneshot, watch};
 use crate::config::{ServerDef, TransportKind};
 use crate::transport::{self, deepest_cause};
 
-/// Pages one `tools/list` walk may take: far beyond any real server, but finite even when a
-/// server keeps inventing new cursors.
-const MAX_LIST_PAGES: usize = 10_000;
+/// Pages one `tools/list` walk (and each list of `catalog_list.rs`) may take: far beyond any
+/// real server, but finite even when a server keeps inventing new cursors.
+pub const MAX_LIST_PAGES: usize = 10_000;
 /// How long closing waits for the session and the child to wind down.
 const CLOSE_WAIT: Duration = Duration::from_secs(3);
 /// How long a failed call waits for the watcher to say why the server went away.
@@ -31,6 +31,21 @@ pub enum Event {
         /// Whose tools changed: only that server is re-listed.
         server: String,
         /// Which connection of that server (a retried server has a new one).
+        generation: u64,
+    },
+    /// The server sent `notifications/resources/list_changed`: only its resources and
+    /// resource templates are listed again (its tools and prompts stay as they are).
+    ResourcesChanged {
+        /// Whose resources changed.
+        server: String,
+        /// Which connection of that server.
+        generation: u64,
+    },
+    /// The server sent `notifications/prompts/list_changed`: only its prompts are listed again.
+    PromptsChanged {
+        /// Whose prompts changed.
+        server: String,
+        /// Which connection of that server.
         generation: u64,
     },
     /// The process exited or the connection dropped.
@@ -55,6 +70,18 @@ impl ClientHandler for Handler {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         let _ =
             self.events.send(Event::ListChanged { server: self.server.clone(), generation: self.generation });
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self
+            .events
+            .send(Event::ResourcesChanged { server: self.server.clone(), generation: self.generation });
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self
+            .events
+            .send(Event::PromptsChanged { server: self.server.clone(), generation: self.generation });
     }
 
     fn get_info(&self) -> ClientConfig {

@@ -5,8 +5,12 @@
 //! This file is the front door and nothing else: [`Runtime::start`] is the one way to get a
 //! runtime, and every entry point (CLI, session, ACP, an embedding host) calls it. The state
 //! and what changes it live in `supervisor.rs`, the routing of calls in `executor.rs`, the
-//! deterministic checks in `pipeline.rs` and `names.rs`.
+//! deterministic checks in `pipeline.rs` and `names.rs`; resources and prompts in `catalog.rs`
+//! (the merged view), `catalog_list.rs` (listing) and `catalog_calls.rs` (read, `prompts/get`).
 
+mod catalog;
+mod catalog_calls;
+mod catalog_list;
 mod connection;
 mod convert;
 mod executor;
@@ -19,6 +23,8 @@ mod record;
 mod state;
 mod supervisor;
 
+pub use catalog::{Catalog, Offered};
+pub use catalog_calls::{CatalogError, PromptOutcome, ResourceRead};
 pub use executor::{CallError, CallOutcome, render_call};
 pub use options::RuntimeOptions;
 pub use record::ToolRecord;
@@ -120,6 +126,24 @@ impl Runtime {
     /// Calls a tool by its final name. `arguments` is JSON text; blank means `{}`.
     pub async fn call(&self, name: &str, arguments: &str) -> Result<CallOutcome, CallError> {
         executor::call(&self.supervisor, name, arguments).await
+    }
+
+    /// Every connected server's resources, resource templates and prompts, in definition
+    /// order, after the rules for shared prompt names and URIs (the first-defined server keeps
+    /// one; the catalog's warnings name what was left out). One snapshot, read without I/O.
+    pub fn catalog(&self) -> Catalog {
+        catalog_calls::catalog(&self.supervisor)
+    }
+
+    /// Reads the resource `uri` from `server` under its call timeout.
+    pub async fn read(&self, server: &str, uri: &str) -> Result<ResourceRead, CatalogError> {
+        catalog_calls::read(&self.supervisor, server, uri).await
+    }
+
+    /// Gets the prompt `name` (as [`Runtime::catalog`] lists it) from the server that offers
+    /// it. `arguments` is a JSON object of strings as text; blank means none.
+    pub async fn prompt(&self, name: &str, arguments: &str) -> Result<PromptOutcome, CatalogError> {
+        catalog_calls::prompt(&self.supervisor, name, arguments).await
     }
 
     /// Reconnects only `name` (closing its old session first), then re-checks every server in

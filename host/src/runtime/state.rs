@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use rmcp::model::Tool;
 
+use super::catalog::ServerCatalog;
 use super::connection::Connection;
 use super::record::ToolRecord;
 use crate::config::{ResolvedServer, ServerDef};
@@ -35,12 +36,15 @@ pub struct Slot {
     pub link: Link,
     /// Outcome of the last pipeline run for a live server: tool count, or why it is rejected.
     pub checked: Option<Result<usize, String>>,
+    /// Its resources, templates and prompts as last listed from the live connection (empty
+    /// while it is not live, or when it offers none).
+    pub catalog: ServerCatalog,
 }
 
 impl Slot {
     /// A slot with nothing connected.
     pub fn new(resolved: ResolvedServer) -> Self {
-        Self { resolved, link: Link::Idle, checked: None }
+        Self { resolved, link: Link::Idle, checked: None, catalog: ServerCatalog::default() }
     }
 
     /// The server's name.

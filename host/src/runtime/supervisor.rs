@@ -13,6 +13,8 @@ use futures::future::join_all;
 use rmcp::model::Tool;
 use tokio::sync::mpsc;
 
+use super::catalog::ServerCatalog;
+use super::catalog_list;
 use super::connection::{Connection, Event};
 use super::convert::Plugins;
 use super::options::RuntimeOptions;
@@ -200,15 +202,22 @@ impl Supervisor {
                     name,
                     &outcome.as_ref().map(|(_, tools)| tools.len()).map_err(Clone::clone),
                 );
-                outcome
+                // Resources and prompts after the tools, so the spinner's outcome is the
+                // tools'; a failure here is only a warning (`catalog_list`).
+                let catalog = match &outcome {
+                    Ok((conn, _)) => catalog_list::list_catalog(name, conn, server.def.timeouts.list).await,
+                    Err(_) => ServerCatalog::default(),
+                };
+                (outcome, catalog)
             }
         });
         let outcomes = join_all(attempts).await;
         progress.finish();
         let mut state = self.lock();
-        for ((name, _), outcome) in targets.iter().zip(outcomes) {
+        for ((name, _), (outcome, catalog)) in targets.iter().zip(outcomes) {
             if let Some(slot) = state.slots.iter_mut().find(|s| s.name() == name) {
                 slot.checked = None;
+                slot.catalog = catalog;
                 slot.link = match outcome {
                     Ok((conn, tools)) => Link::Live { conn, tools },
                     Err(reason) => Link::Failed(reason),
@@ -293,7 +302,39 @@ impl Supervisor {
                 }
                 self.rebuild().await;
             }
+            Event::ResourcesChanged { server, generation } => {
+                let Some((conn, timeout)) = self.live_conn(&server, generation) else { return };
+                let (resources, templates) = catalog_list::list_resources(&server, &conn, timeout).await;
+                let mut state = self.lock();
+                if let Some(slot) = state.slots.iter_mut().find(|s| s.name() == server)
+                    && slot.holds(generation)
+                {
+                    slot.catalog.resources = resources;
+                    slot.catalog.templates = templates;
+                }
+            }
+            Event::PromptsChanged { server, generation } => {
+                let Some((conn, timeout)) = self.live_conn(&server, generation) else { return };
+                let prompts = catalog_list::list_prompts(&server, &conn, timeout).await;
+                let mut state = self.lock();
+                if let Some(slot) = state.slots.iter_mut().find(|s| s.name() == server)
+                    && slot.holds(generation)
+                {
+                    slot.catalog.prompts = prompts;
+                }
+            }
         }
+    }
+
+    /// `server`'s connection if `generation` is still its live one, with its list timeout:
+    /// a resources or prompts `list_changed` re-lists only that server, and only that part
+    /// (its tools, and so the registry, are untouched). A failed re-list keeps the server
+    /// connected with that list empty, as at connect.
+    fn live_conn(&self, server: &str, generation: u64) -> Option<(Arc<Connection>, std::time::Duration)> {
+        let state = self.lock();
+        let slot = state.slots.iter().find(|s| s.name() == server)?;
+        let conn = slot.conn().filter(|c| c.generation == generation)?;
+        Some((conn.clone(), slot.resolved.def.timeouts.list))
     }
 }
 

@@ -1,4 +1,6 @@
-//! The `/mcp` actions, one entry each in [`ACTIONS`]: the word and its aliases, the shape of
+//! The session's commands, one entry each in [`COMMANDS`] (`/tools`, `/read`, …: the word,
+//! its `/help` line, what completion offers after it), and the `/mcp` actions, one entry each
+//! in [`ACTIONS`]: the word and its aliases, the shape of
 //! what follows the word, the `/help` line, and whether ACP's read-only view allows it. The
 //! parser ([`super::command`]), the `/help` text, completion ([`super::complete`]) and the
 //! unknown-action sentence are all read from the table, so they cannot drift apart; what an
@@ -114,6 +116,132 @@ impl McpAction {
     pub fn takes_add_args(&self) -> bool {
         matches!(self.args, Args::Flags(_))
     }
+}
+
+/// Which command a [`SlashCommand`] entry is; the parser turns it into a `Command` by one
+/// exhaustive `match`, so a new entry cannot be forgotten there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slash {
+    /// `/mcp …`: the actions of [`ACTIONS`].
+    Mcp,
+    /// `/tools [shape]`.
+    Tools,
+    /// `/call <tool> [json]`.
+    Call,
+    /// `/resources`.
+    Resources,
+    /// `/read <server> <uri>`.
+    Read,
+    /// `/prompts`.
+    Prompts,
+    /// `/prompt <name> [json]`.
+    Prompt,
+    /// `/help`.
+    Help,
+    /// `/quit`.
+    Quit,
+}
+
+/// What completion offers for the words after a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completes {
+    /// The `/mcp` actions, then what each action takes.
+    McpActions,
+    /// A tool name (first word).
+    Tool,
+    /// A prompt name (first word).
+    Prompt,
+    /// A server name, then one of the URIs that server lists.
+    ServerThenUri,
+    /// Nothing.
+    Nothing,
+}
+
+/// One session command.
+#[derive(Debug, Clone)]
+pub struct SlashCommand {
+    /// The word, with its slash.
+    pub word: &'static str,
+    /// Other words for it; accepted, never offered.
+    pub aliases: &'static [&'static str],
+    /// Which command it is.
+    pub slash: Slash,
+    /// Its `/help` line; `None` for `/mcp`, whose lines are the actions'.
+    pub help: Option<&'static str>,
+    /// What completion offers after it.
+    pub completes: Completes,
+}
+
+/// Every session command, in the order completion and `/help` list them.
+pub const COMMANDS: &[SlashCommand] = &[
+    SlashCommand {
+        word: "/mcp",
+        aliases: &[],
+        slash: Slash::Mcp,
+        help: None,
+        completes: Completes::McpActions,
+    },
+    SlashCommand {
+        word: "/tools",
+        aliases: &[],
+        slash: Slash::Tools,
+        help: Some("/tools  Show the converted tool surface"),
+        completes: Completes::Nothing,
+    },
+    SlashCommand {
+        word: "/call",
+        aliases: &[],
+        slash: Slash::Call,
+        help: Some("/call <tool> [json]  Call one tool with JSON object arguments"),
+        completes: Completes::Tool,
+    },
+    SlashCommand {
+        word: "/resources",
+        aliases: &[],
+        slash: Slash::Resources,
+        help: Some("/resources  Show the servers' resources and resource templates"),
+        completes: Completes::Nothing,
+    },
+    SlashCommand {
+        word: "/read",
+        aliases: &[],
+        slash: Slash::Read,
+        help: Some("/read <server> <uri>  Read one resource"),
+        completes: Completes::ServerThenUri,
+    },
+    SlashCommand {
+        word: "/prompts",
+        aliases: &[],
+        slash: Slash::Prompts,
+        help: Some("/prompts  Show the servers' prompts"),
+        completes: Completes::Nothing,
+    },
+    SlashCommand {
+        word: "/prompt",
+        aliases: &[],
+        slash: Slash::Prompt,
+        help: Some("/prompt <name> [json]  Get one prompt with JSON string arguments"),
+        completes: Completes::Prompt,
+    },
+    SlashCommand {
+        word: "/help",
+        aliases: &[],
+        slash: Slash::Help,
+        help: Some("/help  Show this help"),
+        completes: Completes::Nothing,
+    },
+    SlashCommand {
+        word: "/quit",
+        aliases: &["/exit"],
+        slash: Slash::Quit,
+        help: Some("/quit  Leave the session"),
+        completes: Completes::Nothing,
+    },
+];
+
+/// The command `word` names, by word or alias (exact: commands are lower-case, as typed).
+pub fn find_command(word: &str) -> Option<&'static SlashCommand> {
+    COMMANDS.iter().find(|c| c.word == word || c.aliases.contains(&word))
 }
 
 /// The action a bare `/mcp` runs.
@@ -247,6 +375,30 @@ mod tests {
         words.dedup();
         assert_eq!(words.len(), count);
         assert!(find(DEFAULT).is_some());
+    }
+
+    #[test]
+    fn command_words_are_unique_and_every_kind_has_one_entry() {
+        let mut words: Vec<&str> =
+            COMMANDS.iter().flat_map(|c| c.aliases.iter().copied().chain([c.word])).collect();
+        let count = words.len();
+        words.sort_unstable();
+        words.dedup();
+        assert_eq!(words.len(), count);
+        for slash in [
+            Slash::Mcp,
+            Slash::Tools,
+            Slash::Call,
+            Slash::Resources,
+            Slash::Read,
+            Slash::Prompts,
+            Slash::Prompt,
+            Slash::Help,
+            Slash::Quit,
+        ] {
+            assert_eq!(COMMANDS.iter().filter(|c| c.slash == slash).count(), 1, "{slash:?}");
+        }
+        assert_eq!(find_command("/exit").map(|c| c.slash), Some(Slash::Quit));
     }
 
     #[test]

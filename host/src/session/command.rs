@@ -1,27 +1,17 @@
 //! The session's line language, parsed without touching anything: `/mcp …`, `/tools`,
-//! `/call`, `/help`, `/quit`. Pure so it can be unit-tested and fuzzed; the session and the
+//! `/call`, `/resources`, `/read`, `/prompts`, `/prompt`, `/help`, `/quit`. Pure so it can be unit-tested and fuzzed; the session and the
 //! ACP agent decide what each command does.
 //!
 //! The messages are those of reference-behaviour A (`Usage: /mcp <action> <name>`,
 //! `Unknown /mcp action: …`). Arguments after `/mcp <action>` are split shell-style (`shlex`),
 //! so a name or an `--env` value may contain spaces when quoted; `/call` keeps its JSON text
 //! as typed, because JSON's own quotes must survive. Which `/mcp` actions exist, and what
-//! each one takes, is the action table's ([`super::actions`]); this file only reads words.
+//! each one takes, is the action table's ([`super::actions`]), and so are the commands
+//! themselves (their words, `/help` lines and completion); this file only reads words.
 
 use std::fmt;
 
-use super::actions::{self, Args, McpCommand};
-
-/// The `/help` lines of the commands besides `/mcp` (whose lines come from the action table).
-pub const OTHER_HELP: &[&str] = &[
-    "/tools  Show the converted tool surface",
-    "/call <tool> [json]  Call one tool with JSON object arguments",
-    "/help  Show this help",
-    "/quit  Leave the session",
-];
-
-/// The slash commands a line may start with, for completion.
-pub const COMMANDS: &[&str] = &["/mcp", "/tools", "/call", "/help", "/quit"];
+use super::actions::{self, Args, McpCommand, Slash};
 
 /// One parsed line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +30,24 @@ pub enum Command {
         /// The final tool name.
         tool: String,
         /// The arguments exactly as typed; blank means `{}` (the executor decides).
+        arguments: String,
+    },
+    /// `/resources`: every connected server's resources and resource templates.
+    Resources,
+    /// `/read <server> <uri>`.
+    Read {
+        /// The server to read from.
+        server: String,
+        /// The resource's URI.
+        uri: String,
+    },
+    /// `/prompts`: every connected server's prompts.
+    Prompts,
+    /// `/prompt <name> [json]`.
+    Prompt {
+        /// The prompt's name.
+        name: String,
+        /// The arguments exactly as typed; blank means none.
         arguments: String,
     },
     /// `/help`.
@@ -67,6 +75,10 @@ pub enum ParseError {
     CallUsage,
     /// `/tools` with more than one word after it.
     ToolsUsage,
+    /// `/read` without exactly a server and a URI.
+    ReadUsage,
+    /// `/prompt` without a prompt name.
+    PromptUsage,
     /// A slash command we do not know.
     UnknownCommand(String),
     /// Text that is not a slash command at all.
@@ -85,6 +97,8 @@ impl fmt::Display for ParseError {
             }
             Self::CallUsage => f.write_str("Usage: /call <tool> [json]"),
             Self::ToolsUsage => f.write_str("Usage: /tools [shape]"),
+            Self::ReadUsage => f.write_str("Usage: /read <server> <uri>"),
+            Self::PromptUsage => f.write_str("Usage: /prompt <name> [json]"),
             Self::UnknownCommand(cmd) => write!(f, "Unknown command: {cmd}. Type /help for the commands."),
             Self::NotACommand => f.write_str(
                 "toolport runs MCP tools, not a model: type /help for the commands \
@@ -106,14 +120,39 @@ pub fn parse(line: &str) -> Result<Command, ParseError> {
         return Err(ParseError::NotACommand);
     }
     let (head, rest) = split_word(line);
-    match head {
-        "/mcp" => parse_mcp(rest).map(Command::Mcp),
-        "/tools" => parse_tools(rest),
-        "/call" => parse_call(rest),
-        "/help" => Ok(Command::Help),
-        "/quit" | "/exit" => Ok(Command::Quit),
-        other => Err(ParseError::UnknownCommand(other.to_string())),
+    let Some(entry) = actions::find_command(head) else {
+        return Err(ParseError::UnknownCommand(head.to_string()));
+    };
+    match entry.slash {
+        Slash::Mcp => parse_mcp(rest).map(Command::Mcp),
+        Slash::Tools => parse_tools(rest),
+        Slash::Call => parse_call(rest),
+        Slash::Resources => Ok(Command::Resources),
+        Slash::Read => parse_read(rest),
+        Slash::Prompts => Ok(Command::Prompts),
+        Slash::Prompt => parse_prompt(rest),
+        Slash::Help => Ok(Command::Help),
+        Slash::Quit => Ok(Command::Quit),
     }
+}
+
+/// `/read <server> <uri>`, split shell-style so a quoted server name may hold spaces.
+fn parse_read(rest: &str) -> Result<Command, ParseError> {
+    match shlex::split(rest).map(<[String; 2]>::try_from) {
+        Some(Ok([server, uri])) if !server.trim().is_empty() && !uri.trim().is_empty() => {
+            Ok(Command::Read { server: server.trim().to_string(), uri: uri.trim().to_string() })
+        }
+        _ => Err(ParseError::ReadUsage),
+    }
+}
+
+/// `/prompt <name> [json]`: the JSON kept as typed, as `/call` keeps it.
+fn parse_prompt(rest: &str) -> Result<Command, ParseError> {
+    let (name, arguments) = split_word(rest);
+    if name.is_empty() {
+        return Err(ParseError::PromptUsage);
+    }
+    Ok(Command::Prompt { name: name.to_string(), arguments: arguments.to_string() })
 }
 
 /// Parses what follows `/mcp` (the ACP agent calls this on a prompt's text too): the action
@@ -169,7 +208,7 @@ pub fn mcp_help() -> impl Iterator<Item = &'static str> {
 /// The full `/help` text, one command per line.
 pub fn help_text() -> String {
     let mut out = String::new();
-    for line in mcp_help().chain(OTHER_HELP.iter().copied()) {
+    for line in mcp_help().chain(actions::COMMANDS.iter().filter_map(|c| c.help)) {
         out.push_str(line);
         out.push('\n');
     }
@@ -261,6 +300,18 @@ mod tests {
         assert_eq!(parse("/tools"), Ok(Command::Tools { shape: None }));
         assert_eq!(parse("/tools anthropic"), Ok(Command::Tools { shape: Some("anthropic".into()) }));
         assert_eq!(parse("/tools a b"), Err(ParseError::ToolsUsage));
+        assert_eq!(parse("/resources"), Ok(Command::Resources));
+        assert_eq!(parse("/prompts"), Ok(Command::Prompts));
+        assert_eq!(
+            parse("/read 'my server' demo://a/b"),
+            Ok(Command::Read { server: "my server".into(), uri: "demo://a/b".into() })
+        );
+        assert_eq!(parse("/read a").unwrap_err().to_string(), "Usage: /read <server> <uri>");
+        assert_eq!(
+            parse(r#"/prompt args-prompt {"city": "New  York"}"#),
+            Ok(Command::Prompt { name: "args-prompt".into(), arguments: r#"{"city": "New  York"}"#.into() })
+        );
+        assert_eq!(parse("/prompt").unwrap_err().to_string(), "Usage: /prompt <name> [json]");
         assert_eq!(parse("/help"), Ok(Command::Help));
         assert_eq!(parse("/quit"), Ok(Command::Quit));
         assert_eq!(parse("/exit"), Ok(Command::Quit));
@@ -292,7 +343,7 @@ mod tests {
             words.extend(longer);
             words.dedup();
         }
-        for prefix in ["", "/mcp ", "/mcp add ", "/mcp pause ", "/call "] {
+        for prefix in ["", "/mcp ", "/mcp add ", "/mcp pause ", "/call ", "/read ", "/read a ", "/prompt "] {
             for w in &words {
                 let line = format!("{prefix}{w}");
                 let _ = parse(&line);

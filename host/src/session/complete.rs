@@ -1,10 +1,10 @@
 //! Tab completion for the session line: slash commands, `/mcp` actions, server names after a
-//! named action, `add`'s flags and transport values, and tool names after `/call`. Pure: the
+//! named action, `add`'s flags and transport values, tool names after `/call`, prompt names
+//! after `/prompt`, and a server then its URIs after `/read`. Pure: the
 //! line editor asks with what is typed up to the cursor and the names it knows right now.
-//! Which words are actions, and what each one takes, comes from the action table.
+//! Which words are commands and actions, and what each one takes, comes from the table.
 
-use super::actions::{self, McpAction};
-use super::command::COMMANDS;
+use super::actions::{self, COMMANDS, Completes, McpAction};
 
 /// The transport values `/mcp add --transport` accepts without a plugin.
 pub const TRANSPORTS: &[&str] = &["stdio", "sse", "http", "streamable_http"];
@@ -21,6 +21,10 @@ pub struct Known {
     pub tools: Vec<String>,
     /// Transport plugin names from the store.
     pub transport_plugins: Vec<String>,
+    /// Prompt names in the catalog.
+    pub prompts: Vec<String>,
+    /// `(server, uri)` of every listed resource.
+    pub resources: Vec<(String, String)>,
 }
 
 /// Where the word being completed starts (byte offset into `line`) and its candidates, sorted
@@ -35,8 +39,23 @@ pub fn complete(line: &str, known: &Known) -> (usize, Vec<String>) {
     };
     // An action word as typed, aliases included (`/mcp delete f` completes server names).
     let action = |word: &str| actions::find(&word.to_lowercase());
+    let completes = |word: &str| actions::find_command(word).map(|c| c.completes);
     let candidates = match before.as_slice() {
-        [] => matching(&mut COMMANDS.iter().copied()),
+        [] => matching(&mut COMMANDS.iter().map(|c| c.word)),
+        [command] if completes(command) == Some(Completes::Tool) => {
+            matching(&mut known.tools.iter().map(String::as_str))
+        }
+        [command] if completes(command) == Some(Completes::Prompt) => {
+            matching(&mut known.prompts.iter().map(String::as_str))
+        }
+        [command] if completes(command) == Some(Completes::ServerThenUri) => {
+            let mut servers: Vec<&str> = known.resources.iter().map(|(s, _)| s.as_str()).collect();
+            servers.dedup();
+            matching(&mut servers.into_iter())
+        }
+        [command, server] if completes(command) == Some(Completes::ServerThenUri) => {
+            matching(&mut known.resources.iter().filter(|(s, _)| s == server).map(|(_, uri)| uri.as_str()))
+        }
         ["/mcp"] => {
             // Alphabetical, as shells offer words; the table's order is the help text's.
             let mut words = matching(&mut actions::offered().map(|a| a.name));
@@ -58,7 +77,6 @@ pub fn complete(line: &str, known: &Known) -> (usize, Vec<String>) {
         {
             matching(&mut ADD_FLAGS.iter().copied())
         }
-        ["/call"] => matching(&mut known.tools.iter().map(String::as_str)),
         _ => Vec::new(),
     };
     (start, candidates)
@@ -73,7 +91,17 @@ mod tests {
             servers: vec!["files".into(), "fetch".into(), "git".into()],
             tools: vec!["echo".into(), "add".into()],
             transport_plugins: vec!["tcp".into()],
+            prompts: vec!["args-prompt".into(), "simple-prompt".into()],
+            resources: vec![("files".into(), "demo://a".into()), ("files".into(), "demo://b".into())],
         }
+    }
+
+    #[test]
+    fn prompts_and_resources() {
+        assert_eq!(complete("/prompt a", &known()), (8, vec!["args-prompt".to_string()]));
+        assert_eq!(complete("/read f", &known()), (6, vec!["files".to_string()]));
+        assert_eq!(complete("/read files demo://b", &known()).1, ["demo://b"]);
+        assert_eq!(complete("/re", &known()).1, ["/resources", "/read"]);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! A running session: its paths, its pauses and its runtime, and the one entry point that runs
 //! a line. The `/mcp` actions are handled in `handlers.rs`; this file keeps what is not the
-//! `/mcp` language (starting, `/tools`, `/call`, completion's names, shutdown).
+//! `/mcp` language (starting, `/tools`, `/call`, `/resources`, `/read`, `/prompts`, `/prompt`,
+//! completion's names, shutdown).
 
 use std::collections::BTreeSet;
 
@@ -72,6 +73,9 @@ impl Session {
             }
         }
         known.tools = self.runtime.tool_names();
+        let catalog = self.runtime.catalog();
+        known.prompts = catalog.prompts.iter().map(|p| p.item.name.clone()).collect();
+        known.resources = catalog.resources.iter().map(|r| (r.server.clone(), r.item.uri.clone())).collect();
         known
     }
 
@@ -91,6 +95,12 @@ impl Session {
             Ok(Command::Help) => Reply::text(command::help_text()),
             Ok(Command::Tools { shape }) => Reply::text(self.tools(shape.as_deref()).await),
             Ok(Command::Call { tool, arguments }) => Reply::text(self.call(&tool, &arguments).await),
+            Ok(Command::Resources) => Reply::text(catalog_text(&self.runtime, false)),
+            Ok(Command::Read { server, uri }) => Reply::text(read_text(&self.runtime, &server, &uri).await),
+            Ok(Command::Prompts) => Reply::text(catalog_text(&self.runtime, true)),
+            Ok(Command::Prompt { name, arguments }) => {
+                Reply::text(prompt_text(&self.runtime, &name, &arguments).await)
+            }
             Ok(Command::Mcp(cmd)) => Reply::text(self.mcp(cmd).await),
             Err(e) => Reply::text(e.to_string()),
         }
@@ -107,5 +117,33 @@ impl Session {
 
     async fn call(&self, tool: &str, arguments: &str) -> String {
         render_call(&self.runtime.call(tool, arguments).await)
+    }
+}
+
+/// `/resources` (or `/prompts` when `prompts`): the catalog's text view, its warnings (names or
+/// URIs two servers share) first, as the CLI prints them before the list.
+pub(crate) fn catalog_text(runtime: &Runtime, prompts: bool) -> String {
+    let catalog = runtime.catalog();
+    let (warnings, view) = if prompts {
+        (&catalog.prompt_warnings, catalog.prompts_text())
+    } else {
+        (&catalog.resource_warnings, catalog.resources_text())
+    };
+    warnings.iter().map(|w| format!("{w}\n")).chain([view]).collect()
+}
+
+/// `/read <server> <uri>`: text contents, a binary one described by type and size.
+pub(crate) async fn read_text(runtime: &Runtime, server: &str, uri: &str) -> String {
+    match runtime.read(server, uri).await {
+        Ok(read) => read.render_text(),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// `/prompt <name> [json]`: the prompt's messages, or why there are none.
+pub(crate) async fn prompt_text(runtime: &Runtime, name: &str, arguments: &str) -> String {
+    match runtime.prompt(name, arguments).await {
+        Ok(outcome) => outcome.render_text(),
+        Err(e) => e.to_string(),
     }
 }

@@ -18,7 +18,7 @@ pub mod command;
 pub mod complete;
 mod editor;
 mod handlers;
-mod live;
+pub(crate) mod live;
 
 pub use editor::run_interactive;
 pub use live::{Reply, Session};
