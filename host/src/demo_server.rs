@@ -13,8 +13,8 @@ use std::time::Duration;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InitializeRequestParams, InitializeResult, JsonObject, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceContents, ServerCapabilities, ServerConfig, Tool,
+    PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -63,6 +63,9 @@ pub struct DemoServerArgs {
     /// Misbehaves: declares resources but answers `resources/list` with an error.
     #[arg(long)]
     pub broken_resources: bool,
+    /// Appends a line to FILE for every `sleep` the client cancels (`notifications/cancelled`).
+    #[arg(long, value_name = "FILE")]
+    pub cancel_log: Option<std::path::PathBuf>,
 }
 
 /// Serves MCP on stdin/stdout until the client closes it.
@@ -163,6 +166,37 @@ impl DemoServer {
             }
             other => return Err(McpError::invalid_params(format!("unknown tool: {other}"), None)),
         })
+    }
+}
+
+impl DemoServer {
+    /// Sleeps `ms` in tenths, reporting progress after each when the client sent a progress
+    /// token, and stops early when the client cancels (recorded in `--cancel-log`).
+    async fn sleep(&self, ms: u64, context: &RequestContext<RoleServer>) -> Result<CallToolResult, McpError> {
+        let token = context.meta.get_progress_token();
+        for tenth in 1..=10u32 {
+            tokio::select! {
+                () = tokio::time::sleep(Duration::from_millis(ms / 10)) => {}
+                () = context.ct.cancelled() => {
+                    if let Some(log) = &self.args.cancel_log {
+                        let line = format!("cancelled sleep {ms}\n");
+                        let appended = std::fs::OpenOptions::new().create(true).append(true).open(log)
+                            .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
+                        if let Err(e) = appended {
+                            eprintln!("demo-server: cannot write {}: {e}", log.display());
+                        }
+                    }
+                    return Err(McpError::internal_error("cancelled", None));
+                }
+            }
+            if let Some(token) = &token {
+                let params = ProgressNotificationParam::new(token.clone(), f64::from(tenth))
+                    .with_total(10.0)
+                    .with_message(format!("{tenth}/10"));
+                let _ = context.peer.notify_progress(params).await;
+            }
+        }
+        Ok(CallToolResult::success(vec![ContentBlock::text(format!("slept {ms} ms"))]))
     }
 }
 
@@ -300,7 +334,7 @@ impl ServerHandler for DemoServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let Some(base) = request.name.strip_prefix(self.args.prefix.as_str()) else {
             return Err(McpError::invalid_params(format!("unknown tool: {}", request.name), None));
@@ -308,8 +342,7 @@ impl ServerHandler for DemoServer {
         let args = request.arguments.unwrap_or_default();
         let result = if base == "sleep" {
             let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0).min(MAX_SLEEP_MS);
-            tokio::time::sleep(Duration::from_millis(ms)).await;
-            CallToolResult::success(vec![ContentBlock::text(format!("slept {ms} ms"))])
+            self.sleep(ms, &context).await?
         } else {
             self.answer(base, &args)?
         };

@@ -37,7 +37,7 @@ mod transport;
 /// Raises the soft limit on open files to the hard one: what a binary calls at start, since
 /// plugins together may hold half of that limit in sockets (the rest stays the host's).
 pub use plugin::raise_fd_limit;
-pub use runtime::{CallError, CallOutcome, Runtime, RuntimeOptions, ToolRecord, render_call};
+pub use runtime::{CallError, CallOutcome, CallProgress, Runtime, RuntimeOptions, ToolRecord, render_call};
 // Resources and prompts: the merged catalog, a read, a `prompts/get`.
 pub use runtime::{Catalog, CatalogError, Offered, PromptOutcome, ResourceRead};
 pub use status::{

@@ -6,12 +6,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, PaginatedRequestParams, ProtocolVersion, Tool,
+    ClientCapabilities, ClientConfig, Implementation, PaginatedRequestParams, ProgressNotificationParam,
+    ProtocolVersion, Tool,
 };
 use rmcp::service::{NotificationContext, Peer, ServiceError};
 use rmcp::{ClientHandler, RoleClient};
 use tokio::sync::{mpsc, oneshot, watch};
 
+use super::server_log;
+use super::tool_call::ProgressRoutes;
 use crate::config::{ServerDef, TransportKind};
 use crate::transport::{self, deepest_cause};
 
@@ -64,6 +67,8 @@ struct Handler {
     server: String,
     generation: u64,
     events: mpsc::UnboundedSender<Event>,
+    /// Where running calls want their progress reports.
+    progress: ProgressRoutes,
 }
 
 impl ClientHandler for Handler {
@@ -84,6 +89,24 @@ impl ClientHandler for Handler {
             .send(Event::PromptsChanged { server: self.server.clone(), generation: self.generation });
     }
 
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.deliver(params);
+    }
+
+    // Logging is deprecated in 2026-07-28 (SEP-2577) but is how 2025-11-25 servers talk.
+    #[allow(deprecated)]
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        server_log::record(&self.server, params);
+    }
+
     fn get_info(&self) -> ClientConfig {
         // 2025-06-18 is what today's servers speak; newer servers negotiate down to it.
         ClientConfig::new(
@@ -100,6 +123,8 @@ pub struct Connection {
     pub peer: Peer<RoleClient>,
     /// Which connection of this server this is.
     pub generation: u64,
+    /// Where the calls made on this connection get their progress reports.
+    pub progress: ProgressRoutes,
     dead: watch::Receiver<Option<String>>,
     close: Mutex<Option<oneshot::Sender<()>>>,
 }
@@ -113,12 +138,18 @@ impl Connection {
         generation: u64,
         events: mpsc::UnboundedSender<Event>,
     ) -> Result<(Arc<Connection>, Vec<Tool>), String> {
-        let handler = Handler { server: def.name.clone(), generation, events: events.clone() };
+        let progress = ProgressRoutes::default();
+        let handler = Handler {
+            server: def.name.clone(),
+            generation,
+            events: events.clone(),
+            progress: progress.clone(),
+        };
         let connect = def.timeouts.connect;
         let connected = tokio::time::timeout(connect, transport::connect(def, kind, plugins, handler))
             .await
             .map_err(|_| format!("connect timed out after {} ms", connect.as_millis()))??;
-        let connection = Self::watch(def.name.clone(), generation, connected, events);
+        let connection = Self::watch(def.name.clone(), generation, connected, events, progress);
         let list = def.timeouts.list;
         let listed = tokio::time::timeout(list, list_all(&connection.peer)).await;
         match listed {
@@ -144,6 +175,7 @@ impl Connection {
         generation: u64,
         connected: transport::Connected<Handler>,
         events: mpsc::UnboundedSender<Event>,
+        progress: ProgressRoutes,
     ) -> Arc<Connection> {
         let transport::Connected { service, child, pump } = connected;
         let peer = service.peer().clone();
@@ -197,7 +229,7 @@ impl Connection {
                 let _ = events.send(Event::Died { server, generation, reason });
             }
         });
-        Arc::new(Connection { peer, generation, dead: dead_rx, close: Mutex::new(Some(close_tx)) })
+        Arc::new(Connection { peer, generation, progress, dead: dead_rx, close: Mutex::new(Some(close_tx)) })
     }
 
     /// Lists every page again (after `list_changed`).

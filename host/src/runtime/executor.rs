@@ -2,14 +2,23 @@
 //! that owns it, sends `tools/call` with the server's own name under its call timeout, and says
 //! what came back or why nothing did.
 
-use rmcp::model::CallToolRequestParams;
+use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use serde_json::{Map, Value};
+use tokio::sync::mpsc::UnboundedSender;
 
 use super::connection::{Event, is_transport_failure, service_error};
 use super::supervisor::Supervisor;
+use super::tool_call::{CallProgress, call_once};
 
-/// Calls the tool named `name` on the surface. `arguments` is JSON text; blank means `{}`.
-pub async fn call(supervisor: &Supervisor, name: &str, arguments: &str) -> Result<CallOutcome, CallError> {
+/// Calls the tool named `name` on the surface. `arguments` is JSON text; blank means `{}`. The
+/// server's progress reports go to `progress`; a call that times out, or whose future is
+/// dropped, is cancelled at the server (`tool_call`).
+pub async fn call(
+    supervisor: &Supervisor,
+    name: &str,
+    arguments: &str,
+    progress: Option<UnboundedSender<CallProgress>>,
+) -> Result<CallOutcome, CallError> {
     let name = name.trim();
     if name.is_empty() {
         return Err(CallError::MissingName);
@@ -35,9 +44,17 @@ pub async fn call(supervisor: &Supervisor, name: &str, arguments: &str) -> Resul
     };
     let args = parse_arguments(arguments)?;
     let params = CallToolRequestParams::new(original).with_arguments(args);
-    match tokio::time::timeout(timeout, conn.peer.call_tool(params)).await {
+    match tokio::time::timeout(timeout, call_once(&conn.peer, &conn.progress, params, progress)).await {
         Err(_) => Err(CallError::Timeout { tool: name.to_string(), server, ms: timeout.as_millis() }),
-        Ok(Ok(result)) => Ok(CallOutcome::from_result(result)),
+        Ok(Ok(CallToolResponse::Complete(result))) => Ok(CallOutcome::from_result(result)),
+        Ok(Ok(other)) => {
+            let asked = match other {
+                CallToolResponse::InputRequired(_) => "asked for input (an input-required result)",
+                _ => "answered with a task to poll",
+            };
+            let message = format!("the server {asked}, which toolport does not support yet");
+            Err(CallError::Protocol { tool: name.to_string(), server, message })
+        }
         Ok(Err(e)) if is_transport_failure(&e) => {
             let reason = match conn.death_reason().await {
                 Some(reason) => reason,

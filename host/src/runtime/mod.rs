@@ -20,14 +20,17 @@ mod pipeline;
 mod plugin_choice;
 mod progress;
 mod record;
+mod server_log;
 mod state;
 mod supervisor;
+mod tool_call;
 
 pub use catalog::{Catalog, Offered};
 pub use catalog_calls::{CatalogError, PromptOutcome, ResourceRead};
 pub use executor::{CallError, CallOutcome, render_call};
 pub use options::RuntimeOptions;
 pub use record::ToolRecord;
+pub use tool_call::CallProgress;
 
 use std::sync::Arc;
 
@@ -125,7 +128,18 @@ impl Runtime {
 
     /// Calls a tool by its final name. `arguments` is JSON text; blank means `{}`.
     pub async fn call(&self, name: &str, arguments: &str) -> Result<CallOutcome, CallError> {
-        executor::call(&self.supervisor, name, arguments).await
+        executor::call(&self.supervisor, name, arguments, None).await
+    }
+
+    /// [`Runtime::call`], with the server's progress reports for this call sent to `progress`
+    /// while it runs (what `toolport call` draws its progress bar from).
+    pub async fn call_with_progress(
+        &self,
+        name: &str,
+        arguments: &str,
+        progress: tokio::sync::mpsc::UnboundedSender<CallProgress>,
+    ) -> Result<CallOutcome, CallError> {
+        executor::call(&self.supervisor, name, arguments, Some(progress)).await
     }
 
     /// Every connected server's resources, resource templates and prompts, in definition

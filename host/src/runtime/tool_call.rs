@@ -1,0 +1,116 @@
+//! One `tools/call` on the wire: its progress notifications delivered to whoever made the call,
+//! and `notifications/cancelled` sent when the caller gives up before the answer (a timeout, a
+//! Ctrl-C, an ACP `session/cancel`: each drops the call's future), so the server stops working
+//! on a result nobody will read.
+//!
+//! rmcp's `Peer::call_tool` cancels on drop too, but hides the request's progress token; this
+//! sends the same request through rmcp's request handle so the token is known.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use rmcp::RoleClient;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResponse, CancelledNotificationParam, ClientRequest,
+    ProgressNotificationParam, ProgressToken, RequestId, ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::text::escape_line;
+
+/// How far a running call has got, as its server reports it (`notifications/progress`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallProgress {
+    /// Work done so far; grows with every report.
+    pub progress: f64,
+    /// Work in all, when the server knows it.
+    pub total: Option<f64>,
+    /// What it is doing, escaped for a terminal.
+    pub message: Option<String>,
+}
+
+/// Where each running call's progress goes, by its progress token: shared by a connection's
+/// handler, which receives the notifications, and the calls made on that connection.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ProgressRoutes(Arc<Mutex<HashMap<ProgressToken, UnboundedSender<CallProgress>>>>);
+
+impl ProgressRoutes {
+    /// Hands a notification to the call it belongs to; one for no running call is dropped.
+    pub fn deliver(&self, params: ProgressNotificationParam) {
+        let Ok(routes) = self.0.lock() else { return };
+        if let Some(to) = routes.get(&params.progress_token) {
+            let message = params.message.map(|m| escape_line(&m).into_owned());
+            let _ = to.send(CallProgress { progress: params.progress, total: params.total, message });
+        }
+    }
+
+    /// Routes `token`'s reports to `to` until the returned guard drops.
+    fn route(&self, token: ProgressToken, to: UnboundedSender<CallProgress>) -> Route {
+        if let Ok(mut routes) = self.0.lock() {
+            routes.insert(token.clone(), to);
+        }
+        Route { routes: self.clone(), token }
+    }
+}
+
+/// A call's entry in [`ProgressRoutes`], removed with the call.
+struct Route {
+    routes: ProgressRoutes,
+    token: ProgressToken,
+}
+
+impl Drop for Route {
+    fn drop(&mut self) {
+        if let Ok(mut routes) = self.routes.0.lock() {
+            routes.remove(&self.token);
+        }
+    }
+}
+
+/// Sends `notifications/cancelled` for a request whose caller went away before its answer.
+struct Abandoned {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let peer = self.peer.clone();
+        runtime.spawn(async move {
+            let reason = Some("the caller stopped waiting".to_string());
+            let params = CancelledNotificationParam::new(Some(id), reason);
+            if let Err(e) = peer.notify_cancelled(params).await {
+                tracing::debug!("cannot send notifications/cancelled: {e}");
+            }
+        });
+    }
+}
+
+/// Sends one `tools/call` and waits for its answer, the server's progress reports going to
+/// `progress` meanwhile. Dropping the future before the answer cancels the call at the server.
+pub(crate) async fn call_once(
+    peer: &Peer<RoleClient>,
+    routes: &ProgressRoutes,
+    params: CallToolRequestParams,
+    progress: Option<UnboundedSender<CallProgress>>,
+) -> Result<CallToolResponse, ServiceError> {
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;
+    let _route = progress.map(|to| routes.route(handle.progress_token.clone(), to));
+    let mut abandoned = Abandoned { peer: peer.clone(), id: Some(handle.id.clone()) };
+    let answer = handle.await_response().await;
+    abandoned.id = None;
+    match answer? {
+        ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
+        ServerResult::InputRequiredResult(result) => Ok(CallToolResponse::InputRequired(result)),
+        ServerResult::CreateTaskResult(result) => Ok(CallToolResponse::Task(result)),
+        // A tool that returned nothing at all.
+        ServerResult::EmptyResult(_) => {
+            Ok(CallToolResponse::Complete(rmcp::model::CallToolResult::success(vec![])))
+        }
+        _ => Err(ServiceError::UnexpectedResponse),
+    }
+}
