@@ -5,9 +5,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, PaginatedRequestParams, ProtocolVersion, Tool,
-};
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, PaginatedRequestParams, Tool};
 use rmcp::service::{NotificationContext, Peer, ServiceError};
 use rmcp::{ClientHandler, RoleClient};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -44,7 +42,9 @@ pub enum Event {
     },
 }
 
-/// Receives the server's notifications; everything else keeps rmcp's defaults.
+/// Receives the server's notifications; everything else keeps rmcp's defaults. Cloned when a
+/// connection is made again with the `initialize` handshake.
+#[derive(Clone)]
 struct Handler {
     server: String,
     generation: u64,
@@ -58,12 +58,13 @@ impl ClientHandler for Handler {
     }
 
     fn get_info(&self) -> ClientConfig {
-        // 2025-06-18 is what today's servers speak; newer servers negotiate down to it.
+        // The version here is only what the `initialize` fallback offers; the stateless
+        // revisions are chosen by the lifecycle (`transport::connect`).
         ClientConfig::new(
             ClientCapabilities::default(),
             Implementation::new("toolport", env!("CARGO_PKG_VERSION")),
         )
-        .with_protocol_version(ProtocolVersion::V_2025_06_18)
+        .with_protocol_version(transport::LEGACY_VERSION)
     }
 }
 
@@ -73,6 +74,11 @@ pub struct Connection {
     pub peer: Peer<RoleClient>,
     /// Which connection of this server this is.
     pub generation: u64,
+    /// The MCP revision the lifecycle settled on (`2026-07-28`, `2025-11-25`, …), as the
+    /// server confirmed it; `None` only if rmcp kept no server info.
+    pub protocol_version: Option<String>,
+    /// What the server listed that rmcp left out for breaking the `x-mcp-header` rules.
+    audit: Option<transport::HeaderAudit>,
     dead: watch::Receiver<Option<String>>,
     close: Mutex<Option<oneshot::Sender<()>>>,
 }
@@ -118,8 +124,10 @@ impl Connection {
         connected: transport::Connected<Handler>,
         events: mpsc::UnboundedSender<Event>,
     ) -> Arc<Connection> {
-        let transport::Connected { service, child, pump } = connected;
+        let transport::Connected { service, child, pump, audit } = connected;
         let peer = service.peer().clone();
+        let protocol_version = peer.peer_info().map(|info| info.protocol_version.to_string());
+        tracing::debug!(server = %server, "MCP protocol version {}", protocol_version.as_deref().unwrap_or("unknown"));
         let (dead_tx, dead_rx) = watch::channel(None);
         let (close_tx, close_rx) = oneshot::channel::<()>();
         tokio::spawn(async move {
@@ -170,7 +178,23 @@ impl Connection {
                 let _ = events.send(Event::Died { server, generation, reason });
             }
         });
-        Arc::new(Connection { peer, generation, dead: dead_rx, close: Mutex::new(Some(close_tx)) })
+        Arc::new(Connection {
+            peer,
+            generation,
+            protocol_version,
+            audit,
+            dead: dead_rx,
+            close: Mutex::new(Some(close_tx)),
+        })
+    }
+
+    /// The tools of the last listing that were left out for their `x-mcp-header` annotations
+    /// (SEP-2243: such a tool must not be called), each with the rule it breaks.
+    pub fn left_out(&self, listed: &[Tool]) -> Vec<transport::BadHeaderTool> {
+        match &self.audit {
+            Some(audit) => audit.left_out(listed.iter().map(|t| t.name.as_ref())),
+            None => Vec::new(),
+        }
     }
 
     /// Lists every page again (after `list_changed`).
