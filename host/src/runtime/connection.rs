@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, PaginatedRequestParams, Tool};
+use rmcp::model::{ServerNotification, SubscriptionFilter};
 use rmcp::service::{NotificationContext, Peer, ServiceError};
 use rmcp::{ClientHandler, RoleClient};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -97,7 +98,8 @@ impl Connection {
         let connected = tokio::time::timeout(connect, transport::connect(def, kind, plugins, handler))
             .await
             .map_err(|_| format!("connect timed out after {} ms", connect.as_millis()))??;
-        let connection = Self::watch(def.name.clone(), generation, connected, events);
+        let connection = Self::watch(def.name.clone(), generation, connected, events.clone());
+        listen_for_list_changes(&connection.peer, def.name.clone(), generation, events);
         let list = def.timeouts.list;
         let listed = tokio::time::timeout(list, list_all(&connection.peer)).await;
         match listed {
@@ -225,6 +227,41 @@ impl Connection {
         let mut dead = self.dead.clone();
         let _ = tokio::time::timeout(CLOSE_WAIT, dead.wait_for(Option::is_some)).await;
     }
+}
+
+/// Under 2026-07-28 a server sends `notifications/tools/list_changed` only on a
+/// `subscriptions/listen` stream the client opened (the 2025 revisions send it unasked, to the
+/// handler). One subscription per connection, held by a task that forwards each change as
+/// [`Event::ListChanged`] and ends with the connection.
+fn listen_for_list_changes(
+    peer: &Peer<RoleClient>,
+    server: String,
+    generation: u64,
+    events: mpsc::UnboundedSender<Event>,
+) {
+    let Some(info) = peer.peer_info() else { return };
+    let announces = info.capabilities.tools.as_ref().and_then(|t| t.list_changed) == Some(true);
+    if info.protocol_version.has_initialize() || !announces {
+        return;
+    }
+    let peer = peer.clone();
+    tokio::spawn(async move {
+        let filter = SubscriptionFilter::builder().tools_list_changed().build();
+        let mut subscription = match peer.listen(filter).await {
+            Ok(subscription) => subscription,
+            Err(e) => {
+                tracing::info!(server = %server, "no list_changed subscription: {}", service_error(&e));
+                return;
+            }
+        };
+        while let Ok(Some(notification)) = subscription.next().await {
+            if matches!(notification, ServerNotification::ToolListChangedNotification(_))
+                && events.send(Event::ListChanged { server: server.clone(), generation }).is_err()
+            {
+                return;
+            }
+        }
+    });
 }
 
 /// Why a `tools/list` walk failed.
