@@ -57,6 +57,10 @@ pub struct ServerStatus {
     /// Why it is in `error` or `missing`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The MCP revision negotiated with a `connected` server (`--json` only: the text line is
+    /// the contract's and does not show it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
 }
 
 /// Columns an error summary is clipped to, so one bad server cannot flood the view.
@@ -139,6 +143,7 @@ mod tests {
             paused: false,
             tools: 2,
             error: error.map(Into::into),
+            protocol_version: None,
         }
     }
 

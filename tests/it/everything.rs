@@ -121,3 +121,41 @@ async fn server_everything_over_streamable_http() {
     assert!(noticed, "{:?}", runtime.status());
     runtime.shutdown().await;
 }
+
+/// `mcp list --json` and `mcp get --json` of one workspace whose only server is `name`: the
+/// negotiated revision each shows.
+fn versions_shown(env: &Env, name: &str) -> (Value, Value) {
+    let read = |args: &[&str]| -> Value {
+        let out = env.cmd(args).output().unwrap_or_else(|e| panic!("toolport {args:?}: {e}"));
+        assert!(out.status.success(), "toolport {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("toolport {args:?} --json: {e}"))
+    };
+    let list = read(&["mcp", "list", "--json"]);
+    assert_eq!(list["servers"][0]["state"], json!("connected"), "{list}");
+    let get = read(&["mcp", "get", name, "--json"]);
+    (list["servers"][0]["protocolVersion"].clone(), get["protocolVersion"].clone())
+}
+
+/// server-everything speaks only the `initialize` handshake (2025-11-25): toolport's
+/// `server/discover` probe is refused and the fallback connects, over stdio and over
+/// streamable HTTP, and both `--json` views say which revision was negotiated.
+#[test]
+fn the_negotiated_revision_shows_in_json_over_stdio_and_http() {
+    let env = Env::new();
+    let stdio = everything_stdio();
+    let add = env.cmd(["mcp", "add-json", "everything", &stdio.to_string()]).output();
+    assert!(add.is_ok_and(|o| o.status.success()));
+    assert!(env.cmd(["mcp", "enable", "everything"]).output().is_ok_and(|o| o.status.success()));
+    let (list, get) = versions_shown(&env, "everything");
+    assert_eq!(list, json!("2025-11-25"));
+    assert_eq!(get, list);
+
+    let server = Everything::streamable_http();
+    let env = Env::new();
+    let add = env.cmd(["mcp", "add", "--transport", "http", "everything", &server.url]).output();
+    assert!(add.is_ok_and(|o| o.status.success()));
+    assert!(env.cmd(["mcp", "enable", "everything"]).output().is_ok_and(|o| o.status.success()));
+    let (list, get) = versions_shown(&env, "everything");
+    assert_eq!(list, json!("2025-11-25"));
+    assert_eq!(get, list);
+}

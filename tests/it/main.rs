@@ -10,6 +10,7 @@ mod config_cmds;
 mod config_env;
 mod config_files;
 mod config_links;
+mod conformance;
 mod everything;
 mod faults;
 mod faults_cache;

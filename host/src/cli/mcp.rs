@@ -96,7 +96,7 @@ pub async fn run(paths: &Paths, args: McpArgs) -> Result<ExitCode> {
             };
             add(paths, &name, &def)?;
         }
-        McpCommand::Get { name, json } => print!("{}", get_view(paths, &name, json)?),
+        McpCommand::Get { name, json } => print!("{}", get_view(paths, &name, json).await?),
         McpCommand::Remove { name } => {
             toolport::remove_server(paths, &name).map_err(edit_error)?;
             println!("mcp removed: {name}");
@@ -146,7 +146,10 @@ fn edit_error(e: EditError) -> anyhow::Error {
     }
 }
 
-fn get_view(paths: &Paths, name: &str, json: bool) -> Result<String> {
+/// `mcp get`: the definition as stored. `--json` also connects the server when this workspace
+/// enables it (that server alone: the others are paused for the look) to show the negotiated
+/// `protocolVersion`; the text view stays offline, as the contract has it.
+async fn get_view(paths: &Paths, name: &str, json: bool) -> Result<String> {
     let store = GlobalStore::load(&paths.store_file())?;
     let def = store.server(name).ok_or_else(|| ExitError::failure(format!("Unknown MCP server: {name}")))?;
     let enabled = WorkspaceSettings::load(&paths.workspace_root)?.enabled.iter().any(|n| n == name);
@@ -160,6 +163,12 @@ fn get_view(paths: &Paths, name: &str, json: bool) -> Result<String> {
         out.insert("valid".into(), validity.is_ok().into());
         if let Err(msg) = &validity {
             out.insert("error".into(), msg.clone().into());
+        }
+        if enabled
+            && validity.is_ok()
+            && let Some(version) = negotiated_version(paths, &store, name).await?
+        {
+            out.insert("protocolVersion".into(), version.into());
         }
         return Ok(format!("{}\n", serde_json::to_string_pretty(&out)?));
     }
@@ -207,6 +216,20 @@ fn get_view(paths: &Paths, name: &str, json: bool) -> Result<String> {
         Err(msg) => line("valid", &format!("no ({msg})")),
     }
     Ok(out)
+}
+
+/// Connects `name` alone (every other server paused) and reads the revision it negotiated;
+/// `None` when it did not connect (`mcp list` says why).
+async fn negotiated_version(paths: &Paths, store: &GlobalStore, name: &str) -> Result<Option<String>> {
+    let others: BTreeSet<String> =
+        store.servers.iter().map(|def| def.name.clone()).filter(|other| other != name).collect();
+    let resolved = toolport::load_resolved(paths, &others)?;
+    let options = RuntimeOptions { cache_dir: Some(paths.cache_dir()), ..Default::default() };
+    let runtime = Runtime::start(resolved, options).await?;
+    let version =
+        runtime.status().into_iter().find(|row| row.name == name).and_then(|row| row.protocol_version);
+    runtime.shutdown().await;
+    Ok(version)
 }
 
 /// The definition with every env and header value replaced by `***`.

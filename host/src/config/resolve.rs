@@ -56,6 +56,7 @@ pub fn missing_rows(resolved: &Resolved) -> Vec<ServerStatus> {
             paused: resolved.paused.contains(name),
             tools: 0,
             error: Some(MISSING_SERVER_ERROR.to_string()),
+            protocol_version: None,
         })
         .collect()
 }

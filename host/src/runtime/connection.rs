@@ -6,9 +6,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, PaginatedRequestParams, ProgressNotificationParam,
-    ProtocolVersion, Tool,
+    ClientCapabilities, ClientConfig, Implementation, PaginatedRequestParams, ProgressNotificationParam, Tool,
 };
+use rmcp::model::{ServerNotification, SubscriptionFilter};
 use rmcp::service::{NotificationContext, Peer, ServiceError};
 use rmcp::{ClientHandler, RoleClient};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -62,7 +62,9 @@ pub enum Event {
     },
 }
 
-/// Receives the server's notifications; everything else keeps rmcp's defaults.
+/// Receives the server's notifications; everything else keeps rmcp's defaults. Cloned when a
+/// connection is made again with the `initialize` handshake.
+#[derive(Clone)]
 struct Handler {
     server: String,
     generation: u64,
@@ -108,12 +110,13 @@ impl ClientHandler for Handler {
     }
 
     fn get_info(&self) -> ClientConfig {
-        // 2025-06-18 is what today's servers speak; newer servers negotiate down to it.
+        // The version here is only what the `initialize` fallback offers; the stateless
+        // revisions are chosen by the lifecycle (`transport::connect`).
         ClientConfig::new(
             ClientCapabilities::default(),
             Implementation::new("toolport", env!("CARGO_PKG_VERSION")),
         )
-        .with_protocol_version(ProtocolVersion::V_2025_06_18)
+        .with_protocol_version(transport::LEGACY_VERSION)
     }
 }
 
@@ -125,6 +128,11 @@ pub struct Connection {
     pub generation: u64,
     /// Where the calls made on this connection get their progress reports.
     pub progress: ProgressRoutes,
+    /// The MCP revision the lifecycle settled on (`2026-07-28`, `2025-11-25`, …), as the
+    /// server confirmed it; `None` only if rmcp kept no server info.
+    pub protocol_version: Option<String>,
+    /// What the server listed that rmcp left out for breaking the `x-mcp-header` rules.
+    audit: Option<transport::HeaderAudit>,
     dead: watch::Receiver<Option<String>>,
     close: Mutex<Option<oneshot::Sender<()>>>,
 }
@@ -149,7 +157,8 @@ impl Connection {
         let connected = tokio::time::timeout(connect, transport::connect(def, kind, plugins, handler))
             .await
             .map_err(|_| format!("connect timed out after {} ms", connect.as_millis()))??;
-        let connection = Self::watch(def.name.clone(), generation, connected, events, progress);
+        let connection = Self::watch(def.name.clone(), generation, connected, events.clone(), progress);
+        listen_for_list_changes(&connection.peer, def.name.clone(), generation, events);
         let list = def.timeouts.list;
         let listed = tokio::time::timeout(list, list_all(&connection.peer)).await;
         match listed {
@@ -177,8 +186,10 @@ impl Connection {
         events: mpsc::UnboundedSender<Event>,
         progress: ProgressRoutes,
     ) -> Arc<Connection> {
-        let transport::Connected { service, child, pump } = connected;
+        let transport::Connected { service, child, pump, audit } = connected;
         let peer = service.peer().clone();
+        let protocol_version = peer.peer_info().map(|info| info.protocol_version.to_string());
+        tracing::debug!(server = %server, "MCP protocol version {}", protocol_version.as_deref().unwrap_or("unknown"));
         let (dead_tx, dead_rx) = watch::channel(None);
         let (close_tx, close_rx) = oneshot::channel::<()>();
         tokio::spawn(async move {
@@ -229,7 +240,24 @@ impl Connection {
                 let _ = events.send(Event::Died { server, generation, reason });
             }
         });
-        Arc::new(Connection { peer, generation, progress, dead: dead_rx, close: Mutex::new(Some(close_tx)) })
+        Arc::new(Connection {
+            peer,
+            generation,
+            progress,
+            protocol_version,
+            audit,
+            dead: dead_rx,
+            close: Mutex::new(Some(close_tx)),
+        })
+    }
+
+    /// The tools of the last listing that were left out for their `x-mcp-header` annotations
+    /// (SEP-2243: such a tool must not be called), each with the rule it breaks.
+    pub fn left_out(&self, listed: &[Tool]) -> Vec<transport::BadHeaderTool> {
+        match &self.audit {
+            Some(audit) => audit.left_out(listed.iter().map(|t| t.name.as_ref())),
+            None => Vec::new(),
+        }
     }
 
     /// Lists every page again (after `list_changed`).
@@ -260,6 +288,41 @@ impl Connection {
         let mut dead = self.dead.clone();
         let _ = tokio::time::timeout(CLOSE_WAIT, dead.wait_for(Option::is_some)).await;
     }
+}
+
+/// Under 2026-07-28 a server sends `notifications/tools/list_changed` only on a
+/// `subscriptions/listen` stream the client opened (the 2025 revisions send it unasked, to the
+/// handler). One subscription per connection, held by a task that forwards each change as
+/// [`Event::ListChanged`] and ends with the connection.
+fn listen_for_list_changes(
+    peer: &Peer<RoleClient>,
+    server: String,
+    generation: u64,
+    events: mpsc::UnboundedSender<Event>,
+) {
+    let Some(info) = peer.peer_info() else { return };
+    let announces = info.capabilities.tools.as_ref().and_then(|t| t.list_changed) == Some(true);
+    if info.protocol_version.has_initialize() || !announces {
+        return;
+    }
+    let peer = peer.clone();
+    tokio::spawn(async move {
+        let filter = SubscriptionFilter::builder().tools_list_changed().build();
+        let mut subscription = match peer.listen(filter).await {
+            Ok(subscription) => subscription,
+            Err(e) => {
+                tracing::info!(server = %server, "no list_changed subscription: {}", service_error(&e));
+                return;
+            }
+        };
+        while let Ok(Some(notification)) = subscription.next().await {
+            if matches!(notification, ServerNotification::ToolListChangedNotification(_))
+                && events.send(Event::ListChanged { server: server.clone(), generation }).is_err()
+            {
+                return;
+            }
+        }
+    });
 }
 
 /// Why a `tools/list` walk failed.

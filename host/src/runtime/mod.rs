@@ -41,7 +41,7 @@ use crate::config::{ConfigError, Resolved, missing_rows};
 use crate::plugin::PluginHost;
 use crate::status::{ServerState, ServerStatus, summarize_error};
 use crate::text::escape_line;
-use state::Slot;
+use state::{Link, Slot};
 use supervisor::Supervisor;
 
 /// The live runtime. Cheap to clone; every clone is the same runtime.
@@ -73,8 +73,12 @@ impl Runtime {
 
     /// `Warning: MCP unavailable: <name> (<error>)` for every server in `error` or `missing`,
     /// the error clipped to the status view's 120 columns.
+    /// Then `Warning: MCP tool left out: <tool> from <server> (<rule>)` for every tool a
+    /// connected server listed whose `x-mcp-header` annotations break SEP-2243 (the rest of that
+    /// server stays).
     pub fn warnings(&self) -> Vec<String> {
-        self.status()
+        let mut out: Vec<String> = self
+            .status()
             .into_iter()
             .filter(|s| matches!(s.state, ServerState::Error | ServerState::Missing))
             .map(|s| {
@@ -83,7 +87,21 @@ impl Runtime {
                 let error = summarize_error(&s.error.unwrap_or_default());
                 format!("Warning: MCP unavailable: {} ({error})", escape_line(&s.name))
             })
-            .collect()
+            .collect();
+        let state = self.supervisor.lock();
+        for slot in &state.slots {
+            if let Link::Live { conn, tools } = &slot.link {
+                for bad in conn.left_out(tools) {
+                    out.push(format!(
+                        "Warning: MCP tool left out: {} from {} ({})",
+                        escape_line(&bad.tool),
+                        escape_line(slot.name()),
+                        summarize_error(&bad.rule)
+                    ));
+                }
+            }
+        }
+        out
     }
 
     /// Every tool on the surface, in surface order.

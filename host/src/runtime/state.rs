@@ -87,6 +87,10 @@ impl Slot {
         // Every error reached here clipped where it was built; this keeps a row bounded, and
         // free of URL secrets, even for a path that forgot to.
         let error = error.map(|e| redact_urls(&clip_foreign(&e)).into_owned());
+        let protocol_version = match state {
+            ServerState::Connected => self.conn().and_then(|c| c.protocol_version.clone()),
+            _ => None,
+        };
         ServerStatus {
             name: r.def.name.clone(),
             transport: r.def.transport.clone(),
@@ -95,6 +99,7 @@ impl Slot {
             paused: r.paused,
             tools,
             error,
+            protocol_version,
         }
     }
 }

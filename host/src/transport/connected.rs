@@ -4,6 +4,7 @@
 use rmcp::service::RunningService;
 use rmcp::{ClientHandler, RoleClient};
 
+use super::http_audit::HeaderAudit;
 use super::plugin::Pump;
 use super::stdio::StdioChild;
 
@@ -15,4 +16,7 @@ pub struct Connected<H: ClientHandler> {
     pub child: Option<StdioChild>,
     /// The plugin's pump (plugin transports only): says why the connection ended.
     pub pump: Option<Pump>,
+    /// Tools whose `x-mcp-header` annotations break SEP-2243 (streamable HTTP only, where
+    /// rmcp leaves them out).
+    pub audit: Option<HeaderAudit>,
 }

@@ -6,6 +6,7 @@ use http::{HeaderName, HeaderValue};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
+use super::http_audit::{AuditingClient, HeaderAudit};
 use crate::config::ServerDef;
 
 /// The transport configuration for `def` (already `${VAR}`-expanded). Header values are marked
@@ -24,11 +25,12 @@ pub fn config(def: &ServerDef) -> Result<StreamableHttpClientTransportConfig, St
     Ok(StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers))
 }
 
-/// A transport ready to hand to rmcp.
+/// A transport ready to hand to rmcp, whose `tools/list` answers fill `audit`.
 pub fn transport(
     config: StreamableHttpClientTransportConfig,
-) -> impl rmcp::transport::Transport<rmcp::RoleClient> + 'static {
-    StreamableHttpClientTransport::from_config(config)
+    audit: HeaderAudit,
+) -> Result<impl rmcp::transport::Transport<rmcp::RoleClient> + 'static, String> {
+    Ok(StreamableHttpClientTransport::with_client(AuditingClient::new(audit)?, config))
 }
 
 #[cfg(test)]

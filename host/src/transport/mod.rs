@@ -4,7 +4,10 @@
 
 mod cause;
 mod connected;
+mod header_rules;
 mod http;
+mod http_audit;
+mod lifecycle;
 mod plugin;
 mod process_group;
 mod stderr_tail;
@@ -12,15 +15,18 @@ mod stdio;
 
 pub use cause::deepest_cause;
 pub use connected::Connected;
+pub use http_audit::{BadHeaderTool, HeaderAudit};
+pub use lifecycle::LEGACY_VERSION;
 pub use plugin::SSE_PLUGIN;
 pub use process_group::end_all as end_server_processes;
 
 use std::time::Duration;
 
-use rmcp::{ClientHandler, ServiceExt};
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt};
 
 use crate::config::{ServerDef, TransportKind};
 use crate::plugin::PluginHost;
+use lifecycle::StartError;
 
 /// Largest message a stdio server may send. rmcp's default (16 MiB) drops a bigger line
 /// silently and the call then waits for its timeout; a tool returning a large file or log is
@@ -31,38 +37,67 @@ pub const MAX_STDIO_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 /// "connection closed"; one that is still running gets rmcp's reason instead.
 const HANDSHAKE_EXIT_WAIT: Duration = Duration::from_millis(300);
 
-/// Opens the transport for `def` (already `${VAR}`-expanded) and runs `initialize`.
+/// Opens the transport for `def` (already `${VAR}`-expanded) and starts the MCP lifecycle
+/// ([`lifecycle::lifecycle`]: `server/discover`, else `initialize`). A server that answers the
+/// probe with something other than a discovery result (some 2025 servers answer every unknown
+/// method with `{}`) gets a fresh connection with `initialize` alone.
 /// The error is one line naming the deepest cause, e.g. `Connection refused (os error 111)`
 /// or `process exited with status 1; stderr: …`. Callers bound it with the connect timeout;
 /// dropping the future kills a half-started child.
-pub async fn connect<H: ClientHandler>(
+pub async fn connect<H: ClientHandler + Clone>(
     def: &ServerDef,
     kind: &TransportKind,
     plugins: &PluginHost,
     handler: H,
 ) -> Result<Connected<H>, String> {
+    match open(def, kind, plugins, handler.clone(), lifecycle::lifecycle()).await {
+        Err(StartError { message, handshake_retry: true }) => {
+            tracing::info!(server = %def.name, "server/discover not understood ({message}); connecting with initialize");
+            open(def, kind, plugins, handler, ClientLifecycleMode::Initialize).await.map_err(|e| e.message)
+        }
+        other => other.map_err(|e| e.message),
+    }
+}
+
+/// One connection attempt under `lifecycle`.
+async fn open<H: ClientHandler>(
+    def: &ServerDef,
+    kind: &TransportKind,
+    plugins: &PluginHost,
+    handler: H,
+    lifecycle: ClientLifecycleMode,
+) -> Result<Connected<H>, StartError> {
     match kind {
         TransportKind::Stdio => {
-            let (child, stdout, stdin) = stdio::spawn(def)?;
+            let (child, stdout, stdin) = stdio::spawn(def).map_err(StartError::other)?;
             let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(stdout, stdin)
                 .with_max_line_length(MAX_STDIO_MESSAGE_BYTES);
-            match handler.serve(transport).await {
-                Ok(service) => Ok(Connected { service, child: Some(child), pump: None }),
+            match handler.serve_with_lifecycle(transport, lifecycle).await {
+                Ok(service) => Ok(Connected { service, child: Some(child), pump: None, audit: None }),
+                Err(e) if lifecycle::wants_handshake_retry(&e) => {
+                    child.stop().await;
+                    Err(StartError::from_init(&e))
+                }
                 Err(e) => {
                     // A child that died during the handshake explains itself better than
                     // rmcp's "connection closed".
                     let exited = tokio::time::timeout(HANDSHAKE_EXIT_WAIT, child.exited()).await;
-                    Err(exited.unwrap_or_else(|_| deepest_cause(&e)))
+                    Err(StartError::other(exited.unwrap_or_else(|_| deepest_cause(&e))))
                 }
             }
         }
         TransportKind::StreamableHttp => {
-            let transport = http::transport(http::config(def)?);
-            let service = handler.serve(transport).await.map_err(|e| deepest_cause(&e))?;
-            Ok(Connected { service, child: None, pump: None })
+            let audit = HeaderAudit::default();
+            let config = http::config(def).map_err(StartError::other)?;
+            let transport = http::transport(config, audit.clone()).map_err(StartError::other)?;
+            let service = handler
+                .serve_with_lifecycle(transport, lifecycle)
+                .await
+                .map_err(|e| StartError::from_init(&e))?;
+            Ok(Connected { service, child: None, pump: None, audit: Some(audit) })
         }
-        TransportKind::Sse => through_plugin(plugins, SSE_PLUGIN, def, handler).await,
-        TransportKind::Plugin(name) => through_plugin(plugins, name, def, handler).await,
+        TransportKind::Sse => through_plugin(plugins, SSE_PLUGIN, def, handler, lifecycle).await,
+        TransportKind::Plugin(name) => through_plugin(plugins, name, def, handler, lifecycle).await,
     }
 }
 
@@ -72,9 +107,10 @@ async fn through_plugin<H: ClientHandler>(
     name: &str,
     def: &ServerDef,
     handler: H,
-) -> Result<Connected<H>, String> {
-    let (service, pump) = plugin::connect(plugins, name, def, handler).await?;
-    Ok(Connected { service, child: None, pump: Some(pump) })
+    lifecycle: ClientLifecycleMode,
+) -> Result<Connected<H>, StartError> {
+    let (service, pump) = plugin::connect(plugins, name, def, handler, lifecycle).await?;
+    Ok(Connected { service, child: None, pump: Some(pump), audit: None })
 }
 
 #[cfg(test)]

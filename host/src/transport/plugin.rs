@@ -15,11 +15,12 @@ use std::time::Duration;
 
 use rmcp::service::{RunningService, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient};
 use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
 
 use super::cause::deepest_cause;
+use super::lifecycle::{StartError, wants_handshake_retry};
 use crate::config::ServerDef;
 use crate::plugin::{MAX_MESSAGE_BYTES, PluginHost, QueueReceiver};
 
@@ -74,22 +75,25 @@ impl Pump {
 pub const SSE_PLUGIN: &str = "sse";
 
 /// Connects `def` through transport plugin `plugin` (already `${VAR}`-expanded, so header
-/// values reach the plugin ready to send) and runs `initialize`. A handshake that fails because
+/// values reach the plugin ready to send) and starts the lifecycle (`server/discover`, else
+/// `initialize`). A handshake that fails because
 /// the plugin gave up reports the plugin's message.
 pub async fn connect<H: ClientHandler>(
     plugins: &PluginHost,
     plugin: &str,
     def: &ServerDef,
     handler: H,
-) -> Result<(RunningService<RoleClient, H>, Pump), String> {
-    let transport = PluginTransport::open(plugins, plugin, def)?;
+    lifecycle: ClientLifecycleMode,
+) -> Result<(RunningService<RoleClient, H>, Pump), StartError> {
+    let transport = PluginTransport::open(plugins, plugin, def).map_err(StartError::other)?;
     let pump = transport.pump.clone();
-    match handler.serve(transport).await {
+    match handler.serve_with_lifecycle(transport, lifecycle).await {
         Ok(service) => Ok((service, pump)),
+        Err(e) if wants_handshake_retry(&e) => Err(StartError::from_init(&e)),
         // rmcp gave up first (and dropped the transport) unless the plugin had a reason.
         Err(e) => match tokio::time::timeout(FAILURE_REPORT_WAIT, pump.failure()).await {
-            Ok(Some(reason)) => Err(reason),
-            _ => Err(deepest_cause(&e)),
+            Ok(Some(reason)) => Err(StartError::other(reason)),
+            _ => Err(StartError::other(deepest_cause(&e))),
         },
     }
 }

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The conformance suite's client under test: drives the built `toolport` binary the way a person
+# would, against the scenario's server.
+#
+#   adapter.sh <server-url>        (run by `conformance client --command`)
+#
+# The suite sets MCP_CONFORMANCE_SCENARIO (and MCP_CONFORMANCE_CONTEXT for some scenarios);
+# run.sh sets TOOLPORT_BIN (the binary under test) and CONFORMANCE_NODE (a Node to read JSON
+# with). Each run gets its own temporary home and workspace, so nothing leaks between scenarios
+# or into the user's own store. What each scenario expects a client to do comes from the suite's
+# reference client (examples/clients/typescript/everything-client.ts in its repository).
+set -uo pipefail
+
+url="${1:?usage: adapter.sh <server-url>}"
+scenario="${MCP_CONFORMANCE_SCENARIO:?MCP_CONFORMANCE_SCENARIO is not set}"
+bin="${TOOLPORT_BIN:?TOOLPORT_BIN is not set}"
+node="${CONFORMANCE_NODE:?CONFORMANCE_NODE is not set}"
+
+home="$(mktemp -d)"
+workspace="$(mktemp -d)"
+trap 'rm -rf "$home" "$workspace"' EXIT
+
+tp() { "$bin" --home "$home" --workspace "$workspace" "$@"; }
+
+# Prints a JSON value read with Node: `json EXPR` evaluates EXPR with `input` bound to stdin's
+# parsed JSON and prints the result as JSON (strings included).
+json() {
+  "$node" -e '
+    let text = "";
+    process.stdin.on("data", (d) => (text += d));
+    process.stdin.on("end", () => {
+      const input = JSON.parse(text);
+      const value = new Function("input", "return (" + process.argv[1] + ")")(input);
+      process.stdout.write(JSON.stringify(value ?? null));
+    });' "$1"
+}
+
+failed=0
+# `call TOOL [ARGS]`: one `toolport call`; a failure is remembered, not fatal, so the scenario
+# sees every call it expects.
+call() {
+  echo "+ toolport call $*" >&2
+  tp call "$@" || failed=1
+}
+
+tp mcp add --transport http conformance "$url" >&2 || exit 1
+tp mcp enable conformance >&2 || exit 1
+tools="$(tp tools --json)" || exit 1
+
+case "$scenario" in
+  initialize | json-schema-ref-no-deref | sep-2640-*)
+    # Connecting and listing is the whole scenario.
+    ;;
+  tools_call)
+    call add_numbers '{"a": 2, "b": 3}'
+    ;;
+  json-schema-2020-12-preservation)
+    # Echo the schema exactly as `tools --json` shows it: the server compares it with its own.
+    schema="$(printf '%s' "$tools" | json \
+      'input.find((t) => t.function.name === "json_schema_2020_12_tool").function.parameters')"
+    call json_schema_echo "{\"schema\": $schema}"
+    ;;
+  request-metadata | http-standard-headers | http-invalid-tool-headers)
+    # Call every tool toolport offers, with no arguments: the scenario checks what goes on the
+    # wire (and, for invalid headers, that the bad tools are not offered at all).
+    for name in $(printf '%s' "$tools" | json 'input.map((t) => t.function.name).join(" ")' | tr -d '"'); do
+      call "$name" '{}'
+    done
+    ;;
+  http-custom-headers)
+    # The scenario names the calls it wants in MCP_CONFORMANCE_CONTEXT.
+    context="${MCP_CONFORMANCE_CONTEXT:-{\}}"
+    count="$(printf '%s' "$context" | json '(input.toolCalls || []).length')"
+    for ((i = 0; i < count; i++)); do
+      name="$(printf '%s' "$context" | json "input.toolCalls[$i].name" | tr -d '"')"
+      args="$(printf '%s' "$context" | json "input.toolCalls[$i].arguments")"
+      call "$name" "$args"
+    done
+    ;;
+  sse-retry)
+    call test_reconnection '{}'
+    ;;
+  elicitation-sep1034-client-defaults)
+    call test_client_elicitation_defaults '{}'
+    ;;
+  sep-2322-client-request-state)
+    call test_mrtr_echo_state '{}'
+    call test_mrtr_no_state '{}'
+    call test_mrtr_no_result_type '{}'
+    ;;
+  *)
+    echo "adapter.sh: no steps for scenario $scenario; add them here" >&2
+    exit 2
+    ;;
+esac
+exit "$failed"
