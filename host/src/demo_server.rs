@@ -14,9 +14,10 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverResult, Implementation,
     InitializeRequestParams, InitializeResult, JsonObject, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig, Tool,
+    ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig, ServerNotification,
+    SubscriptionFilter, Tool,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
@@ -264,6 +265,31 @@ impl ServerHandler for DemoServer {
                 }
             });
         }
+    }
+
+    /// 2026-07-28 has no `initialized`: a client that wants `list_changed` listens for it.
+    /// Any tools filter is accepted.
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        Some(requested.clone())
+    }
+
+    /// `--notify-after-ms` for a 2026-07-28 client: after the delay, the `late` tool and one
+    /// `list_changed` on the subscription; then it stays open until the client cancels it.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        if let Some(ms) = self.args.notify_after_ms {
+            tokio::select! {
+                () = tokio::time::sleep(Duration::from_millis(ms)) => {
+                    self.changed.store(true, Ordering::SeqCst);
+                    let changed = ServerNotification::ToolListChangedNotification(Default::default());
+                    if let Err(e) = context.sink().send(changed).await {
+                        eprintln!("demo-server: cannot send list_changed: {e}");
+                    }
+                }
+                () = context.cancelled() => return Ok(()),
+            }
+        }
+        context.cancelled().await;
+        Ok(())
     }
 
     async fn list_tools(

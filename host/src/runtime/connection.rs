@@ -290,10 +290,11 @@ impl Connection {
     }
 }
 
-/// Under 2026-07-28 a server sends `notifications/tools/list_changed` only on a
+/// Under 2026-07-28 a server sends `list_changed` (tools, resources, prompts) only on a
 /// `subscriptions/listen` stream the client opened (the 2025 revisions send it unasked, to the
-/// handler). One subscription per connection, held by a task that forwards each change as
-/// [`Event::ListChanged`] and ends with the connection.
+/// handler). One subscription per connection for what the server announces, held by a task
+/// that forwards each change as the same [`Event`] the handler would, ending with the
+/// connection.
 fn listen_for_list_changes(
     peer: &Peer<RoleClient>,
     server: String,
@@ -301,13 +302,29 @@ fn listen_for_list_changes(
     events: mpsc::UnboundedSender<Event>,
 ) {
     let Some(info) = peer.peer_info() else { return };
-    let announces = info.capabilities.tools.as_ref().and_then(|t| t.list_changed) == Some(true);
-    if info.protocol_version.has_initialize() || !announces {
+    if info.protocol_version.has_initialize() {
         return;
     }
+    let caps = &info.capabilities;
+    let tools = caps.tools.as_ref().and_then(|t| t.list_changed) == Some(true);
+    let resources = caps.resources.as_ref().and_then(|r| r.list_changed) == Some(true);
+    let prompts = caps.prompts.as_ref().and_then(|p| p.list_changed) == Some(true);
+    if !(tools || resources || prompts) {
+        return;
+    }
+    let mut filter = SubscriptionFilter::builder();
+    if tools {
+        filter = filter.tools_list_changed();
+    }
+    if resources {
+        filter = filter.resources_list_changed();
+    }
+    if prompts {
+        filter = filter.prompts_list_changed();
+    }
+    let filter = filter.build();
     let peer = peer.clone();
     tokio::spawn(async move {
-        let filter = SubscriptionFilter::builder().tools_list_changed().build();
         let mut subscription = match peer.listen(filter).await {
             Ok(subscription) => subscription,
             Err(e) => {
@@ -316,9 +333,16 @@ fn listen_for_list_changes(
             }
         };
         while let Ok(Some(notification)) = subscription.next().await {
-            if matches!(notification, ServerNotification::ToolListChangedNotification(_))
-                && events.send(Event::ListChanged { server: server.clone(), generation }).is_err()
-            {
+            let (server, generation) = (server.clone(), generation);
+            let event = match notification {
+                ServerNotification::ToolListChangedNotification(_) => Event::ListChanged { server, generation },
+                ServerNotification::ResourceListChangedNotification(_) => {
+                    Event::ResourcesChanged { server, generation }
+                }
+                ServerNotification::PromptListChangedNotification(_) => Event::PromptsChanged { server, generation },
+                _ => continue,
+            };
+            if events.send(event).is_err() {
                 return;
             }
         }
