@@ -64,9 +64,10 @@ pub struct DemoServerArgs {
     /// Misbehaves: declares resources but answers `resources/list` with an error.
     #[arg(long)]
     pub broken_resources: bool,
-    /// Appends a line to FILE for every `sleep` the client cancels (`notifications/cancelled`).
+    /// Appends `started sleep MS` to FILE when a `sleep` starts, and `cancelled sleep MS` when
+    /// the client cancels it (`notifications/cancelled`): what a test reads to see both.
     #[arg(long, value_name = "FILE")]
-    pub cancel_log: Option<std::path::PathBuf>,
+    pub call_log: Option<std::path::PathBuf>,
 }
 
 /// Serves MCP on stdin/stdout until the client closes it.
@@ -172,21 +173,15 @@ impl DemoServer {
 
 impl DemoServer {
     /// Sleeps `ms` in tenths, reporting progress after each when the client sent a progress
-    /// token, and stops early when the client cancels (recorded in `--cancel-log`).
+    /// token, and stops early when the client cancels (both recorded in `--call-log`).
     async fn sleep(&self, ms: u64, context: &RequestContext<RoleServer>) -> Result<CallToolResult, McpError> {
         let token = context.meta.get_progress_token();
+        self.log_call(&format!("started sleep {ms}"));
         for tenth in 1..=10u32 {
             tokio::select! {
                 () = tokio::time::sleep(Duration::from_millis(ms / 10)) => {}
                 () = context.ct.cancelled() => {
-                    if let Some(log) = &self.args.cancel_log {
-                        let line = format!("cancelled sleep {ms}\n");
-                        let appended = std::fs::OpenOptions::new().create(true).append(true).open(log)
-                            .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
-                        if let Err(e) = appended {
-                            eprintln!("demo-server: cannot write {}: {e}", log.display());
-                        }
-                    }
+                    self.log_call(&format!("cancelled sleep {ms}"));
                     return Err(McpError::internal_error("cancelled", None));
                 }
             }
@@ -198,6 +193,19 @@ impl DemoServer {
             }
         }
         Ok(CallToolResult::success(vec![ContentBlock::text(format!("slept {ms} ms"))]))
+    }
+
+    /// One line in `--call-log`, if there is one.
+    fn log_call(&self, line: &str) {
+        let Some(log) = &self.args.call_log else { return };
+        let appended = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, format!("{line}\n").as_bytes()));
+        if let Err(e) = appended {
+            eprintln!("demo-server: cannot write {}: {e}", log.display());
+        }
     }
 }
 

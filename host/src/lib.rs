@@ -39,6 +39,9 @@ mod transport;
 pub use plugin::raise_fd_limit;
 pub use runtime::{CallError, CallOutcome, CallProgress, Runtime, RuntimeOptions, ToolRecord, render_call};
 // Resources and prompts: the merged catalog, a read, a `prompts/get`.
+/// Waits briefly until every call abandoned by its caller has had its `notifications/cancelled`
+/// written: what a binary awaits before ending server processes on a signal.
+pub use runtime::settle_cancellations;
 pub use runtime::{Catalog, CatalogError, Offered, PromptOutcome, ResourceRead};
 pub use status::{
     ServerState, ServerStatus, Trailer, render as render_status, render_json as render_status_json,

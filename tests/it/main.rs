@@ -4,6 +4,7 @@
 mod acp;
 mod acp_limits;
 mod acp_support;
+mod calls_live;
 mod common;
 mod component_support;
 mod config_cmds;

@@ -2,6 +2,7 @@
 //! `run` function per subcommand live in the submodules; this file only wires them.
 
 mod acp;
+mod call_progress;
 mod catalog;
 mod mcp;
 mod plugin;
@@ -143,6 +144,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::from(signal.exit_status()))
         }
     };
+    // A call cut short by the signal is cancelled at its server before the server is ended.
+    toolport::settle_cancellations().await;
     toolport::end_server_processes().await;
     outcome
 }

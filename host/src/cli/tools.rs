@@ -62,7 +62,8 @@ pub async fn run_tools(paths: &Paths, args: ToolsArgs) -> anyhow::Result<ExitCod
 /// Calls one tool and prints its result; exit 1 when the tool reports `isError`.
 pub async fn run_call(paths: &Paths, args: CallArgs) -> anyhow::Result<ExitCode> {
     let runtime = start(paths).await?;
-    let outcome = runtime.call(&args.tool, args.arguments.as_deref().unwrap_or_default()).await;
+    let outcome =
+        super::call_progress::call(&runtime, &args.tool, args.arguments.as_deref().unwrap_or_default()).await;
     runtime.shutdown().await;
     let outcome = outcome.map_err(|e| ExitError::failure(e.to_string()))?;
     println!("{}", outcome.render_text());

@@ -14,7 +14,7 @@ use rmcp::{ClientHandler, RoleClient};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::server_log;
-use super::tool_call::ProgressRoutes;
+use super::tool_call::{self, ProgressRoutes};
 use crate::config::{ServerDef, TransportKind};
 use crate::transport::{self, deepest_cause};
 
@@ -210,6 +210,8 @@ impl Connection {
                     true
                 }
                 _ = close_rx => {
+                    // A call abandoned on the way here has its cancellation to deliver first.
+                    tool_call::settle_cancellations().await;
                     cancel.cancel();
                     let _ = waiting.await;
                     false
@@ -335,11 +337,15 @@ fn listen_for_list_changes(
         while let Ok(Some(notification)) = subscription.next().await {
             let (server, generation) = (server.clone(), generation);
             let event = match notification {
-                ServerNotification::ToolListChangedNotification(_) => Event::ListChanged { server, generation },
+                ServerNotification::ToolListChangedNotification(_) => {
+                    Event::ListChanged { server, generation }
+                }
                 ServerNotification::ResourceListChangedNotification(_) => {
                     Event::ResourcesChanged { server, generation }
                 }
-                ServerNotification::PromptListChangedNotification(_) => Event::PromptsChanged { server, generation },
+                ServerNotification::PromptListChangedNotification(_) => {
+                    Event::PromptsChanged { server, generation }
+                }
                 _ => continue,
             };
             if events.send(event).is_err() {

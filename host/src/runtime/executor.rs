@@ -2,13 +2,19 @@
 //! that owns it, sends `tools/call` with the server's own name under its call timeout, and says
 //! what came back or why nothing did.
 
+use std::time::Duration;
+
 use rmcp::model::{CallToolRequestParams, CallToolResponse};
+use rmcp::service::ServiceError;
 use serde_json::{Map, Value};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::connection::{Event, is_transport_failure, service_error};
 use super::supervisor::Supervisor;
 use super::tool_call::{CallProgress, call_once};
+
+/// How much longer than the call timeout a call may take to be sent at all.
+const SEND_GRACE: Duration = Duration::from_secs(1);
 
 /// Calls the tool named `name` on the surface. `arguments` is JSON text; blank means `{}`. The
 /// server's progress reports go to `progress`; a call that times out, or whose future is
@@ -44,8 +50,14 @@ pub async fn call(
     };
     let args = parse_arguments(arguments)?;
     let params = CallToolRequestParams::new(original).with_arguments(args);
-    match tokio::time::timeout(timeout, call_once(&conn.peer, &conn.progress, params, progress)).await {
-        Err(_) => Err(CallError::Timeout { tool: name.to_string(), server, ms: timeout.as_millis() }),
+    let timed_out =
+        || CallError::Timeout { tool: name.to_string(), server: server.clone(), ms: timeout.as_millis() };
+    // rmcp's own timeout cancels the call at the server; this one only guards a send that
+    // never gets through.
+    let guard = timeout + SEND_GRACE;
+    match tokio::time::timeout(guard, call_once(&conn.peer, &conn.progress, params, timeout, progress)).await
+    {
+        Err(_) | Ok(Err(ServiceError::Timeout { .. })) => Err(timed_out()),
         Ok(Ok(CallToolResponse::Complete(result))) => Ok(CallOutcome::from_result(result)),
         Ok(Ok(other)) => {
             let asked = match other {

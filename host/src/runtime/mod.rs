@@ -30,7 +30,7 @@ pub use catalog_calls::{CatalogError, PromptOutcome, ResourceRead};
 pub use executor::{CallError, CallOutcome, render_call};
 pub use options::RuntimeOptions;
 pub use record::ToolRecord;
-pub use tool_call::CallProgress;
+pub use tool_call::{CallProgress, settle_cancellations};
 
 use std::sync::Arc;
 

@@ -7,7 +7,9 @@
 //! sends the same request through rmcp's request handle so the token is known.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use rmcp::RoleClient;
 use rmcp::model::{
@@ -15,6 +17,7 @@ use rmcp::model::{
     ProgressNotificationParam, ProgressToken, RequestId, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
+use tokio::sync::Notify;
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::text::escape_line;
@@ -68,6 +71,34 @@ impl Drop for Route {
     }
 }
 
+/// Cancellations on their way to a server. A call is usually abandoned because everything is
+/// being torn down (Ctrl-C, the end of a command): closing a connection, and ending the
+/// server's process, first wait for these, or the server would never hear of them.
+static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+/// Woken whenever one of [`IN_FLIGHT`] has been written.
+static WRITTEN: Notify = Notify::const_new();
+
+/// How long closing waits for cancellations to be written.
+const SETTLE_WAIT: Duration = Duration::from_millis(500);
+
+/// Waits (at most [`SETTLE_WAIT`]) until every `notifications/cancelled` sent for an abandoned
+/// call has been written to its server.
+pub async fn settle_cancellations() {
+    let _ = tokio::time::timeout(SETTLE_WAIT, async {
+        loop {
+            // Registered before the count is read, so a write in between still wakes it.
+            let written = WRITTEN.notified();
+            tokio::pin!(written);
+            written.as_mut().enable();
+            if IN_FLIGHT.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            written.await;
+        }
+    })
+    .await;
+}
+
 /// Sends `notifications/cancelled` for a request whose caller went away before its answer.
 struct Abandoned {
     peer: Peer<RoleClient>,
@@ -79,26 +110,31 @@ impl Drop for Abandoned {
         let Some(id) = self.id.take() else { return };
         let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
         let peer = self.peer.clone();
+        IN_FLIGHT.fetch_add(1, Ordering::AcqRel);
         runtime.spawn(async move {
             let reason = Some("the caller stopped waiting".to_string());
             let params = CancelledNotificationParam::new(Some(id), reason);
             if let Err(e) = peer.notify_cancelled(params).await {
                 tracing::debug!("cannot send notifications/cancelled: {e}");
             }
+            IN_FLIGHT.fetch_sub(1, Ordering::AcqRel);
+            WRITTEN.notify_waiters();
         });
     }
 }
 
-/// Sends one `tools/call` and waits for its answer, the server's progress reports going to
-/// `progress` meanwhile. Dropping the future before the answer cancels the call at the server.
+/// Sends one `tools/call` and waits at most `timeout` for its answer, the server's progress
+/// reports going to `progress` meanwhile. At the timeout rmcp cancels the call at the server
+/// before it returns [`ServiceError::Timeout`]; dropping the future cancels it too.
 pub(crate) async fn call_once(
     peer: &Peer<RoleClient>,
     routes: &ProgressRoutes,
     params: CallToolRequestParams,
+    timeout: Duration,
     progress: Option<UnboundedSender<CallProgress>>,
 ) -> Result<CallToolResponse, ServiceError> {
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-    let handle = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;
+    let handle = peer.send_request_with_option(request, PeerRequestOptions::with_timeout(timeout)).await?;
     let _route = progress.map(|to| routes.route(handle.progress_token.clone(), to));
     let mut abandoned = Abandoned { peer: peer.clone(), id: Some(handle.id.clone()) };
     let answer = handle.await_response().await;
