@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
+use anyhow::Context as _;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverResult, Implementation,
     InitializeRequestParams, InitializeResult, JsonObject, ListResourcesResult, ListToolsResult,
@@ -68,13 +69,38 @@ pub struct DemoServerArgs {
     /// the client cancels it (`notifications/cancelled`): what a test reads to see both.
     #[arg(long, value_name = "FILE")]
     pub call_log: Option<std::path::PathBuf>,
+    /// Serves streamable HTTP at `http://ADDR/mcp` instead of stdio (both revisions, as rmcp's
+    /// server transport speaks them), printing `listening on http://…/mcp` once bound; port 0
+    /// picks a free one.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
 }
 
-/// Serves MCP on stdin/stdout until the client closes it.
+/// Serves MCP on stdin/stdout until the client closes it, or over HTTP with `--http` until
+/// killed.
 pub async fn run(args: DemoServerArgs) -> anyhow::Result<()> {
+    if let Some(addr) = args.http {
+        return serve_http(addr, DemoServer::new(args)).await;
+    }
     let server = DemoServer::new(args);
     let running = server.serve(rmcp::transport::stdio()).await?;
     running.waiting().await?;
+    Ok(())
+}
+
+/// rmcp's streamable HTTP service under axum at `/mcp`; every session shares one server state.
+async fn serve_http(addr: std::net::SocketAddr, server: DemoServer) -> anyhow::Result<()> {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let router = axum::Router::new().route_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind(addr).await.context("cannot bind --http")?;
+    println!("listening on http://{}/mcp", listener.local_addr()?);
+    axum::serve(listener, router).await.context("HTTP server failed")?;
     Ok(())
 }
 

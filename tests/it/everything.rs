@@ -159,3 +159,48 @@ fn the_negotiated_revision_shows_in_json_over_stdio_and_http() {
     assert_eq!(list, json!("2025-11-25"));
     assert_eq!(get, list);
 }
+
+/// `demo-server --http` on a free port, killed on drop.
+struct DemoHttp {
+    child: Child,
+    url: String,
+}
+
+impl DemoHttp {
+    fn start() -> Self {
+        let mut child = Command::new(crate::common::toolport_path())
+            .args(["demo-server", "--http", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn demo-server --http: {e}"));
+        let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+        let mut line = String::new();
+        let read = BufReader::new(stdout).read_line(&mut line);
+        assert!(read.is_ok_and(|n| n > 0), "demo-server --http printed nothing");
+        let url = line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("{line}")).to_string();
+        Self { child, url }
+    }
+}
+
+impl Drop for DemoHttp {
+    fn drop(&mut self) {
+        stop(&mut self.child);
+    }
+}
+
+/// An HTTP server that speaks 2026-07-28 (rmcp's server transport behind `demo-server --http`)
+/// connects statelessly, and both `--json` views say so; its tools answer.
+#[test]
+fn an_http_server_on_2026_07_28_connects_statelessly() {
+    let server = DemoHttp::start();
+    let env = Env::new();
+    let add = env.cmd(["mcp", "add", "--transport", "http", "demo", &server.url]).output();
+    assert!(add.is_ok_and(|o| o.status.success()));
+    assert!(env.cmd(["mcp", "enable", "demo"]).output().is_ok_and(|o| o.status.success()));
+    let (list, get) = versions_shown(&env, "demo");
+    assert_eq!(list, json!("2026-07-28"));
+    assert_eq!(get, list);
+    let call = env.cmd(["call", "add", r#"{"a": 2, "b": 3}"#]).output();
+    let call = call.unwrap_or_else(|e| panic!("call: {e}"));
+    assert_eq!(String::from_utf8_lossy(&call.stdout).trim(), "5");
+}
