@@ -335,11 +335,15 @@ fn listen_for_list_changes(
         while let Ok(Some(notification)) = subscription.next().await {
             let (server, generation) = (server.clone(), generation);
             let event = match notification {
-                ServerNotification::ToolListChangedNotification(_) => Event::ListChanged { server, generation },
+                ServerNotification::ToolListChangedNotification(_) => {
+                    Event::ListChanged { server, generation }
+                }
                 ServerNotification::ResourceListChangedNotification(_) => {
                     Event::ResourcesChanged { server, generation }
                 }
-                ServerNotification::PromptListChangedNotification(_) => Event::PromptsChanged { server, generation },
+                ServerNotification::PromptListChangedNotification(_) => {
+                    Event::PromptsChanged { server, generation }
+                }
                 _ => continue,
             };
             if events.send(event).is_err() {

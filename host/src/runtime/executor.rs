@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::connection::{Event, is_transport_failure, service_error};
+use super::structured_output;
 use super::supervisor::Supervisor;
 use super::tool_call::{CallProgress, call_once};
 
@@ -23,7 +24,7 @@ pub async fn call(
     if name.is_empty() {
         return Err(CallError::MissingName);
     }
-    let (original, server, conn, timeout) = {
+    let (original, server, conn, timeout, output_check) = {
         let state = supervisor.lock();
         match state.registry.route(name) {
             Some((record, served)) => (
@@ -31,6 +32,7 @@ pub async fn call(
                 record.server.clone(),
                 served.conn.clone(),
                 served.def.timeouts.call,
+                record.output.clone(),
             ),
             None => {
                 return Err(match state.gone.lookup(name) {
@@ -46,7 +48,9 @@ pub async fn call(
     let params = CallToolRequestParams::new(original).with_arguments(args);
     match tokio::time::timeout(timeout, call_once(&conn.peer, &conn.progress, params, progress)).await {
         Err(_) => Err(CallError::Timeout { tool: name.to_string(), server, ms: timeout.as_millis() }),
-        Ok(Ok(CallToolResponse::Complete(result))) => Ok(CallOutcome::from_result(result)),
+        Ok(Ok(CallToolResponse::Complete(result))) => {
+            structured_output::checked(output_check.as_ref(), name, &server, CallOutcome::from_result(result))
+        }
         Ok(Ok(other)) => {
             let asked = match other {
                 CallToolResponse::InputRequired(_) => "asked for input (an input-required result)",
@@ -166,6 +170,16 @@ pub enum CallError {
         server: String,
         /// The server's or the transport's message.
         message: String,
+    },
+    /// The tool's result breaks its own `outputSchema` (`structured_output`).
+    #[error("MCP tool {tool} on server {server} returned an invalid result: {reason}")]
+    InvalidResult {
+        /// The name the caller used (the final name, not the server's own).
+        tool: String,
+        /// The server whose tool answered.
+        server: String,
+        /// Where and how: the path into `structuredContent` and the schema keyword it breaks.
+        reason: String,
     },
 }
 
