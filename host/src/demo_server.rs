@@ -1,7 +1,7 @@
 //! `toolport demo-server`: a small stdio MCP server built into the binary, so tests, benches
 //! and the `demo` tour have a real peer without installing anything. Its options make the
-//! awkward cases on purpose: slow `initialize`, paginated lists, crashes, changing tool lists
-//! and colliding names.
+//! awkward cases on purpose: slow `initialize`, paginated lists, crashes, changing tool lists,
+//! colliding names and results that break their `outputSchema`.
 //!
 //! `ServerHandler` is implemented by hand (no `#[tool_router]`) because the options change the
 //! list itself (prefix, generated tools, pages) and the timing of the handshake.
@@ -74,6 +74,17 @@ pub struct DemoServerArgs {
     /// picks a free one.
     #[arg(long, value_name = "ADDR")]
     pub http: Option<std::net::SocketAddr>,
+    /// Adds tools that break their own `outputSchema`: `mismatch` (`count` is a string, the
+    /// schema says integer), `unstructured` (no `structuredContent` at all), `refused`
+    /// (`isError` with nothing structured), and two whose schema cannot be compiled:
+    /// `bad_schema` (invalid) and `remote_schema` (a `$ref` to a URL).
+    #[arg(long)]
+    pub bad_structured: bool,
+}
+
+/// The `outputSchema` of the `--bad-structured` tools that have a valid one.
+fn count_schema() -> JsonObject {
+    object(json!({"count": {"type": "integer"}, "unit": {"type": "string"}}), &["count"])
 }
 
 /// Serves MCP on stdin/stdout until the client closes it, or over HTTP with `--http` until
@@ -160,6 +171,20 @@ impl DemoServer {
         for name in &self.args.extra_tool {
             tools.push(tool(name, "Extra tool", object(json!({}), &[])));
         }
+        if self.args.bad_structured {
+            let counted = |name: &str, description: &str, output: JsonObject| {
+                tool(&self.name(name), description, object(json!({}), &[]))
+                    .with_raw_output_schema(Arc::new(output))
+            };
+            tools.push(counted("mismatch", "Returns a count that is not an integer", count_schema()));
+            tools.push(counted("unstructured", "Returns no structuredContent", count_schema()));
+            tools.push(counted("refused", "Fails (isError) without structuredContent", count_schema()));
+            let invalid = object(json!({"count": {"type": "whole number"}}), &[]);
+            tools.push(counted("bad_schema", "Has an outputSchema that is not valid", invalid));
+            let mut remote = JsonObject::new();
+            remote.insert("$ref".into(), json!("http://127.0.0.1:9/never-fetched.json"));
+            tools.push(counted("remote_schema", "Has an outputSchema that refers to a URL", remote));
+        }
         if self.changed.load(Ordering::SeqCst) {
             tools.push(tool(&self.name("late"), "Appeared after list_changed", object(json!({}), &[])));
         }
@@ -189,6 +214,17 @@ impl DemoServer {
             }
             "pid" => CallToolResult::success(vec![ContentBlock::text(std::process::id().to_string())]),
             "late" => CallToolResult::success(vec![ContentBlock::text("late")]),
+            "mismatch" | "bad_schema" | "remote_schema" if self.args.bad_structured => {
+                let mut result = CallToolResult::success(vec![ContentBlock::text("five apples")]);
+                result.structured_content = Some(json!({"count": "five", "unit": "apple"}));
+                result
+            }
+            "unstructured" if self.args.bad_structured => {
+                CallToolResult::success(vec![ContentBlock::text("5 apples, unstructured")])
+            }
+            "refused" if self.args.bad_structured => {
+                CallToolResult::error(vec![ContentBlock::text("no apples today")])
+            }
             generated if generated.starts_with("tool_") => {
                 CallToolResult::success(vec![ContentBlock::text(format!("{generated} called"))])
             }

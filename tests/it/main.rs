@@ -35,6 +35,7 @@ mod runtime_support;
 mod secrets_in_logs;
 mod session;
 mod smoke;
+mod structured_output;
 mod transport_support;
 mod transports;
 mod workspace_owner;

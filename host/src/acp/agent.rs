@@ -24,7 +24,7 @@ use super::limits::AcpLimits;
 use super::params::SessionParams;
 use super::request::{Notice, Request};
 use super::rpc::{Outbox, internal_error, invalid_params, notification};
-use super::session::{AcpSession, COMMANDS, outcome_json};
+use super::session::{AcpSession, COMMANDS};
 use crate::runtime::RuntimeOptions;
 
 /// The `session/update` notification method.
@@ -226,7 +226,7 @@ impl Agent {
         let session = self.session(id)?;
         let cancelled = admission.cancel.unwrap_or_else(|| session.cancel_watch());
         match session.call(name, arguments, cancelled).await {
-            Some(Ok(outcome)) => Handled::result(outcome_json(&outcome)),
+            Some(Ok(outcome)) => Handled::result(outcome.to_json()),
             Some(Err(e)) => Err(invalid_params(e.to_string())),
             None => {
                 Err(Error::new(i32::from(ErrorCode::RequestCancelled), "Request cancelled by session/cancel"))

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::watch;
 
 use super::params::{SessionParams, client_resolved};
@@ -154,14 +154,4 @@ async fn until_cancelled<T>(work: impl Future<Output = T>, mut cancelled: watch:
         out = work => Some(out),
         _ = cancelled.changed() => None,
     }
-}
-
-/// A call result as MCP's `CallToolResult` JSON: every content block, structured content when
-/// the server sent some, and `isError`.
-pub fn outcome_json(outcome: &CallOutcome) -> Value {
-    let mut v = json!({ "content": outcome.content, "isError": outcome.is_error });
-    if let (Some(structured), Some(obj)) = (&outcome.structured, v.as_object_mut()) {
-        obj.insert("structuredContent".into(), structured.clone());
-    }
-    v
 }

@@ -28,6 +28,10 @@ pub struct CallArgs {
     /// Arguments as a JSON object; omitted or blank means `{}`.
     #[arg(value_name = "JSON-ARGS")]
     arguments: Option<String>,
+    /// Print the whole result as MCP's `CallToolResult` JSON (`content`, `structuredContent`,
+    /// `isError`) instead of its text.
+    #[arg(long)]
+    json: bool,
 }
 
 /// `toolport demo` (no options: it makes its own temporary home and workspace).
@@ -59,14 +63,19 @@ pub async fn run_tools(paths: &Paths, args: ToolsArgs) -> anyhow::Result<ExitCod
     Ok(ExitCode::SUCCESS)
 }
 
-/// Calls one tool and prints its result; exit 1 when the tool reports `isError`.
+/// Calls one tool and prints its result (its text, or with `--json` all of it); exit 1 when
+/// the tool reports `isError`.
 pub async fn run_call(paths: &Paths, args: CallArgs) -> anyhow::Result<ExitCode> {
     let runtime = start(paths).await?;
     let outcome =
         super::call_progress::call(&runtime, &args.tool, args.arguments.as_deref().unwrap_or_default()).await;
     runtime.shutdown().await;
     let outcome = outcome.map_err(|e| ExitError::failure(e.to_string()))?;
-    println!("{}", outcome.render_text());
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&outcome.to_json())?);
+    } else {
+        println!("{}", outcome.render_text());
+    }
     Ok(if outcome.is_error { ExitCode::from(super::EXIT_FAILURE) } else { ExitCode::SUCCESS })
 }
 

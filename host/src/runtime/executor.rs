@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::connection::{Event, is_transport_failure, service_error};
+use super::structured_output;
 use super::supervisor::Supervisor;
 use super::tool_call::{CallProgress, call_once};
 
@@ -29,7 +30,7 @@ pub async fn call(
     if name.is_empty() {
         return Err(CallError::MissingName);
     }
-    let (original, server, conn, timeout) = {
+    let (original, server, conn, timeout, output_check) = {
         let state = supervisor.lock();
         match state.registry.route(name) {
             Some((record, served)) => (
@@ -37,6 +38,7 @@ pub async fn call(
                 record.server.clone(),
                 served.conn.clone(),
                 served.def.timeouts.call,
+                record.output.clone(),
             ),
             None => {
                 return Err(match state.gone.lookup(name) {
@@ -58,7 +60,9 @@ pub async fn call(
     match tokio::time::timeout(guard, call_once(&conn.peer, &conn.progress, params, timeout, progress)).await
     {
         Err(_) | Ok(Err(ServiceError::Timeout { .. })) => Err(timed_out()),
-        Ok(Ok(CallToolResponse::Complete(result))) => Ok(CallOutcome::from_result(result)),
+        Ok(Ok(CallToolResponse::Complete(result))) => {
+            structured_output::checked(output_check.as_ref(), name, &server, CallOutcome::from_result(result))
+        }
         Ok(Ok(other)) => {
             let asked = match other {
                 CallToolResponse::InputRequired(_) => "asked for input (an input-required result)",
@@ -178,6 +182,16 @@ pub enum CallError {
         server: String,
         /// The server's or the transport's message.
         message: String,
+    },
+    /// The tool's result breaks its own `outputSchema` (`structured_output`).
+    #[error("MCP tool {tool} on server {server} returned an invalid result: {reason}")]
+    InvalidResult {
+        /// The name the caller used (the final name, not the server's own).
+        tool: String,
+        /// The server whose tool answered.
+        server: String,
+        /// Where and how: the path into `structuredContent` and the schema keyword it breaks.
+        reason: String,
     },
 }
 

@@ -16,12 +16,14 @@ mod convert;
 mod executor;
 mod names;
 mod options;
+mod outcome_json;
 mod pipeline;
 mod plugin_choice;
 mod progress;
 mod record;
 mod server_log;
 mod state;
+mod structured_output;
 mod supervisor;
 mod tool_call;
 

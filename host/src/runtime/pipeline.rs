@@ -12,6 +12,7 @@ use super::convert::Plugins;
 use super::names::{Claims, name_fault, show_name};
 use super::record::{ToolRecord, tool_info};
 use super::state::Registry;
+use super::structured_output::OutputChecks;
 use crate::config::{ServerDef, WorkspaceSettings};
 use crate::plugin::Verdict;
 use crate::text::clip_foreign;
@@ -43,11 +44,13 @@ struct Candidate {
 }
 
 /// Runs the pipeline. `builtin_tools` (the embedding agent's own tools) are reserved on top of
-/// the workspace's reserved names.
+/// the workspace's reserved names. `output_checks` holds the compiled `outputSchema`s across
+/// runs, so only a new listing compiles its schemas again.
 pub async fn run(
     plugins: &Plugins,
     settings: &WorkspaceSettings,
     builtin_tools: &[String],
+    output_checks: &OutputChecks,
     live: Vec<LiveServer>,
 ) -> Outcome {
     let mut candidates: Vec<Candidate> = live
@@ -90,13 +93,20 @@ pub async fn run(
             Err(e) => Err(e),
         };
         match shaped {
-            Ok(records) => {
+            Ok(mut records) => {
+                // Only tools that reach the surface have their output schema compiled.
+                for record in &mut records {
+                    record.output = output_checks.for_tool(&record.server, &record.tool);
+                }
                 checked.push((server.index, generation, Ok(records.len())));
                 registry.add_server(server.def, server.conn, records);
             }
             Err(e) => checked.push((server.index, generation, Err(e))),
         }
     }
+    let on_surface: Vec<(String, String)> =
+        registry.records().iter().map(|r| (r.server.clone(), r.original.clone())).collect();
+    output_checks.retain(&on_surface);
     Outcome { checked, registry }
 }
 

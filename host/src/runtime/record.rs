@@ -6,6 +6,7 @@
 use rmcp::model::Tool;
 use serde_json::Value;
 
+use super::structured_output::OutputCheck;
 use crate::plugin::ToolInfo;
 
 /// One tool on the surface.
@@ -21,13 +22,24 @@ pub struct ToolRecord {
     pub tool: Tool,
     /// The tool in the workspace's shape (`Value::Null` until the shape plugin has run).
     pub shaped: Value,
+    /// Its `outputSchema`, compiled when the tool reached the registry: what each call's
+    /// `structuredContent` is checked against. `None` without a schema, or with one that did
+    /// not compile (warned about then).
+    pub(crate) output: Option<OutputCheck>,
 }
 
 impl ToolRecord {
     /// A record for `tool` of `server` under its own name, not yet shaped.
     pub(crate) fn listed(server: &str, tool: Tool) -> Self {
         let name = tool.name.to_string();
-        Self { server: server.to_string(), original: name.clone(), name, tool, shaped: Value::Null }
+        Self {
+            server: server.to_string(),
+            original: name.clone(),
+            name,
+            tool,
+            shaped: Value::Null,
+            output: None,
+        }
     }
 
     /// The tool as plugins see it, under its final name.

@@ -21,6 +21,7 @@ use super::options::RuntimeOptions;
 use super::pipeline::{self, LiveServer};
 use super::progress::{self, Progress};
 use super::state::{Gone, Link, Registry, Slot};
+use super::structured_output::OutputChecks;
 use crate::config::{Resolved, ResolvedServer};
 use crate::plugin::PluginHost;
 
@@ -36,6 +37,8 @@ pub struct Supervisor {
     /// Connection events (and the executor's evidence of a dead server) arrive here.
     pub(super) events: mpsc::UnboundedSender<Event>,
     generation: AtomicU64,
+    /// Each listed tool's compiled `outputSchema`, kept across rebuilds.
+    output_checks: OutputChecks,
 }
 
 /// What the supervisor knows, behind one lock.
@@ -68,6 +71,7 @@ impl Supervisor {
             ops: tokio::sync::Mutex::new(()),
             events,
             generation: AtomicU64::new(0),
+            output_checks: OutputChecks::default(),
         });
         tokio::spawn(event_loop(Arc::downgrade(&supervisor), rx));
         {
@@ -246,7 +250,9 @@ impl Supervisor {
                 .collect();
             (state.resolved.settings.clone(), live)
         };
-        let outcome = pipeline::run(&self.plugins, &settings, &self.options.builtin_tools, live).await;
+        let outcome =
+            pipeline::run(&self.plugins, &settings, &self.options.builtin_tools, &self.output_checks, live)
+                .await;
         let mut state = self.lock();
         for (index, generation, checked) in outcome.checked {
             if let Some(slot) = state.slots.get_mut(index)
