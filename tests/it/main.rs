@@ -31,6 +31,7 @@ mod runtime;
 mod runtime_live;
 mod runtime_support;
 mod secrets_in_logs;
+mod server_questions;
 mod session;
 mod smoke;
 mod transport_support;

@@ -6,12 +6,17 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, PaginatedRequestParams, ProtocolVersion, Tool,
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, Implementation,
+    PaginatedRequestParams, ProtocolVersion, Tool,
 };
-use rmcp::service::{NotificationContext, Peer, ServiceError};
+// Sampling and roots: deprecated in 2026-07-28, still what 2025-11-25 servers ask for.
+#[allow(deprecated)]
+use rmcp::model::{CreateMessageRequestParams, CreateMessageResult, ListRootsResult};
+use rmcp::service::{NotificationContext, Peer, RequestContext, ServiceError};
 use rmcp::{ClientHandler, RoleClient};
 use tokio::sync::{mpsc, oneshot, watch};
 
+use super::server_requests::Answers;
 use crate::config::{ServerDef, TransportKind};
 use crate::transport::{self, deepest_cause};
 
@@ -59,13 +64,16 @@ pub enum Event {
     },
 }
 
-/// Receives the server's notifications; everything else keeps rmcp's defaults.
+/// Receives the server's notifications, and answers its questions through the runtime's
+/// [`Answers`] (`server_requests.rs`); everything else keeps rmcp's defaults.
 struct Handler {
     server: String,
     generation: u64,
     events: mpsc::UnboundedSender<Event>,
+    answers: Arc<Answers>,
 }
 
+#[allow(deprecated)]
 impl ClientHandler for Handler {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         let _ =
@@ -84,13 +92,34 @@ impl ClientHandler for Handler {
             .send(Event::PromptsChanged { server: self.server.clone(), generation: self.generation });
     }
 
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
+        Ok(self.answers.elicit(&self.server, request).await)
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, rmcp::ErrorData> {
+        self.answers.sample(&self.server, params).await
+    }
+
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, rmcp::ErrorData> {
+        Ok(self.answers.roots())
+    }
+
     fn get_info(&self) -> ClientConfig {
+        let capabilities: ClientCapabilities = self.answers.capabilities();
         // 2025-06-18 is what today's servers speak; newer servers negotiate down to it.
-        ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new("toolport", env!("CARGO_PKG_VERSION")),
-        )
-        .with_protocol_version(ProtocolVersion::V_2025_06_18)
+        ClientConfig::new(capabilities, Implementation::new("toolport", env!("CARGO_PKG_VERSION")))
+            .with_protocol_version(ProtocolVersion::V_2025_06_18)
     }
 }
 
@@ -112,8 +141,9 @@ impl Connection {
         plugins: &crate::plugin::PluginHost,
         generation: u64,
         events: mpsc::UnboundedSender<Event>,
+        answers: Arc<Answers>,
     ) -> Result<(Arc<Connection>, Vec<Tool>), String> {
-        let handler = Handler { server: def.name.clone(), generation, events: events.clone() };
+        let handler = Handler { server: def.name.clone(), generation, events: events.clone(), answers };
         let connect = def.timeouts.connect;
         let connected = tokio::time::timeout(connect, transport::connect(def, kind, plugins, handler))
             .await

@@ -6,6 +6,8 @@ use rmcp::model::CallToolRequestParams;
 use serde_json::{Map, Value};
 
 use super::connection::{Event, is_transport_failure, service_error};
+use super::person_clock;
+use super::request_state::{self, RoundsError};
 use super::supervisor::Supervisor;
 
 /// Calls the tool named `name` on the surface. `arguments` is JSON text; blank means `{}`.
@@ -35,10 +37,13 @@ pub async fn call(supervisor: &Supervisor, name: &str, arguments: &str) -> Resul
     };
     let args = parse_arguments(arguments)?;
     let params = CallToolRequestParams::new(original).with_arguments(args);
-    match tokio::time::timeout(timeout, conn.peer.call_tool(params)).await {
-        Err(_) => Err(CallError::Timeout { tool: name.to_string(), server, ms: timeout.as_millis() }),
-        Ok(Ok(result)) => Ok(CallOutcome::from_result(result)),
-        Ok(Err(e)) if is_transport_failure(&e) => {
+    let answers = &supervisor.answers;
+    // The call timeout counts the server's time, not the person's answering its questions.
+    let rounds = request_state::call_tool(&conn.peer, answers, &server, params);
+    match person_clock::within(&answers.clock, timeout, rounds).await {
+        None => Err(CallError::Timeout { tool: name.to_string(), server, ms: timeout.as_millis() }),
+        Some(Ok(result)) => Ok(CallOutcome::from_result(result)),
+        Some(Err(RoundsError::Service(e))) if is_transport_failure(&e) => {
             let reason = match conn.death_reason().await {
                 Some(reason) => reason,
                 None => {
@@ -55,7 +60,7 @@ pub async fn call(supervisor: &Supervisor, name: &str, arguments: &str) -> Resul
             };
             Err(CallError::NotConnected { server, reason })
         }
-        Ok(Err(e)) => Err(CallError::Protocol { tool: name.to_string(), server, message: service_error(&e) }),
+        Some(Err(e)) => Err(CallError::Protocol { tool: name.to_string(), server, message: e.to_string() }),
     }
 }
 
