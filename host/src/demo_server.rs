@@ -1,7 +1,9 @@
 //! `toolport demo-server`: a small stdio MCP server built into the binary, so tests, benches
 //! and the `demo` tour have a real peer without installing anything. Its options make the
 //! awkward cases on purpose: slow `initialize`, paginated lists, crashes, changing tool lists,
-//! colliding names and results that break their `outputSchema`.
+//! colliding names and results that break their `outputSchema`. Its `confirm` tool asks for
+//! input the 2026-07-28 way (SEP-2322): an input-required result with an elicitation and a
+//! sealed `requestState`, then the answer.
 //!
 //! `ServerHandler` is implemented by hand (no `#[tool_router]`) because the options change the
 //! list itself (prefix, generated tools, pages) and the timing of the handshake.
@@ -12,10 +14,11 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverResult, Implementation,
-    InitializeRequestParams, InitializeResult, JsonObject, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig, ServerNotification,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverResult, ElicitRequest,
+    ElicitRequestParams, Implementation, InitializeRequestParams, InitializeResult, InputRequest,
+    InputRequiredResult, JsonObject, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    RequestStateCodec, Resource, ResourceContents, ServerCapabilities, ServerConfig, ServerNotification,
     SubscriptionFilter, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
@@ -30,6 +33,8 @@ const DEFAULT_BIG_BYTES: usize = 64 * 1024;
 const MAX_BIG_BYTES: usize = 16 * 1024 * 1024;
 /// Longest `sleep`, so a stray call cannot hold a test run for hours.
 const MAX_SLEEP_MS: u64 = 600_000;
+/// Most input-required rounds `confirm` may be told to ask (beyond any client's limit).
+const MAX_CONFIRM_ROUNDS: u64 = 100;
 
 /// Options of `toolport demo-server`.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -80,6 +85,10 @@ pub struct DemoServerArgs {
     /// `bad_schema` (invalid) and `remote_schema` (a `$ref` to a URL).
     #[arg(long)]
     pub bad_structured: bool,
+    /// Adds the tool `confirm`, which asks for input with SEP-2322 input-required results
+    /// (on 2026-07-28 sessions; rmcp refuses them on older ones).
+    #[arg(long)]
+    pub confirm: bool,
 }
 
 /// The `outputSchema` of the `--bad-structured` tools that have a valid one.
@@ -91,9 +100,9 @@ fn count_schema() -> JsonObject {
 /// killed.
 pub async fn run(args: DemoServerArgs) -> anyhow::Result<()> {
     if let Some(addr) = args.http {
-        return serve_http(addr, DemoServer::new(args)).await;
+        return serve_http(addr, DemoServer::new(args)?).await;
     }
-    let server = DemoServer::new(args);
+    let server = DemoServer::new(args)?;
     let running = server.serve(rmcp::transport::stdio()).await?;
     running.waiting().await?;
     Ok(())
@@ -121,11 +130,83 @@ struct DemoServer {
     calls: Arc<AtomicUsize>,
     /// Set once `--notify-after-ms` has fired: the list then includes `late`.
     changed: Arc<AtomicBool>,
+    /// Seals `confirm`'s `requestState` (a client echoes it, so it must not be forgeable).
+    state: Arc<RequestStateCodec>,
+}
+
+/// What `confirm` keeps in its `requestState` between rounds.
+#[derive(serde::Serialize, serde::Deserialize, Default)]
+struct ConfirmState {
+    /// Rounds asked so far.
+    round: u64,
+    /// The JSON-RPC id of each request so far (a retry must be a new request).
+    ids: Vec<String>,
 }
 
 impl DemoServer {
-    fn new(args: DemoServerArgs) -> Self {
-        Self { args: Arc::new(args), calls: Arc::default(), changed: Arc::default() }
+    fn new(args: DemoServerArgs) -> anyhow::Result<Self> {
+        // A key of this process only: state from another run cannot be replayed here.
+        let mut key = [0u8; 32];
+        getrandom::fill(&mut key).map_err(|e| anyhow::anyhow!("no randomness for the state key: {e}"))?;
+        let state = RequestStateCodec::try_new(key.to_vec())
+            .map_err(|e| anyhow::anyhow!("cannot build the request-state codec: {e}"))?;
+        Ok(Self {
+            args: Arc::new(args),
+            calls: Arc::default(),
+            changed: Arc::default(),
+            state: Arc::new(state),
+        })
+    }
+
+    /// `confirm`: asks `rounds` times (an elicitation each time), then answers with the last
+    /// answer and the ids of every request it saw.
+    fn confirm(&self, request: &CallToolRequestParams, id: String) -> Result<CallToolResponse, McpError> {
+        let args = request.arguments.clone().unwrap_or_default();
+        let rounds = args.get("rounds").and_then(Value::as_u64).unwrap_or(1).min(MAX_CONFIRM_ROUNDS);
+        let mut state = match &request.request_state {
+            None => ConfirmState::default(),
+            Some(sealed) => self
+                .state
+                .open_json::<ConfirmState>(sealed)
+                .map_err(|e| McpError::invalid_params(format!("requestState rejected: {e}"), None))?,
+        };
+        state.ids.push(id);
+        if state.round < rounds {
+            state.round += 1;
+            let schema = serde_json::from_value(json!({
+                "type": "object",
+                "properties": {
+                    "size": {"type": "string", "title": "Size", "oneOf": [
+                        {"const": "s", "title": "Small"}, {"const": "m", "title": "Medium"}, {"const": "l", "title": "Large"}
+                    ], "default": "m"},
+                    "colour": {"type": "string", "enum": ["red", "blue"], "default": "blue"},
+                    "count": {"type": "integer", "minimum": 1, "maximum": 9, "default": 2},
+                    "gift": {"type": "boolean", "default": false}
+                },
+                "required": ["size"]
+            }))
+            .map_err(|e| McpError::internal_error(format!("confirm's schema: {e}"), None))?;
+            let ask = ElicitRequest::new(ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message: format!("Confirm the order (round {} of {rounds})", state.round),
+                requested_schema: schema,
+            });
+            let sealed = self
+                .state
+                .seal_json(&state)
+                .map_err(|e| McpError::internal_error(format!("cannot seal the state: {e}"), None))?;
+            let requests = [("details".to_string(), InputRequest::Elicitation(ask))].into_iter().collect();
+            return Ok(InputRequiredResult::new(Some(requests), Some(sealed)).into());
+        }
+        let answer =
+            request.input_responses.as_ref().and_then(|r| r.get("details")).cloned().unwrap_or_default();
+        let text = match answer.get("action").and_then(Value::as_str) {
+            Some("accept") => format!("confirmed {}", answer.get("content").cloned().unwrap_or_default()),
+            Some(other) => format!("not confirmed: {other}"),
+            None => "nothing asked".to_string(),
+        };
+        let text = format!("{text}; rounds {}; request ids {}", state.round, state.ids.join(","));
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
     }
 
     fn name(&self, base: &str) -> String {
@@ -161,6 +242,13 @@ impl DemoServer {
             ),
             tool(&self.name("pid"), "Returns this server's process id", object(json!({}), &[])),
         ];
+        if self.args.confirm {
+            tools.push(tool(
+                &self.name("confirm"),
+                "Asks for an order's details through input-required results (SEP-2322), rounds times",
+                object(json!({"rounds": {"type": "integer", "minimum": 0}}), &[]),
+            ));
+        }
         for i in 1..=self.args.tools {
             tools.push(tool(
                 &self.name(&format!("tool_{i}")),
@@ -444,6 +532,9 @@ impl ServerHandler for DemoServer {
         let Some(base) = request.name.strip_prefix(self.args.prefix.as_str()) else {
             return Err(McpError::invalid_params(format!("unknown tool: {}", request.name), None));
         };
+        if base == "confirm" && self.args.confirm {
+            return self.confirm(&request, context.id.to_string());
+        }
         let args = request.arguments.unwrap_or_default();
         let result = if base == "sleep" {
             let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0).min(MAX_SLEEP_MS);

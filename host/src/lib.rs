@@ -23,6 +23,7 @@
 #![deny(missing_docs)]
 
 mod acp;
+mod ask;
 mod config;
 mod paths;
 mod plugin;
@@ -38,6 +39,12 @@ mod transport;
 /// plugins together may hold half of that limit in sockets (the rest stays the host's).
 pub use plugin::raise_fd_limit;
 pub use runtime::{CallError, CallOutcome, CallProgress, Runtime, RuntimeOptions, ToolRecord, render_call};
+// Servers' questions: the elicitation form an embedding host answers (default: decline),
+// sampling (default: refused, "this host has no model"), the bound on SEP-2322 input rounds.
+pub use runtime::{
+    Choice, DeclineAll, Elicitation, ElicitationAnswer, ElicitationKind, ElicitationModes, Elicitor, Field,
+    FieldKind, Form, MAX_INPUT_ROUNDS, NO_MODEL, Sampler,
+};
 // Resources and prompts: the merged catalog, a read, a `prompts/get`.
 /// Waits briefly until every call abandoned by its caller has had its `notifications/cancelled`
 /// written: what a binary awaits before ending server processes on a signal.
@@ -65,8 +72,10 @@ pub use config::{
     remove_server,
 };
 
-// Entry points built on the runtime: the interactive session and the ACP agent.
+// Entry points built on the runtime: the interactive session and the ACP agent, and the
+// terminal's answers to servers' questions that the binary gives them.
 pub use acp::{AcpLimits, AcpOptions, serve as serve_acp};
+pub use ask::{ElicitPolicy, TerminalElicitor};
 pub use session::{Reply, Session, run_interactive};
 
 // Plugins, for hosts and plugin authors who load and run components directly.

@@ -15,7 +15,9 @@ use crate::peers::{Everything, everything_entry, everything_stdio, node};
 use crate::runtime_support::{eventually, start, write_config};
 
 /// The server's own `tools/list` (all pages), read with a bare JSON-RPC exchange over stdio:
-/// an independent count and the schemas as the server sent them.
+/// an independent count and the schemas as the server sent them. It declares the capabilities
+/// a library runtime advertises (roots and sampling, no elicitation), since server-everything
+/// lists some tools only to clients that have them.
 fn raw_tool_list() -> Vec<Value> {
     let mut child = Command::new(node())
         .arg(everything_entry())
@@ -38,7 +40,7 @@ fn raw_tool_list() -> Vec<Value> {
         }
     };
     send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}));
+        "protocolVersion": "2025-06-18", "capabilities": {"roots": {"listChanged": true}, "sampling": {}}, "clientInfo": {"name": "raw", "version": "1"}}}));
     read_response(1);
     send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     let mut tools = Vec::new();

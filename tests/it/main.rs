@@ -33,6 +33,7 @@ mod runtime;
 mod runtime_live;
 mod runtime_support;
 mod secrets_in_logs;
+mod server_questions;
 mod session;
 mod smoke;
 mod structured_output;

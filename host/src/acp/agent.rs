@@ -20,6 +20,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::watch;
 
+use super::elicit::DeclineWithNote;
 use super::limits::AcpLimits;
 use super::params::SessionParams;
 use super::request::{Notice, Request};
@@ -183,7 +184,11 @@ impl Agent {
     }
 
     async fn open(&self, id: &str, params: SessionParams) -> Result<(), Error> {
-        let session = AcpSession::open(&self.home, params, self.options.clone())
+        // Each session's elicitations are declined with a note in that session.
+        let elicitor = DeclineWithNote { session_id: id.to_string(), outbox: self.outbox.clone() };
+        let options =
+            RuntimeOptions { elicitor: Some(std::sync::Arc::new(elicitor)), ..self.options.clone() };
+        let session = AcpSession::open(&self.home, params, options)
             .await
             .map_err(|e| internal_error(format!("{e:#}")))?;
         let previous = self
@@ -288,7 +293,8 @@ fn initialize() -> InitializeResponse {
         .agent_info(Implementation::new("toolport", env!("CARGO_PKG_VERSION")).title("toolport"))
 }
 
-fn message_chunk(session_id: &str, text: String) -> Value {
+/// A `session/update` agent message with `text`.
+pub(super) fn message_chunk(session_id: &str, text: String) -> Value {
     let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(text)));
     notification(
         SESSION_UPDATE,

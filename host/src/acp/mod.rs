@@ -16,6 +16,7 @@
 //! Only protocol lines go to the output; logs go to stderr.
 
 mod agent;
+mod elicit;
 mod limits;
 mod params;
 mod request;

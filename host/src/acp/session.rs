@@ -54,7 +54,11 @@ impl AcpSession {
         } else {
             client_resolved(params.servers)
         };
-        let options = RuntimeOptions { cache_dir: Some(paths.cache_dir()), ..options };
+        let options = RuntimeOptions {
+            cache_dir: Some(paths.cache_dir()),
+            workspace_root: Some(params.cwd.clone()),
+            ..options
+        };
         let runtime = Runtime::start(resolved, options).await?;
         Ok(Self { runtime, cancel: watch::channel(0).0, last_used: Mutex::new(Instant::now()) })
     }

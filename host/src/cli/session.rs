@@ -1,8 +1,9 @@
 //! `toolport session`: the interactive `/mcp` language over a live runtime.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
-use toolport::{Paths, RuntimeOptions, Session, run_interactive};
+use toolport::{ElicitPolicy, Paths, RuntimeOptions, Session, TerminalElicitor, run_interactive};
 
 /// File in the home folder where the terminal editor keeps past lines.
 const HISTORY_FILE: &str = "session_history";
@@ -14,7 +15,12 @@ pub struct SessionArgs {}
 /// Starts the runtime for this workspace and reads commands until `/quit` or end of input.
 pub async fn run(paths: &Paths, _args: SessionArgs) -> anyhow::Result<ExitCode> {
     // Spinners while servers connect; the runtime shows them only when stderr is a terminal.
-    let options = RuntimeOptions { progress: true, ..RuntimeOptions::default() };
+    // A server's questions are asked on the terminal (declined when input is not one).
+    let options = RuntimeOptions {
+        progress: true,
+        elicitor: Some(Arc::new(TerminalElicitor::new(ElicitPolicy::Ask))),
+        ..RuntimeOptions::default()
+    };
     let session = Session::start(paths.clone(), options).await?;
     run_interactive(session, Some(paths.home.join(HISTORY_FILE))).await?;
     Ok(ExitCode::SUCCESS)

@@ -3,9 +3,10 @@
 
 use std::collections::BTreeSet;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use serde_json::Value;
-use toolport::{Paths, Runtime, RuntimeOptions, escape_line};
+use toolport::{ElicitPolicy, Paths, Runtime, RuntimeOptions, TerminalElicitor, escape_line};
 
 use super::ExitError;
 
@@ -32,16 +33,53 @@ pub struct CallArgs {
     /// `isError`) instead of its text.
     #[arg(long)]
     json: bool,
+    /// How a server's request for input is answered: asked on the terminal by default
+    /// (declined without one), every form answered with its defaults, or declined.
+    #[arg(long, value_enum, value_name = "ANSWER")]
+    elicit: Option<ElicitArg>,
+}
+
+/// `--elicit` values.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum ElicitArg {
+    /// Ask on the terminal; decline when there is none (the default).
+    Ask,
+    /// Fill every field from its schema default; accept URL requests (printed, opened with $BROWSER).
+    AcceptDefaults,
+    /// Decline every request.
+    Decline,
+}
+
+impl From<ElicitArg> for ElicitPolicy {
+    fn from(arg: ElicitArg) -> Self {
+        match arg {
+            ElicitArg::Ask => ElicitPolicy::Ask,
+            ElicitArg::AcceptDefaults => ElicitPolicy::AcceptDefaults,
+            ElicitArg::Decline => ElicitPolicy::Decline,
+        }
+    }
 }
 
 /// `toolport demo` (no options: it makes its own temporary home and workspace).
 #[derive(Debug, clap::Args)]
 pub struct DemoArgs {}
 
-/// Starts the runtime for a command, printing startup warnings to stderr.
+/// Starts the runtime for a command, printing startup warnings to stderr; a server's
+/// questions are asked on the terminal.
 pub(super) async fn start(paths: &Paths) -> anyhow::Result<Runtime> {
+    start_with(paths, ElicitPolicy::Ask).await
+}
+
+/// [`start`], answering servers' questions by `policy`.
+async fn start_with(paths: &Paths, policy: ElicitPolicy) -> anyhow::Result<Runtime> {
     let resolved = toolport::load_resolved(paths, &BTreeSet::new())?;
-    let options = RuntimeOptions { progress: true, cache_dir: Some(paths.cache_dir()), ..Default::default() };
+    let options = RuntimeOptions {
+        progress: true,
+        cache_dir: Some(paths.cache_dir()),
+        elicitor: Some(Arc::new(TerminalElicitor::new(policy))),
+        workspace_root: Some(paths.workspace_root.clone()),
+        ..Default::default()
+    };
     let runtime = Runtime::start(resolved, options).await?;
     for warning in runtime.warnings() {
         eprintln!("{warning}");
@@ -66,7 +104,8 @@ pub async fn run_tools(paths: &Paths, args: ToolsArgs) -> anyhow::Result<ExitCod
 /// Calls one tool and prints its result (its text, or with `--json` all of it); exit 1 when
 /// the tool reports `isError`.
 pub async fn run_call(paths: &Paths, args: CallArgs) -> anyhow::Result<ExitCode> {
-    let runtime = start(paths).await?;
+    let policy = args.elicit.map(ElicitPolicy::from).unwrap_or_default();
+    let runtime = start_with(paths, policy).await?;
     let outcome =
         super::call_progress::call(&runtime, &args.tool, args.arguments.as_deref().unwrap_or_default()).await;
     runtime.shutdown().await;

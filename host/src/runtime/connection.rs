@@ -6,14 +6,19 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, PaginatedRequestParams, ProgressNotificationParam, Tool,
+    ClientConfig, ElicitRequestParams, ElicitResult, Implementation, PaginatedRequestParams,
+    ProgressNotificationParam, Tool,
 };
+// Sampling and roots: deprecated in 2026-07-28, still what 2025-11-25 servers ask for.
+#[allow(deprecated)]
+use rmcp::model::{CreateMessageRequestParams, CreateMessageResult, ListRootsResult};
 use rmcp::model::{ServerNotification, SubscriptionFilter};
-use rmcp::service::{NotificationContext, Peer, ServiceError};
+use rmcp::service::{NotificationContext, Peer, RequestContext, ServiceError};
 use rmcp::{ClientHandler, RoleClient};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::server_log;
+use super::server_requests::Answers;
 use super::tool_call::{self, ProgressRoutes};
 use crate::config::{ServerDef, TransportKind};
 use crate::transport::{self, deepest_cause};
@@ -62,7 +67,8 @@ pub enum Event {
     },
 }
 
-/// Receives the server's notifications; everything else keeps rmcp's defaults. Cloned when a
+/// Receives the server's notifications, and answers its questions through the runtime's
+/// [`Answers`] (`server_requests.rs`); everything else keeps rmcp's defaults. Cloned when a
 /// connection is made again with the `initialize` handshake.
 #[derive(Clone)]
 struct Handler {
@@ -71,8 +77,11 @@ struct Handler {
     events: mpsc::UnboundedSender<Event>,
     /// Where running calls want their progress reports.
     progress: ProgressRoutes,
+    /// How the runtime answers the server's questions.
+    answers: Arc<Answers>,
 }
 
+#[allow(deprecated)]
 impl ClientHandler for Handler {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         let _ =
@@ -109,11 +118,34 @@ impl ClientHandler for Handler {
         server_log::record(&self.server, params);
     }
 
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
+        Ok(self.answers.elicit(&self.server, request).await)
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, rmcp::ErrorData> {
+        self.answers.sample(&self.server, params).await
+    }
+
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, rmcp::ErrorData> {
+        Ok(self.answers.roots())
+    }
+
     fn get_info(&self) -> ClientConfig {
         // The version here is only what the `initialize` fallback offers; the stateless
         // revisions are chosen by the lifecycle (`transport::connect`).
         ClientConfig::new(
-            ClientCapabilities::default(),
+            self.answers.capabilities(),
             Implementation::new("toolport", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(transport::LEGACY_VERSION)
@@ -145,6 +177,7 @@ impl Connection {
         plugins: &crate::plugin::PluginHost,
         generation: u64,
         events: mpsc::UnboundedSender<Event>,
+        answers: Arc<Answers>,
     ) -> Result<(Arc<Connection>, Vec<Tool>), String> {
         let progress = ProgressRoutes::default();
         let handler = Handler {
@@ -152,6 +185,7 @@ impl Connection {
             generation,
             events: events.clone(),
             progress: progress.clone(),
+            answers,
         };
         let connect = def.timeouts.connect;
         let connected = tokio::time::timeout(connect, transport::connect(def, kind, plugins, handler))

@@ -2,24 +2,22 @@
 //! that owns it, sends `tools/call` with the server's own name under its call timeout, and says
 //! what came back or why nothing did.
 
-use std::time::Duration;
-
-use rmcp::model::{CallToolRequestParams, CallToolResponse};
-use rmcp::service::ServiceError;
+use rmcp::model::CallToolRequestParams;
 use serde_json::{Map, Value};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::connection::{Event, is_transport_failure, service_error};
+use super::person_clock;
+use super::request_state::{self, RoundsError};
 use super::structured_output;
 use super::supervisor::Supervisor;
-use super::tool_call::{CallProgress, call_once};
-
-/// How much longer than the call timeout a call may take to be sent at all.
-const SEND_GRACE: Duration = Duration::from_secs(1);
+use super::tool_call::CallProgress;
 
 /// Calls the tool named `name` on the surface. `arguments` is JSON text; blank means `{}`. The
 /// server's progress reports go to `progress`; a call that times out, or whose future is
-/// dropped, is cancelled at the server (`tool_call`).
+/// dropped, is cancelled at the server (`tool_call`). Input-required rounds are answered on
+/// the way (`request_state`), and time spent waiting for a person does not count against the
+/// timeout (`person_clock`).
 pub async fn call(
     supervisor: &Supervisor,
     name: &str,
@@ -52,26 +50,15 @@ pub async fn call(
     };
     let args = parse_arguments(arguments)?;
     let params = CallToolRequestParams::new(original).with_arguments(args);
-    let timed_out =
-        || CallError::Timeout { tool: name.to_string(), server: server.clone(), ms: timeout.as_millis() };
-    // rmcp's own timeout cancels the call at the server; this one only guards a send that
-    // never gets through.
-    let guard = timeout + SEND_GRACE;
-    match tokio::time::timeout(guard, call_once(&conn.peer, &conn.progress, params, timeout, progress)).await
-    {
-        Err(_) | Ok(Err(ServiceError::Timeout { .. })) => Err(timed_out()),
-        Ok(Ok(CallToolResponse::Complete(result))) => {
+    let answers = &supervisor.answers;
+    // The call timeout counts the server's time, not the person's answering its questions.
+    let rounds = request_state::call_tool(&conn.peer, &conn.progress, answers, &server, params, progress);
+    match person_clock::within(&answers.clock, timeout, rounds).await {
+        None => Err(CallError::Timeout { tool: name.to_string(), server, ms: timeout.as_millis() }),
+        Some(Ok(result)) => {
             structured_output::checked(output_check.as_ref(), name, &server, CallOutcome::from_result(result))
         }
-        Ok(Ok(other)) => {
-            let asked = match other {
-                CallToolResponse::InputRequired(_) => "asked for input (an input-required result)",
-                _ => "answered with a task to poll",
-            };
-            let message = format!("the server {asked}, which toolport does not support yet");
-            Err(CallError::Protocol { tool: name.to_string(), server, message })
-        }
-        Ok(Err(e)) if is_transport_failure(&e) => {
+        Some(Err(RoundsError::Service(e))) if is_transport_failure(&e) => {
             let reason = match conn.death_reason().await {
                 Some(reason) => reason,
                 None => {
@@ -88,7 +75,7 @@ pub async fn call(
             };
             Err(CallError::NotConnected { server, reason })
         }
-        Ok(Err(e)) => Err(CallError::Protocol { tool: name.to_string(), server, message: service_error(&e) }),
+        Some(Err(e)) => Err(CallError::Protocol { tool: name.to_string(), server, message: e.to_string() }),
     }
 }
 

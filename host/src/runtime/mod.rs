@@ -6,22 +6,31 @@
 //! runtime, and every entry point (CLI, session, ACP, an embedding host) calls it. The state
 //! and what changes it live in `supervisor.rs`, the routing of calls in `executor.rs`, the
 //! deterministic checks in `pipeline.rs` and `names.rs`; resources and prompts in `catalog.rs`
-//! (the merged view), `catalog_list.rs` (listing) and `catalog_calls.rs` (read, `prompts/get`).
+//! (the merged view), `catalog_list.rs` (listing) and `catalog_calls.rs` (read, `prompts/get`);
+//! the answers to servers' own questions (elicitation, sampling, roots) in `server_requests.rs`,
+//! with the host-facing forms in `elicitation.rs` and `sampling.rs`, the input-required rounds
+//! of SEP-2322 in `request_state.rs` and the call clock that pauses for a person in
+//! `person_clock.rs`.
 
 mod catalog;
 mod catalog_calls;
 mod catalog_list;
 mod connection;
 mod convert;
+mod elicitation;
 mod executor;
 mod names;
 mod options;
 mod outcome_json;
+mod person_clock;
 mod pipeline;
 mod plugin_choice;
 mod progress;
 mod record;
+mod request_state;
+mod sampling;
 mod server_log;
+mod server_requests;
 mod state;
 mod structured_output;
 mod supervisor;
@@ -29,9 +38,15 @@ mod tool_call;
 
 pub use catalog::{Catalog, Offered};
 pub use catalog_calls::{CatalogError, PromptOutcome, ResourceRead};
+pub use elicitation::{
+    Choice, DeclineAll, Elicitation, ElicitationAnswer, ElicitationKind, ElicitationModes, Elicitor, Field,
+    FieldKind, Form,
+};
 pub use executor::{CallError, CallOutcome, render_call};
 pub use options::RuntimeOptions;
 pub use record::ToolRecord;
+pub use request_state::MAX_INPUT_ROUNDS;
+pub use sampling::{NO_MODEL, Sampler};
 pub use tool_call::{CallProgress, settle_cancellations};
 
 use std::sync::Arc;
@@ -195,6 +210,24 @@ impl Runtime {
         plugin_choice::check(&resolved, self.supervisor.plugins.host())?;
         self.supervisor.reconcile(resolved).await;
         Ok(())
+    }
+
+    /// Makes `path` the workspace root that `roots/list` answers and, if it changed, tells
+    /// every connected server (`notifications/roots/list_changed`); a server that cannot be
+    /// told is only logged.
+    pub async fn set_workspace_root(&self, path: std::path::PathBuf) {
+        if !self.supervisor.answers.set_root(path) {
+            return;
+        }
+        let conns: Vec<(String, Arc<connection::Connection>)> = {
+            let state = self.supervisor.lock();
+            state.slots.iter().filter_map(|s| Some((s.name().to_string(), s.conn()?.clone()))).collect()
+        };
+        for (server, conn) in conns {
+            if let Err(e) = conn.peer.notify_roots_list_changed().await {
+                tracing::warn!(server = %server, "cannot announce the new root: {}", connection::service_error(&e));
+            }
+        }
     }
 
     /// Closes every session and stops every child process.

@@ -2,10 +2,15 @@
 //! resolved config) but a choice of the embedding program.
 
 use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::elicitation::Elicitor;
+use super::sampling::Sampler;
 
 /// A host's choices for one runtime. `Default` is what a library user wants: no built-in tools
-/// of its own, no spinners, plugins compiled in memory.
-#[derive(Debug, Clone, Default)]
+/// of its own, no spinners, plugins compiled in memory, every elicitation declined, sampling
+/// refused, no root.
+#[derive(Clone, Default)]
 pub struct RuntimeOptions {
     /// The embedding agent's own tool names: reserved like the workspace's reserved names, so
     /// no MCP tool can shadow a built-in.
@@ -15,4 +20,24 @@ pub struct RuntimeOptions {
     /// Where compiled plugins are cached between runs (`<home>/cache`). `None` compiles every
     /// plugin in memory on each start, which costs tens of milliseconds per plugin.
     pub cache_dir: Option<PathBuf>,
+    /// Who answers the servers' elicitations (form and URL mode, and the input requests of
+    /// SEP-2322). `None` declines every one and advertises no elicitation.
+    pub elicitor: Option<Arc<dyn Elicitor>>,
+    /// Who answers `sampling/createMessage`. `None` refuses with "this host has no model".
+    pub sampler: Option<Arc<dyn Sampler>>,
+    /// The workspace root, the one root `roots/list` answers (an absolute folder).
+    pub workspace_root: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for RuntimeOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeOptions")
+            .field("builtin_tools", &self.builtin_tools)
+            .field("progress", &self.progress)
+            .field("cache_dir", &self.cache_dir)
+            .field("elicitor", &self.elicitor.as_ref().map(|e| e.modes()))
+            .field("sampler", &self.sampler.is_some())
+            .field("workspace_root", &self.workspace_root)
+            .finish()
+    }
 }

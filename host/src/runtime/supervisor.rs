@@ -20,6 +20,7 @@ use super::convert::Plugins;
 use super::options::RuntimeOptions;
 use super::pipeline::{self, LiveServer};
 use super::progress::{self, Progress};
+use super::server_requests::Answers;
 use super::state::{Gone, Link, Registry, Slot};
 use super::structured_output::OutputChecks;
 use crate::config::{Resolved, ResolvedServer};
@@ -36,6 +37,8 @@ pub struct Supervisor {
     ops: tokio::sync::Mutex<()>,
     /// Connection events (and the executor's evidence of a dead server) arrive here.
     pub(super) events: mpsc::UnboundedSender<Event>,
+    /// What every connection answers servers' questions with (elicitation, sampling, roots).
+    pub(super) answers: Arc<Answers>,
     generation: AtomicU64,
     /// Each listed tool's compiled `outputSchema`, kept across rebuilds.
     output_checks: OutputChecks,
@@ -59,6 +62,11 @@ impl Supervisor {
     pub async fn start(resolved: Resolved, plugins: PluginHost, options: RuntimeOptions) -> Arc<Supervisor> {
         let (events, rx) = mpsc::unbounded_channel();
         let slots = resolved.servers.iter().cloned().map(Slot::new).collect();
+        let answers = Arc::new(Answers::new(
+            options.elicitor.clone(),
+            options.sampler.clone(),
+            options.workspace_root.clone(),
+        ));
         let supervisor = Arc::new(Supervisor {
             plugins: Plugins::new(plugins),
             options,
@@ -70,6 +78,7 @@ impl Supervisor {
             }),
             ops: tokio::sync::Mutex::new(()),
             events,
+            answers,
             generation: AtomicU64::new(0),
             output_checks: OutputChecks::default(),
         });
@@ -199,8 +208,9 @@ impl Supervisor {
             let bar = progress.server(name);
             let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
             let events = self.events.clone();
+            let answers = self.answers.clone();
             async move {
-                let outcome = open(server, self.plugins.host(), generation, events).await;
+                let outcome = open(server, self.plugins.host(), generation, events, answers).await;
                 progress::done(
                     bar,
                     name,
@@ -356,10 +366,11 @@ async fn open(
     plugins: &PluginHost,
     generation: u64,
     events: mpsc::UnboundedSender<Event>,
+    answers: Arc<Answers>,
 ) -> Result<(Arc<Connection>, Vec<Tool>), String> {
     let kind = server.transport.as_ref().map_err(Clone::clone)?;
     let def = server.def.expanded(|name| std::env::var(name).ok()).map_err(|e| e.0)?;
-    Connection::open(&def, kind, plugins, generation, events).await
+    Connection::open(&def, kind, plugins, generation, events, answers).await
 }
 
 /// Applies connection events until the runtime is dropped.

@@ -123,18 +123,17 @@ impl Drop for Abandoned {
     }
 }
 
-/// Sends one `tools/call` and waits at most `timeout` for its answer, the server's progress
-/// reports going to `progress` meanwhile. At the timeout rmcp cancels the call at the server
-/// before it returns [`ServiceError::Timeout`]; dropping the future cancels it too.
+/// Sends one `tools/call` and waits for its answer, the server's progress reports going to
+/// `progress` meanwhile. Dropping the future before the answer (the caller's timeout, which
+/// leaves out the time a person spends answering, or a cancel) cancels the call at the server.
 pub(crate) async fn call_once(
     peer: &Peer<RoleClient>,
     routes: &ProgressRoutes,
     params: CallToolRequestParams,
-    timeout: Duration,
     progress: Option<UnboundedSender<CallProgress>>,
 ) -> Result<CallToolResponse, ServiceError> {
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-    let handle = peer.send_request_with_option(request, PeerRequestOptions::with_timeout(timeout)).await?;
+    let handle = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;
     let _route = progress.map(|to| routes.route(handle.progress_token.clone(), to));
     let mut abandoned = Abandoned { peer: peer.clone(), id: Some(handle.id.clone()) };
     let answer = handle.await_response().await;

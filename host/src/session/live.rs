@@ -45,7 +45,11 @@ impl Session {
     pub async fn start(paths: Paths, options: RuntimeOptions) -> Result<Self> {
         let paused = BTreeSet::new();
         let resolved = load_resolved(&paths, &paused)?;
-        let options = RuntimeOptions { cache_dir: Some(paths.cache_dir()), ..options };
+        let options = RuntimeOptions {
+            cache_dir: Some(paths.cache_dir()),
+            workspace_root: Some(paths.workspace_root.clone()),
+            ..options
+        };
         let runtime = Runtime::start(resolved, options).await?;
         Ok(Self { paths, paused, runtime })
     }

@@ -1,0 +1,193 @@
+//! What the client answers when a server asks it something: elicitation (through the host's
+//! [`Elicitor`]), sampling (refused unless the host supplies a [`Sampler`]) and roots (the
+//! workspace root, the one root). One [`Answers`] per runtime, shared by every connection's
+//! handler and by the input-required rounds of `request_state.rs`, so a question reaches the
+//! person the same way whichever revision the server speaks.
+// Roots and sampling are deprecated by SEP-2577 in 2026-07-28 but still what 2025-11-25
+// servers use, and this file is where toolport answers them.
+#![allow(deprecated)]
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::{
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    ElicitationCapability, ErrorCode, FormElicitationCapability, ListRootsResult, Root, RootsCapabilities,
+    SamplingCapability, UrlElicitationCapability,
+};
+
+use super::elicitation::{self, DeclineAll, Elicitor};
+use super::person_clock::PersonClock;
+use super::sampling::{NO_MODEL, Sampler};
+
+/// The JSON-RPC error code of a refused sampling request: the one MCP's own example uses for
+/// a request the client will not carry out.
+const SAMPLING_REFUSED: i32 = -1;
+
+/// The runtime's answers to servers' questions.
+pub struct Answers {
+    elicitor: Arc<dyn Elicitor>,
+    sampler: Option<Arc<dyn Sampler>>,
+    root: Mutex<Option<PathBuf>>,
+    /// Time the questions kept a person busy (not counted against call timeouts).
+    pub clock: PersonClock,
+}
+
+impl Answers {
+    /// Answers through `elicitor` (declining when `None`), sampling through `sampler` (refused
+    /// when `None`), with `root` as the one root.
+    pub fn new(
+        elicitor: Option<Arc<dyn Elicitor>>,
+        sampler: Option<Arc<dyn Sampler>>,
+        root: Option<PathBuf>,
+    ) -> Self {
+        Self {
+            elicitor: elicitor.unwrap_or_else(|| Arc::new(DeclineAll)),
+            sampler,
+            root: Mutex::new(root),
+            clock: PersonClock::default(),
+        }
+    }
+
+    /// What the client advertises: roots (with `listChanged`, since the root can be changed),
+    /// sampling (so a server that needs it asks and hears why not), and the elicitation modes
+    /// the host's elicitor answers.
+    pub fn capabilities(&self) -> ClientCapabilities {
+        let mut capabilities = ClientCapabilities::default();
+        let mut roots = RootsCapabilities::default();
+        roots.list_changed = Some(true);
+        capabilities.roots = Some(roots);
+        capabilities.sampling = Some(SamplingCapability::default());
+        let modes = self.elicitor.modes();
+        if modes.form || modes.url {
+            let mut elicitation = ElicitationCapability::new();
+            if modes.form {
+                elicitation = elicitation.with_form(FormElicitationCapability::new());
+            }
+            if modes.url {
+                elicitation = elicitation.with_url(UrlElicitationCapability::new());
+            }
+            capabilities.elicitation = Some(elicitation);
+        }
+        capabilities
+    }
+
+    /// Asks the person through the host's elicitor; the call clock stands still meanwhile.
+    pub async fn elicit(&self, server: &str, params: ElicitRequestParams) -> ElicitResult {
+        let Some(asked) = elicitation::from_params(server, params) else {
+            tracing::warn!(server = %server, "declined an elicitation of a mode toolport does not know");
+            return ElicitResult::new(rmcp::model::ElicitationAction::Decline);
+        };
+        let kind = asked.kind.clone();
+        tracing::info!(server = %server, "MCP server asks for input");
+        let answer = {
+            let _asking = self.clock.asking();
+            self.elicitor.elicit(asked).await
+        };
+        elicitation::to_result(answer, &kind)
+    }
+
+    /// The host's sampler's answer, or the refusal [`NO_MODEL`].
+    pub async fn sample(
+        &self,
+        server: &str,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, McpError> {
+        let Some(sampler) = &self.sampler else {
+            tracing::info!(server = %server, "refused a sampling request: no model");
+            return Err(refusal(NO_MODEL.to_string()));
+        };
+        let request = serde_json::to_value(&params).map_err(|e| {
+            McpError::internal_error(format!("cannot encode the sampling request: {e}"), None)
+        })?;
+        let answer = {
+            let _asking = self.clock.asking();
+            sampler.create_message(server, request).await
+        };
+        let value = answer.map_err(refusal)?;
+        serde_json::from_value(value).map_err(|e| {
+            McpError::internal_error(format!("the host's sampler answered no CreateMessageResult: {e}"), None)
+        })
+    }
+
+    /// `roots/list`: the workspace root, or none when the host named none.
+    pub fn roots(&self) -> ListRootsResult {
+        let root = self.root.lock().ok().and_then(|r| r.clone());
+        ListRootsResult::new(root.iter().filter_map(|path| root_of(path)).collect())
+    }
+
+    /// Replaces the root; `true` if it changed (the servers are then told).
+    pub fn set_root(&self, path: PathBuf) -> bool {
+        match self.root.lock() {
+            Ok(mut root) if root.as_ref() != Some(&path) => {
+                *root = Some(path);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+fn refusal(message: String) -> McpError {
+    McpError::new(ErrorCode(SAMPLING_REFUSED), message, None)
+}
+
+/// A folder as a root: its `file://` URI and its name (a relative path is made absolute
+/// first). A path that still is no folder URI is left out, logged, since a server could not
+/// resolve it.
+fn root_of(path: &Path) -> Option<Root> {
+    let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let path = path.as_path();
+    match url::Url::from_directory_path(path) {
+        Ok(uri) => {
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+            let root = Root::new(uri.to_string());
+            Some(match name {
+                Some(name) => root.with_name(name),
+                None => root,
+            })
+        }
+        Err(()) => {
+            tracing::warn!("workspace root {} is not an absolute path: no root advertised", path.display());
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_workspace_is_the_one_root() {
+        let answers = Answers::new(None, None, Some(PathBuf::from("/work/my project")));
+        let roots = answers.roots().roots;
+        assert_eq!(roots.len(), 1);
+        assert_eq!(roots[0].uri, "file:///work/my%20project/");
+        assert_eq!(roots[0].name.as_deref(), Some("my project"));
+        assert!(!answers.set_root(PathBuf::from("/work/my project")));
+        assert!(answers.set_root(PathBuf::from("/other")));
+        assert_eq!(answers.roots().roots[0].uri, "file:///other/");
+    }
+
+    #[test]
+    fn capabilities_follow_the_elicitor() {
+        let value = |a: &Answers| serde_json::to_value(a.capabilities()).unwrap_or_default();
+        let declining = value(&Answers::new(None, None, None));
+        assert_eq!(declining["roots"], serde_json::json!({"listChanged": true}));
+        assert!(declining.get("sampling").is_some());
+        assert!(declining.get("elicitation").is_none(), "{declining}");
+    }
+
+    #[tokio::test]
+    async fn sampling_is_refused_without_a_model() {
+        let answers = Answers::new(None, None, None);
+        let params: CreateMessageRequestParams = serde_json::from_value(serde_json::json!({
+            "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 10
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let refused = answers.sample("s", params).await.err().map(|e| e.message.to_string());
+        assert!(refused.is_some_and(|m| m.starts_with("this host has no model")));
+    }
+}
