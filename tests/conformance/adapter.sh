@@ -81,12 +81,15 @@ case "$scenario" in
     call test_reconnection '{}'
     ;;
   elicitation-sep1034-client-defaults)
-    call test_client_elicitation_defaults '{}'
+    # No terminal here: the person's answer is "accept, with the schema's defaults".
+    call test_client_elicitation_defaults '{}' --elicit accept-defaults
     ;;
   sep-2322-client-request-state)
-    call test_mrtr_echo_state '{}'
-    call test_mrtr_no_state '{}'
-    call test_mrtr_no_result_type '{}'
+    call test_mrtr_echo_state '{}' --elicit accept-defaults
+    call test_mrtr_no_state '{}' --elicit accept-defaults
+    call test_mrtr_no_result_type '{}' --elicit accept-defaults
+    # A call of its own after the rounds: it must carry none of their answers or state.
+    call test_mrtr_unrelated '{}' --elicit accept-defaults
     ;;
   *)
     echo "adapter.sh: no steps for scenario $scenario; add them here" >&2

@@ -94,9 +94,19 @@ impl Drop for Group {
     }
 }
 
+/// How long [`end_all`] lets servers leave on their own first: their connections are closing
+/// (stdin closed, as the MCP stdio shutdown asks), and a server may still be acting on the
+/// last thing it read, such as a `notifications/cancelled`.
+const OWN_EXIT_GRACE: Duration = Duration::from_millis(500);
+
 /// Ends every group this process started that is not known to be gone (at exit, on SIGINT or
-/// SIGTERM), all at once so the whole wait is one `TERM_GRACE` at most.
+/// SIGTERM): first [`OWN_EXIT_GRACE`] for servers to exit by themselves, then the rest all at
+/// once, so the whole wait is one `TERM_GRACE` more at most.
 pub async fn end_all() {
+    let deadline = tokio::time::Instant::now() + OWN_EXIT_GRACE;
+    while LIVE.lock().is_ok_and(|live| !live.is_empty()) && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(PROBE_EVERY).await;
+    }
     let groups: Vec<i32> =
         LIVE.lock().map(|mut live| std::mem::take(&mut *live).into_iter().collect()).unwrap_or_default();
     futures::future::join_all(groups.into_iter().map(|id| end_group(id, None))).await;
