@@ -19,9 +19,11 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
-use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
+use rmcp::model::ProtocolVersion;
+use rmcp::service::ClientServiceExt;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use rmcp::{ClientLifecycleMode, ServiceExt};
 use serde_json::json;
 use toolport::{Resolved, ResolvedServer, ServerDef, TransportKind};
 use toolport::{Runtime, RuntimeOptions};
@@ -128,12 +130,21 @@ fn bench_start(c: &mut Criterion) {
 
 fn bench_calls(c: &mut Criterion) {
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let (bare, runtime) = rt.block_on(async {
+    let (bare, bare_2026, runtime) = rt.block_on(async {
         let transport = TokioChildProcess::new(tokio::process::Command::new(EXE).configure(|cmd| {
             cmd.arg("demo-server");
         }))
         .unwrap();
         let bare = ().serve(transport).await.unwrap();
+        // The same revision toolport's executor speaks with demo-server (2026-07-28: every
+        // request carries its `_meta`), so the ratio compares like with like.
+        let stateless = TokioChildProcess::new(tokio::process::Command::new(EXE).configure(|cmd| {
+            cmd.arg("demo-server");
+        }))
+        .unwrap();
+        let lifecycle =
+            ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+        let bare_2026 = ().serve_with_lifecycle(stateless, lifecycle).await.unwrap();
         let server = ResolvedServer {
             def: ServerDef {
                 name: "demo".into(),
@@ -150,7 +161,7 @@ fn bench_calls(c: &mut Criterion) {
             Resolved { enabled: vec!["demo".into()], servers: vec![server], ..Resolved::default() };
         let runtime = Runtime::start(resolved, RuntimeOptions::default()).await.unwrap();
         assert_eq!(runtime.tools().len(), 6);
-        (bare, runtime)
+        (bare, bare_2026, runtime)
     });
     let mut group = c.benchmark_group("echo_1000_calls");
     group.sample_size(10).measurement_time(Duration::from_secs(10));
@@ -169,6 +180,24 @@ fn bench_calls(c: &mut Criterion) {
                 started.elapsed()
             });
             record("bare_rmcp", total, iters);
+            total
+        })
+    });
+    group.bench_function("bare_rmcp_2026", |b| {
+        b.iter_custom(|iters| {
+            let total = rt.block_on(async {
+                let started = Instant::now();
+                for _ in 0..iters {
+                    for _ in 0..CALLS {
+                        let mut args = serde_json::Map::new();
+                        args.insert("message".into(), json!("hello"));
+                        let params = CallToolRequestParams::new("echo").with_arguments(args);
+                        bare_2026.call_tool(params).await.unwrap();
+                    }
+                }
+                started.elapsed()
+            });
+            record("bare_rmcp_2026", total, iters);
             total
         })
     });
@@ -191,6 +220,7 @@ fn bench_calls(c: &mut Criterion) {
     rt.block_on(async {
         runtime.shutdown().await;
         let _ = bare.cancel().await;
+        let _ = bare_2026.cancel().await;
     });
 }
 
@@ -219,6 +249,7 @@ fn main() {
 
     let (one, ten) = (median("1_server_300ms"), median("10_servers_300ms"));
     let (bare, ours) = (median("bare_rmcp"), median("toolport_executor"));
+    let bare_2026 = median("bare_rmcp_2026");
     println!("\n== runtime summary (medians of this run; command: toolport {}) ==", list_command().join(" "));
     println!("mcp list, 1 server (300 ms initialize):   {:8.1} ms", one * 1e3);
     println!(
@@ -232,9 +263,15 @@ fn main() {
         bare * 1e6 / CALLS as f64
     );
     println!(
-        "1,000 echo calls, toolport executor:      {:8.1} ms  ({:.1} us/call)  ratio {:.2}x (aim <= 1.15x)",
+        "1,000 echo calls, bare rmcp, 2026-07-28:  {:8.1} ms  ({:.1} us/call)",
+        bare_2026 * 1e3,
+        bare_2026 * 1e6 / CALLS as f64
+    );
+    println!(
+        "1,000 echo calls, toolport executor:      {:8.1} ms  ({:.1} us/call)  ratio {:.2}x vs bare 2026-07-28 (aim <= 1.15x), {:.2}x vs bare initialize",
         ours * 1e3,
         ours * 1e6 / CALLS as f64,
+        ours / bare_2026,
         ours / bare
     );
     match peak_rss_kb() {

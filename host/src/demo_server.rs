@@ -85,6 +85,10 @@ pub struct DemoServerArgs {
     /// `bad_schema` (invalid) and `remote_schema` (a `$ref` to a URL).
     #[arg(long)]
     pub bad_structured: bool,
+    /// Adds tools with `x-mcp-header` annotations (SEP-2243): `headed` (a valid `Region`
+    /// header) and `misheaded` (an empty one, which a 2026-07-28 client must leave out).
+    #[arg(long)]
+    pub header_tools: bool,
     /// Adds the tool `confirm`, which asks for input with SEP-2322 input-required results
     /// (on 2026-07-28 sessions; rmcp refuses them on older ones).
     #[arg(long)]
@@ -258,6 +262,12 @@ impl DemoServer {
         }
         for name in &self.args.extra_tool {
             tools.push(tool(name, "Extra tool", object(json!({}), &[])));
+        }
+        if self.args.header_tools {
+            let headed =
+                |header: &str| object(json!({"region": {"type": "string", "x-mcp-header": header}}), &[]);
+            tools.push(tool(&self.name("headed"), "Mirrors region into Mcp-Param-Region", headed("Region")));
+            tools.push(tool(&self.name("misheaded"), "Its x-mcp-header is empty", headed("")));
         }
         if self.args.bad_structured {
             let counted = |name: &str, description: &str, output: JsonObject| {
@@ -539,6 +549,15 @@ impl ServerHandler for DemoServer {
         let result = if base == "sleep" {
             let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0).min(MAX_SLEEP_MS);
             self.sleep(ms, &context).await?
+        } else if base == "headed" && self.args.header_tools {
+            // What reached the server as the header, not what the arguments say.
+            let header = context
+                .extensions
+                .get::<http::request::Parts>()
+                .and_then(|parts| parts.headers.get("mcp-param-region"))
+                .and_then(|value| value.to_str().ok())
+                .unwrap_or("(no Mcp-Param-Region header)");
+            CallToolResult::success(vec![ContentBlock::text(format!("Mcp-Param-Region: {header}"))])
         } else {
             self.answer(base, &args)?
         };

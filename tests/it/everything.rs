@@ -170,8 +170,13 @@ struct DemoHttp {
 
 impl DemoHttp {
     fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    fn start_with(args: &[&str]) -> Self {
         let mut child = Command::new(crate::common::toolport_path())
             .args(["demo-server", "--http", "127.0.0.1:0"])
+            .args(args)
             .stdout(Stdio::piped())
             .spawn()
             .unwrap_or_else(|e| panic!("spawn demo-server --http: {e}"));
@@ -205,4 +210,39 @@ fn an_http_server_on_2026_07_28_connects_statelessly() {
     let call = env.cmd(["call", "add", r#"{"a": 2, "b": 3}"#]).output();
     let call = call.unwrap_or_else(|e| panic!("call: {e}"));
     assert_eq!(String::from_utf8_lossy(&call.stdout).trim(), "5");
+}
+
+/// SEP-2243 end to end: a tool's `x-mcp-header` parameter reaches the server as an
+/// `Mcp-Param-*` header, and a tool whose annotation breaks the rules is left out of the
+/// surface with a warning naming the server, the tool and the rule, while the rest stays.
+#[test]
+fn x_mcp_header_tools_are_mirrored_or_left_out_with_a_warning() {
+    let server = DemoHttp::start_with(&["--header-tools"]);
+    let env = Env::new();
+    let add = env.cmd(["mcp", "add", "--transport", "http", "demo", &server.url]).output();
+    assert!(add.is_ok_and(|o| o.status.success()));
+    assert!(env.cmd(["mcp", "enable", "demo"]).output().is_ok_and(|o| o.status.success()));
+    let tools = env.cmd(["tools", "--json"]).output().unwrap_or_else(|e| panic!("tools: {e}"));
+    let stderr = String::from_utf8_lossy(&tools.stderr);
+    assert!(
+        stderr.contains(
+            r#"Warning: MCP tool left out: misheaded from demo (property "region": x-mcp-header is empty)"#
+        ),
+        "{stderr}"
+    );
+    let listed: Value = serde_json::from_slice(&tools.stdout).unwrap_or_else(|e| panic!("tools --json: {e}"));
+    let names: Vec<&str> =
+        listed.as_array().into_iter().flatten().filter_map(|t| t["function"]["name"].as_str()).collect();
+    assert!(
+        names.contains(&"headed") && names.contains(&"echo") && !names.contains(&"misheaded"),
+        "{names:?}"
+    );
+    let call = env.cmd(["call", "headed", r#"{"region": "eu-west-1"}"#]).output();
+    let call = call.unwrap_or_else(|e| panic!("call: {e}"));
+    assert_eq!(String::from_utf8_lossy(&call.stdout).trim(), "Mcp-Param-Region: eu-west-1");
+    let refused = env.cmd(["call", "misheaded", "{}"]).output().unwrap_or_else(|e| panic!("call: {e}"));
+    assert_eq!(
+        String::from_utf8_lossy(&refused.stderr).lines().last(),
+        Some("toolport: Unknown MCP tool: misheaded")
+    );
 }

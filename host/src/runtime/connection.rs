@@ -28,6 +28,8 @@ use crate::transport::{self, deepest_cause};
 pub const MAX_LIST_PAGES: usize = 10_000;
 /// How long closing waits for the session and the child to wind down.
 const CLOSE_WAIT: Duration = Duration::from_secs(3);
+/// How long closing waits for the list_changed subscription's cancellation to be written.
+const SUBSCRIPTION_CLOSE_WAIT: Duration = Duration::from_millis(500);
 /// How long a failed call waits for the watcher to say why the server went away.
 const DEATH_REPORT_WAIT: Duration = Duration::from_millis(1_000);
 
@@ -191,8 +193,11 @@ impl Connection {
         let connected = tokio::time::timeout(connect, transport::connect(def, kind, plugins, handler))
             .await
             .map_err(|_| format!("connect timed out after {} ms", connect.as_millis()))??;
-        let connection = Self::watch(def.name.clone(), generation, connected, events.clone(), progress);
-        listen_for_list_changes(&connection.peer, def.name.clone(), generation, events);
+        // Raised when the connection closes, so the list_changed subscription ends first.
+        let (closing_tx, closing_rx) = watch::channel(false);
+        let connection =
+            Self::watch(def.name.clone(), generation, connected, events.clone(), progress, closing_tx);
+        listen_for_list_changes(&connection.peer, def.name.clone(), generation, events, closing_rx);
         let list = def.timeouts.list;
         let listed = tokio::time::timeout(list, list_all(&connection.peer)).await;
         match listed {
@@ -219,6 +224,7 @@ impl Connection {
         connected: transport::Connected<Handler>,
         events: mpsc::UnboundedSender<Event>,
         progress: ProgressRoutes,
+        closing: watch::Sender<bool>,
     ) -> Arc<Connection> {
         let transport::Connected { service, child, pump, audit } = connected;
         let peer = service.peer().clone();
@@ -244,8 +250,12 @@ impl Connection {
                     true
                 }
                 _ = close_rx => {
-                    // A call abandoned on the way here has its cancellation to deliver first.
+                    // A call abandoned on the way here has its cancellation to deliver first,
+                    // and an open subscription is cancelled (a server may wait for it to end
+                    // before it exits on the closed input).
                     tool_call::settle_cancellations().await;
+                    let _ = closing.send(true);
+                    let _ = tokio::time::timeout(SUBSCRIPTION_CLOSE_WAIT, closing.closed()).await;
                     cancel.cancel();
                     let _ = waiting.await;
                     false
@@ -336,6 +346,7 @@ fn listen_for_list_changes(
     server: String,
     generation: u64,
     events: mpsc::UnboundedSender<Event>,
+    mut closing: watch::Receiver<bool>,
 ) {
     let Some(info) = peer.peer_info() else { return };
     if info.protocol_version.has_initialize() {
@@ -368,7 +379,19 @@ fn listen_for_list_changes(
                 return;
             }
         };
-        while let Ok(Some(notification)) = subscription.next().await {
+        loop {
+            let notification = tokio::select! {
+                next = subscription.next() => match next {
+                    Ok(Some(notification)) => notification,
+                    _ => return,
+                },
+                _ = closing.changed() => {
+                    if let Err(e) = subscription.cancel().await {
+                        tracing::debug!(server = %server, "cannot cancel the list_changed subscription: {}", service_error(&e));
+                    }
+                    return;
+                }
+            };
             let (server, generation) = (server.clone(), generation);
             let event = match notification {
                 ServerNotification::ToolListChangedNotification(_) => {
