@@ -197,11 +197,17 @@ impl Connection {
         let (closing_tx, closing_rx) = watch::channel(false);
         let connection =
             Self::watch(def.name.clone(), generation, connected, events.clone(), progress, closing_tx);
-        listen_for_list_changes(&connection.peer, def.name.clone(), generation, events, closing_rx);
         let list = def.timeouts.list;
         let listed = tokio::time::timeout(list, list_all(&connection.peer)).await;
         match listed {
-            Ok(Ok(tools)) => Ok((connection, tools)),
+            Ok(Ok(tools)) => {
+                // Only once the first listing is in: rmcp keeps the listed tools' schemas for
+                // the SEP-2243 headers, and a subscription opened while `tools/list` was in
+                // flight is the suspected cause of calls seen under load without them. The cost:
+                // a change between the listing and the subscription goes unseen until the next.
+                listen_for_list_changes(&connection.peer, def.name.clone(), generation, events, closing_rx);
+                Ok((connection, tools))
+            }
             Ok(Err(ListError { message, transport })) => {
                 // A dropped connection explains itself (exit status, stderr) once the watcher
                 // has seen it; a server that answered with an error needs no wait.
