@@ -29,6 +29,7 @@ mod paths;
 mod plugin;
 mod redact;
 mod runtime;
+mod serve;
 mod session;
 mod status;
 mod text;
@@ -38,7 +39,9 @@ mod transport;
 /// Raises the soft limit on open files to the hard one: what a binary calls at start, since
 /// plugins together may hold half of that limit in sockets (the rest stays the host's).
 pub use plugin::raise_fd_limit;
-pub use runtime::{CallError, CallOutcome, CallProgress, Runtime, RuntimeOptions, ToolRecord, render_call};
+pub use runtime::{
+    CallError, CallOutcome, CallProgress, Revision, Runtime, RuntimeOptions, ToolRecord, render_call,
+};
 // Servers' questions: the elicitation form an embedding host answers (default: decline),
 // sampling (default: refused, "this host has no model"), the bound on SEP-2322 input rounds.
 pub use runtime::{
@@ -76,7 +79,11 @@ pub use config::{
 // terminal's answers to servers' questions that the binary gives them.
 pub use acp::{AcpLimits, AcpOptions, serve as serve_acp};
 pub use ask::{ElicitPolicy, TerminalElicitor};
+// `toolport serve`: the surface as one MCP server (stdio, or streamable HTTP at `/mcp`).
+pub use serve::{ConfigWatch, Gateway, HttpOptions};
 pub use session::{Reply, Session, run_interactive};
+/// The token that stops [`Gateway::serve_http`] (tokio-util's, as rmcp takes it).
+pub use tokio_util::sync::CancellationToken;
 
 // Plugins, for hosts and plugin authors who load and run components directly.
 pub use plugin::PACKAGE as WIT_PACKAGE;

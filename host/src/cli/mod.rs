@@ -6,6 +6,7 @@ mod call_progress;
 mod catalog;
 mod mcp;
 mod plugin;
+mod serve;
 mod session;
 mod tools;
 
@@ -83,6 +84,8 @@ enum Command {
     Session(session::SessionArgs),
     /// ACP agent over stdio (newline-delimited JSON-RPC).
     Acp(acp::AcpArgs),
+    /// One MCP server for any agent: the workspace's checked surface, on stdio or --http.
+    Serve(serve::ServeArgs),
     /// Built-in and configured plugins; inspect a component.
     Plugin(plugin::PluginArgs),
     /// The built-in tour on a temporary home and workspace.
@@ -219,6 +222,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Prompt(args) => catalog::run_prompt(&paths, args).await,
         Command::Session(args) => session::run(&paths, args).await,
         Command::Acp(args) => acp::run(&paths, args).await,
+        Command::Serve(args) => serve::run(&paths, args).await,
         Command::Plugin(args) => plugin::run(&paths, args).await,
         Command::Demo(args) => tools::run_demo(args).await,
         Command::DemoServer(_) => unreachable!("handled above"),

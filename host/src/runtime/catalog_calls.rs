@@ -69,6 +69,24 @@ pub async fn prompt(
     Ok(PromptOutcome { server, description: result.description, messages })
 }
 
+/// Any other request for `server` (a completion, a subscription, a log level), sent by
+/// `request` on its live session under its call timeout and sorted like a read: what `serve`
+/// forwards without the runtime knowing the method.
+pub async fn forward<T, F, Fut>(
+    supervisor: &Supervisor,
+    server: &str,
+    subject: String,
+    request: F,
+) -> Result<T, CatalogError>
+where
+    F: FnOnce(rmcp::Peer<rmcp::RoleClient>) -> Fut,
+    Fut: Future<Output = Result<T, ServiceError>>,
+{
+    let (conn, timeout) = route(supervisor, server)?;
+    let request = request(conn.peer.clone());
+    settle(supervisor, &conn, server, subject, timeout, request).await
+}
+
 /// Prompt arguments: a JSON object whose values are strings (MCP's `prompts/get` takes
 /// `{[name]: string}`), so a number is refused here with its name rather than by the server.
 fn prompt_arguments(arguments: &str) -> Result<JsonObject, CatalogError> {

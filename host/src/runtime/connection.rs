@@ -117,7 +117,20 @@ impl ClientHandler for Handler {
         params: rmcp::model::LoggingMessageNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
+        if let Some(notices) = self.answers.notices.get() {
+            notices.log(&self.server, &params);
+        }
         server_log::record(&self.server, params);
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let Some(notices) = self.answers.notices.get() {
+            notices.resource_updated(&self.server, &params);
+        }
     }
 
     async fn create_elicitation(

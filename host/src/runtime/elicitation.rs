@@ -87,6 +87,9 @@ pub enum ElicitationKind {
 pub struct Form {
     /// Every field.
     pub fields: Vec<Field>,
+    /// The requested schema as the server sent it: what a host that passes the question on to
+    /// its own client (`toolport serve`) forwards instead of the fields.
+    pub schema: Map<String, Value>,
 }
 
 /// One field of a form.
@@ -269,7 +272,11 @@ fn form(schema: &ElicitationSchema) -> Form {
             Some(Field { name: name.clone(), title, description, required: required.contains(name), kind })
         })
         .collect();
-    Form { fields }
+    let schema = match serde_json::to_value(schema) {
+        Ok(Value::Object(schema)) => schema,
+        _ => Map::new(),
+    };
+    Form { fields, schema }
 }
 
 type Described = (Option<String>, Option<String>, FieldKind);

@@ -24,6 +24,20 @@ pub async fn call(
     arguments: &str,
     progress: Option<UnboundedSender<CallProgress>>,
 ) -> Result<CallOutcome, CallError> {
+    if name.trim().is_empty() {
+        return Err(CallError::MissingName);
+    }
+    let args = parse_arguments(arguments)?;
+    call_with(supervisor, name, args, progress).await
+}
+
+/// [`call`] with the arguments already a JSON object (what `serve` receives).
+pub async fn call_with(
+    supervisor: &Supervisor,
+    name: &str,
+    args: Map<String, Value>,
+    progress: Option<UnboundedSender<CallProgress>>,
+) -> Result<CallOutcome, CallError> {
     let name = name.trim();
     if name.is_empty() {
         return Err(CallError::MissingName);
@@ -48,7 +62,6 @@ pub async fn call(
             }
         }
     };
-    let args = parse_arguments(arguments)?;
     let params = CallToolRequestParams::new(original).with_arguments(args);
     let answers = &supervisor.answers;
     // The call timeout counts the server's time, not the person's answering its questions.

@@ -47,6 +47,8 @@ pub use options::RuntimeOptions;
 pub use record::ToolRecord;
 pub use request_state::MAX_INPUT_ROUNDS;
 pub use sampling::{NO_MODEL, Sampler};
+pub(crate) use server_requests::ServerNotices;
+pub use supervisor::Revision;
 pub use tool_call::{CallProgress, settle_cancellations};
 
 use std::sync::Arc;
@@ -216,9 +218,80 @@ impl Runtime {
     /// every connected server (`notifications/roots/list_changed`); a server that cannot be
     /// told is only logged.
     pub async fn set_workspace_root(&self, path: std::path::PathBuf) {
-        if !self.supervisor.answers.set_root(path) {
-            return;
+        if self.supervisor.answers.set_root(path) {
+            self.announce_roots().await;
         }
+    }
+
+    /// Every change of the surface from now on: the receiver sees a new [`Revision`] whenever
+    /// the tools, the resources or the prompts differ from before (a server connected, died,
+    /// sent `list_changed`, was retried or reconciled away).
+    pub fn revisions(&self) -> tokio::sync::watch::Receiver<Revision> {
+        self.supervisor.revisions()
+    }
+
+    /// The server behind the tool `name` on the surface.
+    pub(crate) fn server_of(&self, name: &str) -> Option<String> {
+        self.supervisor.lock().registry.route(name).map(|(record, _)| record.server.clone())
+    }
+
+    /// [`Runtime::call`] with the arguments already a JSON object.
+    pub(crate) async fn call_with(
+        &self,
+        name: &str,
+        arguments: serde_json::Map<String, Value>,
+        progress: Option<tokio::sync::mpsc::UnboundedSender<CallProgress>>,
+    ) -> Result<CallOutcome, CallError> {
+        executor::call_with(&self.supervisor, name, arguments, progress).await
+    }
+
+    /// Sends a request the runtime has no method for to `server`'s live session, under its
+    /// call timeout (`serve` forwards completions, subscriptions and log levels this way).
+    pub(crate) async fn forward<T, F, Fut>(
+        &self,
+        server: &str,
+        subject: String,
+        request: F,
+    ) -> Result<T, CatalogError>
+    where
+        F: FnOnce(rmcp::Peer<rmcp::RoleClient>) -> Fut,
+        Fut: Future<Output = Result<T, rmcp::service::ServiceError>>,
+    {
+        catalog_calls::forward(&self.supervisor, server, subject, request).await
+    }
+
+    /// The connected servers and what each said it can do, in definition order.
+    pub(crate) fn connected(&self) -> Vec<(String, rmcp::model::ServerCapabilities)> {
+        let state = self.supervisor.lock();
+        state
+            .slots
+            .iter()
+            .filter(|s| matches!(s.checked, Some(Ok(_))))
+            .filter_map(|s| {
+                let info = s.conn()?.peer.peer_info()?;
+                Some((s.name().to_string(), info.capabilities.clone()))
+            })
+            .collect()
+    }
+
+    /// Passes what servers say on their own (log messages, resource updates) to `notices` as
+    /// well as to the log. Once per runtime; a second call is ignored.
+    pub(crate) fn set_notices(&self, notices: Arc<dyn ServerNotices>) {
+        let _ = self.supervisor.answers.notices.set(notices);
+    }
+
+    /// Answers `roots/list` with a host's client's roots (`None`: the workspace root again),
+    /// telling every connected server when that changes.
+    #[allow(deprecated)] // roots are deprecated in 2026-07-28, still what 2025-11-25 uses
+    pub(crate) async fn set_client_roots(&self, roots: Option<Vec<rmcp::model::Root>>) {
+        if self.supervisor.answers.set_client_roots(roots) {
+            self.announce_roots().await;
+        }
+    }
+
+    /// `notifications/roots/list_changed` to every connected server; one that cannot be told
+    /// is only logged.
+    async fn announce_roots(&self) {
         let conns: Vec<(String, Arc<connection::Connection>)> = {
             let state = self.supervisor.lock();
             state.slots.iter().filter_map(|s| Some((s.name().to_string(), s.conn()?.clone()))).collect()

@@ -8,12 +8,13 @@
 #![allow(deprecated)]
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-    ElicitationCapability, ErrorCode, FormElicitationCapability, ListRootsResult, Root, RootsCapabilities,
+    ElicitationCapability, ErrorCode, FormElicitationCapability, ListRootsResult,
+    LoggingMessageNotificationParam, ResourceUpdatedNotificationParam, Root, RootsCapabilities,
     SamplingCapability, UrlElicitationCapability,
 };
 
@@ -25,11 +26,24 @@ use super::sampling::{NO_MODEL, Sampler};
 /// a request the client will not carry out.
 const SAMPLING_REFUSED: i32 = -1;
 
+/// Who else hears what servers say on their own (besides the log): a host that passes it on
+/// to its own clients (`serve`). Set once, after the runtime has started.
+pub(crate) trait ServerNotices: Send + Sync + 'static {
+    /// A `notifications/message` of `server`.
+    fn log(&self, server: &str, params: &LoggingMessageNotificationParam);
+    /// A `notifications/resources/updated` of `server`.
+    fn resource_updated(&self, server: &str, params: &ResourceUpdatedNotificationParam);
+}
+
 /// The runtime's answers to servers' questions.
 pub struct Answers {
     elicitor: Arc<dyn Elicitor>,
     sampler: Option<Arc<dyn Sampler>>,
     root: Mutex<Option<PathBuf>>,
+    /// Roots a host's own client gave (`serve`), answered instead of the workspace root.
+    client_roots: Mutex<Option<Vec<Root>>>,
+    /// Where servers' notifications go besides the log.
+    pub(crate) notices: OnceLock<Arc<dyn ServerNotices>>,
     /// Time the questions kept a person busy (not counted against call timeouts).
     pub clock: PersonClock,
 }
@@ -46,6 +60,8 @@ impl Answers {
             elicitor: elicitor.unwrap_or_else(|| Arc::new(DeclineAll)),
             sampler,
             root: Mutex::new(root),
+            client_roots: Mutex::new(None),
+            notices: OnceLock::new(),
             clock: PersonClock::default(),
         }
     }
@@ -113,8 +129,23 @@ impl Answers {
 
     /// `roots/list`: the workspace root, or none when the host named none.
     pub fn roots(&self) -> ListRootsResult {
+        if let Some(roots) = self.client_roots.lock().ok().and_then(|r| r.clone()) {
+            return ListRootsResult::new(roots);
+        }
         let root = self.root.lock().ok().and_then(|r| r.clone());
         ListRootsResult::new(root.iter().filter_map(|path| root_of(path)).collect())
+    }
+
+    /// Answers `roots/list` with a host's client's roots from now on (`None`: the workspace
+    /// root again); `true` if that changed what servers are told.
+    pub fn set_client_roots(&self, roots: Option<Vec<Root>>) -> bool {
+        match self.client_roots.lock() {
+            Ok(mut held) if *held != roots => {
+                *held = roots;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Replaces the root; `true` if it changed (the servers are then told).

@@ -11,15 +11,16 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use anyhow::Context as _;
 use futures::future::join_all;
 use rmcp::model::Tool;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
-use super::catalog::ServerCatalog;
+use super::catalog::{Catalog, ServerCatalog};
 use super::catalog_list;
 use super::connection::{Connection, Event};
 use super::convert::Plugins;
 use super::options::RuntimeOptions;
 use super::pipeline::{self, LiveServer};
 use super::progress::{self, Progress};
+use super::record::ToolRecord;
 use super::server_requests::Answers;
 use super::state::{Gone, Link, Registry, Slot};
 use super::structured_output::OutputChecks;
@@ -42,6 +43,23 @@ pub struct Supervisor {
     generation: AtomicU64,
     /// Each listed tool's compiled `outputSchema`, kept across rebuilds.
     output_checks: OutputChecks,
+    /// Bumped whenever what a client of the runtime sees changes (`serve`'s `list_changed`).
+    revision: watch::Sender<Revision>,
+    /// What the last [`Revision`] was taken of.
+    published: Mutex<(Vec<ToolRecord>, Catalog)>,
+}
+
+/// How often each part of the surface has changed since the runtime started: a client that
+/// remembers the last one it saw knows which lists to fetch again. Only real changes count (a
+/// rebuild that produced the same tools bumps nothing).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Revision {
+    /// The tools (names, schemas, anything a `tools/list` shows).
+    pub tools: u64,
+    /// The resources and resource templates.
+    pub resources: u64,
+    /// The prompts.
+    pub prompts: u64,
 }
 
 /// What the supervisor knows, behind one lock.
@@ -81,6 +99,8 @@ impl Supervisor {
             answers,
             generation: AtomicU64::new(0),
             output_checks: OutputChecks::default(),
+            revision: watch::channel(Revision::default()).0,
+            published: Mutex::new((Vec::new(), Catalog::default())),
         });
         tokio::spawn(event_loop(Arc::downgrade(&supervisor), rx));
         {
@@ -272,6 +292,36 @@ impl Supervisor {
             }
         }
         state.registry = outcome.registry;
+        drop(state);
+        self.publish();
+    }
+
+    /// Every change of the surface from now on, as [`Revision`]s.
+    pub fn revisions(&self) -> watch::Receiver<Revision> {
+        self.revision.subscribe()
+    }
+
+    /// Compares the surface with what the last revision was taken of and bumps the parts
+    /// that differ. Called after every step that can change it.
+    fn publish(&self) {
+        let tools = self.lock().registry.records().to_vec();
+        let catalog = super::catalog_calls::catalog(self);
+        let mut published = self.published.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut next = *self.revision.borrow();
+        let (old_tools, old_catalog) = &*published;
+        if *old_tools != tools {
+            next.tools += 1;
+        }
+        if old_catalog.resources != catalog.resources || old_catalog.templates != catalog.templates {
+            next.resources += 1;
+        }
+        if old_catalog.prompts != catalog.prompts {
+            next.prompts += 1;
+        }
+        *published = (tools, catalog);
+        if next != *self.revision.borrow() {
+            self.revision.send_replace(next);
+        }
     }
 
     async fn handle(&self, event: Event) {
@@ -328,6 +378,8 @@ impl Supervisor {
                     slot.catalog.resources = resources;
                     slot.catalog.templates = templates;
                 }
+                drop(state);
+                self.publish();
             }
             Event::PromptsChanged { server, generation } => {
                 let Some((conn, timeout)) = self.live_conn(&server, generation) else { return };
@@ -338,6 +390,8 @@ impl Supervisor {
                 {
                     slot.catalog.prompts = prompts;
                 }
+                drop(state);
+                self.publish();
             }
         }
     }

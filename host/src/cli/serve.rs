@@ -1,0 +1,87 @@
+//! `toolport serve`: the workspace's surface as one MCP server, on stdio (how agents start a
+//! local server) or streamable HTTP at `/mcp`.
+
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+use std::process::ExitCode;
+
+use toolport::{CancellationToken, Gateway, HttpOptions, Paths, RuntimeOptions};
+
+use super::ExitError;
+
+/// Serves the servers the workspace enables, after every host rule.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// Serve streamable HTTP at http://ADDR/mcp instead of stdio (e.g. 127.0.0.1:8931; port 0
+    /// picks a free one). An address other than loopback needs --token-env.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<SocketAddr>,
+    /// The environment variable holding the bearer token every HTTP request must carry.
+    #[arg(long, value_name = "VAR", requires = "http")]
+    token_env: Option<String>,
+    /// Another `Host` an HTTP client may use (a name, or name:port), besides loopback's.
+    #[arg(long, value_name = "HOST", requires = "http")]
+    allow_host: Vec<String>,
+    /// A browser origin allowed to call (scheme://host[:port]), besides loopback's.
+    #[arg(long, value_name = "ORIGIN", requires = "http")]
+    allow_origin: Vec<String>,
+    /// The largest HTTP request body, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = HttpOptions::new(SocketAddr::from(([127, 0, 0, 1], 0))).max_body_bytes)]
+    max_body_bytes: usize,
+    /// HTTP requests served at once; more get 503 until one has ended.
+    #[arg(long, value_name = "N", default_value_t = HttpOptions::new(SocketAddr::from(([127, 0, 0, 1], 0))).max_requests)]
+    max_requests: usize,
+    /// Do not follow edits of the store and the workspace file.
+    #[arg(long)]
+    no_watch: bool,
+}
+
+/// Serves until the client closes stdin (stdio) or toolport is signalled (HTTP).
+pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let http = match args.http {
+        Some(addr) => {
+            let token = match &args.token_env {
+                Some(var) => match std::env::var(var) {
+                    Ok(token) if !token.is_empty() => Some(token),
+                    _ => {
+                        return Err(
+                            ExitError::usage(format!("--token-env {var}: that variable is not set")).into()
+                        );
+                    }
+                },
+                None => None,
+            };
+            let options = HttpOptions {
+                token,
+                allowed_hosts: args.allow_host,
+                allowed_origins: args.allow_origin,
+                max_body_bytes: args.max_body_bytes,
+                max_requests: args.max_requests.max(1),
+                ..HttpOptions::new(addr)
+            };
+            options.check().map_err(|e| ExitError::usage(format!("{e:#}")))?;
+            Some(options)
+        }
+        None => None,
+    };
+    let resolved = toolport::load_resolved(paths, &BTreeSet::new())?;
+    let options = RuntimeOptions {
+        cache_dir: Some(paths.cache_dir()),
+        workspace_root: Some(paths.workspace_root.clone()),
+        ..Default::default()
+    };
+    let gateway = Gateway::start(resolved, options).await?;
+    for warning in gateway.runtime().warnings() {
+        eprintln!("{warning}");
+    }
+    let _watch = if args.no_watch { None } else { Some(gateway.watch(paths.clone())?) };
+    let served = match http {
+        None => gateway.serve_stdio().await,
+        Some(options) => {
+            let ready = |addr| eprintln!("toolport serve: listening on http://{addr}/mcp");
+            gateway.serve_http(options, CancellationToken::new(), ready).await
+        }
+    };
+    gateway.runtime().shutdown().await;
+    served.map(|()| ExitCode::SUCCESS)
+}

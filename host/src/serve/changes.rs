@@ -1,0 +1,102 @@
+//! Telling clients the surface changed. A 2025-11-25 client has a session: each change is
+//! pushed to it as `notifications/{tools,resources,prompts}/list_changed` until it goes away.
+//! A 2026-07-28 client has none: it opens `subscriptions/listen` and hears the kinds it asked
+//! for there. The operator hears each change as one line on stderr.
+
+use rmcp::model::ServerNotification;
+use rmcp::service::{SubscriptionContext, SubscriptionSendError};
+use rmcp::{ErrorData as McpError, Peer, RoleServer};
+use tokio::sync::watch;
+
+use crate::runtime::{Revision, Runtime};
+
+/// Pushes every change to the session behind `peer` until a notification cannot be sent.
+pub async fn push(mut revisions: watch::Receiver<Revision>, peer: Peer<RoleServer>) {
+    let mut seen = *revisions.borrow_and_update();
+    while revisions.changed().await.is_ok() {
+        let now = *revisions.borrow_and_update();
+        let sent = async {
+            if now.tools != seen.tools {
+                peer.notify_tool_list_changed().await?;
+            }
+            if now.resources != seen.resources {
+                peer.notify_resource_list_changed().await?;
+            }
+            if now.prompts != seen.prompts {
+                peer.notify_prompt_list_changed().await?;
+            }
+            Ok::<(), rmcp::service::ServiceError>(())
+        };
+        if sent.await.is_err() || peer.is_transport_closed() {
+            return;
+        }
+        seen = now;
+    }
+}
+
+/// Serves one `subscriptions/listen` until the client cancels it: each change of a kind the
+/// subscription accepted is sent on it.
+pub async fn listen(
+    mut revisions: watch::Receiver<Revision>,
+    context: SubscriptionContext,
+) -> Result<(), McpError> {
+    let mut seen = *revisions.borrow_and_update();
+    loop {
+        tokio::select! {
+            () = context.cancelled() => return Ok(()),
+            changed = revisions.changed() => {
+                if changed.is_err() {
+                    return Ok(());
+                }
+                let now = *revisions.borrow_and_update();
+                let mut notes = Vec::new();
+                if now.tools != seen.tools {
+                    notes.push(ServerNotification::ToolListChangedNotification(Default::default()));
+                }
+                if now.resources != seen.resources {
+                    notes.push(ServerNotification::ResourceListChangedNotification(Default::default()));
+                }
+                if now.prompts != seen.prompts {
+                    notes.push(ServerNotification::PromptListChangedNotification(Default::default()));
+                }
+                for note in notes {
+                    match context.sink().send(note).await {
+                        Ok(()) | Err(SubscriptionSendError::NotificationNotAccepted(_)) => {}
+                        Err(_) => return Ok(()),
+                    }
+                }
+                seen = now;
+            }
+        }
+    }
+}
+
+/// One stderr line per change of the tools: how many tools from how many servers, and which
+/// names came and went. Runs until the runtime is dropped.
+pub async fn report(runtime: Runtime) {
+    let mut revisions = runtime.revisions();
+    let mut names = runtime.tool_names();
+    while revisions.changed().await.is_ok() {
+        let _ = revisions.borrow_and_update();
+        let now = runtime.tool_names();
+        if now == names {
+            continue;
+        }
+        eprintln!("toolport serve: {}", describe(&names, &now, &runtime));
+        names = now;
+    }
+}
+
+fn describe(before: &[String], after: &[String], runtime: &Runtime) -> String {
+    let servers = runtime.connected().len();
+    let added: Vec<&str> = after.iter().filter(|n| !before.contains(n)).map(String::as_str).collect();
+    let removed: Vec<&str> = before.iter().filter(|n| !after.contains(n)).map(String::as_str).collect();
+    let mut line = format!("the agent now sees {} tools from {servers} servers", after.len());
+    if !added.is_empty() {
+        line.push_str(&format!("; added {}", crate::text::escape_line(&added.join(", "))));
+    }
+    if !removed.is_empty() {
+        line.push_str(&format!("; removed {}", crate::text::escape_line(&removed.join(", "))));
+    }
+    line
+}

@@ -1,0 +1,110 @@
+//! `serve` follows the config files: when the global store or the workspace file changes
+//! (an `mcp add` in another terminal, an edit in an editor), the resolution is read again and
+//! the runtime reconciled, which connects or closes only the servers concerned. A file that
+//! does not parse is reported and ignored: the surface stays what it was.
+//!
+//! The folders are watched, not the files: editors and toolport's own writer replace a file by
+//! renaming a new one over it, which a watch on the old file would not see.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use notify::{RecursiveMode, Watcher as _};
+use tokio::sync::mpsc;
+
+use crate::config::load_resolved;
+use crate::paths::Paths;
+use crate::runtime::Runtime;
+
+/// Edits arriving within this long of each other are applied once.
+const SETTLE: Duration = Duration::from_millis(150);
+
+/// Watches while held; dropping it stops the watching.
+pub struct ConfigWatch {
+    _watcher: Arc<Mutex<Folders>>,
+}
+
+/// The watcher and the folders it watches.
+struct Folders {
+    watcher: notify::RecommendedWatcher,
+    watched: Vec<PathBuf>,
+}
+
+impl Folders {
+    /// Watches the nearest existing folder of each file: a workspace without `.toolport/`
+    /// yet is watched at its root, so the folder's creation is seen, and the folder itself
+    /// once it exists.
+    fn follow(&mut self, files: &[PathBuf]) -> anyhow::Result<()> {
+        for file in files {
+            let mut folder = file.parent().map(Path::to_path_buf);
+            while let Some(f) = folder.clone().filter(|f| !f.is_dir()) {
+                folder = f.parent().map(Path::to_path_buf);
+            }
+            if let Some(folder) = folder
+                && !self.watched.contains(&folder)
+            {
+                self.watcher
+                    .watch(&folder, RecursiveMode::NonRecursive)
+                    .with_context(|| format!("cannot watch {}", folder.display()))?;
+                self.watched.push(folder);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Starts watching `paths`' store and workspace file for `runtime`.
+pub fn watch(runtime: Runtime, paths: Paths) -> anyhow::Result<ConfigWatch> {
+    let files = vec![paths.store_file(), paths.workspace_file()];
+    let (tx, rx) = mpsc::unbounded_channel();
+    let wanted = files.clone();
+    let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        if let Ok(event) = event
+            && event.paths.iter().any(|p| concerns(p, &wanted))
+        {
+            let _ = tx.send(());
+        }
+    })
+    .context("cannot watch the config files")?;
+    let mut folders = Folders { watcher, watched: Vec::new() };
+    folders.follow(&files)?;
+    let folders = Arc::new(Mutex::new(folders));
+    tokio::spawn(apply(runtime, paths, files, Arc::downgrade(&folders), rx));
+    Ok(ConfigWatch { _watcher: folders })
+}
+
+/// An event about one of the files, or about a folder on the way to one (its creation).
+fn concerns(path: &Path, files: &[PathBuf]) -> bool {
+    files.iter().any(|file| file == path || file.starts_with(path))
+}
+
+/// Reconciles once per burst of edits, until the watch is dropped.
+async fn apply(
+    runtime: Runtime,
+    paths: Paths,
+    files: Vec<PathBuf>,
+    folders: Weak<Mutex<Folders>>,
+    mut edits: mpsc::UnboundedReceiver<()>,
+) {
+    while edits.recv().await.is_some() {
+        tokio::time::sleep(SETTLE).await;
+        while edits.try_recv().is_ok() {}
+        let Some(folders) = folders.upgrade() else { return };
+        if let Err(e) =
+            folders.lock().map_err(|_| anyhow::anyhow!("poisoned")).and_then(|mut f| f.follow(&files))
+        {
+            tracing::warn!("{e:#}");
+        }
+        match load_resolved(&paths, &BTreeSet::new()) {
+            Ok(resolved) => {
+                if let Err(e) = runtime.reconcile(resolved).await {
+                    eprintln!("toolport serve: the changed configuration was not applied: {e}");
+                }
+            }
+            Err(e) => eprintln!("toolport serve: the changed configuration was not applied: {e}"),
+        }
+    }
+}

@@ -1,0 +1,333 @@
+//! The MCP server a client talks to: rmcp's `ServerHandler` over the runtime. Every list is
+//! the runtime's after the host's rules; every request goes to the server that owns the tool,
+//! resource or prompt, under that server's own names and timeouts. One `Front` per client
+//! session (stdio: the one client; HTTP: one per session, or per request on 2026-07-28), all
+//! sharing one runtime and one relay.
+// Logging, roots and `resources/subscribe` are deprecated by SEP-2577 in 2026-07-28 but are
+// what 2025-11-25 clients use.
+#![allow(deprecated)]
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    ContentBlock, DiscoverResult, GetPromptRequestParams, GetPromptResponse, Implementation,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ReadResourceRequestParams,
+    ReadResourceResponse, Reference, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+};
+use rmcp::service::{NotificationContext, RequestContext, ServiceError, SubscriptionContext};
+use rmcp::{ErrorData as McpError, Peer, RoleClient, RoleServer, ServerHandler};
+use serde_json::json;
+use tokio::sync::mpsc;
+
+use super::changes;
+use super::relay::Relay;
+use super::surface;
+use crate::runtime::{CallError, CallProgress, CatalogError, Runtime};
+
+/// What every session shares.
+pub struct Shared {
+    /// The one runtime behind every client.
+    pub runtime: Runtime,
+    /// Where servers' questions and notices go.
+    pub relay: Arc<Relay>,
+}
+
+/// One client session's handler.
+#[derive(Clone)]
+pub struct Front {
+    shared: Arc<Shared>,
+    session: u64,
+}
+
+impl Front {
+    /// A handler for a new client session.
+    pub fn new(shared: Arc<Shared>) -> Self {
+        let session = shared.relay.session();
+        Self { shared, session }
+    }
+
+    fn runtime(&self) -> &Runtime {
+        &self.shared.runtime
+    }
+
+    /// The server that owns `uri`, or the protocol's "not found".
+    fn resource_owner(&self, uri: &str) -> Result<String, McpError> {
+        surface::resource_owner(&self.runtime().catalog(), uri)
+            .ok_or_else(|| McpError::resource_not_found(format!("Unknown MCP resource: {uri}"), None))
+    }
+
+    /// Sends `request` to `server`'s session: a JSON-RPC error of the server reaches the
+    /// client with its own code and message; a timeout or a dead server is toolport's error.
+    async fn forward<T, Fut>(
+        &self,
+        server: &str,
+        subject: String,
+        request: impl FnOnce(Peer<RoleClient>) -> Fut,
+    ) -> Result<T, McpError>
+    where
+        Fut: Future<Output = Result<T, ServiceError>>,
+    {
+        let kept = self.runtime().forward(server, subject, |peer| async move {
+            match request(peer).await {
+                Err(ServiceError::McpError(e)) => Ok(Err(e)),
+                other => other.map(Ok),
+            }
+        });
+        kept.await.map_err(catalog_error)?
+    }
+
+    /// Passes the client's roots on to every server, when it has any.
+    async fn pass_roots(&self, peer: &Peer<RoleServer>) {
+        let offers = peer.peer_info().is_some_and(|info| info.capabilities.roots.is_some());
+        if !offers {
+            return;
+        }
+        match peer.list_roots().await {
+            Ok(listed) => self.runtime().set_client_roots(Some(listed.roots)).await,
+            Err(e) => tracing::warn!("cannot list the client's roots: {e}"),
+        }
+    }
+}
+
+fn catalog_error(e: CatalogError) -> McpError {
+    match e {
+        CatalogError::UnknownPrompt(_) | CatalogError::MissingName | CatalogError::MissingUri => {
+            McpError::invalid_params(e.to_string(), None)
+        }
+        CatalogError::InvalidArguments(_) => McpError::invalid_params(e.to_string(), None),
+        _ => McpError::internal_error(e.to_string(), None),
+    }
+}
+
+impl ServerHandler for Front {
+    fn get_info(&self) -> ServerConfig {
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_logging()
+            .enable_completions()
+            .enable_prompts()
+            .enable_prompts_list_changed()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .enable_resources_subscribe()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        capabilities.experimental = None;
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("toolport", env!("CARGO_PKG_VERSION")))
+            .with_instructions(surface::instructions(&self.runtime().status()))
+    }
+
+    async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, McpError> {
+        Ok(DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), self.get_info()))
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        tokio::spawn(changes::push(self.runtime().revisions(), context.peer.clone()));
+        self.pass_roots(&context.peer).await;
+    }
+
+    async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
+        self.pass_roots(&context.peer).await;
+    }
+
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        Some(requested.clone())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        changes::listen(self.runtime().revisions(), context).await
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(surface::tools(self.runtime())))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = request.name.to_string();
+        let server = self.runtime().server_of(&name);
+        let capabilities = context.client_capabilities().unwrap_or_default();
+        let _waiting =
+            server.as_deref().map(|s| self.shared.relay.waiting(s, context.peer.clone(), capabilities));
+        let progress = context.meta.get_progress_token().map(|token| {
+            let (tx, rx) = mpsc::unbounded_channel();
+            tokio::spawn(pass_progress(rx, token, context.peer.clone()));
+            tx
+        });
+        let arguments = request.arguments.unwrap_or_default();
+        let call = self.runtime().call_with(&name, arguments, progress);
+        let outcome = tokio::select! {
+            outcome = call => outcome,
+            // Dropping the call cancels it at the server (`notifications/cancelled`).
+            () = context.ct.cancelled() => {
+                return Err(McpError::internal_error("the client cancelled the call", None));
+            }
+        };
+        match outcome {
+            Ok(outcome) => {
+                let result: CallToolResult = serde_json::from_value(outcome.to_json())
+                    .map_err(|e| McpError::internal_error(format!("cannot pass the result on: {e}"), None))?;
+                Ok(CallToolResponse::Complete(result))
+            }
+            // An unknown tool is a result the model reads, as most servers answer it.
+            Err(e @ CallError::UnknownTool(_)) => {
+                Ok(CallToolResponse::Complete(CallToolResult::error(vec![ContentBlock::text(e.to_string())])))
+            }
+            Err(e @ (CallError::MissingName | CallError::InvalidArguments(_))) => {
+                Err(McpError::invalid_params(e.to_string(), None))
+            }
+            Err(e @ CallError::Protocol { .. }) => Err(McpError::internal_error(e.to_string(), None)),
+            // The model should read why: not connected, timed out, a result that breaks its schema.
+            Err(e) => {
+                Ok(CallToolResponse::Complete(CallToolResult::error(vec![ContentBlock::text(e.to_string())])))
+            }
+        }
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        Ok(ListResourcesResult::with_all_items(surface::resources(&self.runtime().catalog())))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(ListResourceTemplatesResult::with_all_items(surface::templates(&self.runtime().catalog())))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let server = self.resource_owner(&request.uri)?;
+        let subject = format!("resource {}", crate::text::escape_line(&request.uri));
+        let result = self.forward(&server, subject, |peer| async move { peer.read_resource(request).await });
+        result.await.map(ReadResourceResponse::Complete)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Ok(ListPromptsResult::with_all_items(surface::prompts(&self.runtime().catalog())))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let catalog = self.runtime().catalog();
+        let Some(server) = catalog.prompt(&request.name).map(|p| p.server.clone()) else {
+            return Err(catalog_error(CatalogError::UnknownPrompt(request.name)));
+        };
+        let subject = format!("prompt {}", crate::text::escape_line(&request.name));
+        let result = self.forward(&server, subject, |peer| async move { peer.get_prompt(request).await });
+        result.await.map(GetPromptResponse::Complete)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        let catalog = self.runtime().catalog();
+        let server = match &request.r#ref {
+            Reference::Prompt(prompt) => catalog.prompt(&prompt.name).map(|p| p.server.clone()),
+            Reference::Resource(resource) => surface::template_owner(&catalog, &resource.uri),
+            _ => None,
+        };
+        // Nothing to complete from is an empty completion, not an error (MCP's own default).
+        let Some(server) = server else { return Ok(CompleteResult::default()) };
+        let subject = "completion".to_string();
+        self.forward(&server, subject, |peer| async move { peer.complete(request).await }).await
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let logging: Vec<String> = self
+            .runtime()
+            .connected()
+            .into_iter()
+            .filter(|(_, c)| c.logging.is_some())
+            .map(|(n, _)| n)
+            .collect();
+        for server in logging {
+            let request = request.clone();
+            let sent = self
+                .forward(&server, "log level".into(), |peer| async move { peer.set_level(request).await });
+            if let Err(e) = sent.await {
+                tracing::warn!(server = %server, "cannot pass the log level on: {e}");
+            }
+        }
+        Ok(())
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let server = self.resource_owner(&request.uri)?;
+        if self.shared.relay.subscribe(&request.uri, self.session, context.peer.clone()) {
+            let subject = format!("subscription to {}", crate::text::escape_line(&request.uri));
+            self.forward(&server, subject, |peer| async move { peer.subscribe(request).await }).await?;
+        }
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let server = self.resource_owner(&request.uri)?;
+        if self.shared.relay.unsubscribe(&request.uri, self.session) {
+            let subject = format!("subscription to {}", crate::text::escape_line(&request.uri));
+            self.forward(&server, subject, |peer| async move { peer.unsubscribe(request).await }).await?;
+        }
+        Ok(())
+    }
+}
+
+/// A downstream call's progress, sent to the client under the client's own token.
+async fn pass_progress(
+    mut reports: mpsc::UnboundedReceiver<CallProgress>,
+    token: ProgressToken,
+    peer: Peer<RoleServer>,
+) {
+    while let Some(report) = reports.recv().await {
+        let mut params = json!({"progressToken": token, "progress": report.progress});
+        if let Some(total) = report.total {
+            params["total"] = json!(total);
+        }
+        if let Some(message) = report.message {
+            params["message"] = json!(message);
+        }
+        let Ok(params) = serde_json::from_value::<ProgressNotificationParam>(params) else { continue };
+        if peer.notify_progress(params).await.is_err() {
+            return;
+        }
+    }
+}

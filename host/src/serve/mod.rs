@@ -1,0 +1,83 @@
+//! `toolport serve`: the checked surface as one MCP server, for any agent that speaks MCP.
+//! One runtime behind every client; what a client sees is the runtime's after every host rule
+//! (`surface.rs`), and what it asks goes to the server that owns it (`front.rs`). Servers'
+//! questions and notices go back to the client whose call they belong to (`relay.rs`); changes
+//! of the surface reach every client as `list_changed` (`changes.rs`), including those that
+//! come from editing the config files (`config_watch.rs`). Over stdio, or streamable HTTP at
+//! `/mcp` with the checks a port needs (`http.rs`). Both protocol revisions, as rmcp serves
+//! them: 2025-11-25 sessions and stateless 2026-07-28 requests.
+
+mod changes;
+mod config_watch;
+mod front;
+mod http;
+mod relay;
+mod surface;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use rmcp::ServiceExt as _;
+use tokio_util::sync::CancellationToken;
+
+pub use config_watch::ConfigWatch;
+pub use http::HttpOptions;
+
+use crate::config::Resolved;
+use crate::paths::Paths;
+use crate::runtime::{Runtime, RuntimeOptions};
+use front::{Front, Shared};
+use relay::Relay;
+
+/// toolport as an MCP server: a runtime whose servers' questions go to the serving side's
+/// clients.
+pub struct Gateway {
+    shared: Arc<Shared>,
+}
+
+impl Gateway {
+    /// Starts the runtime like [`Runtime::start`]. `options.elicitor` and `options.sampler`
+    /// are replaced: a server's question goes to the client whose call asked it (declined
+    /// when that client cannot answer).
+    pub async fn start(resolved: Resolved, mut options: RuntimeOptions) -> anyhow::Result<Gateway> {
+        let relay = Arc::new(Relay::default());
+        options.elicitor = Some(relay.elicitor());
+        options.sampler = Some(relay.sampler());
+        let runtime = Runtime::start(resolved, options).await?;
+        runtime.set_notices(relay.notices());
+        tokio::spawn(changes::report(runtime.clone()));
+        Ok(Gateway { shared: Arc::new(Shared { runtime, relay }) })
+    }
+
+    /// The runtime behind it.
+    pub fn runtime(&self) -> &Runtime {
+        &self.shared.runtime
+    }
+
+    /// Follows edits of `paths`' store and workspace file while the returned handle is held.
+    pub fn watch(&self, paths: Paths) -> anyhow::Result<ConfigWatch> {
+        config_watch::watch(self.shared.runtime.clone(), paths)
+    }
+
+    /// Serves one client on stdin/stdout until it closes them.
+    pub async fn serve_stdio(&self) -> anyhow::Result<()> {
+        let running = Front::new(self.shared.clone())
+            .serve(rmcp::transport::stdio())
+            .await
+            .context("cannot start serving on stdio")?;
+        running.waiting().await.context("serving on stdio failed")?;
+        Ok(())
+    }
+
+    /// Serves streamable HTTP at `http://<addr>/mcp` until `stop` is cancelled; `ready` gets
+    /// the bound address once the port is open.
+    pub async fn serve_http(
+        &self,
+        options: HttpOptions,
+        stop: CancellationToken,
+        ready: impl FnOnce(SocketAddr),
+    ) -> anyhow::Result<()> {
+        http::serve(self.shared.clone(), options, stop, ready).await
+    }
+}

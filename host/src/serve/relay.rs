@@ -1,0 +1,268 @@
+//! The relay: what `serve` does with the questions and notices of a downstream server. A
+//! server asks in the middle of a call, so the question goes to the client whose call it is
+//! (the most recent caller of that server still waiting), in the modes that client said it
+//! answers; a client that cannot answer gets none, and the server hears `decline`. Log
+//! messages go the same way; resource updates go to the clients that subscribed to the URI.
+// Sampling and logging are deprecated by SEP-2577 in 2026-07-28 but are what 2025-11-25
+// servers and clients use.
+#![allow(deprecated)]
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use futures::future::BoxFuture;
+use rmcp::model::{
+    ClientCapabilities, CreateMessageRequestParams, ElicitRequestParams, ElicitResult, ElicitationAction,
+    LoggingMessageNotificationParam, ResourceUpdatedNotificationParam,
+};
+use rmcp::{Peer, RoleServer};
+use serde_json::{Value, json};
+
+use crate::runtime::{
+    Elicitation, ElicitationAnswer, ElicitationKind, ElicitationModes, Elicitor, Sampler, ServerNotices,
+};
+
+/// One client call waiting on a downstream server.
+#[derive(Clone)]
+struct Caller {
+    id: u64,
+    server: String,
+    peer: Peer<RoleServer>,
+    capabilities: ClientCapabilities,
+}
+
+/// A client's `resources/subscribe` of one URI.
+#[derive(Clone)]
+struct Subscriber {
+    uri: String,
+    session: u64,
+    peer: Peer<RoleServer>,
+}
+
+/// Who is waiting on which server, and who subscribed to what.
+#[derive(Default)]
+pub struct Relay {
+    next: AtomicU64,
+    callers: Mutex<Vec<Caller>>,
+    subscribers: Mutex<Vec<Subscriber>>,
+}
+
+/// Removes its caller from the relay when the call ends, however it ends.
+pub struct Waiting {
+    relay: Arc<Relay>,
+    id: u64,
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        lock(&self.relay.callers).retain(|c| c.id != self.id);
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Relay {
+    /// Records that the client behind `peer` now waits on `server`, until the guard drops.
+    pub fn waiting(
+        self: &Arc<Self>,
+        server: &str,
+        peer: Peer<RoleServer>,
+        capabilities: ClientCapabilities,
+    ) -> Waiting {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        lock(&self.callers).push(Caller { id, server: server.to_string(), peer, capabilities });
+        Waiting { relay: self.clone(), id }
+    }
+
+    /// The client whose call on `server` began last and still waits.
+    fn caller(&self, server: &str) -> Option<Caller> {
+        lock(&self.callers).iter().rev().find(|c| c.server == server).cloned()
+    }
+
+    /// A number for one client session, for its subscriptions.
+    pub fn session(&self) -> u64 {
+        self.next.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Sends `notifications/resources/updated` of `uri` to `session` (through `peer`) from now
+    /// on; `true` if it is the first client subscribed to `uri` (the server is then asked).
+    pub fn subscribe(&self, uri: &str, session: u64, peer: Peer<RoleServer>) -> bool {
+        let mut subscribers = lock(&self.subscribers);
+        subscribers.retain(|s| !s.peer.is_transport_closed());
+        let first = !subscribers.iter().any(|s| s.uri == uri);
+        if !subscribers.iter().any(|s| s.uri == uri && s.session == session) {
+            subscribers.push(Subscriber { uri: uri.to_string(), session, peer });
+        }
+        first
+    }
+
+    /// Ends what [`Relay::subscribe`] started for `uri` and `session`; `true` if no client is
+    /// left subscribed to `uri` (the server is then told).
+    pub fn unsubscribe(&self, uri: &str, session: u64) -> bool {
+        let mut subscribers = lock(&self.subscribers);
+        subscribers.retain(|s| !(s.uri == uri && s.session == session));
+        !subscribers.iter().any(|s| s.uri == uri)
+    }
+
+    /// What a downstream server is told toolport can answer: everything a client might (each
+    /// question is then answered, or declined, by the client that made the call).
+    pub fn elicitor(self: &Arc<Self>) -> Arc<dyn Elicitor> {
+        Arc::new(Asker(self.clone()))
+    }
+
+    /// Sampling passed on to the calling client when it offers it.
+    pub fn sampler(self: &Arc<Self>) -> Arc<dyn Sampler> {
+        Arc::new(Asker(self.clone()))
+    }
+
+    /// Log messages and resource updates passed on.
+    pub fn notices(self: &Arc<Self>) -> Arc<dyn ServerNotices> {
+        Arc::new(Asker(self.clone()))
+    }
+}
+
+/// The relay in the roles the runtime asks for.
+struct Asker(Arc<Relay>);
+
+impl Elicitor for Asker {
+    fn modes(&self) -> ElicitationModes {
+        ElicitationModes::ALL
+    }
+
+    fn elicit(&self, request: Elicitation) -> BoxFuture<'_, ElicitationAnswer> {
+        Box::pin(async move {
+            let Some(caller) = self.0.caller(&request.server) else {
+                tracing::info!(server = %request.server, "declined an elicitation: no client call is waiting on this server");
+                return ElicitationAnswer::Decline;
+            };
+            let Some(params) = params_for(&request, &caller.capabilities) else {
+                tracing::info!(server = %request.server, "declined an elicitation: the calling client does not answer this kind");
+                return ElicitationAnswer::Decline;
+            };
+            match caller.peer.create_elicitation(params).await {
+                Ok(result) => answer_of(result),
+                Err(e) => {
+                    tracing::warn!(server = %request.server, "the client could not be asked: {e}");
+                    ElicitationAnswer::Decline
+                }
+            }
+        })
+    }
+}
+
+/// The question as the client is asked it, if it answers that mode (an `elicitation`
+/// capability with neither mode named means form, as MCP says).
+fn params_for(request: &Elicitation, capabilities: &ClientCapabilities) -> Option<ElicitRequestParams> {
+    let offered = serde_json::to_value(capabilities.elicitation.as_ref()?).ok()?;
+    let form = offered.get("form").is_some() || offered.get("url").is_none();
+    let value = match &request.kind {
+        ElicitationKind::Form(asked) if form => {
+            json!({"mode": "form", "message": request.message, "requestedSchema": asked.schema})
+        }
+        ElicitationKind::Url { url, id } if offered.get("url").is_some() => {
+            json!({"mode": "url", "message": request.message, "url": url, "elicitationId": id})
+        }
+        _ => return None,
+    };
+    serde_json::from_value(value).ok()
+}
+
+fn answer_of(result: ElicitResult) -> ElicitationAnswer {
+    match result.action {
+        ElicitationAction::Accept => match result.content {
+            Some(Value::Object(fields)) => ElicitationAnswer::Accept(fields),
+            _ => ElicitationAnswer::Accept(Default::default()),
+        },
+        ElicitationAction::Decline => ElicitationAnswer::Decline,
+        _ => ElicitationAnswer::Cancel,
+    }
+}
+
+impl Sampler for Asker {
+    fn create_message(&self, server: &str, request: Value) -> BoxFuture<'_, Result<Value, String>> {
+        let server = server.to_string();
+        Box::pin(async move {
+            let caller = self.0.caller(&server).ok_or_else(|| {
+                "no client call is waiting on this server, so no model can be asked".to_string()
+            })?;
+            if caller.capabilities.sampling.is_none() {
+                return Err(format!("{} (the calling client offers no sampling)", crate::runtime::NO_MODEL));
+            }
+            let params: CreateMessageRequestParams =
+                serde_json::from_value(request).map_err(|e| format!("cannot pass the request on: {e}"))?;
+            let result = caller.peer.create_message(params).await.map_err(|e| e.to_string())?;
+            serde_json::to_value(result).map_err(|e| e.to_string())
+        })
+    }
+}
+
+impl ServerNotices for Asker {
+    fn log(&self, server: &str, params: &LoggingMessageNotificationParam) {
+        let Some(caller) = self.0.caller(server) else { return };
+        let params = params.clone();
+        tokio::spawn(async move {
+            let _ = caller.peer.notify_logging_message(params).await;
+        });
+    }
+
+    fn resource_updated(&self, _server: &str, params: &ResourceUpdatedNotificationParam) {
+        let peers: Vec<Peer<RoleServer>> = lock(&self.0.subscribers)
+            .iter()
+            .filter(|s| s.uri == params.uri)
+            .map(|s| s.peer.clone())
+            .collect();
+        for peer in peers {
+            let params = params.clone();
+            tokio::spawn(async move {
+                let _ = peer.notify_resource_updated(params).await;
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::Form;
+
+    fn capabilities(value: Value) -> ClientCapabilities {
+        serde_json::from_value(value).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn form_request() -> Elicitation {
+        let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+        let Value::Object(schema) = schema else { panic!("object") };
+        Elicitation {
+            server: "s".into(),
+            message: "Your name?".into(),
+            kind: ElicitationKind::Form(Form { fields: Vec::new(), schema }),
+        }
+    }
+
+    #[test]
+    fn a_question_goes_only_in_a_mode_the_client_answers() {
+        let request = form_request();
+        assert!(params_for(&request, &capabilities(json!({}))).is_none());
+        assert!(params_for(&request, &capabilities(json!({"elicitation": {}}))).is_some());
+        assert!(params_for(&request, &capabilities(json!({"elicitation": {"url": {}}}))).is_none());
+        let url = Elicitation {
+            kind: ElicitationKind::Url { url: "https://x.test".into(), id: "e1".into() },
+            ..form_request()
+        };
+        assert!(params_for(&url, &capabilities(json!({"elicitation": {}}))).is_none());
+        let sent = params_for(&url, &capabilities(json!({"elicitation": {"url": {}}})));
+        let sent = serde_json::to_value(sent).unwrap_or_default();
+        assert_eq!(sent["url"], "https://x.test");
+        assert_eq!(sent["elicitationId"], "e1");
+    }
+
+    #[test]
+    fn the_schema_is_passed_on_as_the_server_wrote_it() {
+        let sent = params_for(&form_request(), &capabilities(json!({"elicitation": {"form": {}}})));
+        let sent = serde_json::to_value(sent).unwrap_or_default();
+        assert_eq!(sent["requestedSchema"]["properties"]["name"]["type"], "string");
+        assert_eq!(sent["message"], "Your name?");
+    }
+}
