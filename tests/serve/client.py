@@ -13,6 +13,7 @@ Scenarios (each prints what it saw, never a verdict; the tests judge):
   cancel        call --tool with --args, abandon it after --cancel-after s (the SDK sends
                 notifications/cancelled), then call echo to show the session still works
   latency       call --tool with --args --calls times in one session (milliseconds each)
+  list          tools/list --calls times in one session (milliseconds each, and the tool count)
 
 Every step runs under --timeout seconds: a hang is reported as an error, never waited out.
 """
@@ -102,12 +103,22 @@ async def latency(session, args, _events):
     return {"ms": millis}
 
 
+async def list_latency(session, _args, _events):
+    millis, count = [], 0
+    for _ in range(_args.calls):
+        started = time.perf_counter()
+        count = len((await session.list_tools()).tools)
+        millis.append((time.perf_counter() - started) * 1000)
+    return {"ms": millis, "tools": count}
+
+
 SCENARIOS = {
     "basics": basics,
     "list-changed": list_changed,
     "elicit": elicit,
     "cancel": cancel,
     "latency": latency,
+    "list": list_latency,
 }
 
 
