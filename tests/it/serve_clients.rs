@@ -68,16 +68,31 @@ fn py(scenario: &str, via: &Via, extra: &[&str]) -> Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("serve/client.py");
     let mut cmd = Command::new(python());
     cmd.arg(&script).arg(scenario).args(extra).env_remove("RUST_LOG").env_remove("TOOLPORT_HOME");
-    match via {
-        Via::Http(url) => cmd.arg("--url").arg(url),
-        Via::Stdio(env) => cmd.arg("--").args(serve_command(env)),
+    // serve's stderr when the client spawns it: what a failure report needs next to the client's.
+    let errlog = match via {
+        Via::Http(url) => {
+            cmd.arg("--url").arg(url);
+            None
+        }
+        Via::Stdio(env) => {
+            let errlog = env.root().join(format!("serve-{scenario}.stderr"));
+            cmd.arg("--errlog").arg(&errlog).arg("--").args(serve_command(env));
+            Some(errlog)
+        }
     };
     let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
     let stdout = String::from_utf8_lossy(&out.stdout);
+    let serve_stderr = errlog.and_then(|f| std::fs::read_to_string(f).ok()).unwrap_or_default();
     let value: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|_| {
-        panic!("client.py {scenario} printed no JSON:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr))
+        panic!(
+            "client.py {scenario} printed no JSON:\n{stdout}\n{}\nserve's stderr:\n{serve_stderr}",
+            String::from_utf8_lossy(&out.stderr)
+        )
     });
-    assert!(value.get("error").is_none() && out.status.success(), "client.py {scenario} failed: {value}");
+    assert!(
+        value.get("error").is_none() && out.status.success(),
+        "client.py {scenario} failed: {value}\nserve's stderr:\n{serve_stderr}"
+    );
     value
 }
 
@@ -382,4 +397,28 @@ fn serve_answers_the_inspector_cli_over_http() {
     let env = everything_env();
     let serve = ServeHttp::start(&env);
     check_inspector(&Via::Http(&serve.url), env.home());
+}
+
+/// demo-server's `sleep` reports progress in tenths to a caller that sent a progress token.
+fn check_progress(seen: &Value) {
+    let expected: Vec<Value> = (1..=10)
+        .map(|n| json!({"progress": f64::from(n), "total": 10.0, "message": format!("{n}/10")}))
+        .collect();
+    assert_eq!(seen["progress"], json!(expected), "progress did not reach the calling client: {seen}");
+    assert_eq!(seen["texts"], json!(["slept 500 ms"]), "{seen}");
+}
+
+const PROGRESS_ARGS: &[&str] = &["--tool", "sleep", "--args", r#"{"ms": 500}"#];
+
+#[test]
+fn serve_forwards_progress_to_the_python_sdk_over_stdio() {
+    let (env, _log) = sleepy_env();
+    check_progress(&py("progress", &Via::Stdio(&env), PROGRESS_ARGS));
+}
+
+#[test]
+fn serve_forwards_progress_to_the_python_sdk_over_http() {
+    let (env, _log) = sleepy_env();
+    let serve = ServeHttp::start(&env);
+    check_progress(&py("progress", &Via::Http(&serve.url), PROGRESS_ARGS));
 }

@@ -12,6 +12,7 @@ Scenarios (each prints what it saw, never a verdict; the tests judge):
                 SDK's elicitation_callback
   cancel        call --tool with --args, abandon it after --cancel-after s (the SDK sends
                 notifications/cancelled), then call echo to show the session still works
+  progress      call --tool with --args and a progress callback; the progress it was sent
   latency       call --tool with --args --calls times in one session (milliseconds each)
   list          tools/list --calls times in one session (milliseconds each, and the tool count)
 
@@ -90,6 +91,17 @@ async def cancel(session, args, _events):
     return {"finished": finished, "abandoned_after_s": abandoned_after, "echo_after": texts(echo)}
 
 
+async def progress(session, args, _events):
+    await session.list_tools()
+    seen = []
+
+    async def on_progress(value, total, message):
+        seen.append({"progress": value, "total": total, "message": message})
+
+    result = await session.call_tool(args.tool, json.loads(args.args), progress_callback=on_progress)
+    return {"progress": seen, "texts": texts(result)}
+
+
 async def latency(session, args, _events):
     await session.list_tools()
     call_args = json.loads(args.args)
@@ -118,6 +130,7 @@ SCENARIOS = {
     "elicit": elicit,
     "cancel": cancel,
     "latency": latency,
+    "progress": progress,
     "list": list_latency,
 }
 
