@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Installs the peers the comparison runs against, into <target>/bench, once:
+# Installs the peers the benches run against, once:
 #   - server-everything (through tests/peers/install.sh, shared with the black-box tests);
-#   - the official Python MCP SDK (PyPI `mcp`) and matplotlib, in a venv;
-#   - the MCP Inspector (npm `@modelcontextprotocol/inspector`), for its `--cli` mode.
-# Prints the bench folder. Versions are pinned so reruns compare like with like.
+#   - the official Python MCP SDK (PyPI `mcp`) in a venv and the MCP Inspector (npm
+#     `@modelcontextprotocol/inspector`, for its `--cli` mode), through
+#     tests/peers/install_clients.sh into <target>/clients, shared with the `serve` tests
+#     (the pins live there);
+#   - matplotlib, added to that venv, for the plots.
+# Prints the bench folder: <target>/bench, whose `venv` and `inspector` link to the clients'.
 set -euo pipefail
 
-MCP_VERSION="${MCP_VERSION:-2.3.0}"
 MATPLOTLIB_VERSION="${MATPLOTLIB_VERSION:-3.11.2}"
-INSPECTOR_VERSION="${INSPECTOR_VERSION:-2.12.0}"
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -19,15 +20,16 @@ mkdir -p "$bench"
 exec 9>"$bench/.lock"
 flock 9
 
-peers="$(bash "$root/tests/peers/install.sh" "$target")"
+bash "$root/tests/peers/install.sh" "$target" >/dev/null
+clients="$(bash "$root/tests/peers/install_clients.sh" "$target")"
 
-stamp="$bench/.installed-$MCP_VERSION-$MATPLOTLIB_VERSION-$INSPECTOR_VERSION"
+stamp="$bench/.installed-matplotlib-$MATPLOTLIB_VERSION"
 if [[ ! -f "$stamp" ]]; then
-  python3 -m venv "$bench/venv"
-  "$bench/venv/bin/pip" install --quiet --disable-pip-version-check \
-    "mcp==$MCP_VERSION" "matplotlib==$MATPLOTLIB_VERSION" >&2
-  PATH="$peers/bin:$PATH" npm install --silent --no-audit --no-fund --prefix "$bench/inspector" \
-    "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" >&2
+  # A venv or inspector folder left by the old layout of this script is replaced by the links.
+  rm -rf "$bench/venv" "$bench/inspector"
+  ln -sfn "$clients/venv" "$bench/venv"
+  ln -sfn "$clients/inspector" "$bench/inspector"
+  "$bench/venv/bin/pip" install --quiet --disable-pip-version-check "matplotlib==$MATPLOTLIB_VERSION" >&2
   touch "$stamp"
 fi
 echo "$bench"

@@ -33,6 +33,8 @@ mod runtime;
 mod runtime_live;
 mod runtime_support;
 mod secrets_in_logs;
+mod serve_clients;
+mod serve_conformance;
 mod server_questions;
 mod session;
 mod smoke;

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# What `toolport serve` costs a client: one tool call through serve against the same Python SDK
+# client calling the server directly (median over N calls in one session, and the ratio),
+# `tools/list` through serve with 10 demo-servers (cold and warm), and serve's peak RSS with 10
+# servers (VmHWM). Not run in CI.
+#
+#   bench/serve.sh [--calls N] [--runs N] [--no-build]
+#   TOOLPORT=/path/to/toolport bench/serve.sh --no-build      (measure another build)
+#
+# Installs the clients through bench/install.sh (once), builds toolport in release (skip with
+# --no-build), and writes bench/results/serve.md (bench/serve.py does the measuring).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+target="${CARGO_TARGET_DIR:-$root/target}"
+build=1
+extra=()
+for arg in "$@"; do
+  case "$arg" in
+    --no-build) build=0 ;;
+    *) extra+=("$arg") ;;
+  esac
+done
+
+bench="$(bash "$here/install.sh")"
+if (( build )); then
+  (cd "$root" && cargo build --release --bin toolport)
+fi
+toolport="${TOOLPORT:-$target/release/toolport}"
+[[ -x "$toolport" ]] || { echo "serve.sh: $toolport is missing (run without --no-build)" >&2; exit 1; }
+
+exec "$bench/venv/bin/python" "$here/serve.py" \
+  --toolport "$(cd "$(dirname "$toolport")" && pwd)/$(basename "$toolport")" \
+  --python "$bench/venv/bin/python" \
+  --client "$root/tests/serve/client.py" \
+  --py-client "$here/py_client.py" \
+  --out "$here/results" \
+  "${extra[@]}"

@@ -1,0 +1,424 @@
+//! Real MCP clients through `toolport serve`: the official Python SDK (`tests/serve/client.py`,
+//! a `ClientSession` per scenario) and the MCP Inspector's CLI, over stdio (the client spawns
+//! `toolport serve`) and over streamable HTTP (`serve --http 127.0.0.1:0`). The downstream
+//! servers are real: server-everything and the binary's own demo-server. Both clients come from
+//! `tests/peers/install_clients.sh`; a failed install fails these tests, never skips them.
+
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{OnceLock, mpsc};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::common::{Env, toolport_path};
+use crate::peers::{everything_stdio, install, node};
+use crate::runtime_support::{demo, write_config};
+
+/// How long `serve --http` may take to print its listening line (it connects downstream first).
+const LISTEN_TIMEOUT: Duration = Duration::from_secs(30);
+/// Tools server-everything lists only to clients with a capability toolport's own downstream
+/// connection may or may not advertise (roots, sampling): allowed through serve, not required.
+const CAPABILITY_TOOLS: &[&str] = &[
+    "get-roots-list",
+    "trigger-sampling-request",
+    "trigger-sampling-request-async",
+    "trigger-elicitation-request-async",
+];
+/// What the elicitation test answers, and what server-everything's tool must then report.
+const ELICIT_ANSWER: &str = r#"{"name": "Ada Lovelace", "check": true}"#;
+
+/// The folder `tests/peers/install_clients.sh` fills: `venv/` and `inspector/`.
+fn clients() -> PathBuf {
+    static CLIENTS: OnceLock<String> = OnceLock::new();
+    PathBuf::from(install("peers/install_clients.sh", &CLIENTS))
+}
+
+fn python() -> PathBuf {
+    clients().join("venv/bin/python")
+}
+
+fn inspector() -> PathBuf {
+    clients().join("inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js")
+}
+
+/// `toolport --home H --workspace W serve`, as a client spawns it.
+fn serve_command(env: &Env) -> Vec<OsString> {
+    vec![
+        toolport_path().into(),
+        "--home".into(),
+        env.home().into(),
+        "--workspace".into(),
+        env.root().into(),
+        "serve".into(),
+    ]
+}
+
+/// How a client reaches serve.
+enum Via<'a> {
+    Stdio(&'a Env),
+    Http(&'a str),
+}
+
+/// Runs one `client.py` scenario and returns the JSON it printed; a scenario that reports an
+/// error fails the test with it.
+fn py(scenario: &str, via: &Via, extra: &[&str]) -> Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("serve/client.py");
+    let mut cmd = Command::new(python());
+    cmd.arg(&script).arg(scenario).args(extra).env_remove("RUST_LOG").env_remove("TOOLPORT_HOME");
+    // serve's stderr when the client spawns it: what a failure report needs next to the client's.
+    let errlog = match via {
+        Via::Http(url) => {
+            cmd.arg("--url").arg(url);
+            None
+        }
+        Via::Stdio(env) => {
+            let errlog = env.root().join(format!("serve-{scenario}.stderr"));
+            cmd.arg("--errlog").arg(&errlog).arg("--").args(serve_command(env));
+            Some(errlog)
+        }
+    };
+    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let serve_stderr = errlog.and_then(|f| std::fs::read_to_string(f).ok()).unwrap_or_default();
+    let value: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|_| {
+        panic!(
+            "client.py {scenario} printed no JSON:\n{stdout}\n{}\nserve's stderr:\n{serve_stderr}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert!(
+        value.get("error").is_none() && out.status.success(),
+        "client.py {scenario} failed: {value}\nserve's stderr:\n{serve_stderr}"
+    );
+    value
+}
+
+/// `toolport serve --http 127.0.0.1:0` on `env`; SIGTERM (then SIGKILL) on drop.
+struct ServeHttp {
+    child: Child,
+    url: String,
+}
+
+impl ServeHttp {
+    fn start(env: &Env) -> Self {
+        let argv = serve_command(env);
+        let mut child = Command::new(&argv[0])
+            .args(&argv[1..])
+            .args(["--http", "127.0.0.1:0"])
+            .env_remove("RUST_LOG")
+            .env_remove("TOOLPORT_HOME")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn toolport serve --http: {e}"));
+        let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let deadline = Instant::now() + LISTEN_TIMEOUT;
+        let mut seen = Vec::new();
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match rx.recv_timeout(left) {
+                Ok(line) => {
+                    if let Some(url) = line.strip_prefix("toolport serve: listening on ") {
+                        return Self { child, url: url.trim().to_string() };
+                    }
+                    seen.push(line);
+                }
+                Err(_) => break,
+            }
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("toolport serve --http printed no listening line; stderr:\n{}", seen.join("\n"));
+    }
+}
+
+impl Drop for ServeHttp {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn names(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+        .unwrap_or_default()
+}
+
+fn everything_env() -> Env {
+    let env = Env::new();
+    write_config(&env, json!({ "everything": everything_stdio() }), &["everything"], json!({}));
+    env
+}
+
+/// What the same Python client sees talking to server-everything itself.
+fn everything_direct_tools() -> Vec<String> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("serve/client.py");
+    let entry = crate::peers::everything_entry();
+    let out = Command::new(python())
+        .arg(&script)
+        .args(["basics", "--"])
+        .arg(node())
+        .arg(entry)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run client.py directly: {e}"));
+    let value: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("direct run: {e}"));
+    names(&value["tools"])
+}
+
+fn check_basics(seen: &Value, direct: &[String]) {
+    let tools = names(&seen["tools"]);
+    for tool in direct {
+        assert!(tools.contains(tool), "{tool} (listed directly) is missing through serve: {tools:?}");
+    }
+    for tool in &tools {
+        assert!(
+            direct.contains(tool) || CAPABILITY_TOOLS.contains(&tool.as_str()),
+            "{tool} through serve is not a tool server-everything lists: {tools:?}"
+        );
+    }
+    let mut unique = tools.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), tools.len(), "a tool is listed twice: {tools:?}");
+    assert_eq!(seen["echo"], json!({"is_error": false, "texts": ["Echo: hello through serve"]}));
+    assert!(
+        names(&seen["resources"]).contains(&"demo://resource/static/document/architecture.md".to_string()),
+        "{}",
+        seen["resources"]
+    );
+    let read = &seen["read"][0];
+    assert_eq!(read["uri"], "demo://resource/static/document/architecture.md");
+    assert!(read["text"].as_str().unwrap_or_default().starts_with("# Everything Server"), "{read}");
+    assert!(names(&seen["prompts"]).contains(&"simple-prompt".to_string()), "{}", seen["prompts"]);
+    assert_eq!(
+        seen["prompt"],
+        json!([{"role": "user", "text": "This is a simple prompt without arguments."}])
+    );
+}
+
+#[test]
+fn serve_python_sdk_lists_calls_reads_and_prompts_over_stdio() {
+    let env = everything_env();
+    let direct = everything_direct_tools();
+    check_basics(&py("basics", &Via::Stdio(&env), &[]), &direct);
+}
+
+#[test]
+fn serve_python_sdk_lists_calls_reads_and_prompts_over_http() {
+    let env = everything_env();
+    let direct = everything_direct_tools();
+    let serve = ServeHttp::start(&env);
+    check_basics(&py("basics", &Via::Http(&serve.url), &[]), &direct);
+}
+
+/// A demo-server that adds `late` 3 s after it starts: long enough for serve to start and the
+/// client to list first, so the first listing must lack it.
+fn late_env() -> Env {
+    let env = Env::new();
+    write_config(&env, json!({ "demo": demo(&["--notify-after-ms", "3000"]) }), &["demo"], json!({}));
+    env
+}
+
+fn check_list_changed(seen: &Value) {
+    let before = names(&seen["before"]);
+    assert_eq!(before, ["echo", "add", "sleep", "fail", "big", "pid"], "{seen}");
+    assert_eq!(seen["notified"], true, "no notifications/tools/list_changed reached the client: {seen}");
+    assert_eq!(names(&seen["after"]), ["echo", "add", "sleep", "fail", "big", "pid", "late"], "{seen}");
+}
+
+#[test]
+fn serve_python_sdk_sees_list_changed_and_late_over_stdio() {
+    let env = late_env();
+    check_list_changed(&py("list-changed", &Via::Stdio(&env), &["--wait", "20"]));
+}
+
+#[test]
+fn serve_python_sdk_sees_list_changed_and_late_over_http() {
+    let env = late_env();
+    let serve = ServeHttp::start(&env);
+    check_list_changed(&py("list-changed", &Via::Http(&serve.url), &["--wait", "20"]));
+}
+
+fn check_elicitation(seen: &Value) {
+    let asked = seen["asked"].as_array().cloned().unwrap_or_default();
+    assert_eq!(asked.len(), 1, "the client was asked {} times: {seen}", asked.len());
+    assert_eq!(asked[0]["message"], "Please provide inputs for the following fields:");
+    assert!(names(&asked[0]["fields"]).contains(&"name".to_string()), "{seen}");
+    let texts = names(&seen["texts"]);
+    assert_eq!(seen["is_error"], false, "{seen}");
+    assert!(
+        texts.iter().any(|t| t.contains("- Name: Ada Lovelace")),
+        "the answer did not reach the tool: {seen}"
+    );
+    assert!(texts.iter().any(|t| t.contains("- Agreed to terms: true")), "{seen}");
+}
+
+fn elicit_args() -> Vec<&'static str> {
+    vec!["--tool", "trigger-elicitation-request", "--answer", ELICIT_ANSWER]
+}
+
+#[test]
+fn serve_forwards_elicitation_to_the_python_sdk_over_stdio() {
+    let env = everything_env();
+    check_elicitation(&py("elicit", &Via::Stdio(&env), &elicit_args()));
+}
+
+#[test]
+fn serve_forwards_elicitation_to_the_python_sdk_over_http() {
+    let env = everything_env();
+    let serve = ServeHttp::start(&env);
+    check_elicitation(&py("elicit", &Via::Http(&serve.url), &elicit_args()));
+}
+
+/// A demo-server logging its sleeps; returns the env and the log's path.
+fn sleepy_env() -> (Env, PathBuf) {
+    let env = Env::new();
+    let log = env.root().join("calls.log");
+    let log_arg = log.to_string_lossy().to_string();
+    write_config(&env, json!({ "demo": demo(&["--call-log", &log_arg]) }), &["demo"], json!({}));
+    (env, log)
+}
+
+fn check_cancelled(seen: &Value, log: &Path) {
+    assert_eq!(seen["finished"], Value::Null, "the 20 s sleep finished instead of being abandoned: {seen}");
+    assert_eq!(seen["echo_after"], json!(["after the cancel"]), "{seen}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut text = String::new();
+    while Instant::now() < deadline {
+        text = std::fs::read_to_string(log).unwrap_or_default();
+        if text.contains("cancelled sleep 20000") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(
+        text.lines().collect::<Vec<_>>(),
+        ["started sleep 20000", "cancelled sleep 20000"],
+        "the downstream server did not see the client's cancellation"
+    );
+}
+
+const CANCEL_ARGS: &[&str] =
+    &["--tool", "sleep", "--args", r#"{"ms": 20000}"#, "--cancel-after", "1", "--linger", "2"];
+
+#[test]
+fn serve_forwards_the_python_sdks_cancellation_over_stdio() {
+    let (env, log) = sleepy_env();
+    check_cancelled(&py("cancel", &Via::Stdio(&env), CANCEL_ARGS), &log);
+}
+
+#[test]
+fn serve_forwards_the_python_sdks_cancellation_over_http() {
+    let (env, log) = sleepy_env();
+    let serve = ServeHttp::start(&env);
+    check_cancelled(&py("cancel", &Via::Http(&serve.url), CANCEL_ARGS), &log);
+}
+
+/// One Inspector CLI call (`--cli … --method …`) through serve; its stdout parsed as JSON.
+fn inspector_call(via: &Via, method_args: &[&str], scratch: &Path) -> Value {
+    let mut cmd = Command::new(node());
+    cmd.arg(inspector()).arg("--cli").args(method_args);
+    match via {
+        Via::Http(url) => cmd.arg(url),
+        Via::Stdio(env) => cmd.arg("--").args(serve_command(env)),
+    };
+    // The Inspector keeps a catalog under $HOME: a scratch one keeps the tests apart.
+    let out = cmd
+        .env("HOME", scratch)
+        .env_remove("RUST_LOG")
+        .env_remove("TOOLPORT_HOME")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run the Inspector: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "inspector {method_args:?} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("inspector {method_args:?}: {e}:\n{stdout}"))
+}
+
+fn check_inspector(via: &Via, scratch: &Path) {
+    let listed = inspector_call(via, &["--method", "tools/list"], scratch);
+    let tools: Vec<&str> = listed["tools"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|t| t["name"].as_str()).collect())
+        .unwrap_or_default();
+    for tool in ["echo", "get-sum", "get-tiny-image", "trigger-long-running-operation"] {
+        assert!(tools.contains(&tool), "{tool} missing from the Inspector's tools/list: {tools:?}");
+    }
+    let sum = inspector_call(
+        via,
+        &["--method", "tools/call", "--tool-name", "get-sum", "--tool-arg", "a=2", "b=40"],
+        scratch,
+    );
+    assert_eq!(sum["content"][0]["text"], "The sum of 2 and 40 is 42.", "{sum}");
+    let uri = "demo://resource/static/document/architecture.md";
+    let read = inspector_call(via, &["--method", "resources/read", "--uri", uri], scratch);
+    assert_eq!(read["contents"][0]["uri"], uri, "{read}");
+    assert!(
+        read["contents"][0]["text"].as_str().unwrap_or_default().starts_with("# Everything Server"),
+        "{read}"
+    );
+    let prompt = inspector_call(via, &["--method", "prompts/get", "--prompt-name", "simple-prompt"], scratch);
+    assert_eq!(
+        prompt["messages"][0]["content"]["text"], "This is a simple prompt without arguments.",
+        "{prompt}"
+    );
+}
+
+#[test]
+fn serve_answers_the_inspector_cli_over_stdio() {
+    let env = everything_env();
+    check_inspector(&Via::Stdio(&env), env.home());
+}
+
+#[test]
+fn serve_answers_the_inspector_cli_over_http() {
+    let env = everything_env();
+    let serve = ServeHttp::start(&env);
+    check_inspector(&Via::Http(&serve.url), env.home());
+}
+
+/// demo-server's `sleep` reports progress in tenths to a caller that sent a progress token.
+fn check_progress(seen: &Value) {
+    let expected: Vec<Value> = (1..=10)
+        .map(|n| json!({"progress": f64::from(n), "total": 10.0, "message": format!("{n}/10")}))
+        .collect();
+    assert_eq!(seen["progress"], json!(expected), "progress did not reach the calling client: {seen}");
+    assert_eq!(seen["texts"], json!(["slept 500 ms"]), "{seen}");
+}
+
+const PROGRESS_ARGS: &[&str] = &["--tool", "sleep", "--args", r#"{"ms": 500}"#];
+
+#[test]
+fn serve_forwards_progress_to_the_python_sdk_over_stdio() {
+    let (env, _log) = sleepy_env();
+    check_progress(&py("progress", &Via::Stdio(&env), PROGRESS_ARGS));
+}
+
+#[test]
+fn serve_forwards_progress_to_the_python_sdk_over_http() {
+    let (env, _log) = sleepy_env();
+    let serve = ServeHttp::start(&env);
+    check_progress(&py("progress", &Via::Http(&serve.url), PROGRESS_ARGS));
+}

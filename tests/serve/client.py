@@ -1,0 +1,214 @@
+"""One MCP client scenario with the official Python SDK (PyPI `mcp`, pinned in
+tests/peers/install_clients.sh), against a server over stdio or streamable HTTP; prints one JSON
+object on stdout for the Rust tests (tests/it/serve_clients.rs) to assert on.
+
+    client.py SCENARIO --url http://127.0.0.1:PORT/mcp [options]
+    client.py SCENARIO [options] -- COMMAND [ARG...]        (spawned, spoken to over stdio)
+
+Scenarios (each prints what it saw, never a verdict; the tests judge):
+  basics        tools/list, tools/call echo, resources/read, prompts/get
+  list-changed  tools/list, wait for notifications/tools/list_changed, tools/list again
+  elicit        call --tool, answering its elicitation/create with --answer (JSON) via the
+                SDK's elicitation_callback
+  cancel        call --tool with --args, abandon it after --cancel-after s (the SDK sends
+                notifications/cancelled), then call echo to show the session still works
+  progress      call --tool with --args and a progress callback; the progress it was sent
+  latency       call --tool with --args --calls times in one session (milliseconds each)
+  list          tools/list --calls times in one session (milliseconds each, and the tool count)
+
+Every step runs under --timeout seconds: a hang is reported as an error, never waited out.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import anyio
+from mcp import types
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+
+def texts(result):
+    return [c.text for c in result.content if getattr(c, "type", None) == "text"]
+
+
+def names(listing):
+    return [t.name for t in listing.tools]
+
+
+async def basics(session, args, _events):
+    tools = await session.list_tools()
+    echo = await session.call_tool("echo", {"message": args.message})
+    resources = await session.list_resources()
+    read = await session.read_resource(args.uri)
+    prompts = await session.list_prompts()
+    prompt = await session.get_prompt(args.prompt)
+    return {
+        "tools": names(tools),
+        "echo": {"is_error": bool(echo.is_error), "texts": texts(echo)},
+        "resources": [str(r.uri) for r in resources.resources],
+        "read": [
+            {"uri": str(c.uri), "text": getattr(c, "text", None), "mime": c.mime_type} for c in read.contents
+        ],
+        "prompts": [p.name for p in prompts.prompts],
+        "prompt": [
+            {"role": m.role, "text": getattr(m.content, "text", None)} for m in prompt.messages
+        ],
+    }
+
+
+async def list_changed(session, args, events):
+    before = names(await session.list_tools())
+    with anyio.move_on_after(args.wait):
+        await events["list_changed"].wait()
+    notified = events["list_changed"].is_set()
+    after = names(await session.list_tools())
+    return {"notified": notified, "before": before, "after": after}
+
+
+async def elicit(session, args, events):
+    await session.list_tools()
+    result = await session.call_tool(args.tool, json.loads(args.args))
+    return {"asked": events["asked"], "is_error": bool(result.is_error), "texts": texts(result)}
+
+
+async def cancel(session, args, _events):
+    await session.list_tools()
+    started = time.monotonic()
+    finished = None
+    with anyio.move_on_after(args.cancel_after):
+        result = await session.call_tool(args.tool, json.loads(args.args))
+        finished = texts(result)
+    abandoned_after = round(time.monotonic() - started, 3)
+    echo = await session.call_tool("echo", {"message": "after the cancel"})
+    # The cancellation is a notification: give the far side a moment to act on it before
+    # the session (and with stdio, the server process) goes away.
+    await anyio.sleep(args.linger)
+    return {"finished": finished, "abandoned_after_s": abandoned_after, "echo_after": texts(echo)}
+
+
+async def progress(session, args, _events):
+    await session.list_tools()
+    seen = []
+
+    async def on_progress(value, total, message):
+        seen.append({"progress": value, "total": total, "message": message})
+
+    result = await session.call_tool(args.tool, json.loads(args.args), progress_callback=on_progress)
+    return {"progress": seen, "texts": texts(result)}
+
+
+async def latency(session, args, _events):
+    await session.list_tools()
+    call_args = json.loads(args.args)
+    millis = []
+    for _ in range(args.calls):
+        started = time.perf_counter()
+        result = await session.call_tool(args.tool, call_args)
+        millis.append((time.perf_counter() - started) * 1000)
+        if result.is_error:
+            return {"error": f"{args.tool} answered isError: {texts(result)}"}
+    return {"ms": millis}
+
+
+async def list_latency(session, _args, _events):
+    millis, count = [], 0
+    for _ in range(_args.calls):
+        started = time.perf_counter()
+        count = len((await session.list_tools()).tools)
+        millis.append((time.perf_counter() - started) * 1000)
+    return {"ms": millis, "tools": count}
+
+
+SCENARIOS = {
+    "basics": basics,
+    "list-changed": list_changed,
+    "elicit": elicit,
+    "cancel": cancel,
+    "latency": latency,
+    "progress": progress,
+    "list": list_latency,
+}
+
+
+async def run(args, command):
+    events = {"list_changed": anyio.Event(), "asked": []}
+
+    async def on_message(message):
+        if isinstance(message, types.ToolListChangedNotification):
+            events["list_changed"].set()
+
+    async def on_elicit(_context, params):
+        schema = getattr(params, "requested_schema", None) or {}
+        events["asked"].append(
+            {"message": params.message, "fields": sorted((schema.get("properties") or {}).keys())}
+        )
+        return types.ElicitResult(action="accept", content=json.loads(args.answer))
+
+    async def drive(read, write):
+        async with ClientSession(
+            read, write, message_handler=on_message, elicitation_callback=on_elicit
+        ) as session:
+            await session.initialize()
+            return await SCENARIOS[args.scenario](session, args, events)
+
+    if args.url:
+        async with streamable_http_client(args.url) as (read, write):
+            return await drive(read, write)
+    params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
+    with open(args.errlog or os.devnull, "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            return await drive(read, write)
+
+
+def main():
+    argv = sys.argv[1:]
+    command = []
+    if "--" in argv:
+        at = argv.index("--")
+        argv, command = argv[:at], argv[at + 1 :]
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("scenario", choices=sorted(SCENARIOS))
+    p.add_argument("--url", help="streamable HTTP endpoint (else the command after --, over stdio)")
+    p.add_argument("--errlog", help="where a stdio server's stderr goes (default: discarded)")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds for the whole scenario")
+    p.add_argument("--message", default="hello through serve")
+    p.add_argument("--uri", default="demo://resource/static/document/architecture.md")
+    p.add_argument("--prompt", default="simple-prompt")
+    p.add_argument("--wait", type=float, default=10.0, help="list-changed: seconds to wait")
+    p.add_argument("--tool", default="sleep")
+    p.add_argument("--args", default="{}", help="the tool's arguments as JSON")
+    p.add_argument("--answer", default="{}", help="elicit: the accepted content as JSON")
+    p.add_argument("--cancel-after", type=float, default=1.0)
+    p.add_argument("--linger", type=float, default=1.0)
+    p.add_argument("--calls", type=int, default=100)
+    args = p.parse_args(argv)
+    if not args.url and not command:
+        p.error("give --url or a command after --")
+
+    async def bounded():
+        with anyio.fail_after(args.timeout):
+            return await run(args, command)
+
+    try:
+        out = anyio.run(bounded)
+    except BaseException as e:  # noqa: BLE001 — reported to the test, which fails on it
+        out = {"error": f"{type(e).__name__}: {describe(e)}"}
+    print(json.dumps(out))
+    sys.exit(1 if "error" in out else 0)
+
+
+def describe(e):
+    # Exception groups from anyio's task groups hide the cause one level down.
+    inner = getattr(e, "exceptions", None)
+    if inner:
+        return "; ".join(f"{type(x).__name__}: {describe(x)}" for x in inner)
+    return str(e) or repr(e)
+
+
+if __name__ == "__main__":
+    main()
