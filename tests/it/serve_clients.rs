@@ -251,11 +251,26 @@ fn serve_python_sdk_sees_list_changed_and_late_over_stdio() {
     check_list_changed(&py("list-changed", &Via::Stdio(&env), &["--wait", "20"]));
 }
 
+/// Over HTTP serve runs before the client comes, so the change is made after the client's
+/// first listing: the workspace file is edited to enable a second server, which serve follows.
 #[test]
-fn serve_python_sdk_sees_list_changed_and_late_over_http() {
-    let env = late_env();
+fn serve_python_sdk_sees_a_config_edit_as_list_changed_over_http() {
+    let env = Env::new();
+    let servers = json!({ "demo": demo(&[]), "more": demo(&["--prefix", "z_"]) });
+    write_config(&env, servers, &["demo"], json!({}));
     let serve = ServeHttp::start(&env);
-    check_list_changed(&py("list-changed", &Via::Http(&serve.url), &["--wait", "20"]));
+    let workspace = env.workspace_file();
+    let edited = json!({ "enabledMcpServers": ["demo", "more"] }).to_string();
+    let args = ["--wait", "20", "--write", workspace.to_str().unwrap_or_default(), &edited];
+    let seen = py("list-changed", &Via::Http(&serve.url), &args);
+    assert_eq!(names(&seen["before"]), ["echo", "add", "sleep", "fail", "big", "pid"], "{seen}");
+    assert_eq!(seen["notified"], true, "no notifications/tools/list_changed reached the client: {seen}");
+    let after = names(&seen["after"]);
+    assert_eq!(
+        after,
+        ["echo", "add", "sleep", "fail", "big", "pid", "z_echo", "z_add", "z_sleep", "z_fail", "z_big", "z_pid"],
+        "{seen}"
+    );
 }
 
 fn check_elicitation(seen: &Value) {
@@ -336,10 +351,11 @@ fn serve_forwards_the_python_sdks_cancellation_over_http() {
 /// One Inspector CLI call (`--cli … --method …`) through serve; its stdout parsed as JSON.
 fn inspector_call(via: &Via, method_args: &[&str], scratch: &Path) -> Value {
     let mut cmd = Command::new(node());
-    cmd.arg(inspector()).arg("--cli").args(method_args);
+    // The target first: `--tool-arg` takes every `key=value` word after it.
+    cmd.arg(inspector()).arg("--cli");
     match via {
-        Via::Http(url) => cmd.arg(url),
-        Via::Stdio(env) => cmd.arg("--").args(serve_command(env)),
+        Via::Http(url) => cmd.arg(url).args(method_args),
+        Via::Stdio(env) => cmd.args(method_args).arg("--").args(serve_command(env)),
     };
     // The Inspector keeps a catalog under $HOME: a scratch one keeps the tests apart.
     let out = cmd

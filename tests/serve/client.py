@@ -63,6 +63,13 @@ async def basics(session, args, _events):
 
 async def list_changed(session, args, events):
     before = names(await session.list_tools())
+    if args.write:
+        # The change is an edit of a config file serve follows: written as an editor would,
+        # a new file renamed over the old one, after the first listing.
+        path, content = args.write
+        with open(path + ".tmp", "w") as f:
+            f.write(content)
+        os.replace(path + ".tmp", path)
     with anyio.move_on_after(args.wait):
         await events["list_changed"].wait()
     notified = events["list_changed"].is_set()
@@ -180,6 +187,8 @@ def main():
     p.add_argument("--uri", default="demo://resource/static/document/architecture.md")
     p.add_argument("--prompt", default="simple-prompt")
     p.add_argument("--wait", type=float, default=10.0, help="list-changed: seconds to wait")
+    p.add_argument("--write", nargs=2, metavar=("FILE", "CONTENT"),
+                   help="list-changed: after the first listing, replace FILE with CONTENT")
     p.add_argument("--tool", default="sleep")
     p.add_argument("--args", default="{}", help="the tool's arguments as JSON")
     p.add_argument("--answer", default="{}", help="elicit: the accepted content as JSON")
