@@ -438,3 +438,34 @@ fn serve_forwards_progress_to_the_python_sdk_over_http() {
     let serve = ServeHttp::start(&env);
     check_progress(&py("progress", &Via::Http(&serve.url), PROGRESS_ARGS));
 }
+
+/// A downstream `sampling/createMessage` reaches the Python client's sampling callback, and
+/// the model's answer reaches the tool's result.
+#[test]
+fn serve_forwards_sampling_to_the_python_sdk() {
+    let env = everything_env();
+    let answer = json!({"text": "hi from the client's model"}).to_string();
+    let seen = py("sample", &Via::Stdio(&env), &["--answer", &answer]);
+    assert_eq!(seen["asked"], json!([["Resource trigger-sampling-request context: Say hi"]]), "{seen}");
+    assert_eq!(seen["is_error"], false, "{seen}");
+    let texts = names(&seen["texts"]);
+    assert!(texts.iter().any(|t| t.contains("hi from the client's model")), "{seen}");
+}
+
+/// The client's roots replace the workspace root that downstream servers are told of.
+#[test]
+fn serve_passes_the_python_clients_roots_on() {
+    let env = everything_env();
+    let seen = py("roots", &Via::Stdio(&env), &["--uri", "file:///client/project/", "--wait", "15"]);
+    let texts = names(&seen["texts"]);
+    assert!(texts.iter().any(|t| t.contains("file:///client/project/")), "{seen}");
+}
+
+/// Log messages of a server, sent outside any call, reach the client that set a log level.
+#[test]
+fn serve_forwards_log_messages_to_a_client_that_set_a_level() {
+    let env = everything_env();
+    let seen = py("logging", &Via::Stdio(&env), &["--wait", "15"]);
+    let logs = seen["logs"].as_array().cloned().unwrap_or_default();
+    assert!(!logs.is_empty(), "no notifications/message reached the client: {seen}");
+}

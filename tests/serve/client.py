@@ -15,6 +15,12 @@ Scenarios (each prints what it saw, never a verdict; the tests judge):
   progress      call --tool with --args and a progress callback; the progress it was sent
   latency       call --tool with --args --calls times in one session (milliseconds each)
   list          tools/list --calls times in one session (milliseconds each, and the tool count)
+  sample        call trigger-sampling-request, answering its sampling/createMessage with
+                --answer's "text" via the SDK's sampling_callback
+  roots         offer the root --uri via list_roots_callback; call get-roots-list until it
+                names it (or --wait s pass)
+  logging       logging/setLevel debug, call toggle-simulated-logging, wait --wait s for a
+                notifications/message
 
 Every step runs under --timeout seconds: a hang is reported as an error, never waited out.
 """
@@ -131,7 +137,36 @@ async def list_latency(session, _args, _events):
     return {"ms": millis, "tools": count}
 
 
+async def sample(session, args, events):
+    await session.list_tools()
+    result = await session.call_tool("trigger-sampling-request", {"prompt": "Say hi", "maxTokens": 20})
+    return {"asked": events["sampled"], "is_error": bool(result.is_error), "texts": texts(result)}
+
+
+async def roots(session, args, _events):
+    said = []
+    with anyio.move_on_after(args.wait):
+        while True:
+            result = await session.call_tool("get-roots-list", {})
+            said = texts(result)
+            if any(args.uri in t for t in said):
+                break
+            await anyio.sleep(0.2)
+    return {"texts": said}
+
+
+async def logging(session, args, events):
+    await session.set_logging_level("debug")
+    await session.call_tool("toggle-simulated-logging", {})
+    with anyio.move_on_after(args.wait):
+        await events["logged"].wait()
+    return {"logs": events["logs"]}
+
+
 SCENARIOS = {
+    "sample": sample,
+    "roots": roots,
+    "logging": logging,
     "basics": basics,
     "list-changed": list_changed,
     "elicit": elicit,
@@ -143,7 +178,7 @@ SCENARIOS = {
 
 
 async def run(args, command):
-    events = {"list_changed": anyio.Event(), "asked": []}
+    events = {"list_changed": anyio.Event(), "asked": [], "sampled": [], "logs": [], "logged": anyio.Event()}
 
     async def on_message(message):
         if isinstance(message, types.ToolListChangedNotification):
@@ -156,9 +191,31 @@ async def run(args, command):
         )
         return types.ElicitResult(action="accept", content=json.loads(args.answer))
 
+    async def on_sample(_context, params):
+        events["sampled"].append([getattr(m.content, "text", None) for m in params.messages])
+        text = json.loads(args.answer).get("text", "")
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(type="text", text=text), model="test-model"
+        )
+
+    async def on_roots(_context):
+        return types.ListRootsResult(roots=[types.Root(uri=args.uri, name="client-root")])
+
+    async def on_log(params):
+        events["logs"].append({"level": params.level, "data": params.data})
+        events["logged"].set()
+
+    # A callback makes the SDK advertise its capability, which changes what some servers list:
+    # each scenario offers only what it needs.
+    extra = {
+        "sample": {"sampling_callback": on_sample},
+        "roots": {"list_roots_callback": on_roots},
+        "logging": {"logging_callback": on_log},
+    }.get(args.scenario, {})
+
     async def drive(read, write):
         async with ClientSession(
-            read, write, message_handler=on_message, elicitation_callback=on_elicit
+            read, write, message_handler=on_message, elicitation_callback=on_elicit, **extra
         ) as session:
             await session.initialize()
             return await SCENARIOS[args.scenario](session, args, events)

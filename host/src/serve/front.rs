@@ -264,8 +264,9 @@ impl ServerHandler for Front {
     async fn set_level(
         &self,
         request: SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        self.shared.relay.hear_logs(self.session, context.peer.clone());
         let logging: Vec<String> = self
             .runtime()
             .connected()

@@ -2,7 +2,8 @@
 //! server asks in the middle of a call, so the question goes to the client whose call it is
 //! (the most recent caller of that server still waiting), in the modes that client said it
 //! answers; a client that cannot answer gets none, and the server hears `decline`. Log
-//! messages go the same way; resource updates go to the clients that subscribed to the URI.
+//! messages go the same way, or, outside any call, to the clients that set a log level;
+//! resource updates go to the clients that subscribed to the URI.
 // Sampling and logging are deprecated by SEP-2577 in 2026-07-28 but are what 2025-11-25
 // servers and clients use.
 #![allow(deprecated)]
@@ -45,6 +46,8 @@ pub struct Relay {
     next: AtomicU64,
     callers: Mutex<Vec<Caller>>,
     subscribers: Mutex<Vec<Subscriber>>,
+    /// Sessions that sent `logging/setLevel`: they hear log messages no call is waiting for.
+    listeners: Mutex<Vec<(u64, Peer<RoleServer>)>>,
 }
 
 /// Removes its caller from the relay when the call ends, however it ends.
@@ -104,6 +107,13 @@ impl Relay {
         let mut subscribers = lock(&self.subscribers);
         subscribers.retain(|s| !(s.uri == uri && s.session == session));
         !subscribers.iter().any(|s| s.uri == uri)
+    }
+
+    /// `session` (through `peer`) hears log messages that belong to no call from now on.
+    pub fn hear_logs(&self, session: u64, peer: Peer<RoleServer>) {
+        let mut listeners = lock(&self.listeners);
+        listeners.retain(|(s, p)| *s != session && !p.is_transport_closed());
+        listeners.push((session, peer));
     }
 
     /// What a downstream server is told toolport can answer: everything a client might (each
@@ -200,11 +210,16 @@ impl Sampler for Asker {
 
 impl ServerNotices for Asker {
     fn log(&self, server: &str, params: &LoggingMessageNotificationParam) {
-        let Some(caller) = self.0.caller(server) else { return };
-        let params = params.clone();
-        tokio::spawn(async move {
-            let _ = caller.peer.notify_logging_message(params).await;
-        });
+        let peers: Vec<Peer<RoleServer>> = match self.0.caller(server) {
+            Some(caller) => vec![caller.peer],
+            None => lock(&self.0.listeners).iter().map(|(_, peer)| peer.clone()).collect(),
+        };
+        for peer in peers {
+            let params = params.clone();
+            tokio::spawn(async move {
+                let _ = peer.notify_logging_message(params).await;
+            });
+        }
     }
 
     fn resource_updated(&self, _server: &str, params: &ResourceUpdatedNotificationParam) {
