@@ -4,21 +4,18 @@
 //! servers are real: server-everything and the binary's own demo-server. Both clients come from
 //! `tests/peers/install_clients.sh`; a failed install fails these tests, never skips them.
 
-use std::ffi::OsString;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{OnceLock, mpsc};
+use std::process::Command;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{Env, toolport_path};
+use crate::common::Env;
 use crate::peers::{everything_stdio, install, node};
 use crate::runtime_support::{demo, write_config};
+use crate::serve_support::{ServeHttp, serve_command};
 
-/// How long `serve --http` may take to print its listening line (it connects downstream first).
-const LISTEN_TIMEOUT: Duration = Duration::from_secs(30);
 /// Tools server-everything lists only to clients with a capability toolport's own downstream
 /// connection may or may not advertise (roots, sampling): allowed through serve, not required.
 const CAPABILITY_TOOLS: &[&str] = &[
@@ -44,27 +41,16 @@ fn inspector() -> PathBuf {
     clients().join("inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js")
 }
 
-/// `toolport --home H --workspace W serve`, as a client spawns it.
-fn serve_command(env: &Env) -> Vec<OsString> {
-    vec![
-        toolport_path().into(),
-        "--home".into(),
-        env.home().into(),
-        "--workspace".into(),
-        env.root().into(),
-        "serve".into(),
-    ]
-}
 
 /// How a client reaches serve.
-enum Via<'a> {
+pub enum Via<'a> {
     Stdio(&'a Env),
     Http(&'a str),
 }
 
 /// Runs one `client.py` scenario and returns the JSON it printed; a scenario that reports an
 /// error fails the test with it.
-fn py(scenario: &str, via: &Via, extra: &[&str]) -> Value {
+pub fn py(scenario: &str, via: &Via, extra: &[&str]) -> Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("serve/client.py");
     let mut cmd = Command::new(python());
     cmd.arg(&script).arg(scenario).args(extra).env_remove("RUST_LOG").env_remove("TOOLPORT_HOME");
@@ -96,65 +82,6 @@ fn py(scenario: &str, via: &Via, extra: &[&str]) -> Value {
     value
 }
 
-/// `toolport serve --http 127.0.0.1:0` on `env`; SIGTERM (then SIGKILL) on drop.
-struct ServeHttp {
-    child: Child,
-    url: String,
-}
-
-impl ServeHttp {
-    fn start(env: &Env) -> Self {
-        let argv = serve_command(env);
-        let mut child = Command::new(&argv[0])
-            .args(&argv[1..])
-            .args(["--http", "127.0.0.1:0"])
-            .env_remove("RUST_LOG")
-            .env_remove("TOOLPORT_HOME")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawn toolport serve --http: {e}"));
-        let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
-        let deadline = Instant::now() + LISTEN_TIMEOUT;
-        let mut seen = Vec::new();
-        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-            match rx.recv_timeout(left) {
-                Ok(line) => {
-                    if let Some(url) = line.strip_prefix("toolport serve: listening on ") {
-                        return Self { child, url: url.trim().to_string() };
-                    }
-                    seen.push(line);
-                }
-                Err(_) => break,
-            }
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("toolport serve --http printed no listening line; stderr:\n{}", seen.join("\n"));
-    }
-}
-
-impl Drop for ServeHttp {
-    fn drop(&mut self) {
-        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if matches!(self.child.try_wait(), Ok(Some(_))) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn names(value: &Value) -> Vec<String> {
     value

@@ -15,6 +15,7 @@ Scenarios (each prints what it saw, never a verdict; the tests judge):
   progress      call --tool with --args and a progress callback; the progress it was sent
   latency       call --tool with --args --calls times in one session (milliseconds each)
   list          tools/list --calls times in one session (milliseconds each, and the tool count)
+  call          call --tool with --args, offering no capability at all (no callbacks)
   sample        call trigger-sampling-request, answering its sampling/createMessage with
                 --answer's "text" via the SDK's sampling_callback
   roots         offer the root --uri via list_roots_callback; call get-roots-list until it
@@ -137,6 +138,12 @@ async def list_latency(session, _args, _events):
     return {"ms": millis, "tools": count}
 
 
+async def call(session, args, _events):
+    await session.list_tools()
+    result = await session.call_tool(args.tool, json.loads(args.args))
+    return {"is_error": bool(result.is_error), "texts": texts(result)}
+
+
 async def sample(session, args, events):
     await session.list_tools()
     result = await session.call_tool("trigger-sampling-request", {"prompt": "Say hi", "maxTokens": 20})
@@ -164,6 +171,7 @@ async def logging(session, args, events):
 
 
 SCENARIOS = {
+    "call": call,
     "sample": sample,
     "roots": roots,
     "logging": logging,
@@ -213,10 +221,11 @@ async def run(args, command):
         "logging": {"logging_callback": on_log},
     }.get(args.scenario, {})
 
+    if args.scenario != "call":
+        extra["elicitation_callback"] = on_elicit
+
     async def drive(read, write):
-        async with ClientSession(
-            read, write, message_handler=on_message, elicitation_callback=on_elicit, **extra
-        ) as session:
+        async with ClientSession(read, write, message_handler=on_message, **extra) as session:
             await session.initialize()
             return await SCENARIOS[args.scenario](session, args, events)
 

@@ -1,0 +1,149 @@
+//! `toolport serve` as the tests start it: the command a client spawns over stdio, and
+//! `serve --http` on a free loopback port, read back from its listening line.
+
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Read as _, Write as _};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use crate::common::{Env, toolport_path};
+
+/// How long `serve --http` may take to print its listening line (it connects downstream first).
+const LISTEN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// `toolport --home H --workspace W serve`, as a client spawns it.
+pub fn serve_command(env: &Env) -> Vec<OsString> {
+    vec![
+        toolport_path().into(),
+        "--home".into(),
+        env.home().into(),
+        "--workspace".into(),
+        env.root().into(),
+        "serve".into(),
+    ]
+}
+
+/// `toolport serve --http 127.0.0.1:0 [extra]` on `env`; SIGTERM (then SIGKILL) on drop.
+pub struct ServeHttp {
+    pub child: Child,
+    /// `http://127.0.0.1:PORT/mcp`.
+    pub url: String,
+    /// Every stderr line so far (the listening line included).
+    pub stderr: Arc<Mutex<Vec<String>>>,
+}
+
+impl ServeHttp {
+    pub fn start(env: &Env) -> Self {
+        Self::start_with(env, &[], &[])
+    }
+
+    /// With more arguments after `--http 127.0.0.1:0` and more environment variables.
+    pub fn start_with(env: &Env, extra: &[&str], vars: &[(&str, &str)]) -> Self {
+        let argv = serve_command(env);
+        let mut child = Command::new(&argv[0])
+            .args(&argv[1..])
+            .args(["--http", "127.0.0.1:0"])
+            .args(extra)
+            .envs(vars.iter().copied())
+            .env_remove("RUST_LOG")
+            .env_remove("TOOLPORT_HOME")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn toolport serve --http: {e}"));
+        let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
+        let (tx, rx) = mpsc::channel();
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let kept = lines.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Ok(mut kept) = kept.lock() {
+                    kept.push(line.clone());
+                }
+                let _ = tx.send(line);
+            }
+        });
+        let deadline = Instant::now() + LISTEN_TIMEOUT;
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match rx.recv_timeout(left) {
+                Ok(line) => {
+                    if let Some(url) = line.strip_prefix("toolport serve: listening on ") {
+                        return Self { child, url: url.trim().to_string(), stderr: lines };
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        let seen = lines.lock().map(|l| l.join("\n")).unwrap_or_default();
+        panic!("toolport serve --http printed no listening line; stderr:\n{seen}");
+    }
+
+    /// `host:port` of the listener.
+    pub fn authority(&self) -> String {
+        let rest = self.url.trim_start_matches("http://");
+        rest.split('/').next().unwrap_or_default().to_string()
+    }
+
+    /// SIGTERM; waits (at most 10 s) for the exit status.
+    pub fn terminate(&mut self) -> Option<std::process::ExitStatus> {
+        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        None
+    }
+}
+
+impl Drop for ServeHttp {
+    fn drop(&mut self) {
+        if self.terminate().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// One HTTP/1.1 exchange on a fresh connection, by hand: the tests need to send what no
+/// well-behaved client sends (a foreign `Host`, a huge body). Returns the status and the
+/// response head; the body is read only until `read_body` bytes or the peer closes.
+pub fn http_post(authority: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(authority).unwrap_or_else(|e| panic!("connect {authority}: {e}"));
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(20)));
+    let mut request = format!("POST /mcp HTTP/1.1\r\nContent-Length: {}\r\nConnection: close\r\n", body.len());
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        request.push_str(&format!("Host: {authority}\r\n"));
+    }
+    for (k, v) in headers {
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    let _ = stream.write_all(request.as_bytes());
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match stream.read(&mut byte) {
+            Ok(1) => head.push(byte[0]),
+            _ => break,
+        }
+    }
+    let head = String::from_utf8_lossy(&head).into_owned();
+    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    (status, head)
+}
+
+/// The headers of a JSON-RPC POST a streamable HTTP client sends.
+pub const MCP_HEADERS: [(&str, &str); 2] =
+    [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
+
+/// An `initialize` request body.
+pub const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
