@@ -10,9 +10,6 @@ use clap::builder::{PossibleValuesParser, TypedValueParser as _};
 use super::ExitError;
 use toolport::{Client, ClientHomes, ClientScope, InstallOutcome, InstallRequest, Launch, Paths};
 
-/// The clients' names, for clap's help and its "possible values" error.
-pub const CLIENT_NAMES: [&str; 6] = ["claude-code", "claude-desktop", "codex", "gemini", "cursor", "vscode"];
-
 /// `toolport install --client <name> [--scope user|project] [--name NAME] [--force]`.
 #[derive(Debug, clap::Args)]
 pub struct InstallArgs {
@@ -30,9 +27,9 @@ pub struct InstallArgs {
     pub force: bool,
 }
 
-/// `--client` values: one of [`CLIENT_NAMES`].
+/// `--client` values: the library's clients, named in the help and the "possible values" error.
 pub fn client_parser() -> impl clap::builder::TypedValueParser<Value = Client> {
-    PossibleValuesParser::new(CLIENT_NAMES).try_map(|s| s.parse::<Client>())
+    PossibleValuesParser::new(Client::ALL.map(Client::name)).try_map(|s| s.parse::<Client>())
 }
 
 /// `--scope` values.
