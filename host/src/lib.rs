@@ -24,6 +24,7 @@
 
 mod acp;
 mod ask;
+mod clients;
 mod config;
 mod paths;
 mod plugin;
@@ -73,6 +74,13 @@ pub use paths::Paths;
 pub use config::{
     ADD_USAGE, AddRequest, EditError, add_server, disable_server, enable_server, parse_add_args,
     remove_server,
+};
+
+// Other agents: toolport's entry installed into a client's config file, a client's servers
+// imported into the store (`toolport install`, `toolport mcp import`).
+pub use clients::{
+    Client, ClientHomes, ClientScope, ImportLine, ImportOutcome, ImportReport, ImportRequest, InstallOutcome,
+    InstallRequest, Installed, Launch, import as import_servers, install as install_client,
 };
 
 // Entry points built on the runtime: the interactive session and the ACP agent, and the

@@ -5,6 +5,7 @@ mod acp;
 mod acp_limits;
 mod acp_support;
 mod calls_live;
+mod clients_install;
 mod common;
 mod component_support;
 mod config_cmds;

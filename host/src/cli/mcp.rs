@@ -11,8 +11,9 @@ use serde_json::{Map, Value};
 
 use super::ExitError;
 use toolport::{
-    ConfigError, EditError, GlobalStore, Paths, Runtime, RuntimeOptions, SECRET_MASK as MASK, ServerDef,
-    Trailer, WorkspaceSettings, parse_add_args,
+    Client, ClientHomes, ClientScope, ConfigError, EditError, GlobalStore, ImportOutcome, ImportReport,
+    ImportRequest, Paths, Runtime, RuntimeOptions, SECRET_MASK as MASK, ServerDef, Trailer,
+    WorkspaceSettings, parse_add_args,
 };
 
 /// The usage line printed with an `add` argument error.
@@ -79,6 +80,21 @@ enum McpCommand {
         /// The server name.
         name: String,
     },
+    /// Copy an agent's server definitions into the global store (names already there are skipped).
+    Import {
+        /// The agent whose file is read.
+        #[arg(long, value_parser = super::install::client_parser())]
+        from: Client,
+        /// Its user file or this workspace's.
+        #[arg(long, default_value = "user", value_parser = super::install::scope_parser())]
+        scope: ClientScope,
+        /// Read this file instead of the agent's usual one.
+        #[arg(long, value_name = "PATH")]
+        file: Option<std::path::PathBuf>,
+        /// Also enable each imported server in this workspace.
+        #[arg(long)]
+        enable: bool,
+    },
 }
 
 /// Runs one `mcp` subcommand.
@@ -109,8 +125,45 @@ pub async fn run(paths: &Paths, args: McpArgs) -> Result<ExitCode> {
             toolport::disable_server(paths, &name).map_err(edit_error)?;
             println!("mcp disabled: {name}");
         }
+        McpCommand::Import { from, scope, file, enable } => {
+            let self_exe = std::env::current_exe().ok();
+            let req = ImportRequest { client: from, scope, file, enable, self_exe };
+            let homes = ClientHomes::from_env(&paths.workspace_root)?;
+            let report = toolport::import_servers(paths, &homes, &req).map_err(edit_error)?;
+            print!("{}", import_view(paths, &report));
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The `mcp import` lines: one per server of the client's file (names and keys only, never a
+/// value), then the count.
+fn import_view(paths: &Paths, report: &ImportReport) -> String {
+    let mut out = String::new();
+    let mut imported = 0;
+    for line in &report.lines {
+        let name = toolport::escape_line(&line.name);
+        match &line.outcome {
+            ImportOutcome::Imported { transport, enabled, notes } => {
+                imported += 1;
+                let enabled = if *enabled { ", enabled" } else { "" };
+                out.push_str(&format!("imported: {name} ({transport}{enabled})\n"));
+                for note in notes {
+                    out.push_str(&format!("  note: {}\n", toolport::escape_line(note)));
+                }
+            }
+            ImportOutcome::Skipped(why) => {
+                out.push_str(&format!("skipped: {name} {}\n", toolport::escape_line(why)));
+            }
+        }
+    }
+    let skipped = report.lines.len() - imported;
+    out.push_str(&format!(
+        "mcp import: {imported} imported, {skipped} skipped ({} -> {})\n",
+        report.file.display(),
+        paths.store_file().display()
+    ));
+    out
 }
 
 /// The `mcp list` output: the live status view. With nothing active the runtime connects
@@ -139,7 +192,7 @@ fn add(paths: &Paths, name: &str, def: &Map<String, Value>) -> Result<()> {
 }
 
 /// Config problems keep their type (exit 2); refusals become run-time failures (exit 1).
-fn edit_error(e: EditError) -> anyhow::Error {
+pub(super) fn edit_error(e: EditError) -> anyhow::Error {
     match e {
         EditError::Config(c) => c.into(),
         other => ExitError::failure(other.to_string()).into(),

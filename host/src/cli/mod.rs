@@ -4,6 +4,7 @@
 mod acp;
 mod call_progress;
 mod catalog;
+mod install;
 mod mcp;
 mod plugin;
 mod serve;
@@ -88,6 +89,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Built-in and configured plugins; inspect a component.
     Plugin(plugin::PluginArgs),
+    /// Write the entry that starts `toolport serve` into an agent's config file.
+    Install(install::InstallArgs),
     /// The built-in tour on a temporary home and workspace.
     Demo(tools::DemoArgs),
     /// A small stdio MCP server built into the binary (tests, demos).
@@ -224,6 +227,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Acp(args) => acp::run(&paths, args).await,
         Command::Serve(args) => serve::run(&paths, args).await,
         Command::Plugin(args) => plugin::run(&paths, args).await,
+        Command::Install(args) => install::run(&paths, args).await,
         Command::Demo(args) => tools::run_demo(args).await,
         Command::DemoServer(_) => unreachable!("handled above"),
     }

@@ -1,8 +1,10 @@
-//! The only way toolport changes a config file. Every edit:
+//! The only way toolport changes a config file, its own or another agent's ([`edit_text`],
+//! used by `clients/` for their JSON, JSONC and TOML). Every edit:
 //! 1. takes an exclusive lock on a sibling lock file (`mcp.json.lock`, `workspace.json.lock`),
-//!    so concurrent toolport processes queue instead of losing each other's changes;
+//!    so concurrent toolport processes queue instead of losing each other's changes
+//!    (another program's file is locked in toolport's home instead, see [`LockAt`]);
 //! 2. re-reads the file under the lock and edits it as a JSON document (`preserve_order`), so
-//!    unknown keys and key order survive;
+//!    unknown keys and key order survive (a foreign file: as text, by its format's editor);
 //! 3. refuses to touch a malformed file (the error names line and column; the bytes stay);
 //! 4. writes a temporary file in the same folder, copies the old permissions, fsyncs, renames.
 //!
@@ -41,11 +43,45 @@ pub fn edit_store<T>(
     path: &Path,
     edit: impl FnOnce(&mut Doc) -> Result<T, EditError>,
 ) -> Result<T, EditError> {
+    edit_text(path, LockAt::Beside, |path, text| {
+        let mut doc = top_object(path, text)?;
+        let before = doc.clone();
+        let out = edit(&mut doc)?;
+        Ok((if doc != before { Some(render(&doc)) } else { None }, out))
+    })
+}
+
+/// Where the lock file of an edit lives.
+#[derive(Debug, Clone, Copy)]
+pub enum LockAt<'a> {
+    /// `<file>.lock` beside the file: toolport's own files.
+    Beside,
+    /// In this folder, named after the file's real path: another program's file (a client's
+    /// config in `$HOME` or a project), where a lock file beside it would be litter, or get
+    /// committed with the project.
+    In(&'a Path),
+}
+
+/// The one write path under [`edit_store`], open to a file of any format (other agents'
+/// JSON, JSONC and TOML in `clients/`). Under the lock, `edit` gets the file's real path and
+/// its text as it is now (`None`: missing) and returns the new bytes, or `None` to leave it
+/// alone; new bytes equal to the old are not written either. Parent folders are created.
+pub fn edit_text<T>(
+    path: &Path,
+    lock_at: LockAt<'_>,
+    edit: impl FnOnce(&Path, Option<&str>) -> Result<(Option<Vec<u8>>, T), EditError>,
+) -> Result<T, EditError> {
     let target = link_target(path)?;
     let path = target.as_path();
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let lock_path = sibling_lock(path);
+    let lock_path = match lock_at {
+        LockAt::Beside => sibling_lock(path),
+        LockAt::In(locks) => {
+            fs::create_dir_all(locks).with_context(|| format!("cannot create {}", locks.display()))?;
+            locks.join(hashed_lock_name(path))
+        }
+    };
     let lock = OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -59,18 +95,19 @@ pub fn edit_store<T>(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, None),
         Err(e) => return Err(ConfigError(format!("{}: cannot read: {e}", path.display())).into()),
     };
-    let mut doc = top_object(path, text.as_deref())?;
-    let before = doc.clone();
-    let out = edit(&mut doc)?;
-    if doc != before {
+    let (bytes, out) = edit(path, text.as_deref())?;
+    if let Some(bytes) = bytes.filter(|b| text.as_deref().map(str::as_bytes) != Some(b.as_slice())) {
         let mut tmp = NamedTempFile::new_in(dir)
             .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
-        tmp.write_all(&render(&doc)).context("cannot write the temporary store")?;
-        // A new store keeps tempfile's 0600: it may hold tokens in headers and env.
+        tmp.write_all(&bytes)
+            .with_context(|| format!("cannot write a temporary file in {}", dir.display()))?;
+        // A new file keeps tempfile's 0600: it may hold tokens in headers and env.
         if let Some(p) = perms {
-            tmp.as_file().set_permissions(p).context("cannot copy the store's permissions")?;
+            tmp.as_file()
+                .set_permissions(p)
+                .with_context(|| format!("cannot copy the permissions of {}", path.display()))?;
         }
-        tmp.as_file().sync_all().context("cannot fsync the temporary store")?;
+        tmp.as_file().sync_all().context("cannot fsync the temporary file")?;
         tmp.persist(path).map_err(|e| anyhow::anyhow!("cannot replace {}: {}", path.display(), e.error))?;
         sync_dir(dir);
     }
@@ -166,6 +203,15 @@ fn render(doc: &Doc) -> Vec<u8> {
     let mut bytes = serde_json::to_vec_pretty(doc).unwrap_or_default();
     bytes.push(b'\n');
     bytes
+}
+
+/// `<file name>.<first 16 hex digits of the sha256 of the full path>.lock`: readable, and
+/// distinct for two `mcp.json` files of different clients.
+fn hashed_lock_name(path: &Path) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(path.as_os_str().as_encoded_bytes());
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    format!("{name}.{}.lock", &hex::encode(digest)[..16])
 }
 
 fn sibling_lock(path: &Path) -> PathBuf {
@@ -269,6 +315,25 @@ mod tests {
         std::os::unix::fs::symlink("loop.json", &looped)?;
         let err = edit_store(&looped, |_| Ok(())).err().map(|e| e.to_string()).unwrap_or_default();
         assert!(err.ends_with("loop.json: more than 40 symlinks to follow (a loop?)"), "{err}");
+        Ok(())
+    }
+
+    #[test]
+    fn a_foreign_file_is_locked_elsewhere_and_the_same_text_is_not_rewritten() -> anyhow::Result<()> {
+        let tmp = tempfile::tempdir()?;
+        let (path, locks) = (tmp.path().join("client/config.toml"), tmp.path().join("locks"));
+        edit_text(&path, LockAt::In(&locks), |_, text| {
+            assert_eq!(text, None);
+            Ok((Some(b"a = 1\n".to_vec()), ()))
+        })?;
+        let modified = fs::metadata(&path)?.modified()?;
+        edit_text(&path, LockAt::In(&locks), |_, text| Ok((text.map(|t| t.as_bytes().to_vec()), ())))?;
+        assert_eq!(fs::metadata(&path)?.modified()?, modified, "the same bytes are not written again");
+        assert_eq!(fs::read_to_string(&path)?, "a = 1\n");
+        assert!(!tmp.path().join("client/config.toml.lock").exists());
+        let names: Vec<_> = fs::read_dir(&locks)?.filter_map(|e| e.ok()).map(|e| e.file_name()).collect();
+        assert_eq!(names.len(), 1);
+        assert!(names[0].to_string_lossy().starts_with("config.toml."), "{names:?}");
         Ok(())
     }
 

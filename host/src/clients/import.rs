@@ -1,0 +1,373 @@
+//! `toolport mcp import`: a client's server definitions copied into toolport's global store,
+//! each through [`add_server`] (validated, locked, atomic). Values are copied as text: a
+//! `${VAR}` stays `${VAR}` for toolport to expand at connect time, never now.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use serde_json::{Map, Value};
+
+use super::client::{Client, ClientHomes, ClientScope, Format};
+use super::{codex_toml, json_file};
+use crate::config::{ConfigError, EditError, add_server, enable_server};
+use crate::paths::Paths;
+
+/// What to import from where.
+#[derive(Debug, Clone)]
+pub struct ImportRequest {
+    /// The client whose servers are read.
+    pub client: Client,
+    /// Its user file or this project's (ignored when `file` is given).
+    pub scope: ClientScope,
+    /// Read this file instead of the client's usual one.
+    pub file: Option<PathBuf>,
+    /// Also enable each imported server in this workspace.
+    pub enable: bool,
+    /// The running toolport binary: an entry that starts it is toolport itself, not imported.
+    pub self_exe: Option<PathBuf>,
+}
+
+/// The file an import read and what became of each of its servers, in file order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportReport {
+    /// The file read.
+    pub file: PathBuf,
+    /// One line per server found.
+    pub lines: Vec<ImportLine>,
+}
+
+/// One server of the client's file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportLine {
+    /// Its name in the client's file (and now in the store).
+    pub name: String,
+    /// Imported or skipped, and why.
+    pub outcome: ImportOutcome,
+}
+
+/// What became of one server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImportOutcome {
+    /// Added to the store.
+    Imported {
+        /// `stdio`, `http` or `sse`.
+        transport: &'static str,
+        /// Whether it was also enabled in this workspace.
+        enabled: bool,
+        /// What the user should know: fields toolport has no place for, client-only
+        /// variables kept as text. Never a value.
+        notes: Vec<String>,
+    },
+    /// Not added; the reason reads after the name (`skipped: NAME <reason>`).
+    Skipped(String),
+}
+
+/// Copies the client's servers into the store. A missing or malformed file is an error and
+/// changes nothing; a server that cannot be mapped, that the store already has, or that is
+/// toolport itself is skipped with its reason and the rest go on.
+pub fn import(paths: &Paths, homes: &ClientHomes, req: &ImportRequest) -> Result<ImportReport, EditError> {
+    let file = match &req.file {
+        Some(f) => f.clone(),
+        None => req.client.config_file(req.scope, homes)?,
+    };
+    let text = match std::fs::read_to_string(&file) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(anyhow::anyhow!(
+                "{}: no such file ({} keeps its {} servers there; pass --file PATH for another)",
+                file.display(),
+                req.client,
+                req.scope.name()
+            )
+            .into());
+        }
+        Err(e) => return Err(ConfigError(format!("{}: cannot read: {e}", file.display())).into()),
+    };
+    let servers = read_servers(req.client, &file, &text)?;
+    let store = paths.store_file();
+    let mut lines = Vec::new();
+    for (name, entry) in &servers {
+        let outcome = if is_toolport(entry, req.self_exe.as_deref()) {
+            ImportOutcome::Skipped("is toolport itself".into())
+        } else {
+            match to_store(req.client, entry) {
+                Err(why) => ImportOutcome::Skipped(format!("cannot be imported: {why}")),
+                Ok(mapped) => match add_server(&store, name, &mapped.def) {
+                    Ok(()) => ImportOutcome::Imported {
+                        transport: mapped.transport,
+                        enabled: false,
+                        notes: mapped.notes,
+                    },
+                    Err(EditError::AlreadyExists(_)) => ImportOutcome::Skipped("already defined".into()),
+                    Err(EditError::Config(e)) => ImportOutcome::Skipped(format!("cannot be imported: {e}")),
+                    Err(e) => return Err(e),
+                },
+            }
+        };
+        lines.push(ImportLine { name: name.trim().to_string(), outcome });
+    }
+    if req.enable {
+        for line in &mut lines {
+            if let ImportOutcome::Imported { enabled, .. } = &mut line.outcome {
+                enable_server(paths, &line.name)
+                    .with_context(|| format!("imported {} but cannot enable it", line.name))?;
+                *enabled = true;
+            }
+        }
+    }
+    Ok(ImportReport { file, lines })
+}
+
+/// The client's servers as JSON objects, in file order.
+fn read_servers(client: Client, file: &Path, text: &str) -> Result<Map<String, Value>, ConfigError> {
+    match client.format() {
+        Format::Json { key, jsonc } => json_file::parse(file, Some(text), jsonc)?.servers(file, key),
+        Format::CodexToml => codex_toml::servers(file, &codex_toml::parse(file, Some(text))?),
+    }
+}
+
+/// An entry that starts toolport's `serve`: the one `install` wrote (here or by another copy
+/// of toolport). Importing it would make toolport serve itself.
+fn is_toolport(entry: &Value, self_exe: Option<&Path>) -> bool {
+    let Some(command) = entry.get("command").and_then(Value::as_str) else { return false };
+    let ours = self_exe.is_some_and(|exe| Path::new(command) == exe)
+        || Path::new(command).file_stem().is_some_and(|s| s == "toolport");
+    let serves = entry
+        .get("args")
+        .and_then(Value::as_array)
+        .is_some_and(|args| args.iter().any(|a| a.as_str() == Some("serve")));
+    ours && serves
+}
+
+/// One server in toolport's store format.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Mapped {
+    pub def: Map<String, Value>,
+    pub transport: &'static str,
+    pub notes: Vec<String>,
+}
+
+/// Maps one of `client`'s entries to a store definition: stdio `{type, command, args, env,
+/// cwd}`, remote `{type: http|sse, url, headers}`, timeouts where the client has them. Fields
+/// toolport has no place for are named in a note; type errors are left to [`add_server`]'s
+/// validation, which names the field.
+pub(crate) fn to_store(client: Client, entry: &Value) -> Result<Mapped, String> {
+    let obj = entry.as_object().ok_or("the definition is not an object")?;
+    let has = |k: &str| obj.get(k).is_some_and(|v| !v.is_null());
+    let declared = obj.get("type").and_then(Value::as_str).map(|t| t.trim().to_ascii_lowercase());
+    let is_http = |t: &str| matches!(t, "http" | "streamable-http" | "streamable_http" | "streamablehttp");
+    // (transport, the key holding the URL)
+    let (transport, url_key) = match client {
+        Client::Gemini if has("command") => ("stdio", None),
+        // Gemini: `httpUrl` is streamable HTTP, `url` is SSE unless a `type` says otherwise.
+        Client::Gemini if has("httpUrl") => ("http", Some("httpUrl")),
+        Client::Gemini if has("url") => match declared.as_deref() {
+            Some(t) if is_http(t) => ("http", Some("url")),
+            _ => ("sse", Some("url")),
+        },
+        Client::Gemini => return Err("it has no command, url or httpUrl".into()),
+        Client::Codex if has("command") => ("stdio", None),
+        Client::Codex if has("url") => ("http", Some("url")),
+        Client::Codex => return Err("it has no command or url".into()),
+        _ => match declared.as_deref() {
+            Some("stdio") => ("stdio", None),
+            Some("sse") => ("sse", Some("url")),
+            Some(t) if is_http(t) => ("http", Some("url")),
+            Some(other) => return Err(format!("type \"{other}\" has no toolport equivalent")),
+            None if has("command") => ("stdio", None),
+            // A bare `url` (Cursor, Claude Desktop): today's servers speak streamable HTTP.
+            None if has("url") => ("http", Some("url")),
+            None => return Err("it has no command or url".into()),
+        },
+    };
+    let mut used = vec!["type"];
+    let mut def = Map::new();
+    def.insert("type".into(), transport.into());
+    let mut copy = |def: &mut Map<String, Value>, from: &'static str, to: &str| {
+        if let Some(v) = obj.get(from).filter(|v| !v.is_null()) {
+            def.insert(to.into(), v.clone());
+        }
+        used.push(from);
+    };
+    match url_key {
+        None => {
+            if !has("command") {
+                return Err("a stdio server without a command".into());
+            }
+            for key in ["command", "args", "env", "cwd"] {
+                copy(&mut def, key, key);
+            }
+        }
+        Some(url_key) => {
+            copy(&mut def, url_key, "url");
+            if client == Client::Codex {
+                copy(&mut def, "http_headers", "headers");
+            } else {
+                copy(&mut def, "headers", "headers");
+            }
+        }
+    }
+    if client == Client::Codex {
+        codex_extras(obj, &mut def, &mut used)?;
+    }
+    let mut timeouts = Map::new();
+    match client {
+        // Gemini's `timeout` is each request's, in milliseconds.
+        Client::Gemini => {
+            if let Some(ms) = obj.get("timeout").filter(|v| !v.is_null()) {
+                timeouts.insert("callMs".into(), ms.clone());
+            }
+            used.push("timeout");
+        }
+        Client::Codex => {
+            for (key, to) in [("startup_timeout_sec", "connectMs"), ("tool_timeout_sec", "callMs")] {
+                if let Some(s) = obj.get(key).and_then(Value::as_f64) {
+                    timeouts.insert(to.into(), ((s * 1000.0).round() as u64).into());
+                }
+                used.push(key);
+            }
+        }
+        _ => {}
+    }
+    if !timeouts.is_empty() {
+        def.insert("timeouts".into(), Value::Object(timeouts));
+    }
+    let mut notes = Vec::new();
+    let dropped: Vec<&str> = obj.keys().map(String::as_str).filter(|k| !used.contains(k)).collect();
+    if !dropped.is_empty() {
+        notes.push(format!("not carried over: {}", dropped.join(", ")));
+    }
+    if mentions_client_variables(&Value::Object(def.clone())) {
+        notes.push(format!(
+            "uses {client}'s own ${{…}} variables, kept as text: toolport expands only ${{VAR}} from the environment"
+        ));
+    }
+    Ok(Mapped { def, transport, notes })
+}
+
+/// Codex's header sources beside `http_headers`: `env_http_headers` (header → variable) and
+/// `bearer_token_env_var`, both written as `${VAR}` text for toolport to expand.
+fn codex_extras(
+    obj: &Map<String, Value>,
+    def: &mut Map<String, Value>,
+    used: &mut Vec<&'static str>,
+) -> Result<(), String> {
+    used.extend(["env_http_headers", "bearer_token_env_var"]);
+    let mut extra = Vec::new();
+    if let Some(from_env) = obj.get("env_http_headers").and_then(Value::as_object) {
+        for (header, var) in from_env {
+            let var = var.as_str().ok_or_else(|| format!("\"env_http_headers.{header}\" is not a string"))?;
+            extra.push((header.clone(), format!("${{{var}}}")));
+        }
+    }
+    if let Some(var) = obj.get("bearer_token_env_var").and_then(Value::as_str) {
+        extra.push(("Authorization".to_string(), format!("Bearer ${{{var}}}")));
+    }
+    if extra.is_empty() {
+        return Ok(());
+    }
+    let headers = def.entry("headers").or_insert_with(|| Value::Object(Map::new()));
+    let headers = headers.as_object_mut().ok_or("\"http_headers\" is not a table")?;
+    for (k, v) in extra {
+        headers.insert(k, v.into());
+    }
+    Ok(())
+}
+
+/// `${input:…}`, `${env:…}`, `${workspaceFolder}` and the like: VS Code's and Cursor's
+/// variables, which toolport's `${VAR}` expansion refuses (its names are letters, digits, `_`).
+fn mentions_client_variables(v: &Value) -> bool {
+    match v {
+        Value::String(s) => s.match_indices("${").any(|(i, _)| {
+            let name = s[i + 2..].split('}').next().unwrap_or_default();
+            name.contains(':') || matches!(name, "workspaceFolder" | "userHome" | "workspaceFolderBasename")
+        }),
+        Value::Array(a) => a.iter().any(mentions_client_variables),
+        Value::Object(m) => m.values().any(mentions_client_variables),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn map(client: Client, v: Value) -> Result<(Value, &'static str, Vec<String>), String> {
+        to_store(client, &v).map(|m| (Value::Object(m.def), m.transport, m.notes))
+    }
+
+    #[test]
+    fn stdio_entries_keep_their_values_as_text() -> Result<(), String> {
+        let entry = json!({"type":"stdio","command":"npx","args":["-y","${PKG}"],"env":{"TOKEN":"${TOKEN}"},"cwd":"/srv"});
+        let (def, transport, notes) = map(Client::ClaudeCode, entry)?;
+        assert_eq!(
+            def,
+            json!({"type":"stdio","command":"npx","args":["-y","${PKG}"],"env":{"TOKEN":"${TOKEN}"},"cwd":"/srv"})
+        );
+        assert_eq!((transport, notes), ("stdio", vec![]));
+        let (def, ..) = map(Client::Cursor, json!({"command":"x"}))?;
+        assert_eq!(def, json!({"type":"stdio","command":"x"}));
+        Ok(())
+    }
+
+    #[test]
+    fn remote_entries_per_client() -> Result<(), String> {
+        let vs = map(Client::VsCode, json!({"type":"http","url":"https://a/mcp","headers":{"K":"${V}"}}))?;
+        assert_eq!(vs.0, json!({"type":"http","url":"https://a/mcp","headers":{"K":"${V}"}}));
+        assert_eq!(map(Client::VsCode, json!({"type":"sse","url":"u"}))?.1, "sse");
+        assert_eq!(map(Client::Gemini, json!({"httpUrl":"u"}))?.0, json!({"type":"http","url":"u"}));
+        assert_eq!(map(Client::Gemini, json!({"url":"u"}))?.1, "sse");
+        assert_eq!(map(Client::Gemini, json!({"url":"u","type":"http"}))?.1, "http");
+        assert_eq!(map(Client::Cursor, json!({"url":"u"}))?.1, "http");
+        Ok(())
+    }
+
+    #[test]
+    fn codex_tables_map_headers_and_timeouts() -> Result<(), String> {
+        let entry = json!({"url":"https://a/mcp","bearer_token_env_var":"TOK","http_headers":{"X":"1"},
+            "env_http_headers":{"Y":"YV"},"startup_timeout_sec":10,"tool_timeout_sec":1.5,"enabled":true});
+        let (def, transport, notes) = map(Client::Codex, entry)?;
+        assert_eq!(
+            def,
+            json!({"type":"http","url":"https://a/mcp","headers":{"X":"1","Y":"${YV}","Authorization":"Bearer ${TOK}"},
+                "timeouts":{"connectMs":10000,"callMs":1500}})
+        );
+        assert_eq!((transport, notes), ("http", vec!["not carried over: enabled".to_string()]));
+        Ok(())
+    }
+
+    #[test]
+    fn unmappable_entries_say_why_and_notes_name_keys_only() {
+        assert_eq!(
+            map(Client::VsCode, json!({"type":"ws","url":"u"})).err().as_deref(),
+            Some("type \"ws\" has no toolport equivalent")
+        );
+        assert_eq!(
+            map(Client::ClaudeCode, json!({"args":[]})).err().as_deref(),
+            Some("it has no command or url")
+        );
+        assert_eq!(
+            map(Client::ClaudeCode, json!("x")).err().as_deref(),
+            Some("the definition is not an object")
+        );
+        let notes = map(Client::Gemini, json!({"command":"x","trust":true,"env":{"K":"${input:key}"}}))
+            .map(|m| m.2)
+            .unwrap_or_default();
+        assert_eq!(notes[0], "not carried over: trust");
+        assert!(notes[1].starts_with("uses gemini's own ${…} variables"), "{notes:?}");
+    }
+
+    #[test]
+    fn toolport_itself_is_recognised() {
+        let exe = Path::new("/opt/bin/tp");
+        assert!(is_toolport(&json!({"command":"/opt/bin/tp","args":["serve"]}), Some(exe)));
+        assert!(is_toolport(
+            &json!({"command":"/usr/bin/toolport","args":["serve","--home","/h"]}),
+            Some(exe)
+        ));
+        assert!(!is_toolport(&json!({"command":"/usr/bin/toolport","args":["demo-server"]}), Some(exe)));
+        assert!(!is_toolport(&json!({"command":"npx","args":["serve"]}), Some(exe)));
+    }
+}
