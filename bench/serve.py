@@ -41,16 +41,36 @@ def run_client(args, scenario, *extra, url=None, command=None):
     return value
 
 
-def home_with(servers, toolport):
-    """A temporary home + workspace whose enabled servers are `servers` (name → demo args)."""
+def home_with(servers, toolport, defs=None):
+    """A temporary home + workspace whose enabled servers are `servers` (name → demo args), or
+    `defs` (name → a whole definition) when given; returns the `serve` command line for it."""
     root = tempfile.mkdtemp(prefix="serve-bench-")
     home, workspace = os.path.join(root, "home"), os.path.join(root, "ws")
     os.makedirs(os.path.join(workspace, ".toolport"))
     os.makedirs(home)
-    defs = {n: {"type": "stdio", "command": toolport, "args": ["demo-server", *a]} for n, a in servers.items()}
+    if defs is None:
+        defs = {n: {"type": "stdio", "command": toolport, "args": ["demo-server", *a]} for n, a in servers.items()}
     json.dump({"mcpServers": defs}, open(os.path.join(home, "mcp.json"), "w"))
-    json.dump({"enabledMcpServers": list(servers)}, open(os.path.join(workspace, ".toolport", "workspace.json"), "w"))
+    json.dump({"enabledMcpServers": list(defs)}, open(os.path.join(workspace, ".toolport", "workspace.json"), "w"))
     return [toolport, "--home", home, "--workspace", workspace, "serve"]
+
+
+class DemoHttp:
+    """`toolport demo-server --http 127.0.0.1:0`: the direct baseline over HTTP."""
+
+    def __init__(self, toolport):
+        self.proc = subprocess.Popen([toolport, "demo-server", "--http", "127.0.0.1:0"], stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        line = self.proc.stdout.readline()
+        m = re.match(r"listening on (\S+)", line)
+        if not m:
+            self.proc.kill()
+            sys.exit(f"serve.py: demo-server --http printed {line!r}")
+        self.url = m.group(1)
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
 
 
 class ServeHttp:
@@ -98,6 +118,8 @@ def main():
     p.add_argument("--python", required=True)
     p.add_argument("--client", required=True)
     p.add_argument("--py-client", required=True, help="bench/py_client.py")
+    p.add_argument("--node", required=True, help="the Node.js that runs server-everything")
+    p.add_argument("--everything", required=True, help="server-everything's dist/index.js")
     p.add_argument("--out", required=True)
     p.add_argument("--calls", type=int, default=300)
     p.add_argument("--runs", type=int, default=5, help="cold starts per row of the listing table")
@@ -114,6 +136,22 @@ def main():
         http = run_client(args, "latency", *echo, *calls, url=http_serve.url)["ms"]
     finally:
         http_serve.stop()
+
+    # The same hop against other baselines: demo-server's own HTTP, a tool that does 5 ms of
+    # work, and a real server (server-everything, in Node).
+    demo_http = DemoHttp(args.toolport)
+    try:
+        http_direct = run_client(args, "latency", *echo, *calls, url=demo_http.url)["ms"]
+    finally:
+        demo_http.stop()
+    work = ["--tool", "sleep", "--args", '{"ms": 5}']
+    work_direct = run_client(args, "latency", *work, *calls, command=[args.toolport, "demo-server"])["ms"]
+    work_serve = run_client(args, "latency", *work, *calls, command=one)["ms"]
+    node = {"every": {"type": "stdio", "command": args.node, "args": [args.everything]}}
+    every = home_with({}, args.toolport, defs=node)
+    node_echo = ["--tool", "echo", "--args", '{"message": "bench"}']
+    node_direct = run_client(args, "latency", *node_echo, *calls, command=[args.node, args.everything])["ms"]
+    node_serve = run_client(args, "latency", *node_echo, *calls, command=every)["ms"]
 
     # 2. tools/list with ten servers.
     ten = {f"s{i}": ["--prefix", f"s{i}_", "--tools", str(TOOLS_EACH)] for i in range(1, SERVERS + 1)}
@@ -164,6 +202,21 @@ def main():
         f"{median(stdio) / median(direct):.2f}× |",
         f"| Python SDK → `toolport serve --http` → demo-server (stdio) | {ms(median(http))} | {ms(p90(http))} | "
         f"{median(http) / median(direct):.2f}× |",
+        "",
+        "The same hop against other baselines (each ratio against its own direct row):",
+        "",
+        "| path | median | p90 | vs its direct |",
+        "|---|---|---|---|",
+        f"| Python SDK → demo-server `--http`, direct | {ms(median(http_direct))} | {ms(p90(http_direct))} | 1.00× |",
+        f"| Python SDK → `toolport serve --http` → demo-server (stdio) | {ms(median(http))} | {ms(p90(http))} | "
+        f"{median(http) / median(http_direct):.2f}× |",
+        f"| Python SDK → demo-server `sleep 5 ms`, direct | {ms(median(work_direct))} | {ms(p90(work_direct))} | 1.00× |",
+        f"| Python SDK → `toolport serve` → demo-server `sleep 5 ms` | {ms(median(work_serve))} | "
+        f"{ms(p90(work_serve))} | {median(work_serve) / median(work_direct):.2f}× |",
+        f"| Python SDK → server-everything `echo` (Node, stdio), direct | {ms(median(node_direct))} | "
+        f"{ms(p90(node_direct))} | 1.00× |",
+        f"| Python SDK → `toolport serve` → server-everything `echo` | {ms(median(node_serve))} | "
+        f"{ms(p90(node_serve))} | {median(node_serve) / median(node_direct):.2f}× |",
         "",
         f"## `tools/list` with {SERVERS} demo-servers ({tools} tools through serve; {py_tools} listed directly; "
         f"{expected_tools} expected)",

@@ -35,5 +35,7 @@ exec "$bench/venv/bin/python" "$here/serve.py" \
   --python "$bench/venv/bin/python" \
   --client "$root/tests/serve/client.py" \
   --py-client "$here/py_client.py" \
+  --node "$target/peers/bin/node" \
+  --everything "$target/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js" \
   --out "$here/results" \
   "${extra[@]}"

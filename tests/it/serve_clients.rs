@@ -41,7 +41,6 @@ fn inspector() -> PathBuf {
     clients().join("inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js")
 }
 
-
 /// How a client reaches serve.
 pub enum Via<'a> {
     Stdio(&'a Env),
@@ -81,7 +80,6 @@ pub fn py(scenario: &str, via: &Via, extra: &[&str]) -> Value {
     );
     value
 }
-
 
 fn names(value: &Value) -> Vec<String> {
     value
@@ -192,10 +190,16 @@ fn serve_python_sdk_sees_a_config_edit_as_list_changed_over_http() {
     let seen = py("list-changed", &Via::Http(&serve.url), &args);
     assert_eq!(names(&seen["before"]), ["echo", "add", "sleep", "fail", "big", "pid"], "{seen}");
     assert_eq!(seen["notified"], true, "no notifications/tools/list_changed reached the client: {seen}");
+    let line = "toolport serve: the agent now sees 12 tools from 2 servers; added z_echo, z_add";
+    let printed = serve.wait_for_line(line, Duration::from_secs(5));
+    assert!(printed.contains(line), "the operator's line for the change is missing:\n{printed}");
     let after = names(&seen["after"]);
     assert_eq!(
         after,
-        ["echo", "add", "sleep", "fail", "big", "pid", "z_echo", "z_add", "z_sleep", "z_fail", "z_big", "z_pid"],
+        [
+            "echo", "add", "sleep", "fail", "big", "pid", "z_echo", "z_add", "z_sleep", "z_fail", "z_big",
+            "z_pid"
+        ],
         "{seen}"
     );
 }
@@ -395,4 +399,13 @@ fn serve_forwards_log_messages_to_a_client_that_set_a_level() {
     let seen = py("logging", &Via::Stdio(&env), &["--wait", "15"]);
     let logs = seen["logs"].as_array().cloned().unwrap_or_default();
     assert!(!logs.is_empty(), "no notifications/message reached the client: {seen}");
+}
+
+/// `completion/complete` of a prompt's argument goes to the server that offers the prompt.
+#[test]
+fn serve_forwards_completion_to_the_prompts_server() {
+    let env = everything_env();
+    let args = ["--prompt", "completable-prompt", "--argument", "department", "--value", "S"];
+    let seen = py("complete", &Via::Stdio(&env), &args);
+    assert_eq!(seen["values"], json!(["Sales", "Support"]), "{seen}");
 }

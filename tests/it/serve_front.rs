@@ -47,7 +47,10 @@ fn tool_names(env: &Env) -> Vec<String> {
     let (code, stdout, stderr) = run(env, &["tools", "--json"]);
     assert_eq!(code, 0, "{stderr}");
     let tools: Vec<Value> = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
-    tools.iter().filter_map(|t| t["function"]["name"].as_str().or(t["name"].as_str()).map(String::from)).collect()
+    tools
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str().or(t["name"].as_str()).map(String::from))
+        .collect()
 }
 
 #[test]
@@ -75,7 +78,10 @@ fn the_instructions_name_every_server_behind_and_its_state() {
     let instructions = result["instructions"].as_str().unwrap_or_default();
     assert!(instructions.contains("- demo (connected, 6 tools)"), "{instructions}");
     assert!(instructions.contains("- more (connected, 6 tools)"), "{instructions}");
-    assert!(instructions.contains("- clash (error: MCP tool name conflict: echo already provided by demo)"), "{instructions}");
+    assert!(
+        instructions.contains("- clash (error: MCP tool name conflict: echo already provided by demo)"),
+        "{instructions}"
+    );
     for capability in ["tools", "resources", "prompts", "completions", "logging"] {
         assert!(result["capabilities"].get(capability).is_some(), "{capability} missing: {result}");
     }
@@ -144,4 +150,27 @@ fn a_question_for_a_client_that_cannot_answer_is_declined() {
     );
     let texts = seen["texts"].to_string();
     assert!(texts.to_lowercase().contains("decline"), "{seen}");
+}
+
+/// A server that crashes is reconnected by serve on its own (with a backoff), and calls work
+/// again without anyone retrying it.
+#[test]
+fn a_crashed_server_is_reconnected_by_serve() {
+    let inner = Env::new();
+    write_config(&inner, json!({ "demo": demo(&["--crash-after", "1"]) }), &["demo"], json!({}));
+    let serve = ServeHttp::start(&inner);
+    let outer = outer(json!({ "type": "http", "url": serve.url }));
+    let (code, stdout, stderr) = run(&outer, &["call", "echo", r#"{"message": "first"}"#]);
+    assert_eq!((code, stdout.trim()), (0, "first"), "{stderr}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (code, stdout, _) = run(&outer, &["call", "echo", r#"{"message": "again"}"#]);
+        if code == 0 && stdout.trim() == "again" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the crashed server was not reconnected: {stdout}");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let printed = serve.wait_for_line("toolport serve: reconnecting demo", Duration::from_secs(5));
+    assert!(printed.contains("toolport serve: reconnecting demo"), "{printed}");
 }

@@ -27,7 +27,8 @@ fn an_address_other_than_loopback_needs_a_token() {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("refusing to serve MCP on 0.0.0.0:0 without a token") && stderr.contains("--token-env VAR"),
+        stderr.contains("refusing to serve MCP on 0.0.0.0:0 without a token")
+            && stderr.contains("--token-env VAR"),
         "{stderr}"
     );
     let mut unset = env.cmd(["serve", "--http", "0.0.0.0:0", "--token-env", "TOOLPORT_TEST_UNSET_TOKEN"]);
@@ -35,7 +36,8 @@ fn an_address_other_than_loopback_needs_a_token() {
     let out = out.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("--token-env TOOLPORT_TEST_UNSET_TOKEN: that variable is not set"),
+        String::from_utf8_lossy(&out.stderr)
+            .contains("--token-env TOOLPORT_TEST_UNSET_TOKEN: that variable is not set"),
         "{out:?}"
     );
 }
@@ -44,12 +46,14 @@ fn an_address_other_than_loopback_needs_a_token() {
 fn a_token_is_required_and_never_printed() {
     let env = demo_env();
     let secret = "s3cret-token-value";
-    let serve = ServeHttp::start_with(&env, &["--token-env", "SERVE_TOKEN", "-v"], &[("SERVE_TOKEN", secret)]);
+    let serve =
+        ServeHttp::start_with(&env, &["--token-env", "SERVE_TOKEN", "-v"], &[("SERVE_TOKEN", secret)]);
     let authority = serve.authority();
     let (none, head) = http_post(&authority, &with(&[]), INITIALIZE);
     assert_eq!(none, 401, "{head}");
     assert!(head.to_ascii_lowercase().contains("www-authenticate: bearer"), "{head}");
-    let (wrong, _) = http_post(&authority, &with(&[("Authorization", "Bearer s3cret-token-valuX")]), INITIALIZE);
+    let (wrong, _) =
+        http_post(&authority, &with(&[("Authorization", "Bearer s3cret-token-valuX")]), INITIALIZE);
     assert_eq!(wrong, 401);
     let (short, _) = http_post(&authority, &with(&[("Authorization", "Bearer s3cret")]), INITIALIZE);
     assert_eq!(short, 401);

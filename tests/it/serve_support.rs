@@ -83,6 +83,18 @@ impl ServeHttp {
         panic!("toolport serve --http printed no listening line; stderr:\n{seen}");
     }
 
+    /// Waits (at most `within`) for a stderr line containing `text`; returns all of stderr.
+    pub fn wait_for_line(&self, text: &str, within: Duration) -> String {
+        let deadline = Instant::now() + within;
+        loop {
+            let printed = self.stderr.lock().map(|l| l.join("\n")).unwrap_or_default();
+            if printed.contains(text) || Instant::now() > deadline {
+                return printed;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// `host:port` of the listener.
     pub fn authority(&self) -> String {
         let rest = self.url.trim_start_matches("http://");
@@ -118,7 +130,8 @@ impl Drop for ServeHttp {
 pub fn http_post(authority: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
     let mut stream = TcpStream::connect(authority).unwrap_or_else(|e| panic!("connect {authority}: {e}"));
     let _ = stream.set_read_timeout(Some(Duration::from_secs(20)));
-    let mut request = format!("POST /mcp HTTP/1.1\r\nContent-Length: {}\r\nConnection: close\r\n", body.len());
+    let mut request =
+        format!("POST /mcp HTTP/1.1\r\nContent-Length: {}\r\nConnection: close\r\n", body.len());
     if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
         request.push_str(&format!("Host: {authority}\r\n"));
     }

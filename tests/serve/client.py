@@ -16,6 +16,7 @@ Scenarios (each prints what it saw, never a verdict; the tests judge):
   latency       call --tool with --args --calls times in one session (milliseconds each)
   list          tools/list --calls times in one session (milliseconds each, and the tool count)
   call          call --tool with --args, offering no capability at all (no callbacks)
+  complete      completion/complete of --prompt's argument --argument from the prefix --value
   sample        call trigger-sampling-request, answering its sampling/createMessage with
                 --answer's "text" via the SDK's sampling_callback
   roots         offer the root --uri via list_roots_callback; call get-roots-list until it
@@ -144,6 +145,12 @@ async def call(session, args, _events):
     return {"is_error": bool(result.is_error), "texts": texts(result)}
 
 
+async def complete(session, args, _events):
+    ref = types.PromptReference(type="ref/prompt", name=args.prompt)
+    result = await session.complete(ref, {"name": args.argument, "value": args.value})
+    return {"values": list(result.completion.values)}
+
+
 async def sample(session, args, events):
     await session.list_tools()
     result = await session.call_tool("trigger-sampling-request", {"prompt": "Say hi", "maxTokens": 20})
@@ -172,6 +179,7 @@ async def logging(session, args, events):
 
 SCENARIOS = {
     "call": call,
+    "complete": complete,
     "sample": sample,
     "roots": roots,
     "logging": logging,
@@ -256,6 +264,8 @@ def main():
     p.add_argument("--write", nargs=2, metavar=("FILE", "CONTENT"),
                    help="list-changed: after the first listing, replace FILE with CONTENT")
     p.add_argument("--tool", default="sleep")
+    p.add_argument("--argument", default="department", help="complete: the argument's name")
+    p.add_argument("--value", default="", help="complete: what was typed so far")
     p.add_argument("--args", default="{}", help="the tool's arguments as JSON")
     p.add_argument("--answer", default="{}", help="elicit: the accepted content as JSON")
     p.add_argument("--cancel-after", type=float, default=1.0)

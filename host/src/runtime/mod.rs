@@ -260,6 +260,18 @@ impl Runtime {
         catalog_calls::forward(&self.supervisor, server, subject, request).await
     }
 
+    /// The active servers whose connection failed or died (not those the host's rules put in
+    /// `error`: reconnecting cannot change a name conflict). What `serve` retries.
+    pub(crate) fn failed(&self) -> Vec<String> {
+        let state = self.supervisor.lock();
+        state
+            .slots
+            .iter()
+            .filter(|s| s.resolved.active() && matches!(s.link, Link::Failed(_)))
+            .map(|s| s.name().to_string())
+            .collect()
+    }
+
     /// The connected servers and what each said it can do, in definition order.
     pub(crate) fn connected(&self) -> Vec<(String, rmcp::model::ServerCapabilities)> {
         let state = self.supervisor.lock();

@@ -72,7 +72,7 @@ pub async fn listen(
 }
 
 /// One stderr line per change of the tools: how many tools from how many servers, and which
-/// names came and went. Runs until the runtime is dropped.
+/// names came and went. Runs until the gateway aborts it.
 pub async fn report(runtime: Runtime) {
     let mut revisions = runtime.revisions();
     let mut names = runtime.tool_names();
@@ -82,13 +82,12 @@ pub async fn report(runtime: Runtime) {
         if now == names {
             continue;
         }
-        eprintln!("toolport serve: {}", describe(&names, &now, &runtime));
+        eprintln!("toolport serve: {}", describe(&names, &now, runtime.connected().len()));
         names = now;
     }
 }
 
-fn describe(before: &[String], after: &[String], runtime: &Runtime) -> String {
-    let servers = runtime.connected().len();
+fn describe(before: &[String], after: &[String], servers: usize) -> String {
     let added: Vec<&str> = after.iter().filter(|n| !before.contains(n)).map(String::as_str).collect();
     let removed: Vec<&str> = before.iter().filter(|n| !after.contains(n)).map(String::as_str).collect();
     let mut line = format!("the agent now sees {} tools from {servers} servers", after.len());
@@ -99,4 +98,22 @@ fn describe(before: &[String], after: &[String], runtime: &Runtime) -> String {
         line.push_str(&format!("; removed {}", crate::text::escape_line(&removed.join(", "))));
     }
     line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_change_names_what_came_and_went() {
+        let names = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            describe(&names(&["a", "b"]), &names(&["b", "c", "d"]), 2),
+            "the agent now sees 3 tools from 2 servers; added c, d; removed a"
+        );
+        assert_eq!(
+            describe(&names(&["a"]), &names(&[]), 0),
+            "the agent now sees 0 tools from 0 servers; removed a"
+        );
+    }
 }

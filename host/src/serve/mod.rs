@@ -4,7 +4,8 @@
 //! questions and notices go back to the client whose call they belong to (`relay.rs`); changes
 //! of the surface reach every client as `list_changed` (`changes.rs`), including those that
 //! come from editing the config files (`config_watch.rs`). Over stdio, or streamable HTTP at
-//! `/mcp` with the checks a port needs (`http.rs`). Both protocol revisions, as rmcp serves
+//! `/mcp` with the checks a port needs (`http.rs`). A server that fails or dies is reconnected
+//! with a backoff (`revive.rs`). Both protocol revisions, as rmcp serves
 //! them: 2025-11-25 sessions and stateless 2026-07-28 requests.
 
 mod changes;
@@ -12,6 +13,7 @@ mod config_watch;
 mod front;
 mod http;
 mod relay;
+mod revive;
 mod surface;
 
 use std::net::SocketAddr;
@@ -34,6 +36,16 @@ use relay::Relay;
 /// clients.
 pub struct Gateway {
     shared: Arc<Shared>,
+    /// The gateway's own tasks (the operator's change lines, reconnecting): ended with it.
+    tasks: Vec<tokio::task::AbortHandle>,
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
 }
 
 impl Gateway {
@@ -46,8 +58,11 @@ impl Gateway {
         options.sampler = Some(relay.sampler());
         let runtime = Runtime::start(resolved, options).await?;
         runtime.set_notices(relay.notices());
-        tokio::spawn(changes::report(runtime.clone()));
-        Ok(Gateway { shared: Arc::new(Shared { runtime, relay }) })
+        let tasks = vec![
+            tokio::spawn(changes::report(runtime.clone())).abort_handle(),
+            tokio::spawn(revive::run(runtime.clone())).abort_handle(),
+        ];
+        Ok(Gateway { shared: Arc::new(Shared { runtime, relay }), tasks })
     }
 
     /// The runtime behind it.
