@@ -10,25 +10,8 @@
 # (skip with --no-build), and writes bench/results/{peers.md,peers.json,scaling.png}.
 set -euo pipefail
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/.." && pwd)"
-target="${CARGO_TARGET_DIR:-$root/target}"
-build=1
-extra=()
-for arg in "$@"; do
-  case "$arg" in
-    --no-build) build=0 ;;
-    *) extra+=("$arg") ;;
-  esac
-done
-
-bench="$(bash "$here/install.sh")"
+source "$(dirname "${BASH_SOURCE[0]}")/prelude.sh"
 peers="$target/peers"
-if (( build )); then
-  (cd "$root" && cargo build --release --bin toolport)
-fi
-toolport="${TOOLPORT:-$target/release/toolport}"
-[[ -x "$toolport" ]] || { echo "compare.sh: $toolport is missing (run without --no-build)" >&2; exit 1; }
 
 exec "$bench/venv/bin/python" "$here/compare.py" \
   --toolport "$toolport" \

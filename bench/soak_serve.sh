@@ -11,24 +11,7 @@
 # dying or memory that grows (bench/soak_serve.py does the work).
 set -euo pipefail
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/.." && pwd)"
-target="${CARGO_TARGET_DIR:-$root/target}"
-build=1
-extra=()
-for arg in "$@"; do
-  case "$arg" in
-    --no-build) build=0 ;;
-    *) extra+=("$arg") ;;
-  esac
-done
-
-bench="$(bash "$here/install.sh")"
-if (( build )); then
-  (cd "$root" && cargo build --release --bin toolport)
-fi
-toolport="${TOOLPORT:-$target/release/toolport}"
-[[ -x "$toolport" ]] || { echo "soak_serve.sh: $toolport is missing (run without --no-build)" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/prelude.sh"
 
 mkdir -p "$here/results"
 exec "$bench/venv/bin/python" "$here/soak_serve.py" \

@@ -29,20 +29,7 @@ const NAMED_IN_THE_ISSUE: &[&str] = &[
 
 #[test]
 fn client_scenarios_match_the_baseline() {
-    let bin = toolport_path();
-    let target =
-        bin.parent().and_then(Path::parent).unwrap_or_else(|| panic!("no target folder above {bin:?}"));
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance/run.sh");
-    let out = Command::new("bash")
-        .arg(&script)
-        .env("TOOLPORT_BIN", &bin)
-        .env("CARGO_TARGET_DIR", target)
-        .env_remove("RUST_LOG")
-        .env_remove("TOOLPORT_HOME")
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (out, stdout, stderr) = run_script("conformance/run.sh");
     assert!(out.status.success(), "the conformance run does not match the baseline:\n{stdout}\n{stderr}");
     let ran: Vec<&str> = stdout
         .lines()
@@ -57,4 +44,24 @@ fn client_scenarios_match_the_baseline() {
         !ran.iter().any(|s| s.starts_with("auth/")),
         "auth scenarios belong to the OAuth issue:\n{stdout}"
     );
+}
+
+/// Runs a conformance script of `tests/` against the built binary, in its target folder:
+/// the exit status, stdout and stderr.
+pub fn run_script(script: &str) -> (std::process::Output, String, String) {
+    let bin = toolport_path();
+    let target =
+        bin.parent().and_then(Path::parent).unwrap_or_else(|| panic!("no target folder above {bin:?}"));
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(script);
+    let out = Command::new("bash")
+        .arg(&script)
+        .env("TOOLPORT_BIN", &bin)
+        .env("CARGO_TARGET_DIR", target)
+        .env_remove("RUST_LOG")
+        .env_remove("TOOLPORT_HOME")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out, stdout, stderr)
 }

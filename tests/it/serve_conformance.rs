@@ -5,11 +5,6 @@
 //! prints, so a script that stopped comparing cannot pass quietly. A suite or peer that cannot
 //! be installed fails the test (it never skips).
 
-use std::path::Path;
-use std::process::Command;
-
-use crate::common::toolport_path;
-
 /// One row of the script's table: `| scenario / check | direct | through toolport |`.
 struct Row<'a> {
     check: &'a str,
@@ -33,20 +28,7 @@ fn rows(table: &str) -> Vec<Row<'_>> {
 
 #[test]
 fn serve_keeps_every_server_check_that_passes_directly() {
-    let bin = toolport_path();
-    let target =
-        bin.parent().and_then(Path::parent).unwrap_or_else(|| panic!("no target folder above {bin:?}"));
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance/server.sh");
-    let out = Command::new("bash")
-        .arg(&script)
-        .env("TOOLPORT_BIN", &bin)
-        .env("CARGO_TARGET_DIR", target)
-        .env_remove("RUST_LOG")
-        .env_remove("TOOLPORT_HOME")
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (out, stdout, stderr) = crate::conformance::run_script("conformance/server.sh");
     assert!(out.status.success(), "conformance through toolport regressed:\n{stdout}\n{stderr}");
 
     let rows = rows(&stdout);
