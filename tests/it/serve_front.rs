@@ -174,3 +174,25 @@ fn a_crashed_server_is_reconnected_by_serve() {
     let printed = serve.wait_for_line("toolport serve: reconnecting demo", Duration::from_secs(5));
     assert!(printed.contains("toolport serve: reconnecting demo"), "{printed}");
 }
+
+/// A 2026-07-28 client cannot be sent a question: a downstream server's question reaches it as
+/// an input-required result, and its retry with the answer resumes the same downstream call
+/// (here twice: `confirm` asks two rounds of a 2026-07-28 demo-server).
+#[test]
+fn a_2026_client_answers_downstream_questions_through_input_required_rounds() {
+    let inner = Env::new();
+    write_config(&inner, json!({ "demo": demo(&["--confirm"]) }), &["demo"], json!({}));
+    let serve = ServeHttp::start(&inner);
+    let outer = outer(json!({ "type": "http", "url": serve.url }));
+    let args = ["call", "confirm", r#"{"rounds": 2}"#, "--elicit", "accept-defaults"];
+    let (code, stdout, stderr) = run(&outer, &args);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.starts_with(r#"confirmed {"size":"m","colour":"blue","count":2,"gift":false}; rounds 2;"#),
+        "{stdout}\n{stderr}"
+    );
+    assert_eq!(stderr.matches("answered MCP server front with the form's defaults").count(), 2, "{stderr}");
+    let (code, stdout, stderr) = run(&outer, &["call", "confirm", "{}", "--elicit", "decline"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("not confirmed: decline; rounds 1;"), "{stdout}");
+}

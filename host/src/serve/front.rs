@@ -13,9 +13,9 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     ContentBlock, DiscoverResult, GetPromptRequestParams, GetPromptResponse, Implementation,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ReadResourceRequestParams,
-    ReadResourceResponse, Reference, ServerCapabilities, ServerConfig, SetLevelRequestParams,
-    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, Reference, ServerCapabilities, ServerConfig,
+    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, ServiceError, SubscriptionContext};
 use rmcp::{ErrorData as McpError, Peer, RoleClient, RoleServer, ServerHandler};
@@ -23,6 +23,7 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use super::changes;
+use super::input_rounds::{Rounds, Step};
 use super::relay::Relay;
 use super::surface;
 use crate::runtime::{CallError, CallProgress, CatalogError, Runtime};
@@ -33,6 +34,8 @@ pub struct Shared {
     pub runtime: Runtime,
     /// Where servers' questions and notices go.
     pub relay: Arc<Relay>,
+    /// Calls of 2026-07-28 clients waiting for an answer between two requests.
+    pub rounds: Arc<Rounds>,
 }
 
 /// One client session's handler.
@@ -155,44 +158,42 @@ impl ServerHandler for Front {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        // A 2026-07-28 client is asked through input-required results, not requests.
+        let by_rounds = context.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        let rounds = &self.shared.rounds;
+        if let Some(token) = request.request_state.as_deref().filter(|_| by_rounds) {
+            let Some((call, asks)) = rounds.resume(token, request.input_responses.as_ref()) else {
+                let message =
+                    "no call waits under this requestState (it ended or expired): call the tool again";
+                return Err(McpError::invalid_params(message, None));
+            };
+            return respond(rounds.drive(call, asks, &context.ct).await);
+        }
         let name = request.name.to_string();
-        let server = self.runtime().server_of(&name);
-        let capabilities = context.client_capabilities().unwrap_or_default();
-        let _waiting =
-            server.as_deref().map(|s| self.shared.relay.waiting(s, context.peer.clone(), capabilities));
+        let (asks_to, asks) = mpsc::unbounded_channel();
+        let waiting = self.runtime().server_of(&name).map(|server| {
+            let capabilities = context.client_capabilities().unwrap_or_default();
+            self.shared.relay.waiting(
+                &server,
+                context.peer.clone(),
+                capabilities,
+                by_rounds.then_some(asks_to),
+            )
+        });
         let progress = context.meta.get_progress_token().map(|token| {
             let (tx, rx) = mpsc::unbounded_channel();
             tokio::spawn(pass_progress(rx, token, context.peer.clone()));
             tx
         });
         let arguments = request.arguments.unwrap_or_default();
-        let call = self.runtime().call_with(&name, arguments, progress);
-        let outcome = tokio::select! {
-            outcome = call => outcome,
-            // Dropping the call cancels it at the server (`notifications/cancelled`).
-            () = context.ct.cancelled() => {
-                return Err(McpError::internal_error("the client cancelled the call", None));
-            }
-        };
-        match outcome {
-            Ok(outcome) => {
-                let result: CallToolResult = serde_json::from_value(outcome.to_json())
-                    .map_err(|e| McpError::internal_error(format!("cannot pass the result on: {e}"), None))?;
-                Ok(CallToolResponse::Complete(result))
-            }
-            // An unknown tool is a result the model reads, as most servers answer it.
-            Err(e @ CallError::UnknownTool(_)) => {
-                Ok(CallToolResponse::Complete(CallToolResult::error(vec![ContentBlock::text(e.to_string())])))
-            }
-            Err(e @ (CallError::MissingName | CallError::InvalidArguments(_))) => {
-                Err(McpError::invalid_params(e.to_string(), None))
-            }
-            Err(e @ CallError::Protocol { .. }) => Err(McpError::internal_error(e.to_string(), None)),
-            // The model should read why: not connected, timed out, a result that breaks its schema.
-            Err(e) => {
-                Ok(CallToolResponse::Complete(CallToolResult::error(vec![ContentBlock::text(e.to_string())])))
-            }
-        }
+        let runtime = self.runtime().clone();
+        // Its own task: on 2026-07-28 the call outlives the request that started it. Aborting
+        // the task drops the call, which cancels it at the server (`notifications/cancelled`).
+        let call = tokio::spawn(async move {
+            let _waiting = waiting;
+            runtime.call_with(&name, arguments, progress).await
+        });
+        respond(rounds.drive(call, asks, &context.ct).await)
     }
 
     async fn list_resources(
@@ -309,6 +310,33 @@ impl ServerHandler for Front {
             self.forward(&server, subject, |peer| async move { peer.unsubscribe(request).await }).await?;
         }
         Ok(())
+    }
+}
+
+/// What the client is answered: the result, a question to answer first, or why not.
+fn respond(step: Step) -> Result<CallToolResponse, McpError> {
+    let outcome = match step {
+        Step::Done(outcome) => outcome,
+        Step::Input(asked) => return Ok(CallToolResponse::InputRequired(asked)),
+        Step::Cancelled => return Err(McpError::internal_error("the client cancelled the call", None)),
+    };
+    let error_result = |e: CallError| {
+        CallToolResponse::Complete(CallToolResult::error(vec![ContentBlock::text(e.to_string())]))
+    };
+    match outcome {
+        Ok(outcome) => {
+            let result: CallToolResult = serde_json::from_value(outcome.to_json())
+                .map_err(|e| McpError::internal_error(format!("cannot pass the result on: {e}"), None))?;
+            Ok(CallToolResponse::Complete(result))
+        }
+        // An unknown tool is a result the model reads, as most servers answer it.
+        Err(e @ CallError::UnknownTool(_)) => Ok(error_result(e)),
+        Err(e @ (CallError::MissingName | CallError::InvalidArguments(_))) => {
+            Err(McpError::invalid_params(e.to_string(), None))
+        }
+        Err(e @ CallError::Protocol { .. }) => Err(McpError::internal_error(e.to_string(), None)),
+        // The model should read why: not connected, timed out, a result that breaks its schema.
+        Err(e) => Ok(error_result(e)),
     }
 }
 

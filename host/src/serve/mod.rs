@@ -3,7 +3,8 @@
 //! (`surface.rs`), and what it asks goes to the server that owns it (`front.rs`). Servers'
 //! questions and notices go back to the client whose call they belong to (`relay.rs`); changes
 //! of the surface reach every client as `list_changed` (`changes.rs`), including those that
-//! come from editing the config files (`config_watch.rs`). Over stdio, or streamable HTTP at
+//! come from editing the config files (`config_watch.rs`). A 2026-07-28 client, which cannot
+//! be sent a question, gets it as an input-required result instead (`input_rounds.rs`). Over stdio, or streamable HTTP at
 //! `/mcp` with the checks a port needs (`http.rs`). A server that fails or dies is reconnected
 //! with a backoff (`revive.rs`). Both protocol revisions, as rmcp serves
 //! them: 2025-11-25 sessions and stateless 2026-07-28 requests.
@@ -12,6 +13,7 @@ mod changes;
 mod config_watch;
 mod front;
 mod http;
+mod input_rounds;
 mod relay;
 mod revive;
 mod surface;
@@ -62,7 +64,7 @@ impl Gateway {
             tokio::spawn(changes::report(runtime.clone())).abort_handle(),
             tokio::spawn(revive::run(runtime.clone())).abort_handle(),
         ];
-        Ok(Gateway { shared: Arc::new(Shared { runtime, relay }), tasks })
+        Ok(Gateway { shared: Arc::new(Shared { runtime, relay, rounds: Default::default() }), tasks })
     }
 
     /// The runtime behind it.

@@ -13,9 +13,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures::future::BoxFuture;
 use rmcp::model::{
-    ClientCapabilities, CreateMessageRequestParams, ElicitRequestParams, ElicitResult, ElicitationAction,
-    LoggingMessageNotificationParam, ResourceUpdatedNotificationParam,
+    ClientCapabilities, CreateMessageRequest, CreateMessageRequestParams, ElicitRequest, ElicitRequestParams,
+    ElicitResult, ElicitationAction, InputRequest, LoggingMessageNotificationParam,
+    ResourceUpdatedNotificationParam,
 };
+use tokio::sync::{mpsc, oneshot};
+
+use super::input_rounds::Ask;
 use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
 
@@ -30,6 +34,9 @@ struct Caller {
     server: String,
     peer: Peer<RoleServer>,
     capabilities: ClientCapabilities,
+    /// For a 2026-07-28 client: where its questions go, to come back as an input-required
+    /// result (it cannot be sent a request).
+    asks: Option<mpsc::UnboundedSender<Ask>>,
 }
 
 /// A client's `resources/subscribe` of one URI.
@@ -73,9 +80,10 @@ impl Relay {
         server: &str,
         peer: Peer<RoleServer>,
         capabilities: ClientCapabilities,
+        asks: Option<mpsc::UnboundedSender<Ask>>,
     ) -> Waiting {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        lock(&self.callers).push(Caller { id, server: server.to_string(), peer, capabilities });
+        lock(&self.callers).push(Caller { id, server: server.to_string(), peer, capabilities, asks });
         Waiting { relay: self.clone(), id }
     }
 
@@ -151,7 +159,15 @@ impl Elicitor for Asker {
                 tracing::info!(server = %request.server, "declined an elicitation: the calling client does not answer this kind");
                 return ElicitationAnswer::Decline;
             };
-            match caller.peer.create_elicitation(params).await {
+            let asked = match &caller.asks {
+                Some(asks) => ask_in_a_round(asks, InputRequest::Elicitation(ElicitRequest::new(params)))
+                    .await
+                    .and_then(|answer| {
+                        serde_json::from_value::<ElicitResult>(answer).map_err(|e| e.to_string())
+                    }),
+                None => caller.peer.create_elicitation(params).await.map_err(|e| e.to_string()),
+            };
+            match asked {
                 Ok(result) => answer_of(result),
                 Err(e) => {
                     tracing::warn!(server = %request.server, "the client could not be asked: {e}");
@@ -179,6 +195,14 @@ fn params_for(request: &Elicitation, capabilities: &ClientCapabilities) -> Optio
     serde_json::from_value(value).ok()
 }
 
+/// Puts the question to a 2026-07-28 client as an input-required result and waits for the
+/// answer its retry brings.
+async fn ask_in_a_round(asks: &mpsc::UnboundedSender<Ask>, request: InputRequest) -> Result<Value, String> {
+    let (answer, answered) = oneshot::channel();
+    asks.send(Ask { request, answer }).map_err(|_| "the call is over".to_string())?;
+    answered.await.map_err(|_| "the client did not come back with an answer".to_string())
+}
+
 fn answer_of(result: ElicitResult) -> ElicitationAnswer {
     match result.action {
         ElicitationAction::Accept => match result.content {
@@ -202,8 +226,15 @@ impl Sampler for Asker {
             }
             let params: CreateMessageRequestParams =
                 serde_json::from_value(request).map_err(|e| format!("cannot pass the request on: {e}"))?;
-            let result = caller.peer.create_message(params).await.map_err(|e| e.to_string())?;
-            serde_json::to_value(result).map_err(|e| e.to_string())
+            match &caller.asks {
+                Some(asks) => {
+                    ask_in_a_round(asks, InputRequest::CreateMessage(CreateMessageRequest::new(params))).await
+                }
+                None => {
+                    let result = caller.peer.create_message(params).await.map_err(|e| e.to_string())?;
+                    serde_json::to_value(result).map_err(|e| e.to_string())
+                }
+            }
         })
     }
 }

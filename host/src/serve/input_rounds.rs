@@ -1,0 +1,166 @@
+//! SEP-2322 on the serving side. A 2026-07-28 client has no session to be asked on: when a
+//! downstream server asks something during its call, `serve` answers the client's `tools/call`
+//! with an input-required result (the question, and a `requestState` that names the waiting
+//! call), and the client's retry with its answer resumes that same call. The downstream call
+//! keeps running in its own task between the two requests; the `requestState` is only a
+//! random handle to it (nothing in it to forge), and a call nobody resumes is cancelled after
+//! [`PARK_LIMIT`].
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{InputRequest, InputRequiredResult, InputResponses};
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::runtime::{CallError, CallOutcome};
+
+/// How long a call waits for its client to come back with an answer.
+const PARK_LIMIT: Duration = Duration::from_secs(600);
+/// The key of the one question in an input-required result.
+const KEY: &str = "input";
+
+/// A question of a downstream server for the calling client, and where its answer goes (the
+/// client's result as JSON: an `ElicitResult`, a `CreateMessageResult`).
+pub struct Ask {
+    /// The question as MCP puts it.
+    pub request: InputRequest,
+    /// The client's answer.
+    pub answer: oneshot::Sender<Value>,
+}
+
+/// One call running downstream, for as long as it takes.
+pub type Call = JoinHandle<Result<CallOutcome, CallError>>;
+
+/// A call waiting for its client between two requests.
+struct Parked {
+    call: Call,
+    asks: mpsc::UnboundedReceiver<Ask>,
+    answer: oneshot::Sender<Value>,
+}
+
+/// How far one request got with its call.
+pub enum Step {
+    /// The call ended (or could not be run).
+    Done(Result<CallOutcome, CallError>),
+    /// The server asked something: the client answers and calls again.
+    Input(InputRequiredResult),
+    /// The client cancelled its request; the call is cancelled downstream.
+    Cancelled,
+}
+
+/// The calls waiting for their clients.
+#[derive(Default)]
+pub struct Rounds {
+    parked: Mutex<HashMap<String, Parked>>,
+}
+
+impl Rounds {
+    /// Waits for `call` to end, for its server to ask something, or for the client to cancel.
+    pub async fn drive(
+        self: &Arc<Self>,
+        mut call: Call,
+        mut asks: mpsc::UnboundedReceiver<Ask>,
+        cancelled: &CancellationToken,
+    ) -> Step {
+        tokio::select! {
+            joined = &mut call => Step::Done(joined.unwrap_or_else(|e| {
+                Err(CallError::Protocol { tool: String::new(), server: String::new(), message: format!("the call stopped: {e}") })
+            })),
+            Some(ask) = asks.recv() => {
+                let Some(token) = new_token() else {
+                    call.abort();
+                    let message = "no randomness for a requestState".to_string();
+                    return Step::Done(Err(CallError::Protocol { tool: String::new(), server: String::new(), message }));
+                };
+                let requests = [(KEY.to_string(), ask.request)].into_iter().collect();
+                self.park(token.clone(), Parked { call, asks, answer: ask.answer });
+                Step::Input(InputRequiredResult::new(Some(requests), Some(token)))
+            }
+            () = cancelled.cancelled() => {
+                call.abort();
+                Step::Cancelled
+            }
+        }
+    }
+
+    /// The call `token` names, its server given the client's answer; `None` when no call
+    /// waits under that name (already resumed, expired, or never ours).
+    pub fn resume(
+        &self,
+        token: &str,
+        responses: Option<&InputResponses>,
+    ) -> Option<(Call, mpsc::UnboundedReceiver<Ask>)> {
+        let parked = self.lock().remove(token)?;
+        // A client that answers nothing has declined.
+        let answer =
+            responses.and_then(|r| r.get(KEY)).cloned().unwrap_or_else(|| json!({"action": "decline"}));
+        let _ = parked.answer.send(answer);
+        Some((parked.call, parked.asks))
+    }
+
+    fn park(self: &Arc<Self>, token: String, parked: Parked) {
+        self.lock().insert(token.clone(), parked);
+        let rounds = Arc::downgrade(self);
+        tokio::spawn(async move {
+            tokio::time::sleep(PARK_LIMIT).await;
+            let expired = rounds.upgrade().and_then(|r| r.lock().remove(&token));
+            if let Some(parked) = expired {
+                tracing::info!("a call waited {} s for its client's answer: cancelled", PARK_LIMIT.as_secs());
+                parked.call.abort();
+            }
+        });
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Parked>> {
+        self.parked.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// 128 random bits as hex: a handle no client can guess.
+fn new_token() -> Option<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).ok()?;
+    Some(hex::encode(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::{ElicitRequest, ElicitRequestParams};
+
+    use super::*;
+
+    fn question() -> InputRequest {
+        let params: ElicitRequestParams = serde_json::from_value(json!({
+            "mode": "form", "message": "Sure?", "requestedSchema": {"type": "object", "properties": {}}
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        InputRequest::Elicitation(ElicitRequest::new(params))
+    }
+
+    #[tokio::test]
+    async fn a_question_parks_the_call_and_the_answer_resumes_it() {
+        let rounds = Arc::new(Rounds::default());
+        let (asks_to, asks) = mpsc::unbounded_channel();
+        let call: Call = tokio::spawn(async move {
+            let (answer, answered) = oneshot::channel();
+            let _ = asks_to.send(Ask { request: question(), answer });
+            let said = answered.await.unwrap_or_default();
+            Ok(CallOutcome { content: vec![said], structured: None, is_error: false })
+        });
+        let never = CancellationToken::new();
+        let Step::Input(asked) = rounds.drive(call, asks, &never).await else { panic!("no question") };
+        let token = asked.request_state.clone().unwrap_or_default();
+        assert_eq!(token.len(), 32);
+        assert!(rounds.resume("not-ours", None).is_none());
+        let responses: InputResponses =
+            [(KEY.to_string(), json!({"action": "accept"}))].into_iter().collect();
+        let (call, asks) = rounds.resume(&token, Some(&responses)).unwrap_or_else(|| panic!("not parked"));
+        let Step::Done(Ok(outcome)) = rounds.drive(call, asks, &never).await else { panic!("not done") };
+        assert_eq!(outcome.content, vec![json!({"action": "accept"})]);
+        assert!(rounds.resume(&token, None).is_none(), "a requestState is good for one retry");
+    }
+}
