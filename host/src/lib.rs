@@ -5,7 +5,8 @@
 //! active server, lists its tools, applies the name policy and the host's collision rules,
 //! shapes the tools with a tool-shape plugin, and serves the surface ([`Runtime::tools`],
 //! [`Runtime::records`]) and the executor ([`Runtime::call`]). The `toolport` binary, the
-//! interactive [`Session`] and the ACP agent ([`serve_acp`]) are clients of this API; see
+//! interactive [`Session`], the ACP agent ([`serve_acp`]) and the MCP server for agents
+//! ([`Gateway`], `toolport serve`) are clients of this API; see
 //! `ARCHITECTURE.md` for the map of the modules behind it.
 //!
 //! ```no_run

@@ -138,13 +138,21 @@ impl Supervisor {
             let old = slot.conn().cloned();
             slot.link = Link::Idle;
             slot.checked = None;
-            state.gone.forget(name);
             old
         };
         if let Some(conn) = old {
             conn.close().await;
         }
         self.connect(&[name.to_string()]).await;
+        // Until the server is back, a call of one of its tools still hears why it went away
+        // (not `Unknown MCP tool`); once it is, that record is stale.
+        {
+            let mut state = self.lock();
+            let back = state.slots.iter().any(|s| s.name() == name && s.conn().is_some());
+            if back {
+                state.gone.forget(name);
+            }
+        }
         self.rebuild().await;
         Ok(())
     }
