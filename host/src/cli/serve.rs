@@ -26,10 +26,10 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ORIGIN", requires = "http")]
     allow_origin: Vec<String>,
     /// The largest HTTP request body, in bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = HttpOptions::new(SocketAddr::from(([127, 0, 0, 1], 0))).max_body_bytes)]
+    #[arg(long, value_name = "BYTES", default_value_t = HttpOptions::MAX_BODY_BYTES)]
     max_body_bytes: usize,
     /// HTTP requests served at once; more get 503 until one has ended.
-    #[arg(long, value_name = "N", default_value_t = HttpOptions::new(SocketAddr::from(([127, 0, 0, 1], 0))).max_requests)]
+    #[arg(long, value_name = "N", default_value_t = HttpOptions::MAX_REQUESTS)]
     max_requests: usize,
     /// Do not follow edits of the store and the workspace file.
     #[arg(long)]

@@ -15,19 +15,12 @@ pub async fn push(mut revisions: watch::Receiver<Revision>, peer: Peer<RoleServe
     let mut seen = *revisions.borrow_and_update();
     while revisions.changed().await.is_ok() {
         let now = *revisions.borrow_and_update();
-        let sent = async {
-            if now.tools != seen.tools {
-                peer.notify_tool_list_changed().await?;
+        for note in notifications(seen, now) {
+            if peer.send_notification(note).await.is_err() {
+                return;
             }
-            if now.resources != seen.resources {
-                peer.notify_resource_list_changed().await?;
-            }
-            if now.prompts != seen.prompts {
-                peer.notify_prompt_list_changed().await?;
-            }
-            Ok::<(), rmcp::service::ServiceError>(())
-        };
-        if sent.await.is_err() || peer.is_transport_closed() {
+        }
+        if peer.is_transport_closed() {
             return;
         }
         seen = now;
@@ -49,17 +42,7 @@ pub async fn listen(
                     return Ok(());
                 }
                 let now = *revisions.borrow_and_update();
-                let mut notes = Vec::new();
-                if now.tools != seen.tools {
-                    notes.push(ServerNotification::ToolListChangedNotification(Default::default()));
-                }
-                if now.resources != seen.resources {
-                    notes.push(ServerNotification::ResourceListChangedNotification(Default::default()));
-                }
-                if now.prompts != seen.prompts {
-                    notes.push(ServerNotification::PromptListChangedNotification(Default::default()));
-                }
-                for note in notes {
+                for note in notifications(seen, now) {
                     match context.sink().send(note).await {
                         Ok(()) | Err(SubscriptionSendError::NotificationNotAccepted(_)) => {}
                         Err(_) => return Ok(()),
@@ -69,6 +52,21 @@ pub async fn listen(
             }
         }
     }
+}
+
+/// The `list_changed` notifications that tell a client what differs between two revisions.
+fn notifications(seen: Revision, now: Revision) -> Vec<ServerNotification> {
+    let mut notes = Vec::new();
+    if now.tools != seen.tools {
+        notes.push(ServerNotification::ToolListChangedNotification(Default::default()));
+    }
+    if now.resources != seen.resources {
+        notes.push(ServerNotification::ResourceListChangedNotification(Default::default()));
+    }
+    if now.prompts != seen.prompts {
+        notes.push(ServerNotification::PromptListChangedNotification(Default::default()));
+    }
+    notes
 }
 
 /// One stderr line per change of the tools: how many tools from how many servers, and which

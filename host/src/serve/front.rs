@@ -12,14 +12,14 @@ use std::sync::Arc;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     ContentBlock, DiscoverResult, GetPromptRequestParams, GetPromptResponse, Implementation,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, Reference, ServerCapabilities, ServerConfig,
-    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, Reference, ServerCapabilities,
+    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, ServiceError, SubscriptionContext};
 use rmcp::{ErrorData as McpError, Peer, RoleClient, RoleServer, ServerHandler};
-use serde_json::json;
 use tokio::sync::mpsc;
 
 use super::changes;
@@ -97,11 +97,20 @@ impl Front {
 
 fn catalog_error(e: CatalogError) -> McpError {
     match e {
-        CatalogError::UnknownPrompt(_) | CatalogError::MissingName | CatalogError::MissingUri => {
-            McpError::invalid_params(e.to_string(), None)
-        }
-        CatalogError::InvalidArguments(_) => McpError::invalid_params(e.to_string(), None),
+        CatalogError::UnknownPrompt(_)
+        | CatalogError::MissingName
+        | CatalogError::MissingUri
+        | CatalogError::InvalidArguments(_) => McpError::invalid_params(e.to_string(), None),
         _ => McpError::internal_error(e.to_string(), None),
+    }
+}
+
+impl Front {
+    /// The instructions naming the servers behind: only in `initialize` and `server/discover`,
+    /// not in [`ServerHandler::get_info`], which rmcp asks again with every stateless request
+    /// (they read every server's status).
+    fn instructions(&self) -> String {
+        surface::instructions(&self.runtime().status())
     }
 }
 
@@ -121,11 +130,22 @@ impl ServerHandler for Front {
         capabilities.experimental = None;
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("toolport", env!("CARGO_PKG_VERSION")))
-            .with_instructions(surface::instructions(&self.runtime().status()))
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        context.peer.set_peer_info(request.clone());
+        Ok(self.negotiate_initialize(&request)?.with_instructions(self.instructions()))
     }
 
     async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, McpError> {
-        Ok(DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), self.get_info()))
+        Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info().with_instructions(self.instructions()),
+        ))
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -347,14 +367,13 @@ async fn pass_progress(
     peer: Peer<RoleServer>,
 ) {
     while let Some(report) = reports.recv().await {
-        let mut params = json!({"progressToken": token, "progress": report.progress});
+        let mut params = ProgressNotificationParam::new(token.clone(), report.progress);
         if let Some(total) = report.total {
-            params["total"] = json!(total);
+            params = params.with_total(total);
         }
         if let Some(message) = report.message {
-            params["message"] = json!(message);
+            params = params.with_message(message);
         }
-        let Ok(params) = serde_json::from_value::<ProgressNotificationParam>(params) else { continue };
         if peer.notify_progress(params).await.is_err() {
             return;
         }

@@ -40,15 +40,20 @@ pub struct HttpOptions {
 }
 
 impl HttpOptions {
-    /// Loopback-only defaults for `addr`: 4 MiB bodies, 64 requests at once.
+    /// The default largest request body: 4 MiB.
+    pub const MAX_BODY_BYTES: usize = 4 << 20;
+    /// The default number of requests served at once.
+    pub const MAX_REQUESTS: usize = 64;
+
+    /// Loopback-only defaults for `addr`.
     pub fn new(addr: SocketAddr) -> Self {
         Self {
             addr,
             token: None,
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
-            max_body_bytes: 4 << 20,
-            max_requests: 64,
+            max_body_bytes: Self::MAX_BODY_BYTES,
+            max_requests: Self::MAX_REQUESTS,
         }
     }
 }

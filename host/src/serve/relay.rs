@@ -17,12 +17,11 @@ use rmcp::model::{
     ElicitResult, ElicitationAction, InputRequest, LoggingMessageNotificationParam,
     ResourceUpdatedNotificationParam,
 };
+use rmcp::{Peer, RoleServer};
+use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
 use super::input_rounds::Ask;
-use rmcp::{Peer, RoleServer};
-use serde_json::{Value, json};
-
 use crate::runtime::{
     Elicitation, ElicitationAnswer, ElicitationKind, ElicitationModes, Elicitor, Sampler, ServerNotices,
 };
