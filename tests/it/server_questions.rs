@@ -5,7 +5,7 @@
 //! demo server.
 
 use std::io::Write;
-use std::process::{Command, Stdio};
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -159,29 +159,7 @@ async fn a_changed_root_is_announced() {
 #[test]
 fn a_person_answers_a_form_in_a_session_on_a_terminal() {
     let env = everything();
-    let command = [
-        toolport_path().display().to_string(),
-        "--home".into(),
-        env.home().display().to_string(),
-        "--workspace".into(),
-        env.root().display().to_string(),
-        "session".into(),
-    ]
-    .iter()
-    .map(|a| format!("'{}'", a.replace('\'', r"'\''")))
-    .collect::<Vec<_>>()
-    .join(" ");
-    let mut child = Command::new("script")
-        .args(["-q", "-e", "-c", &command, "/dev/null"])
-        .env("TERM", "xterm")
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn script (util-linux): {e}"));
-    let mut stdin = child.stdin.take().unwrap_or_else(|| panic!("no stdin"));
-    let mut stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+    let (mut child, mut stdin, mut stdout) = crate::common::session_on_a_terminal(&env);
     let screen = Arc::new(Mutex::new(String::new()));
     let shown = Arc::clone(&screen);
     let reader = std::thread::spawn(move || {

