@@ -13,7 +13,7 @@
 //! # async fn run() -> anyhow::Result<()> {
 //! let paths = toolport::Paths::discover(None, None)?;
 //! let resolved = toolport::load_resolved(&paths, &Default::default())?;
-//! let options = toolport::RuntimeOptions { cache_dir: Some(paths.cache_dir()), ..Default::default() };
+//! let options = toolport::RuntimeOptions { cache_dir: Some(paths.cache_dir()), credentials: Some(paths.credentials()), ..Default::default() };
 //! let runtime = toolport::Runtime::start(resolved, options).await?;
 //! println!("{}", toolport::render_status(&runtime.status(), None));
 //! let outcome = runtime.call("echo", r#"{"message": "hi"}"#).await?;
@@ -24,6 +24,7 @@
 #![deny(missing_docs)]
 
 mod acp;
+mod auth;
 mod ask;
 mod clients;
 mod config;
@@ -65,10 +66,16 @@ pub use transport::end_server_processes;
 // Where the files live, and what they resolve into.
 pub use config::MASK as SECRET_MASK;
 pub use config::{
-    ConfigError, GlobalStore, Grants, Limits, PluginDef, PluginKind, Resolved, ResolvedServer, ServerDef,
+    ConfigError, GlobalStore, Grant, Grants, Limits, OAuthDef, PluginDef, PluginKind, Resolved, ResolvedServer, ServerDef,
     Timeouts, TransportKind, WorkspaceSettings, load_resolved, parse_json, resolve, validate,
 };
 pub use paths::Paths;
+/// OAuth sign-in for the CLI and embedding hosts.
+pub use auth::{
+    AUTHORIZATION_REQUIRED, Completion as SignInCompletion, CredentialsFile, Reason as SignInReason, SignedIn,
+    sign_in, sign_in_hint,
+};
+pub use transport::challenge as sign_in_challenge;
 
 // Changing the files: locked, atomic edits that keep unknown keys (what `mcp add` and `/mcp`
 // do), and the `mcp add` argument grammar they share.

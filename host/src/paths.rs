@@ -70,6 +70,11 @@ impl Paths {
         self.home.join("cache")
     }
 
+    /// `<home>/credentials.json`: OAuth tokens, never in the store (DESIGN §2).
+    pub fn credentials(&self) -> PathBuf {
+        self.home.join("credentials.json")
+    }
+
     /// `<root>/.toolport/workspace.json`.
     pub fn workspace_file(&self) -> PathBuf {
         self.workspace_root.join(WORKSPACE_DIR).join(WORKSPACE_FILE)

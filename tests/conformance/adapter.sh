@@ -43,6 +43,51 @@ call() {
   tp call "$@" || failed=1
 }
 
+context="${MCP_CONFORMANCE_CONTEXT:-{\}}"
+
+if [[ "$scenario" == auth/* ]]; then
+  # OAuth, as a person does it: the definition carries what the scenario hands out (a
+  # pre-registered client, client credentials, a client metadata document), `mcp login` signs
+  # in with $BROWSER playing the browser, then the tools are listed and called. A command that
+  # says "authorization required" after a successful sign-in (the server moved to another
+  # authorization server) gets what its message asks for: one more `mcp login`, then again.
+  export BROWSER="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/browser.sh"
+  oauth="$(printf '%s' "$context" | json '(() => {
+    const o = {};
+    if (input.client_id) o.clientId = input.client_id;
+    if (input.client_secret) o.clientSecret = input.client_secret;
+    if (input.private_key_pem) { o.privateKey = input.private_key_pem; o.privateKeyJwt = input.signing_algorithm || "ES256"; }
+    if (input.name && input.name.startsWith("auth/client-credentials")) o.grant = "client_credentials";
+    o.clientMetadataUrl = "https://conformance-test.local/client-metadata.json";
+    return o;
+  })()')"
+  tp mcp add-json conformance "{\"type\": \"http\", \"url\": \"$url\", \"oauth\": $oauth}" >&2 || exit 1
+  tp mcp enable conformance >&2 || exit 1
+  signed_in=0
+  if [[ "$scenario" != auth/client-credentials-* ]]; then
+    echo "+ toolport mcp login conformance" >&2
+    tp mcp login conformance >&2 && signed_in=1 || failed=1
+  fi
+  # `again CMD…`: CMD, and once more after a new sign-in if it asked for one.
+  again() {
+    local out status
+    out="$("$@" 2>&1)"; status=$?
+    printf '%s\n' "$out" >&2
+    if (( status != 0 && signed_in )) && grep -q 'authorization required' <<<"$out"; then
+      echo "+ toolport mcp login conformance (asked for again)" >&2
+      tp mcp login conformance >&2 || return 1
+      "$@"; return $?
+    fi
+    return "$status"
+  }
+  again tp tools --json >/dev/null || failed=1
+  if [[ "$scenario" != auth/client-credentials-* ]]; then
+    echo "+ toolport call test-tool {}" >&2
+    again tp call test-tool '{}' || failed=1
+  fi
+  exit "$failed"
+fi
+
 tp mcp add --transport http conformance "$url" >&2 || exit 1
 tp mcp enable conformance >&2 || exit 1
 tools="$(tp tools --json)" || exit 1
@@ -69,7 +114,6 @@ case "$scenario" in
     ;;
   http-custom-headers)
     # The scenario names the calls it wants in MCP_CONFORMANCE_CONTEXT.
-    context="${MCP_CONFORMANCE_CONTEXT:-{\}}"
     count="$(printf '%s' "$context" | json '(input.toolCalls || []).length')"
     for ((i = 0; i < count; i++)); do
       name="$(printf '%s' "$context" | json "input.toolCalls[$i].name" | tr -d '"')"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs the official MCP conformance suite's client scenarios (every one except `auth/*`, or the
-# ones named) against the built toolport binary, judged against the baseline of known failures.
+# Runs the official MCP conformance suite's client scenarios (every one, `auth/*` included, or
+# the ones named) against the built toolport binary, judged against the baseline of known failures.
 #
 #   tests/conformance/run.sh [SCENARIO...]
 #
@@ -26,9 +26,9 @@ suite="$suite_dir/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 if (( $# > 0 )); then
   scenarios=("$@")
 else
-  # The client scenarios as the suite lists them (`  - name [revisions]`), minus auth/*.
+  # The client scenarios as the suite lists them (`  - name [revisions]`).
   mapfile -t scenarios < <("$node" "$suite" list 2>/dev/null \
-    | sed -n '/^Client scenarios/,/^$/p' | sed -n 's/^  - \([^ ]*\).*/\1/p' | grep -v '^auth/')
+    | sed -n '/^Client scenarios/,/^$/p' | sed -n 's/^  - \([^ ]*\).*/\1/p')
 fi
 (( ${#scenarios[@]} > 0 )) || { echo "run.sh: the suite listed no client scenarios" >&2; exit 1; }
 

@@ -1,7 +1,8 @@
 //! The official MCP conformance suite (`@modelcontextprotocol/conformance`, pinned in
-//! `tests/conformance/install.sh`) against the built binary: every client scenario except
-//! `auth/*`, each run through `tests/conformance/adapter.sh`, which drives toolport as a person
-//! would (`mcp add`, `mcp enable`, `tools --json`, `call`). The verdict is the suite's own,
+//! `tests/conformance/install.sh`) against the built binary: every client scenario, the OAuth
+//! ones included, each run through `tests/conformance/adapter.sh`, which drives toolport as a
+//! person would (`mcp add`, `mcp enable`, `mcp login` with `tests/conformance/browser.sh` as
+//! the browser, `tools --json`, `call`). The verdict is the suite's own,
 //! judged against `tests/conformance/expected-failures.yml`: a scenario that fails without being
 //! listed fails this test, and so does a listed one that passes, so the baseline stays true. A
 //! suite that cannot be installed fails the test (it never skips).
@@ -11,9 +12,9 @@ use std::process::Command;
 
 use crate::common::toolport_path;
 
-/// Scenarios issue 12 names; the suite's own list decides what runs, this only guards against
-/// a listing that silently came back short.
-const NAMED_IN_THE_ISSUE: &[&str] = &[
+/// Scenarios issues 12 and 14 name; the suite's own list decides what runs, this only guards
+/// against a listing that silently came back short.
+const NAMED_IN_THE_ISSUES: &[&str] = &[
     "initialize",
     "tools_call",
     "elicitation-sep1034-client-defaults",
@@ -25,7 +26,22 @@ const NAMED_IN_THE_ISSUE: &[&str] = &[
     "http-invalid-tool-headers",
     "json-schema-ref-no-deref",
     "json-schema-2020-12-preservation",
+    "auth/metadata-default",
+    "auth/basic-cimd",
+    "auth/scope-step-up",
+    "auth/scope-retry-limit",
+    "auth/pre-registration",
+    "auth/2025-03-26-oauth-metadata-backcompat",
+    "auth/2025-03-26-oauth-endpoint-fallback",
+    "auth/authorization-server-migration",
+    "auth/iss-wrong-issuer",
+    "auth/resource-mismatch",
+    "auth/client-credentials-basic",
+    "auth/client-credentials-jwt",
 ];
+
+/// How many `auth/*` client scenarios the pinned suite lists: all must run.
+const AUTH_SCENARIOS: usize = 33;
 
 #[test]
 fn client_scenarios_match_the_baseline() {
@@ -36,14 +52,12 @@ fn client_scenarios_match_the_baseline() {
         .filter_map(|line| line.strip_prefix("ok   ").or_else(|| line.strip_prefix("FAIL ")))
         .filter_map(|rest| rest.split_whitespace().next())
         .collect();
-    for scenario in NAMED_IN_THE_ISSUE {
+    for scenario in NAMED_IN_THE_ISSUES {
         assert!(ran.contains(scenario), "{scenario} did not run:\n{stdout}");
     }
     assert!(ran.iter().any(|s| s.starts_with("sep-2640-")), "no sep-2640 scenario ran:\n{stdout}");
-    assert!(
-        !ran.iter().any(|s| s.starts_with("auth/")),
-        "auth scenarios belong to the OAuth issue:\n{stdout}"
-    );
+    let auth = ran.iter().filter(|s| s.starts_with("auth/")).count();
+    assert_eq!(auth, AUTH_SCENARIOS, "not every auth scenario ran:\n{stdout}");
 }
 
 /// Runs a conformance script of `tests/` against the built binary, in its target folder:

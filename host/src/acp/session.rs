@@ -56,6 +56,7 @@ impl AcpSession {
         };
         let options = RuntimeOptions {
             cache_dir: Some(paths.cache_dir()),
+            credentials: Some(paths.credentials()),
             workspace_root: Some(params.cwd.clone()),
             ..options
         };

@@ -65,6 +65,20 @@ enum McpCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Sign in to a remote server (OAuth): opens the browser, or --no-browser to paste back.
+    Login {
+        /// The server name.
+        name: String,
+        /// Print the sign-in address and read the final redirect address pasted on stdin
+        /// (machines without a browser: SSH, containers).
+        #[arg(long)]
+        no_browser: bool,
+    },
+    /// Forget a remote server's OAuth tokens.
+    Logout {
+        /// The server name.
+        name: String,
+    },
     /// Delete a server from the global store and this workspace's enabled list.
     Remove {
         /// The server name.
@@ -113,6 +127,8 @@ pub async fn run(paths: &Paths, args: McpArgs) -> Result<ExitCode> {
             add(paths, &name, &def)?;
         }
         McpCommand::Get { name, json } => print!("{}", get_view(paths, &name, json).await?),
+        McpCommand::Login { name, no_browser } => return super::login::login(paths, &name, no_browser).await,
+        McpCommand::Logout { name } => return super::login::logout(paths, &name),
         McpCommand::Remove { name } => {
             toolport::remove_server(paths, &name).map_err(edit_error)?;
             println!("mcp removed: {name}");
@@ -170,7 +186,7 @@ fn import_view(paths: &Paths, report: &ImportReport) -> String {
 /// nothing, so a plain listing costs no server start.
 async fn list_view(paths: &Paths, json: bool) -> Result<String> {
     let resolved = toolport::load_resolved(paths, &BTreeSet::new())?;
-    let options = RuntimeOptions { progress: true, cache_dir: Some(paths.cache_dir()), ..Default::default() };
+    let options = RuntimeOptions { progress: true, cache_dir: Some(paths.cache_dir()), credentials: Some(paths.credentials()), ..Default::default() };
     let runtime = Runtime::start(resolved, options).await?;
     let rows = runtime.status();
     runtime.shutdown().await;
@@ -214,6 +230,9 @@ async fn get_view(paths: &Paths, name: &str, json: bool) -> Result<String> {
         out.insert("definition".into(), Value::Object(masked.to_json()));
         out.insert("workspaceEnabled".into(), enabled.into());
         out.insert("valid".into(), validity.is_ok().into());
+        if def.url.is_some() {
+            out.insert("oauth".into(), super::login::oauth_state(paths, def)?.into());
+        }
         if let Err(msg) = &validity {
             out.insert("error".into(), msg.clone().into());
         }
@@ -263,6 +282,25 @@ async fn get_view(paths: &Paths, name: &str, json: bool) -> Result<String> {
             t.call.as_millis()
         ),
     );
+    if let Some(o) = &masked.oauth {
+        let mut parts = vec![format!("grant={}", o.grant.as_str())];
+        if let Some(id) = &o.client_id {
+            parts.push(format!("clientId={id}"));
+        }
+        if o.client_secret.is_some() {
+            parts.push(format!("clientSecret={MASK}"));
+        }
+        if let Some(scopes) = &o.scopes {
+            parts.push(format!("scopes={}", scopes.join(",")));
+        }
+        if let Some(port) = o.callback_port {
+            parts.push(format!("callbackPort={port}"));
+        }
+        line("oauth config", &parts.join(" "));
+    }
+    if masked.url.is_some() {
+        line("oauth", &super::login::oauth_state(paths, def)?);
+    }
     line("workspace", if enabled { "enabled" } else { "disabled" });
     match validity {
         Ok(_) => line("valid", "yes"),
@@ -277,7 +315,7 @@ async fn negotiated_version(paths: &Paths, store: &GlobalStore, name: &str) -> R
     let others: BTreeSet<String> =
         store.servers.iter().map(|def| def.name.clone()).filter(|other| other != name).collect();
     let resolved = toolport::load_resolved(paths, &others)?;
-    let options = RuntimeOptions { cache_dir: Some(paths.cache_dir()), ..Default::default() };
+    let options = RuntimeOptions { cache_dir: Some(paths.cache_dir()), credentials: Some(paths.credentials()), ..Default::default() };
     let runtime = Runtime::start(resolved, options).await?;
     let version =
         runtime.status().into_iter().find(|row| row.name == name).and_then(|row| row.protocol_version);
@@ -285,9 +323,15 @@ async fn negotiated_version(paths: &Paths, store: &GlobalStore, name: &str) -> R
     Ok(version)
 }
 
-/// The definition with every env and header value replaced by `***`.
+/// The definition with every env and header value, and the OAuth secrets, replaced by `***`.
 fn masked(def: &ServerDef) -> ServerDef {
     let mask =
         |pairs: &[(String, String)]| pairs.iter().map(|(k, _)| (k.clone(), MASK.to_string())).collect();
-    ServerDef { env: mask(&def.env), headers: mask(&def.headers), ..def.clone() }
+    let secret = |v: &Option<String>| v.as_ref().map(|_| MASK.to_string());
+    let oauth = def.oauth.as_ref().map(|o| toolport::OAuthDef {
+        client_secret: secret(&o.client_secret),
+        private_key: secret(&o.private_key),
+        ..o.clone()
+    });
+    ServerDef { env: mask(&def.env), headers: mask(&def.headers), oauth, ..def.clone() }
 }

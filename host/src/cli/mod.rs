@@ -5,6 +5,7 @@ mod acp;
 mod call_progress;
 mod catalog;
 mod install;
+mod login;
 mod mcp;
 mod plugin;
 mod serve;

@@ -67,6 +67,7 @@ pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
     let resolved = toolport::load_resolved(paths, &BTreeSet::new())?;
     let options = RuntimeOptions {
         cache_dir: Some(paths.cache_dir()),
+        credentials: Some(paths.credentials()),
         workspace_root: Some(paths.workspace_root.clone()),
         ..Default::default()
     };

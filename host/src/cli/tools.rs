@@ -76,6 +76,7 @@ async fn start_with(paths: &Paths, policy: ElicitPolicy) -> anyhow::Result<Runti
     let options = RuntimeOptions {
         progress: true,
         cache_dir: Some(paths.cache_dir()),
+        credentials: Some(paths.credentials()),
         elicitor: Some(Arc::new(TerminalElicitor::new(policy))),
         workspace_root: Some(paths.workspace_root.clone()),
         ..Default::default()

@@ -1,4 +1,4 @@
-//! `${VAR}` and `${VAR:-default}` in `env`, `headers`, `url` and `args`, expanded from the
+//! `${VAR}` and `${VAR:-default}` in `env`, `headers`, `url`, `args` and the `oauth` secrets, expanded from the
 //! host environment when connecting, never when writing (so secrets stay out of the store).
 
 use super::error::ConfigError;
@@ -74,6 +74,19 @@ impl ServerDef {
         }
         for (k, v) in d.headers.iter_mut() {
             *v = expand_vars(v, &lookup).map_err(ctx(format!("\"headers\" {k}")))?;
+        }
+        if let Some(o) = d.oauth.as_mut() {
+            let fields = [
+                ("clientId", &mut o.client_id),
+                ("clientSecret", &mut o.client_secret),
+                ("clientMetadataUrl", &mut o.client_metadata_url),
+                ("privateKey", &mut o.private_key),
+            ];
+            for (key, value) in fields {
+                if let Some(v) = value.as_mut() {
+                    *v = expand_vars(v, &lookup).map_err(ctx(format!("\"oauth.{key}\"")))?;
+                }
+            }
         }
         Ok(d)
     }

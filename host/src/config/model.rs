@@ -87,6 +87,71 @@ pub struct ServerDef {
     pub inherit_env: Option<bool>,
     /// Connect, list and call timeouts.
     pub timeouts: Timeouts,
+    /// `oauth: {…}`: how toolport signs in to a remote server. Absent is not "no OAuth": a
+    /// server that answers 401 with a challenge gets OAuth with the defaults.
+    pub oauth: Option<OAuthDef>,
+}
+
+/// The OAuth grant a server's definition asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Grant {
+    /// A person signs in in a browser (`toolport mcp login`), authorization code + PKCE.
+    #[default]
+    AuthorizationCode,
+    /// Machine to machine: the client's own secret or key, no person, no login step.
+    ClientCredentials,
+}
+
+impl Grant {
+    /// The value as the definition spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::AuthorizationCode => "authorization_code",
+            Self::ClientCredentials => "client_credentials",
+        }
+    }
+}
+
+/// `oauth: { clientId, clientSecret, clientMetadataUrl, scopes, callbackPort, grant,
+/// privateKey, privateKeyJwt }`, values as written (`${VAR}` is expanded when connecting, so a
+/// secret need not sit in the store). Debug output shows secrets as [`MASK`].
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct OAuthDef {
+    /// A client registered with the authorization server beforehand (else a client ID
+    /// metadata document, else dynamic registration).
+    pub client_id: Option<String>,
+    /// The pre-registered client's secret (`client_secret_basic` / `_post`, or the
+    /// client-credentials grant's secret).
+    pub client_secret: Option<String>,
+    /// An HTTPS URL of this client's metadata document (SEP-991), used as its client id where
+    /// the authorization server supports that.
+    pub client_metadata_url: Option<String>,
+    /// Scopes to ask for, overriding the server's challenge and `scopes_supported`.
+    pub scopes: Option<Vec<String>>,
+    /// A fixed port for the loopback redirect (for clients registered with one redirect URI).
+    pub callback_port: Option<u16>,
+    /// Which grant to use.
+    pub grant: Grant,
+    /// PEM text of the key that signs `private_key_jwt` assertions (client credentials).
+    pub private_key: Option<String>,
+    /// The signing algorithm for `private_key_jwt` (`RS256`, `ES256`, …).
+    pub private_key_jwt: Option<String>,
+}
+
+impl std::fmt::Debug for OAuthDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let masked = |v: &Option<String>| v.as_ref().map(|_| MASK);
+        f.debug_struct("OAuthDef")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &masked(&self.client_secret))
+            .field("client_metadata_url", &self.client_metadata_url)
+            .field("scopes", &self.scopes)
+            .field("callback_port", &self.callback_port)
+            .field("grant", &self.grant)
+            .field("private_key", &masked(&self.private_key))
+            .field("private_key_jwt", &self.private_key_jwt)
+            .finish()
+    }
 }
 
 /// The three kinds of plugin (DESIGN §5).

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::fields::{Fields, Trim};
-use super::model::{ServerDef, Timeouts};
+use super::model::{Grant, OAuthDef, ServerDef, Timeouts};
 
 /// The built-in transport type names; plugins may not take them.
 pub const BUILTIN_TRANSPORTS: [&str; 3] = ["stdio", "sse", "streamable_http"];
@@ -52,6 +52,7 @@ impl ServerDef {
                 Some(_) => return Err(fields.err("inheritEnv", "true or false")),
             },
             timeouts: timeouts(&fields)?,
+            oauth: oauth(&fields)?,
         })
     }
 
@@ -84,6 +85,9 @@ impl ServerDef {
         if let Some(t) = timeouts_json(&self.timeouts) {
             m.insert("timeouts".into(), t);
         }
+        if let Some(o) = &self.oauth {
+            m.insert("oauth".into(), Value::Object(oauth_json(o)));
+        }
         m
     }
 
@@ -94,8 +98,23 @@ impl ServerDef {
         let mut out = Map::new();
         for (k, v) in input {
             if KNOWN_FIELDS.contains(&k.as_str()) {
-                if let Some(nv) = known.get(k) {
-                    out.insert(k.clone(), nv.clone());
+                match (known.get(k), v) {
+                    // `oauth` keeps the user's own keys inside it too.
+                    (Some(Value::Object(nv)), Value::Object(given)) if k == "oauth" => {
+                        let mut merged: Map<String, Value> = given
+                            .iter()
+                            .filter(|(key, _)| nv.contains_key(*key) || !OAUTH_FIELDS.contains(&key.as_str()))
+                            .map(|(key, value)| (key.clone(), nv.get(key).unwrap_or(value).clone()))
+                            .collect();
+                        for (key, value) in nv {
+                            merged.entry(key.clone()).or_insert_with(|| value.clone());
+                        }
+                        out.insert(k.clone(), Value::Object(merged));
+                    }
+                    (Some(nv), _) => {
+                        out.insert(k.clone(), nv.clone());
+                    }
+                    (None, _) => {}
                 }
             } else {
                 out.insert(k.clone(), v.clone());
@@ -108,8 +127,73 @@ impl ServerDef {
     }
 }
 
-const KNOWN_FIELDS: [&str; 9] =
-    ["type", "url", "command", "args", "env", "headers", "cwd", "inheritEnv", "timeouts"];
+const KNOWN_FIELDS: [&str; 10] =
+    ["type", "url", "command", "args", "env", "headers", "cwd", "inheritEnv", "timeouts", "oauth"];
+
+const OAUTH_FIELDS: [&str; 8] = [
+    "clientId",
+    "clientSecret",
+    "clientMetadataUrl",
+    "scopes",
+    "callbackPort",
+    "grant",
+    "privateKey",
+    "privateKeyJwt",
+];
+
+/// `oauth: {…}`, every field optional.
+fn oauth(fields: &Fields<'_>) -> Result<Option<OAuthDef>, String> {
+    let Some(o) = fields.object("oauth")? else { return Ok(None) };
+    let grant = match o.string("grant")?.as_deref() {
+        None | Some("authorization_code") => Grant::AuthorizationCode,
+        Some("client_credentials") => Grant::ClientCredentials,
+        Some(_) => return Err(o.err("grant", "\"authorization_code\" or \"client_credentials\"")),
+    };
+    let callback_port = match o.positive("callbackPort", "")? {
+        None => None,
+        Some(p) => Some(u16::try_from(p).map_err(|_| o.err("callbackPort", "a port number (1-65535)"))?),
+    };
+    let scopes = o.strings("scopes", Trim::Yes)?.map(|s| s.into_iter().filter(|s| !s.is_empty()).collect());
+    Ok(Some(OAuthDef {
+        client_id: o.string("clientId")?,
+        client_secret: o.string("clientSecret")?,
+        client_metadata_url: o.string("clientMetadataUrl")?,
+        scopes,
+        callback_port,
+        grant,
+        private_key: o.string("privateKey")?,
+        private_key_jwt: o.string("privateKeyJwt")?,
+    }))
+}
+
+fn oauth_json(o: &OAuthDef) -> Map<String, Value> {
+    let mut m = Map::new();
+    let strings = [
+        ("clientId", &o.client_id),
+        ("clientSecret", &o.client_secret),
+        ("clientMetadataUrl", &o.client_metadata_url),
+    ];
+    for (key, value) in strings {
+        if let Some(v) = value {
+            m.insert(key.into(), Value::String(v.clone()));
+        }
+    }
+    if let Some(scopes) = &o.scopes {
+        m.insert("scopes".into(), scopes.iter().cloned().map(Value::String).collect());
+    }
+    if let Some(port) = o.callback_port {
+        m.insert("callbackPort".into(), Value::from(port));
+    }
+    if o.grant != Grant::default() {
+        m.insert("grant".into(), Value::String(o.grant.as_str().into()));
+    }
+    for (key, value) in [("privateKey", &o.private_key), ("privateKeyJwt", &o.private_key_jwt)] {
+        if let Some(v) = value {
+            m.insert(key.into(), Value::String(v.clone()));
+        }
+    }
+    m
+}
 
 fn timeouts_json(t: &Timeouts) -> Option<Value> {
     let d = Timeouts::default();
@@ -228,6 +312,33 @@ mod tests {
         );
         let err = ServerDef::from_json("s", &json!({"command":"x","inheritEnv":"no"})).err();
         assert_eq!(err.as_deref(), Some("server \"s\": \"inheritEnv\" must be true or false"));
+    }
+
+    #[test]
+    fn oauth_reads_writes_and_names_bad_fields() {
+        let input = json!({"type":"http","url":"u","oauth":{"clientId":" c ","clientSecret":"${S}",
+            "scopes":["a"," b "],"callbackPort":8765,"grant":"client_credentials","privateKeyJwt":"ES256"}});
+        let d = def(input.clone());
+        let o = d.oauth.clone().unwrap_or_default();
+        assert_eq!(o.client_id.as_deref(), Some("c"));
+        assert_eq!(o.scopes, Some(vec!["a".to_string(), "b".to_string()]));
+        assert_eq!((o.callback_port, o.grant), (Some(8765), Grant::ClientCredentials));
+        assert!(!format!("{o:?}").contains("${S}"), "Debug shows the secret: {o:?}");
+        let back = Value::Object(d.to_json());
+        assert_eq!(back["oauth"]["clientSecret"], "${S}");
+        assert_eq!(back["oauth"]["grant"], "client_credentials");
+        assert_eq!(def(json!({"type":"http","url":"u","oauth":{}})).oauth, Some(OAuthDef::default()));
+        let given = json!({"url":"u","oauth":{"x-team":"infra","clientId":" c ","grant":null}});
+        let merged = def(given.clone()).merge_into(given.as_object().unwrap_or(&Map::new()));
+        assert_eq!(Value::Object(merged)["oauth"], json!({"x-team":"infra","clientId":"c"}));
+        for (bad, message) in [
+            (json!({"grant":"implicit"}), "\"oauth.grant\" must be \"authorization_code\" or \"client_credentials\""),
+            (json!({"callbackPort":70000}), "\"oauth.callbackPort\" must be a port number (1-65535)"),
+            (json!({"scopes":"a b"}), "\"oauth.scopes\" must be an array of strings"),
+        ] {
+            let err = ServerDef::from_json("s", &json!({"url":"u","oauth":bad})).err().unwrap_or_default();
+            assert_eq!(err, format!("server \"s\": {message}"));
+        }
     }
 
     #[test]

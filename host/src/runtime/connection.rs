@@ -195,6 +195,7 @@ impl Connection {
         answers: Arc<Answers>,
     ) -> Result<(Arc<Connection>, Vec<Tool>), String> {
         let progress = ProgressRoutes::default();
+        let credentials = answers.credentials.clone();
         let handler = Handler {
             server: def.name.clone(),
             generation,
@@ -203,7 +204,7 @@ impl Connection {
             answers,
         };
         let connect = def.timeouts.connect;
-        let connected = tokio::time::timeout(connect, transport::connect(def, kind, plugins, handler))
+        let connected = tokio::time::timeout(connect, transport::connect(def, kind, plugins, credentials.as_ref(), handler))
             .await
             .map_err(|_| format!("connect timed out after {} ms", connect.as_millis()))??;
         // Raised when the connection closes, so the list_changed subscription ends first.
@@ -224,10 +225,13 @@ impl Connection {
             Ok(Err(ListError { message, transport })) => {
                 // A dropped connection explains itself (exit status, stderr) once the watcher
                 // has seen it; a server that answered with an error needs no wait.
-                let reason =
-                    if transport { connection.death_reason().await.unwrap_or(message) } else { message };
+                let reason = if message == crate::auth::AUTHORIZATION_REQUIRED || !transport {
+                    message
+                } else {
+                    connection.death_reason().await.unwrap_or(message)
+                };
                 connection.close().await;
-                Err(reason)
+                Err(crate::auth::name_the_fix(reason, &def.name))
             }
             Err(_) => {
                 connection.close().await;

@@ -27,6 +27,9 @@ pub struct RuntimeOptions {
     pub sampler: Option<Arc<dyn Sampler>>,
     /// The workspace root, the one root `roots/list` answers (an absolute folder).
     pub workspace_root: Option<PathBuf>,
+    /// `<home>/credentials.json`, where OAuth tokens live. `None`: a server that asks for a
+    /// sign-in stays at "authorization required" (an embedding host that signs in itself).
+    pub credentials: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for RuntimeOptions {
@@ -38,6 +41,7 @@ impl std::fmt::Debug for RuntimeOptions {
             .field("elicitor", &self.elicitor.as_ref().map(|e| e.modes()))
             .field("sampler", &self.sampler.is_some())
             .field("workspace_root", &self.workspace_root)
+            .field("credentials", &self.credentials)
             .finish()
     }
 }

@@ -46,6 +46,8 @@ pub struct Answers {
     pub(crate) notices: OnceLock<Arc<dyn ServerNotices>>,
     /// Time the questions kept a person busy (not counted against call timeouts).
     pub clock: PersonClock,
+    /// Where OAuth tokens live; `None`: servers that ask for a sign-in stay unsigned.
+    pub(crate) credentials: Option<crate::auth::CredentialsFile>,
 }
 
 impl Answers {
@@ -63,7 +65,14 @@ impl Answers {
             client_roots: Mutex::new(None),
             notices: OnceLock::new(),
             clock: PersonClock::default(),
+            credentials: None,
         }
+    }
+
+    /// These answers with OAuth tokens kept in `path` (`<home>/credentials.json`).
+    pub fn with_credentials(mut self, path: Option<PathBuf>) -> Self {
+        self.credentials = path.map(crate::auth::CredentialsFile::new);
+        self
     }
 
     /// What the client advertises: roots (with `listChanged`, since the root can be changed),

@@ -84,7 +84,8 @@ impl Supervisor {
             options.elicitor.clone(),
             options.sampler.clone(),
             options.workspace_root.clone(),
-        ));
+        )
+        .with_credentials(options.credentials.clone()));
         let supervisor = Arc::new(Supervisor {
             plugins: Plugins::new(plugins),
             options,

@@ -36,6 +36,10 @@ pub enum McpCommand {
     Resume(String),
     /// `/mcp retry <name>`.
     Retry(String),
+    /// `/mcp login <name>`: the OAuth sign-in of `toolport mcp login`, then a reconnect.
+    Login(String),
+    /// `/mcp logout <name>`: forget the server's tokens, then a reconnect.
+    Logout(String),
 }
 
 impl McpCommand {
@@ -303,6 +307,20 @@ pub const ACTIONS: &[McpAction] = &[
         acp: false,
     },
     McpAction {
+        name: "login",
+        aliases: &[],
+        args: Args::ServerName(McpCommand::Login),
+        doc: Doc::Line("/mcp login|logout <name>  Sign in to (or out of) a remote MCP service"),
+        acp: false,
+    },
+    McpAction {
+        name: "logout",
+        aliases: &[],
+        args: Args::ServerName(McpCommand::Logout),
+        doc: Doc::SharedLine,
+        acp: false,
+    },
+    McpAction {
         name: "remove",
         aliases: &["delete"],
         args: Args::ServerName(McpCommand::Remove),
@@ -361,6 +379,8 @@ mod tests {
             McpCommand::Pause(String::new()),
             McpCommand::Resume(String::new()),
             McpCommand::Retry(String::new()),
+            McpCommand::Login(String::new()),
+            McpCommand::Logout(String::new()),
         ];
         assert!(every.iter().all(|c| c.action().is_some()));
     }
@@ -406,7 +426,10 @@ mod tests {
         assert_eq!(find("delete").map(|a| a.name), Some("remove"));
         assert_eq!(find("frobnicate").map(|a| a.name), None);
         let offered: Vec<&str> = offered().map(|a| a.name).collect();
-        assert_eq!(offered, ["list", "add", "enable", "disable", "pause", "resume", "retry", "remove"]);
+        assert_eq!(
+            offered,
+            ["list", "add", "enable", "disable", "pause", "resume", "retry", "login", "logout", "remove"]
+        );
     }
 
     #[test]

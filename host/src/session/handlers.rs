@@ -9,6 +9,7 @@ use crate::config::{
     ADD_USAGE, EditError, WorkspaceSettings, add_server, disable_server, enable_server, load_resolved,
     parse_add_args, remove_server,
 };
+use crate::auth::{Completion, CredentialsFile, Reason, sign_in};
 use crate::status::{Trailer, render};
 
 impl Session {
@@ -24,6 +25,8 @@ impl Session {
             McpCommand::Pause(name) => self.pause(&name).await,
             McpCommand::Resume(name) => self.resume(&name).await,
             McpCommand::Retry(name) => self.retry(&name).await,
+            McpCommand::Login(name) => self.login(&name).await,
+            McpCommand::Logout(name) => self.logout(&name).await,
         };
         result.unwrap_or_else(|e| e.to_string())
     }
@@ -104,6 +107,46 @@ impl Session {
             Ok(()) => Ok(self.view()),
             Err(why) => Ok(format!("{why:#}")),
         }
+    }
+
+    /// The sign-in of `toolport mcp login` (the browser, or the printed address), then a
+    /// reconnect of `name` with its new tokens when this workspace runs it.
+    async fn login(&mut self, name: &str) -> Result<String, EditError> {
+        let Some(def) = self.remote(name)? else { return Ok(format!("{name} is not a remote MCP server")) };
+        let def = def.expanded(|k| std::env::var(k).ok())?;
+        let file = CredentialsFile::new(self.paths.credentials());
+        let challenge = crate::transport::challenge(&def).await.unwrap_or_default();
+        let reason = Reason { challenge, ..Reason::default() };
+        match sign_in(&def, &file, Completion::Browser, reason).await {
+            Ok(_) => Ok(format!("mcp login: signed in to {name}\n{}", self.reconnect(name).await)),
+            Err(e) => Ok(format!("cannot sign in to {name}: {e:#}")),
+        }
+    }
+
+    /// Forgets `name`'s tokens and reconnects it (it then asks for a sign-in again).
+    async fn logout(&mut self, name: &str) -> Result<String, EditError> {
+        let Some(def) = self.remote(name)? else { return Ok(format!("{name} is not a remote MCP server")) };
+        let url = def.url.clone().unwrap_or_default();
+        let forgot = CredentialsFile::new(self.paths.credentials()).forget(&url)?;
+        let said = if forgot { "signed out (its tokens are forgotten)" } else { "was not signed in" };
+        Ok(format!("mcp logout: {name} {said}\n{}", self.reconnect(name).await))
+    }
+
+    /// `name`'s stored definition when it is a network server; `None` for a local one.
+    fn remote(&self, name: &str) -> Result<Option<crate::config::ServerDef>, EditError> {
+        let store = crate::config::GlobalStore::load(&self.paths.store_file())?;
+        let def = store.server(name).cloned().ok_or_else(|| EditError::Unknown(name.to_string()))?;
+        Ok(def.url.is_some().then_some(def))
+    }
+
+    /// Reconnects `name` if it runs here; the view either way.
+    async fn reconnect(&mut self, name: &str) -> String {
+        if self.enabled().is_ok_and(|e| e.iter().any(|n| n == name)) && !self.paused.contains(name) {
+            if let Err(why) = self.runtime.retry(name).await {
+                return format!("{why:#}");
+            }
+        }
+        self.view()
     }
 
     /// The workspace's enabled names as the file says now (another process may have edited it).

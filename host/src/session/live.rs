@@ -47,6 +47,7 @@ impl Session {
         let resolved = load_resolved(&paths, &paused)?;
         let options = RuntimeOptions {
             cache_dir: Some(paths.cache_dir()),
+            credentials: Some(paths.credentials()),
             workspace_root: Some(paths.workspace_root.clone()),
             ..options
         };

@@ -1,6 +1,6 @@
 //! One line for a failed connection or request: the innermost cause, not the wrappers' prose.
 
-use rmcp::transport::streamable_http_client::StreamableHttpError;
+use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError, StreamableHttpError};
 
 use crate::redact::redact_urls;
 use crate::text::clip_foreign;
@@ -11,6 +11,13 @@ use crate::text::clip_foreign;
 pub fn deepest_cause(error: &(dyn std::error::Error + 'static)) -> String {
     let mut current = error;
     loop {
+        // A 401 (or a 403 no step-up could answer) is not the server's prose but a state with
+        // a fix: said the same way everywhere, and never with the challenge's text.
+        if current.downcast_ref::<AuthRequiredError>().is_some()
+            || current.downcast_ref::<InsufficientScopeError>().is_some()
+        {
+            return crate::auth::AUTHORIZATION_REQUIRED.to_string();
+        }
         let next: Option<&(dyn std::error::Error + 'static)> =
             if let Some(rmcp::service::ClientInitializeError::TransportError { error, .. }) =
                 current.downcast_ref()

@@ -7,6 +7,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
 use super::http_audit::{AuditingClient, HeaderAudit};
+use crate::auth::{CredentialsFile, OAuthHttp};
 use crate::config::ServerDef;
 
 /// The transport configuration for `def` (already `${VAR}`-expanded). Header values are marked
@@ -25,8 +26,20 @@ pub fn config(def: &ServerDef) -> Result<StreamableHttpClientTransportConfig, St
     Ok(StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers))
 }
 
-/// A transport ready to hand to rmcp, whose `tools/list` answers fill `audit`.
-pub fn transport(
+/// A transport ready to hand to rmcp, whose `tools/list` answers fill `audit`, signed with
+/// OAuth tokens when `def` has them (or a client-credentials grant).
+pub async fn transport(
+    def: &ServerDef,
+    credentials: Option<&CredentialsFile>,
+    config: StreamableHttpClientTransportConfig,
+    audit: HeaderAudit,
+) -> Result<impl rmcp::transport::Transport<rmcp::RoleClient> + 'static, String> {
+    let client = OAuthHttp::new(def, credentials, AuditingClient::new(audit)?).await?;
+    Ok(StreamableHttpClientTransport::with_client(client, config))
+}
+
+/// The same transport without OAuth: what a server says to a client that has not signed in.
+pub fn unsigned(
     config: StreamableHttpClientTransportConfig,
     audit: HeaderAudit,
 ) -> Result<impl rmcp::transport::Transport<rmcp::RoleClient> + 'static, String> {

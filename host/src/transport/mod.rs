@@ -24,6 +24,7 @@ use std::time::Duration;
 
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt};
 
+use crate::auth::CredentialsFile;
 use crate::config::{ServerDef, TransportKind};
 use crate::plugin::PluginHost;
 use lifecycle::StartError;
@@ -48,14 +49,33 @@ pub async fn connect<H: ClientHandler + Clone>(
     def: &ServerDef,
     kind: &TransportKind,
     plugins: &PluginHost,
+    credentials: Option<&CredentialsFile>,
     handler: H,
 ) -> Result<Connected<H>, String> {
-    match open(def, kind, plugins, handler.clone(), lifecycle::lifecycle()).await {
+    let result = match open(def, kind, plugins, credentials, handler.clone(), lifecycle::lifecycle()).await {
         Err(StartError { message, handshake_retry: true }) => {
             tracing::info!(server = %def.name, "server/discover not understood ({message}); connecting with initialize");
-            open(def, kind, plugins, handler, ClientLifecycleMode::Initialize).await.map_err(|e| e.message)
+            open(def, kind, plugins, credentials, handler, ClientLifecycleMode::Initialize).await
         }
-        other => other.map_err(|e| e.message),
+        other => other,
+    };
+    result.map_err(|e| crate::auth::name_the_fix(e.message, &def.name))
+}
+
+/// Whether `def`'s server asks for a sign-in: its `WWW-Authenticate` challenge when a plain
+/// connect or its first listing is refused with 401 (or 403), else `None` (it answered, or it
+/// is down: the sign-in's discovery says which). Used by `toolport mcp login`.
+pub async fn challenge(def: &ServerDef) -> Result<Option<String>, String> {
+    let config = http::config(def)?;
+    let transport = http::unsigned(config, HeaderAudit::default())?;
+    match ().serve_with_lifecycle(transport, lifecycle::lifecycle()).await {
+        Err(e) => Ok(e.auth_challenge().map(str::to_string)),
+        Ok(service) => {
+            let listed = service.peer().list_tools(None).await;
+            let challenge = listed.err().and_then(|e| e.auth_challenge().map(str::to_string));
+            let _ = service.cancel().await;
+            Ok(challenge)
+        }
     }
 }
 
@@ -64,6 +84,7 @@ async fn open<H: ClientHandler>(
     def: &ServerDef,
     kind: &TransportKind,
     plugins: &PluginHost,
+    credentials: Option<&CredentialsFile>,
     handler: H,
     lifecycle: ClientLifecycleMode,
 ) -> Result<Connected<H>, StartError> {
@@ -89,7 +110,7 @@ async fn open<H: ClientHandler>(
         TransportKind::StreamableHttp => {
             let audit = HeaderAudit::default();
             let config = http::config(def).map_err(StartError::other)?;
-            let transport = http::transport(config, audit.clone()).map_err(StartError::other)?;
+            let transport = http::transport(def, credentials, config, audit.clone()).await.map_err(StartError::other)?;
             let service = handler
                 .serve_with_lifecycle(transport, lifecycle)
                 .await
@@ -121,14 +142,14 @@ mod tests {
     async fn a_refused_http_connection_reports_the_os_error() {
         let def = ServerDef { url: Some("http://127.0.0.1:9/mcp".into()), ..ServerDef::default() };
         let plugins = PluginHost::new(None, &[]).unwrap_or_else(|e| panic!("{e:#}"));
-        let err = connect(&def, &TransportKind::StreamableHttp, &plugins, ()).await.err().unwrap_or_default();
+        let err = connect(&def, &TransportKind::StreamableHttp, &plugins, None, ()).await.err().unwrap_or_default();
         assert_eq!(err, "Connection refused (os error 111)");
     }
 
     #[tokio::test]
     async fn sse_without_url_fails_in_the_plugins_words() {
         let plugins = PluginHost::new(None, &[]).unwrap_or_else(|e| panic!("{e:#}"));
-        let err = connect(&ServerDef::default(), &TransportKind::Sse, &plugins, ()).await.err();
+        let err = connect(&ServerDef::default(), &TransportKind::Sse, &plugins, None, ()).await.err();
         assert_eq!(err.as_deref(), Some("transport plugin sse: sse transport requires url"));
     }
 }

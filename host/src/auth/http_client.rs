@@ -1,0 +1,290 @@
+//! The HTTP client under a streamable HTTP server's transport once OAuth is in play: rmcp's
+//! `AuthClient` (bearer token, one silent refresh on a rejected token) over our auditing
+//! client, plus the step-up rmcp leaves to its caller: a `403 insufficient_scope` runs the
+//! sign-in again for the larger scope and retries the request, at most
+//! [`MAX_SCOPE_STEP_UPS`] times per connection, so a server that keeps asking cannot loop.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+
+use http::{HeaderName, HeaderValue};
+use rmcp::model::ClientJsonRpcMessage;
+use rmcp::transport::auth::{AuthClient, AuthorizationManager, OAuthClientConfig};
+use rmcp::transport::common::client_side_sse::BoxedSseResponse;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse, StreamableHttpResponseLimits,
+};
+
+use super::sign_in::{self, Completion, Reason};
+use super::store::CredentialsFile;
+use super::machine;
+use crate::config::{Grant, ServerDef};
+
+/// Sign-ins one connection may run for a larger scope; with the first sign-in, a server
+/// sees at most three authorization requests for one task.
+pub const MAX_SCOPE_STEP_UPS: u32 = 2;
+
+/// The redirect URI a manager restored from the store is configured with: only a new
+/// authorization uses a redirect, and that builds its own manager.
+const STORED_REDIRECT: &str = "http://127.0.0.1/callback";
+
+type Headers = HashMap<HeaderName, HeaderValue>;
+type HttpError<C> = StreamableHttpError<<C as StreamableHttpClient>::Error>;
+
+/// What requests go out through: plain, or with OAuth tokens.
+#[derive(Clone)]
+enum Via<C> {
+    Plain(C),
+    Signed(AuthClient<C>),
+}
+
+/// A streamable HTTP client that signs requests when the server needs it. Clones share the
+/// tokens and the step-up count (rmcp clones its client per request).
+#[derive(Clone)]
+pub struct OAuthHttp<C> {
+    plain: C,
+    via: Arc<Mutex<Via<C>>>,
+    step_up: Option<Arc<StepUp>>,
+}
+
+/// What a step-up needs: the definition and where its tokens live.
+struct StepUp {
+    def: ServerDef,
+    file: CredentialsFile,
+    done: AtomicU32,
+}
+
+impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> OAuthHttp<C> {
+    /// The client for `def` (already expanded): signed with a client-credentials token, or
+    /// with stored tokens, or plain (a 401 then says to run `toolport mcp login`). A definition
+    /// that sets its own `Authorization` header is left alone: the header is the credential.
+    pub async fn new(def: &ServerDef, file: Option<&CredentialsFile>, plain: C) -> Result<Self, String> {
+        let own_header = def.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("authorization"));
+        let grant = def.oauth.as_ref().map(|o| o.grant);
+        let manager = if own_header {
+            None
+        } else if grant == Some(Grant::ClientCredentials) {
+            Some(machine::authorize(def).await.map_err(|e| format!("{e:#}"))?)
+        } else if let (Some(file), Some(url)) = (file, def.url.as_deref()) {
+            stored(def, file, url).await?
+        } else {
+            None
+        };
+        let via = match manager {
+            Some(manager) => Via::Signed(AuthClient::new(plain.clone(), manager)),
+            None => Via::Plain(plain.clone()),
+        };
+        let step_up = match (own_header, grant, file) {
+            (false, Some(Grant::AuthorizationCode) | None, Some(file)) => {
+                Some(Arc::new(StepUp { def: def.clone(), file: file.clone(), done: AtomicU32::new(0) }))
+            }
+            _ => None,
+        };
+        Ok(Self { plain, via: Arc::new(Mutex::new(via)), step_up })
+    }
+
+    fn via(&self) -> Via<C> {
+        self.via.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    /// After a `403 insufficient_scope` on a signed request: sign in again for the larger
+    /// scope and switch to the new tokens. `false` when no step-up is possible or allowed.
+    async fn step_up(&self, error: &HttpError<C>) -> bool {
+        let (Some(step), StreamableHttpError::InsufficientScope(scope)) = (&self.step_up, error) else {
+            return false;
+        };
+        if step.done.fetch_add(1, Ordering::SeqCst) >= MAX_SCOPE_STEP_UPS {
+            tracing::warn!(server = %step.def.name, "the server asks for more scope again; giving up after {MAX_SCOPE_STEP_UPS} step-ups");
+            return false;
+        }
+        let more_scopes = scope
+            .get_required_scope()
+            .map(|s| s.split_whitespace().map(str::to_string).collect())
+            .unwrap_or_default();
+        let reason = Reason { challenge: Some(scope.www_authenticate_header.clone()), more_scopes };
+        tracing::info!(server = %step.def.name, "the server needs more scope; signing in again");
+        if let Err(e) = sign_in::sign_in(&step.def, &step.file, Completion::Browser, reason).await {
+            tracing::warn!(server = %step.def.name, "step-up sign-in failed: {e:#}");
+            return false;
+        }
+        let Some(url) = step.def.url.as_deref() else { return false };
+        match stored(&step.def, &step.file, url).await {
+            Ok(Some(manager)) => {
+                *self.via.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
+                    Via::Signed(AuthClient::new(self.plain.clone(), manager));
+                true
+            }
+            Ok(None) => false,
+            Err(e) => {
+                tracing::warn!(server = %step.def.name, "{e}");
+                false
+            }
+        }
+    }
+}
+
+/// A manager over the stored tokens of `url`, configured as the client that obtained them
+/// (with its secret, for a confidential client); `None` when nothing is stored.
+async fn stored(def: &ServerDef, file: &CredentialsFile, url: &str) -> Result<Option<AuthorizationManager>, String> {
+    if file.status(url).map_err(|e| format!("{e:#}"))?.is_none() {
+        return Ok(None);
+    }
+    let mut manager = AuthorizationManager::new(url).await.map_err(|e| e.to_string())?;
+    manager.set_credential_store(file.for_server(url));
+    match manager.initialize_from_store().await {
+        Ok(true) => {}
+        Ok(false) => return Ok(None),
+        // Discovery failing (the server is down) is the connection's error, said by the request.
+        Err(e) => {
+            tracing::info!(server = %def.name, "stored sign-in not usable: {e}");
+            return Ok(None);
+        }
+    }
+    let signed_in = file.status(url).map_err(|e| format!("{e:#}"))?;
+    let issuer = signed_in.as_ref().and_then(|s| s.issuer.clone());
+    if let Ok((client_id, _)) = manager.get_credentials().await {
+        let own = def.oauth.as_ref().filter(|o| o.client_id.as_deref() == Some(client_id.as_str()));
+        let secret = match own.and_then(|o| o.client_secret.clone()) {
+            Some(secret) => Some(secret),
+            None => file.client_secret(url, issuer.as_deref(), &client_id).map_err(|e| format!("{e:#}"))?,
+        };
+        if let Some(secret) = secret {
+            let config = OAuthClientConfig::new(client_id, STORED_REDIRECT).with_client_secret(secret);
+            manager.configure_client(config).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(Some(manager))
+}
+
+macro_rules! through {
+    ($via:expr, $method:ident ( $($arg:expr),* )) => {
+        match $via {
+            Via::Plain(c) => c.$method($($arg),*).await,
+            Via::Signed(c) => c.$method($($arg),*).await,
+        }
+    };
+}
+
+impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> StreamableHttpClient for OAuthHttp<C> {
+    type Error = C::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+    ) -> Result<StreamableHttpPostResponse, HttpError<C>> {
+        loop {
+            let result = through!(
+                self.via(),
+                post_message(uri.clone(), message.clone(), session_id.clone(), auth_header.clone(), custom_headers.clone())
+            );
+            match result {
+                Err(e) if self.step_up(&e).await => continue,
+                other => return other,
+            }
+        }
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+        max_sse_event_size: usize,
+    ) -> Result<StreamableHttpPostResponse, HttpError<C>> {
+        loop {
+            let result = through!(
+                self.via(),
+                post_message_with_max_sse_event_size(
+                    uri.clone(),
+                    message.clone(),
+                    session_id.clone(),
+                    auth_header.clone(),
+                    custom_headers.clone(),
+                    max_sse_event_size
+                )
+            );
+            match result {
+                Err(e) if self.step_up(&e).await => continue,
+                other => return other,
+            }
+        }
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, HttpError<C>> {
+        loop {
+            let result = through!(
+                self.via(),
+                post_message_with_response_limits(
+                    uri.clone(),
+                    message.clone(),
+                    session_id.clone(),
+                    auth_header.clone(),
+                    custom_headers.clone(),
+                    limits
+                )
+            );
+            match result {
+                Err(e) if self.step_up(&e).await => continue,
+                other => return other,
+            }
+        }
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+    ) -> Result<(), HttpError<C>> {
+        through!(self.via(), delete_session(uri, session_id, auth_header, custom_headers))
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+    ) -> Result<BoxedSseResponse, HttpError<C>> {
+        through!(self.via(), get_stream(uri, session_id, last_event_id, auth_header, custom_headers))
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+        max_sse_event_size: usize,
+    ) -> Result<BoxedSseResponse, HttpError<C>> {
+        through!(
+            self.via(),
+            get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size
+            )
+        )
+    }
+}

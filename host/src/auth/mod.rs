@@ -1,0 +1,34 @@
+//! OAuth 2.1 for remote servers (DESIGN §2, on rmcp's `auth`): the credential store
+//! ([`store`], `<home>/credentials.json`), the person's sign-in ([`sign_in`], with its
+//! [`browser`] and loopback [`callback`]), machine-to-machine tokens ([`machine`]) and the
+//! HTTP client that signs requests and steps up scopes ([`http_client`]).
+//!
+//! A server needs no configuration to use OAuth: one that answers 401 with a challenge shows
+//! "authorization required: run toolport mcp login NAME" until someone does; after that its
+//! tokens are used and refreshed without asking. Tokens and secrets never reach output, logs,
+//! plugins or ACP: they live only in the store and in requests' `Authorization` headers.
+
+pub mod browser;
+pub mod callback;
+pub mod http_client;
+pub mod machine;
+pub mod sign_in;
+pub mod store;
+
+pub use http_client::OAuthHttp;
+pub use sign_in::{Completion, Reason, SignedIn, sign_in};
+pub use store::CredentialsFile;
+
+/// What a server's row says while it waits for a sign-in (reference line of issue 14).
+pub const AUTHORIZATION_REQUIRED: &str = "authorization required";
+
+/// The whole error of a server that needs a sign-in: what it is and the command that fixes it.
+pub fn sign_in_hint(server: &str) -> String {
+    format!("{AUTHORIZATION_REQUIRED}: run toolport mcp login {server}")
+}
+
+/// `message` with the fixing command added when it is a bare [`AUTHORIZATION_REQUIRED`]
+/// (what [`crate::transport::deepest_cause`] makes of a 401 or an unanswerable 403).
+pub fn name_the_fix(message: String, server: &str) -> String {
+    if message == AUTHORIZATION_REQUIRED { sign_in_hint(server) } else { message }
+}

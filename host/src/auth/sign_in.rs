@@ -1,0 +1,269 @@
+//! The authorization-code sign-in (OAuth 2.1 with PKCE S256) that `toolport mcp login`, the
+//! session's `/mcp login` and a scope step-up run: discovery seeded by the server's own 401
+//! challenge, a client identity chosen in the spec's order, the person's browser (or a pasted
+//! redirect), the code exchanged, and the tokens stored under the server url and the issuer.
+//! rmcp does the protocol (RFC 9728, RFC 8414 with the OpenID and 2025-03-26 fallbacks,
+//! RFC 8707 resource checks, RFC 9207 `iss`, PKCE, state); this module is the person's side.
+
+use std::time::Duration;
+
+use anyhow::{Context as _, Result, anyhow, bail};
+use rmcp::transport::auth::{AuthorizationManager, AuthorizationRequest, AuthorizationSession};
+use tokio::io::AsyncBufReadExt as _;
+use url::Url;
+
+use super::browser::{self, Shown};
+use super::callback::Callback;
+use super::store::CredentialsFile;
+use crate::config::{OAuthDef, ServerDef};
+
+/// How long a sign-in waits for the browser's redirect (or the pasted address) before giving
+/// up: long enough to type a password and pass a second factor.
+pub const SIGN_IN_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The client name toolport registers under (dynamic client registration).
+const CLIENT_NAME: &str = "toolport";
+
+/// How the person completes the sign-in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completion {
+    /// The browser opens (or the URL is printed) and comes back to the loopback callback.
+    Browser,
+    /// `--no-browser`: the URL is printed and the final redirect address is pasted on stdin
+    /// (the loopback callback still listens, for a browser on this same machine).
+    Paste,
+}
+
+/// What a finished sign-in obtained, for the person's confirmation line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignedIn {
+    /// The authorization server that issued the tokens.
+    pub issuer: Option<String>,
+    /// Scopes granted (as the token response or the request said).
+    pub scopes: Vec<String>,
+}
+
+/// Why a sign-in is run, which decides the scopes asked for.
+#[derive(Debug, Clone, Default)]
+pub struct Reason {
+    /// The `WWW-Authenticate` value of the server's 401 or 403, when there was one.
+    pub challenge: Option<String>,
+    /// A step-up: the scopes to ask for on top of what was granted.
+    pub more_scopes: Vec<String>,
+}
+
+/// Runs the sign-in for `def` (already `${VAR}`-expanded; a network transport with a url).
+/// Messages for the person go to stderr; nothing secret is printed.
+pub async fn sign_in(
+    def: &ServerDef,
+    file: &CredentialsFile,
+    completion: Completion,
+    reason: Reason,
+) -> Result<SignedIn> {
+    let url = def.url.as_deref().ok_or_else(|| anyhow!("server {} has no url to sign in to", def.name))?;
+    let oauth = def.oauth.clone().unwrap_or_default();
+    let mut manager = AuthorizationManager::new(url).await.context("the server url is not usable")?;
+    manager.set_credential_store(file.for_server(url));
+    let resolution = manager
+        .resolve_metadata_from_challenge(reason.challenge.as_deref())
+        .await
+        .context("cannot discover how this server signs in")?;
+    if !resolution.source.is_discovered() {
+        tracing::info!(server = %def.name, "no OAuth metadata published; using the 2025-03-26 default endpoints");
+    }
+    let metadata = resolution.metadata;
+    let issuer = metadata.issuer.clone();
+    let takes_metadata_documents = metadata
+        .additional_fields
+        .get("client_id_metadata_document_supported")
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false);
+    manager.set_metadata(metadata);
+
+    let mut callback = Callback::bind(oauth.callback_port).await?;
+    let redirect = callback.redirect_uri().to_string();
+    let mut request = AuthorizationRequest::new(&redirect).with_client_name(CLIENT_NAME);
+    request = match scopes(&oauth, &reason, file, url)? {
+        Some(scopes) => request.with_scopes(scopes),
+        // The challenge's `scope`, else the resource's `scopes_supported`, else none.
+        None => request.with_initial_scope_selection(),
+    };
+    request = match identity(&oauth, takes_metadata_documents) {
+        Identity::Registered { id, secret } => with_client(request, id, secret),
+        Identity::MetadataDocument(document) => request.with_client_metadata_url(document),
+        Identity::Register => {
+            let scopes = if request.scopes.is_empty() {
+                manager.select_initial_scopes(&[]).await
+            } else {
+                request.scopes.clone()
+            };
+            let scope_refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
+            let client = manager
+                .register_client(CLIENT_NAME, &redirect, &scope_refs)
+                .await
+                .context("dynamic client registration failed")?;
+            // Kept so a later process can refresh as this (confidential) client.
+            if let Some(secret) = &client.client_secret {
+                file.set_client_secret(url, issuer.as_deref(), &client.client_id, secret)?;
+            }
+            with_client(request, client.client_id, client.client_secret)
+        }
+    };
+    let session = AuthorizationSession::new(manager, request).await.map_err(|(_, e)| anyhow!(e))?;
+
+    show(&def.name, session.get_authorization_url(), completion, &redirect);
+    let redirected = tokio::time::timeout(SIGN_IN_TIMEOUT, wait(&mut callback, completion))
+        .await
+        .map_err(|_| {
+            anyhow!(
+                "no sign-in after {} s; run `toolport mcp login {}` again (--no-browser to paste the address instead)",
+                SIGN_IN_TIMEOUT.as_secs(),
+                def.name
+            )
+        })??;
+    let answer = Answer::parse(&redirected)?;
+    session
+        .handle_callback_with_issuer(&answer.code, &answer.state, answer.issuer.as_deref())
+        .await
+        .map_err(|e| anyhow!(e))?;
+    let scopes = file.status(url)?.map(|s| s.scopes).unwrap_or_default();
+    Ok(SignedIn { issuer, scopes })
+}
+
+/// The scopes to ask for explicitly, or `None` to let discovery choose: the definition's
+/// `oauth.scopes` first; for a step-up, what was granted plus what the server now asks for.
+fn scopes(oauth: &OAuthDef, reason: &Reason, file: &CredentialsFile, url: &str) -> Result<Option<Vec<String>>> {
+    let mut scopes = oauth.scopes.clone().unwrap_or_default();
+    if !reason.more_scopes.is_empty() {
+        if scopes.is_empty() {
+            scopes = file.status(url)?.map(|s| s.scopes).unwrap_or_default();
+        }
+        for scope in &reason.more_scopes {
+            if !scopes.contains(scope) {
+                scopes.push(scope.clone());
+            }
+        }
+    }
+    Ok((!scopes.is_empty()).then_some(scopes))
+}
+
+/// Who toolport is to the authorization server, in the spec's order.
+enum Identity {
+    /// A client registered beforehand (the definition's `clientId`).
+    Registered { id: String, secret: Option<String> },
+    /// A client ID metadata document the server accepts (SEP-991).
+    MetadataDocument(String),
+    /// Dynamic client registration.
+    Register,
+}
+
+fn identity(oauth: &OAuthDef, takes_metadata_documents: bool) -> Identity {
+    match (&oauth.client_id, &oauth.client_metadata_url) {
+        (Some(id), _) => Identity::Registered { id: id.clone(), secret: oauth.client_secret.clone() },
+        (None, Some(document)) if takes_metadata_documents => Identity::MetadataDocument(document.clone()),
+        _ => Identity::Register,
+    }
+}
+
+fn with_client(request: AuthorizationRequest, id: String, secret: Option<String>) -> AuthorizationRequest {
+    let request = request.with_preregistered_client(id);
+    match secret {
+        Some(secret) => request.with_client_secret(secret),
+        None => request,
+    }
+}
+
+/// Puts the authorization URL in front of the person (stderr: stdout may be a protocol).
+fn show(server: &str, url: &str, completion: Completion, redirect: &str) {
+    match completion {
+        Completion::Paste => {
+            eprintln!("To sign in to {server}, open this address in a browser:\n\n  {url}\n");
+            eprintln!(
+                "After signing in, the browser goes to an address starting with {redirect} \
+                 (it may fail to load). Paste that whole address here and press Enter:"
+            );
+        }
+        Completion::Browser => match browser::open(url) {
+            Shown::Opened(program) => {
+                eprintln!("Signing in to {server}: opened the sign-in page with {program}.");
+                eprintln!("If it did not open, visit:\n\n  {url}\n");
+            }
+            Shown::Printed => {
+                eprintln!("To sign in to {server}, open this address in a browser:\n\n  {url}\n");
+                eprintln!("(waiting for the browser to come back to {redirect}; use --no-browser to paste instead)");
+            }
+        },
+    }
+}
+
+/// The redirect address, from the callback or (in paste mode) stdin, whichever comes first.
+async fn wait(callback: &mut Callback, completion: Completion) -> Result<String> {
+    let pasted = async {
+        if completion != Completion::Paste {
+            return std::future::pending().await;
+        }
+        let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+        loop {
+            match lines.next_line().await.context("cannot read the pasted address")? {
+                Some(line) if line.trim().is_empty() => continue,
+                Some(line) => return Ok(line.trim().to_string()),
+                None => bail!("stdin ended before an address was pasted"),
+            }
+        }
+    };
+    tokio::select! {
+        url = callback.next() => url.ok_or_else(|| anyhow!("the sign-in callback stopped")),
+        line = pasted => line,
+    }
+}
+
+/// The authorization response carried by the redirect address.
+struct Answer {
+    code: String,
+    state: String,
+    issuer: Option<String>,
+}
+
+impl Answer {
+    /// Reads `code`, `state` and `iss`; an `error` the authorization server sent is the message.
+    fn parse(address: &str) -> Result<Self> {
+        let url = Url::parse(address).map_err(|_| {
+            anyhow!("that is not an address: paste the whole address the browser was sent to (it starts with http://127.0.0.1:)")
+        })?;
+        let param = |key: &str| url.query_pairs().find(|(k, _)| k == key).map(|(_, v)| v.into_owned());
+        if let Some(error) = param("error") {
+            let detail = param("error_description").map(|d| format!(" ({d})")).unwrap_or_default();
+            bail!("the authorization server refused the sign-in: {error}{detail}");
+        }
+        let code = param("code").ok_or_else(|| anyhow!("the address carries no authorization code"))?;
+        let state = param("state").ok_or_else(|| anyhow!("the address carries no state"))?;
+        Ok(Self { code, state, issuer: param("iss") })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_redirect_is_read_and_refusals_are_the_message() {
+        let a = Answer::parse("http://127.0.0.1:5/callback?code=c&state=s&iss=https%3A%2F%2Fas").ok();
+        let a = a.map(|a| (a.code, a.state, a.issuer));
+        assert_eq!(a, Some(("c".into(), "s".into(), Some("https://as".into()))));
+        let refused = Answer::parse("http://127.0.0.1:5/callback?error=access_denied&error_description=no")
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(refused.as_deref(), Some("the authorization server refused the sign-in: access_denied (no)"));
+        assert!(Answer::parse("4/0Ab-code").is_err());
+        assert!(Answer::parse("http://127.0.0.1:5/callback?state=s").is_err());
+    }
+
+    #[test]
+    fn identity_follows_the_specs_order() {
+        let mut o = OAuthDef { client_metadata_url: Some("https://c/m.json".into()), ..OAuthDef::default() };
+        assert!(matches!(identity(&o, true), Identity::MetadataDocument(_)));
+        assert!(matches!(identity(&o, false), Identity::Register));
+        o.client_id = Some("pre".into());
+        assert!(matches!(identity(&o, true), Identity::Registered { .. }));
+    }
+}
