@@ -25,6 +25,8 @@
 
 mod acp;
 mod ask;
+/// OAuth for HTTP servers: the credential store rmcp's `AuthorizationManager` reads and writes.
+pub mod auth;
 mod clients;
 mod config;
 mod paths;
