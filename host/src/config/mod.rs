@@ -26,5 +26,6 @@ pub use model::*;
 pub use resolve::{load_resolved, missing_rows, resolve};
 pub use store::parse_json;
 pub use validate::validate;
-/// The write path for other agents' config files (`clients/`): same lock, re-read and rename.
-pub(crate) use write::{LockAt, edit_text};
+/// The write path for other agents' config files (`clients/`): same lock, re-read and rename;
+/// a lock held across several edits, for a file of secrets (`auth/`).
+pub(crate) use write::{FileLock, LockAt, Perms, edit_text};

@@ -6,7 +6,11 @@
 //! 2. re-reads the file under the lock and edits it as a JSON document (`preserve_order`), so
 //!    unknown keys and key order survive (a foreign file: as text, by its format's editor);
 //! 3. refuses to touch a malformed file (the error names line and column; the bytes stay);
-//! 4. writes a temporary file in the same folder, copies the old permissions, fsyncs, renames.
+//! 4. writes a temporary file in the same folder, copies the old permissions (a file of
+//!    secrets: owner-only, see [`Perms`]), fsyncs, renames.
+//!
+//! A caller that must hold the lock across several steps (an OAuth refresh: load, token
+//! request, save) takes a [`FileLock`] and edits through it.
 //!
 //! A store that is a symlink (a dotfiles repository linking `~/.toolport/mcp.json`) is edited
 //! at the link's target: lock, temporary file and rename all happen beside the target, so the
@@ -43,12 +47,7 @@ pub fn edit_store<T>(
     path: &Path,
     edit: impl FnOnce(&mut Doc) -> Result<T, EditError>,
 ) -> Result<T, EditError> {
-    edit_text(path, LockAt::Beside, |path, text| {
-        let mut doc = top_object(path, text)?;
-        let before = doc.clone();
-        let out = edit(&mut doc)?;
-        Ok((if doc != before { Some(render(&doc)) } else { None }, out))
-    })
+    FileLock::acquire(path, LockAt::Beside)?.edit_doc(Perms::Keep, edit)
 }
 
 /// Where the lock file of an edit lives.
@@ -71,47 +70,138 @@ pub fn edit_text<T>(
     lock_at: LockAt<'_>,
     edit: impl FnOnce(&Path, Option<&str>) -> Result<(Option<Vec<u8>>, T), EditError>,
 ) -> Result<T, EditError> {
-    let target = link_target(path)?;
-    let path = target.as_path();
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let lock_path = match lock_at {
-        LockAt::Beside => sibling_lock(path),
-        LockAt::In(locks) => {
-            fs::create_dir_all(locks).with_context(|| format!("cannot create {}", locks.display()))?;
-            locks.join(hashed_lock_name(path))
-        }
-    };
-    let lock = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .with_context(|| format!("cannot open the lock file {}", lock_path.display()))?;
-    lock.lock_exclusive().with_context(|| format!("cannot lock {}", lock_path.display()))?;
+    FileLock::acquire(path, lock_at)?.edit_text(Perms::Keep, edit)
+}
 
-    let (text, perms) = match fs::read_to_string(path) {
-        Ok(text) => (Some(text), fs::metadata(path).ok().map(|m| m.permissions())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, None),
-        Err(e) => return Err(ConfigError(format!("{}: cannot read: {e}", path.display())).into()),
-    };
-    let (bytes, out) = edit(path, text.as_deref())?;
-    if let Some(bytes) = bytes.filter(|b| text.as_deref().map(str::as_bytes) != Some(b.as_slice())) {
-        let mut tmp = NamedTempFile::new_in(dir)
-            .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
-        tmp.write_all(&bytes)
-            .with_context(|| format!("cannot write a temporary file in {}", dir.display()))?;
-        // A new file keeps tempfile's 0600: it may hold tokens in headers and env.
-        if let Some(p) = perms {
-            tmp.as_file()
-                .set_permissions(p)
-                .with_context(|| format!("cannot copy the permissions of {}", path.display()))?;
-        }
-        tmp.as_file().sync_all().context("cannot fsync the temporary file")?;
-        tmp.persist(path).map_err(|e| anyhow::anyhow!("cannot replace {}: {}", path.display(), e.error))?;
-        sync_dir(dir);
+/// What a write leaves as the file's permissions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Perms {
+    /// The old file's; a new file gets tempfile's 0600 (it may hold tokens in headers and env).
+    Keep,
+    /// Owner read and write at most, whatever the old file or the umask allowed: a file of
+    /// secrets (`credentials.json`). An old file's group and other bits are dropped even when
+    /// the edit changes nothing, so a file someone loosened is tightened by the next write.
+    OwnerOnly,
+}
+
+/// An exclusive lock on a file's lock file, held until dropped: one edit's in [`edit_text`],
+/// or a caller's across several steps (`auth/store.rs` holds one across an OAuth refresh:
+/// the load, the token request and the save). Every edit through it re-reads the file.
+///
+/// `flock` locks belong to an open file, not to a process: a second `FileLock` on the same
+/// file waits for the first even in the same process, so a holder must edit through its own
+/// lock ([`FileLock::edit_text`]) and never take another for the same file.
+#[derive(Debug)]
+pub struct FileLock {
+    /// The real file (the end of its symlinks): what edits read and replace.
+    target: PathBuf,
+    /// Open and locked; closing it (on drop) releases the lock.
+    _lock: fs::File,
+}
+
+impl FileLock {
+    /// Blocks until the lock on `path` is ours. The folders of the file and of the lock are
+    /// created.
+    pub fn acquire(path: &Path, lock_at: LockAt<'_>) -> Result<Self, EditError> {
+        let target = link_target(path)?;
+        fs::create_dir_all(folder(&target))
+            .with_context(|| format!("cannot create {}", folder(&target).display()))?;
+        let lock_path = match lock_at {
+            LockAt::Beside => sibling_lock(&target),
+            LockAt::In(locks) => {
+                fs::create_dir_all(locks).with_context(|| format!("cannot create {}", locks.display()))?;
+                locks.join(hashed_lock_name(&target))
+            }
+        };
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .with_context(|| format!("cannot open the lock file {}", lock_path.display()))?;
+        lock.lock_exclusive().with_context(|| format!("cannot lock {}", lock_path.display()))?;
+        Ok(Self { target, _lock: lock })
     }
-    Ok(out)
+
+    /// [`edit_text`] under this lock: `edit` gets the real path and the text as it is now.
+    pub fn edit_text<T>(
+        &self,
+        perms: Perms,
+        edit: impl FnOnce(&Path, Option<&str>) -> Result<(Option<Vec<u8>>, T), EditError>,
+    ) -> Result<T, EditError> {
+        let path = self.target.as_path();
+        let dir = folder(path);
+        let (text, old_perms) = match fs::read_to_string(path) {
+            Ok(text) => (Some(text), fs::metadata(path).ok().map(|m| m.permissions())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, None),
+            Err(e) => return Err(ConfigError(format!("{}: cannot read: {e}", path.display())).into()),
+        };
+        let new_perms = match perms {
+            Perms::Keep => old_perms.clone(),
+            Perms::OwnerOnly => owner_only(old_perms.as_ref()),
+        };
+        let (bytes, out) = edit(path, text.as_deref())?;
+        match bytes.filter(|b| text.as_deref().map(str::as_bytes) != Some(b.as_slice())) {
+            Some(bytes) => {
+                let mut tmp = NamedTempFile::new_in(dir)
+                    .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+                // Before the secrets go in, so they are never readable by others, not even briefly.
+                if let Some(p) = new_perms {
+                    tmp.as_file()
+                        .set_permissions(p)
+                        .with_context(|| format!("cannot set the permissions of {}", path.display()))?;
+                }
+                tmp.write_all(&bytes)
+                    .with_context(|| format!("cannot write a temporary file in {}", dir.display()))?;
+                tmp.as_file().sync_all().context("cannot fsync the temporary file")?;
+                tmp.persist(path)
+                    .map_err(|e| anyhow::anyhow!("cannot replace {}: {}", path.display(), e.error))?;
+                sync_dir(dir);
+            }
+            // Nothing to write, but a loosened file of secrets is still tightened.
+            None if perms == Perms::OwnerOnly && text.is_some() && new_perms != old_perms => {
+                if let Some(p) = new_perms {
+                    fs::set_permissions(path, p)
+                        .with_context(|| format!("cannot set the permissions of {}", path.display()))?;
+                }
+            }
+            None => {}
+        }
+        Ok(out)
+    }
+
+    /// [`edit_store`] under this lock: the file as a JSON object (a missing file is `{}`).
+    pub fn edit_doc<T>(
+        &self,
+        perms: Perms,
+        edit: impl FnOnce(&mut Doc) -> Result<T, EditError>,
+    ) -> Result<T, EditError> {
+        self.edit_text(perms, |path, text| {
+            let mut doc = top_object(path, text)?;
+            let before = doc.clone();
+            let out = edit(&mut doc)?;
+            Ok((if doc != before { Some(render(&doc)) } else { None }, out))
+        })
+    }
+}
+
+/// The folder a file's temporary file and rename happen in.
+fn folder(path: &Path) -> &Path {
+    path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
+}
+
+/// 0600 for a new file; an old file's mode without its group and other bits (an owner's own
+/// stricter choice, such as 0400, stays).
+#[cfg(unix)]
+fn owner_only(old: Option<&fs::Permissions>) -> Option<fs::Permissions> {
+    use std::os::unix::fs::PermissionsExt as _;
+    Some(fs::Permissions::from_mode(old.map_or(0o600, |p| p.mode() & 0o600)))
+}
+
+/// Elsewhere permissions are not mode bits: the old file's are kept, a new one gets tempfile's.
+#[cfg(not(unix))]
+fn owner_only(old: Option<&fs::Permissions>) -> Option<fs::Permissions> {
+    old.cloned()
 }
 
 /// Runs `edit` on `<root>/.toolport/workspace.json` under its lock, through a capability on the
