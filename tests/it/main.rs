@@ -4,6 +4,8 @@
 mod acp;
 mod acp_limits;
 mod acp_support;
+mod auth_login;
+mod auth_support;
 mod calls_live;
 mod clients_install;
 mod common;
