@@ -69,6 +69,10 @@ pub async fn sign_in(
         .await
         .context("cannot discover how this server signs in")?;
     if !resolution.source.is_discovered() {
+        // The 2025-03-26 fallback endpoints are a guess; only a server that refused us earns it.
+        if reason.challenge.is_none() {
+            bail!("{} answered without asking for a sign-in and publishes no OAuth metadata", def.name);
+        }
         tracing::info!(server = %def.name, "no OAuth metadata published; using the 2025-03-26 default endpoints");
     }
     let metadata = resolution.metadata;

@@ -19,6 +19,12 @@ pub async fn login(paths: &Paths, name: &str, no_browser: bool) -> Result<ExitCo
         ))
         .into());
     }
+    if def.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("authorization")) {
+        return Err(ExitError::usage(format!(
+            "{name} sends its own Authorization header, which toolport uses instead of OAuth: remove the header to sign in"
+        ))
+        .into());
+    }
     let challenge = toolport::sign_in_challenge(&def).await.map_err(ExitError::failure)?;
     let file = CredentialsFile::new(paths.credentials());
     let completion = if no_browser { SignInCompletion::Paste } else { SignInCompletion::Browser };
