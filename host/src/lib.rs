@@ -66,7 +66,7 @@ pub use transport::end_server_processes;
 // Where the files live, and what they resolve into.
 pub use config::MASK as SECRET_MASK;
 pub use config::{
-    ConfigError, GlobalStore, Grant, Grants, Limits, OAuthDef, PluginDef, PluginKind, Resolved, ResolvedServer, ServerDef,
+    ConfigError, GlobalStore, Grant, Grants, IdpDef, Limits, OAuthDef, PluginDef, PluginKind, Resolved, ResolvedServer, ServerDef,
     Timeouts, TransportKind, WorkspaceSettings, load_resolved, parse_json, resolve, validate,
 };
 pub use paths::Paths;

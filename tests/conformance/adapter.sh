@@ -58,13 +58,24 @@ if [[ "$scenario" == auth/* ]]; then
     if (input.client_secret) o.clientSecret = input.client_secret;
     if (input.private_key_pem) { o.privateKey = input.private_key_pem; o.privateKeyJwt = input.signing_algorithm || "ES256"; }
     if (input.name && input.name.startsWith("auth/client-credentials")) o.grant = "client_credentials";
+    if (input.valid_jwt) { o.grant = "jwt_bearer"; o.assertion = input.valid_jwt; }
+    if (input.idp_id_token) {
+      o.grant = "enterprise";
+      o.idp = { issuer: input.idp_issuer, tokenEndpoint: input.idp_token_endpoint,
+                clientId: input.idp_client_id, idToken: input.idp_id_token };
+    }
     o.clientMetadataUrl = "https://conformance-test.local/client-metadata.json";
     return o;
   })()')"
   tp mcp add-json conformance "{\"type\": \"http\", \"url\": \"$url\", \"oauth\": $oauth}" >&2 || exit 1
   tp mcp enable conformance >&2 || exit 1
   signed_in=0
-  if [[ "$scenario" != auth/client-credentials-* ]]; then
+  # Machine-to-machine grants sign in by themselves on connect; nobody logs in or calls.
+  machine=0
+  case "$scenario" in
+    auth/client-credentials-* | auth/wif-* | auth/enterprise-managed-*) machine=1 ;;
+  esac
+  if (( ! machine )); then
     echo "+ toolport mcp login conformance" >&2
     tp mcp login conformance >&2 && signed_in=1 || failed=1
   fi
@@ -81,7 +92,7 @@ if [[ "$scenario" == auth/* ]]; then
     return "$status"
   }
   again tp tools --json >/dev/null || failed=1
-  if [[ "$scenario" != auth/client-credentials-* ]]; then
+  if (( ! machine )); then
     echo "+ toolport call test-tool {}" >&2
     again tp call test-tool '{}' || failed=1
   fi

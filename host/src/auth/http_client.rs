@@ -45,6 +45,8 @@ enum Via<C> {
 pub struct OAuthHttp<C> {
     plain: C,
     via: Arc<Mutex<Via<C>>>,
+    /// A token for the whole connection (the `jwt_bearer` grant), sent as is.
+    bearer: Option<String>,
     step_up: Option<Arc<StepUp>>,
 }
 
@@ -62,7 +64,13 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> OAuthHttp<C> {
     pub async fn new(def: &ServerDef, file: Option<&CredentialsFile>, plain: C) -> Result<Self, String> {
         let own_header = def.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("authorization"));
         let grant = def.oauth.as_ref().map(|o| o.grant);
-        let manager = if own_header {
+        let bearer = match grant {
+            _ if own_header => None,
+            Some(Grant::JwtBearer) => Some(machine::workload_token(def).await.map_err(|e| format!("{e:#}"))?),
+            Some(Grant::Enterprise) => Some(machine::enterprise_token(def).await.map_err(|e| format!("{e:#}"))?),
+            _ => None,
+        };
+        let manager = if own_header || bearer.is_some() {
             None
         } else if grant == Some(Grant::ClientCredentials) {
             Some(machine::authorize(def).await.map_err(|e| format!("{e:#}"))?)
@@ -81,11 +89,13 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> OAuthHttp<C> {
             }
             _ => None,
         };
-        Ok(Self { plain, via: Arc::new(Mutex::new(via)), step_up })
+        Ok(Self { plain, via: Arc::new(Mutex::new(via)), bearer, step_up })
     }
 
-    fn via(&self) -> Via<C> {
-        self.via.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    /// Who sends the next request, and the `Authorization` token it carries when ours.
+    fn route(&self, auth_header: &Option<String>) -> (Via<C>, Option<String>) {
+        let via = self.via.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        (via, auth_header.clone().or_else(|| self.bearer.clone()))
     }
 
     /// After a `403 insufficient_scope` on a signed request: sign in again for the larger
@@ -157,6 +167,7 @@ async fn stored(def: &ServerDef, file: &CredentialsFile, url: &str) -> Result<Op
     Ok(Some(manager))
 }
 
+/// Sends one request through whichever client the connection uses now.
 macro_rules! through {
     ($via:expr, $method:ident ( $($arg:expr),* )) => {
         match $via {
@@ -178,9 +189,10 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> StreamableHttpClie
         custom_headers: Headers,
     ) -> Result<StreamableHttpPostResponse, HttpError<C>> {
         loop {
+            let (via, token) = self.route(&auth_header);
             let result = through!(
-                self.via(),
-                post_message(uri.clone(), message.clone(), session_id.clone(), auth_header.clone(), custom_headers.clone())
+                via,
+                post_message(uri.clone(), message.clone(), session_id.clone(), token, custom_headers.clone())
             );
             match result {
                 Err(e) if self.step_up(&e).await => continue,
@@ -199,13 +211,14 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> StreamableHttpClie
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, HttpError<C>> {
         loop {
+            let (via, token) = self.route(&auth_header);
             let result = through!(
-                self.via(),
+                via,
                 post_message_with_max_sse_event_size(
                     uri.clone(),
                     message.clone(),
                     session_id.clone(),
-                    auth_header.clone(),
+                    token,
                     custom_headers.clone(),
                     max_sse_event_size
                 )
@@ -227,13 +240,14 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> StreamableHttpClie
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, HttpError<C>> {
         loop {
+            let (via, token) = self.route(&auth_header);
             let result = through!(
-                self.via(),
+                via,
                 post_message_with_response_limits(
                     uri.clone(),
                     message.clone(),
                     session_id.clone(),
-                    auth_header.clone(),
+                    token,
                     custom_headers.clone(),
                     limits
                 )
@@ -252,7 +266,8 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> StreamableHttpClie
         auth_header: Option<String>,
         custom_headers: Headers,
     ) -> Result<(), HttpError<C>> {
-        through!(self.via(), delete_session(uri, session_id, auth_header, custom_headers))
+        let (via, token) = self.route(&auth_header);
+        through!(via, delete_session(uri, session_id, token, custom_headers))
     }
 
     async fn get_stream(
@@ -263,7 +278,8 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> StreamableHttpClie
         auth_header: Option<String>,
         custom_headers: Headers,
     ) -> Result<BoxedSseResponse, HttpError<C>> {
-        through!(self.via(), get_stream(uri, session_id, last_event_id, auth_header, custom_headers))
+        let (via, token) = self.route(&auth_header);
+        through!(via, get_stream(uri, session_id, last_event_id, token, custom_headers))
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -275,13 +291,14 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> StreamableHttpClie
         custom_headers: Headers,
         max_sse_event_size: usize,
     ) -> Result<BoxedSseResponse, HttpError<C>> {
+        let (via, token) = self.route(&auth_header);
         through!(
-            self.via(),
+            via,
             get_stream_with_max_sse_event_size(
                 uri,
                 session_id,
                 last_event_id,
-                auth_header,
+                token,
                 custom_headers,
                 max_sse_event_size
             )

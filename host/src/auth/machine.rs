@@ -1,10 +1,25 @@
-//! Machine-to-machine sign-in (SEP-1046, `oauth.grant: "client_credentials"`): the client's
-//! own secret (`client_secret_basic` or `_post`, as the server advertises) or a private key
-//! signing a `private_key_jwt` assertion (RFC 7523). No person and no login step: a token is
-//! fetched on every connect, so nothing needs storing or refreshing.
+//! Machine-to-machine sign-in, no person and no login step; a token is fetched on every
+//! connect, so nothing needs storing or refreshing:
+//! - `oauth.grant: "client_credentials"` (SEP-1046): the client's own secret
+//!   (`client_secret_basic` or `_post`, as the server advertises) or a private key signing a
+//!   `private_key_jwt` assertion (RFC 7523), through rmcp;
+//! - `oauth.grant: "jwt_bearer"` (RFC 7523 §2.1, SEP-1933 workload identity federation): a JWT
+//!   the platform issued to this workload, exchanged at the token endpoint as it is. rmcp has
+//!   no such grant; the request is one form POST. A refusal is final (no retry, no other
+//!   grant): the platform's token is what it is until the platform rotates it;
+//! - `oauth.grant: "enterprise"` (SEP-990, enterprise-managed authorization): the person's ID
+//!   token from the company's IdP (`oauth.idp`) exchanged there for an ID-JAG (RFC 8693), and
+//!   that at the server's authorization server for an access token, through rmcp's
+//!   `auth-enterprise-managed`. The IdP comes from the definition, never from the server.
+
+use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow, bail};
-use rmcp::transport::auth::{AuthorizationManager, ClientCredentialsConfig, JwtSigningAlgorithm, OAuthState};
+use rmcp::transport::auth::enterprise::{EmaAuthorizationServer, EmaClientAuthentication, EmaExchangeRequest};
+use rmcp::transport::auth::{
+    AuthorizationManager, ClientCredentialsConfig, JwtSigningAlgorithm, OAuthState, default_oauth_http_client,
+};
+use serde_json::Value;
 
 use crate::config::ServerDef;
 
@@ -55,6 +70,131 @@ async fn fetch(def: &ServerDef) -> Result<AuthorizationManager> {
     state.into_authorization_manager().ok_or_else(|| anyhow!("client credentials sign-in did not finish"))
 }
 
+/// RFC 7523's grant type.
+const JWT_BEARER_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+/// Largest token response read: a token endpoint is not trusted to bound its own answer.
+const MAX_TOKEN_RESPONSE_BYTES: usize = 1024 * 1024;
+/// How long the token request may take, as rmcp allows its own OAuth requests.
+const TOKEN_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// An access token for `def`'s workload JWT (already `${VAR}`-expanded).
+pub async fn workload_token(def: &ServerDef) -> Result<String> {
+    let url = def.url.as_deref().ok_or_else(|| anyhow!("no url"))?;
+    let oauth = def.oauth.clone().unwrap_or_default();
+    let assertion = match (&oauth.assertion, &oauth.assertion_file) {
+        (Some(assertion), _) => assertion.clone(),
+        (None, Some(path)) => std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read oauth.assertionFile {path}"))?
+            .trim()
+            .to_string(),
+        (None, None) => bail!("the jwt_bearer grant needs oauth.assertion or oauth.assertionFile"),
+    };
+    let manager = AuthorizationManager::new(url).await.context("the server url is not usable")?;
+    let metadata = manager.resolve_metadata().await.context("cannot discover the authorization server")?.metadata;
+    let scope = oauth.scopes.as_ref().filter(|s| !s.is_empty()).map(|s| s.join(" "));
+    let body = token_form(&assertion, url, oauth.client_id.as_deref(), scope.as_deref());
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(TOKEN_REQUEST_TIMEOUT)
+        .build()
+        .context("cannot build the HTTP client")?;
+    let mut response = client
+        .post(&metadata.token_endpoint)
+        .header(http::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(http::header::ACCEPT, "application/json")
+        .body(body)
+        .send()
+        .await
+        .map_err(|e| anyhow!("the token request failed: {}", crate::transport::deepest_cause(&e)))?;
+    let status = response.status();
+    let mut bytes = Vec::new();
+    while let Some(chunk) = response.chunk().await.context("cannot read the token response")? {
+        if bytes.len() + chunk.len() > MAX_TOKEN_RESPONSE_BYTES {
+            bail!("the token response is larger than {MAX_TOKEN_RESPONSE_BYTES} bytes");
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    let answer: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    if !status.is_success() {
+        let error = answer["error"].as_str().unwrap_or("no error code");
+        let detail = answer["error_description"].as_str().map(|d| format!(" ({d})")).unwrap_or_default();
+        bail!("the authorization server refused the workload token: {error}{detail} (HTTP {status})");
+    }
+    answer["access_token"]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| anyhow!("the token response carries no access_token"))
+}
+
+/// An access token for `def` through its enterprise IdP (already `${VAR}`-expanded).
+pub async fn enterprise_token(def: &ServerDef) -> Result<String> {
+    let url = def.url.as_deref().ok_or_else(|| anyhow!("no url"))?;
+    let oauth = def.oauth.clone().unwrap_or_default();
+    let idp = oauth.idp.clone().ok_or_else(|| anyhow!("the enterprise grant needs oauth.idp"))?;
+    let need = |v: Option<String>, field: &str| v.ok_or_else(|| anyhow!("the enterprise grant needs oauth.{field}"));
+    let idp_issuer = need(idp.issuer.clone(), "idp.issuer")?;
+    let id_token = match (&idp.id_token, &idp.id_token_file) {
+        (Some(token), _) => token.clone(),
+        (None, Some(path)) => std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read oauth.idp.idTokenFile {path}"))?
+            .trim()
+            .to_string(),
+        (None, None) => bail!("the enterprise grant needs oauth.idp.idToken or oauth.idp.idTokenFile"),
+    };
+    let idp_token_endpoint = match idp.token_endpoint.clone() {
+        Some(endpoint) => endpoint,
+        None => token_endpoint_of(&idp_issuer).await?,
+    };
+    let manager = AuthorizationManager::new(url).await.context("the server url is not usable")?;
+    let metadata = manager.resolve_metadata().await.context("cannot discover the authorization server")?.metadata;
+    let as_issuer = metadata.issuer.clone().ok_or_else(|| anyhow!("the authorization server names no issuer"))?;
+    let idp_server = EmaAuthorizationServer::new(idp_issuer, idp_token_endpoint, need(idp.client_id, "idp.clientId")?)
+        .with_client_authentication(basic_or_public(idp.client_secret));
+    let resource_server =
+        EmaAuthorizationServer::new(as_issuer, metadata.token_endpoint, need(oauth.client_id, "clientId")?)
+            .with_client_authentication(basic_or_public(oauth.client_secret));
+    let http = default_oauth_http_client().map_err(|e| anyhow!("{e}"))?;
+    let request = EmaExchangeRequest::new_with_id_token(idp_server, resource_server, url, &id_token)
+        .with_scopes(oauth.scopes.unwrap_or_default());
+    let token =
+        request.exchange(&http, &http).await.map_err(|e| anyhow!("enterprise-managed sign-in failed: {e}"))?;
+    Ok(token.access_token.secret().to_string())
+}
+
+/// HTTP Basic with `secret`, else a public client.
+fn basic_or_public(secret: Option<String>) -> EmaClientAuthentication {
+    match secret {
+        Some(secret) => EmaClientAuthentication::ClientSecretBasic(oauth2::ClientSecret::new(secret)),
+        None => EmaClientAuthentication::None,
+    }
+}
+
+/// The IdP's token endpoint from its issuer's metadata (RFC 8414 or OpenID Connect).
+async fn token_endpoint_of(issuer: &str) -> Result<String> {
+    let manager = AuthorizationManager::new(issuer).await.context("oauth.idp.issuer is not usable")?;
+    let resolution = manager.resolve_metadata().await.context("cannot discover the identity provider")?;
+    if !resolution.source.is_discovered() {
+        bail!("the identity provider {issuer} publishes no metadata: set oauth.idp.tokenEndpoint");
+    }
+    Ok(resolution.metadata.token_endpoint)
+}
+
+/// The `application/x-www-form-urlencoded` body of the JWT-bearer token request (RFC 8707's
+/// `resource` included). Built apart from the request: the serializer must not live across an
+/// await (it is not `Send`).
+fn token_form(assertion: &str, resource: &str, client_id: Option<&str>, scope: Option<&str>) -> String {
+    let mut form = url::form_urlencoded::Serializer::new(String::new());
+    form.append_pair("grant_type", JWT_BEARER_GRANT).append_pair("assertion", assertion);
+    form.append_pair("resource", resource);
+    if let Some(id) = client_id {
+        form.append_pair("client_id", id);
+    }
+    if let Some(scope) = scope {
+        form.append_pair("scope", scope);
+    }
+    form.finish()
+}
+
 /// `privateKeyJwt`'s value as rmcp's algorithm.
 fn algorithm(name: &str) -> Result<JwtSigningAlgorithm> {
     Ok(match name.to_ascii_uppercase().as_str() {
@@ -70,6 +210,18 @@ fn algorithm(name: &str) -> Result<JwtSigningAlgorithm> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_jwt_bearer_form_carries_grant_assertion_and_resource() {
+        let form = token_form("a.b.c", "https://mcp.example/mcp", Some("wl"), Some("read write"));
+        let pairs: Vec<(String, String)> = url::form_urlencoded::parse(form.as_bytes()).into_owned().collect();
+        let get = |k: &str| pairs.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+        assert_eq!(get("grant_type"), Some(JWT_BEARER_GRANT));
+        assert_eq!(get("assertion"), Some("a.b.c"));
+        assert_eq!(get("resource"), Some("https://mcp.example/mcp"));
+        assert_eq!((get("client_id"), get("scope")), (Some("wl"), Some("read write")));
+        assert!(!token_form("a", "r", None, None).contains("client_id"));
+    }
 
     #[test]
     fn algorithms_are_named_in_the_message() {

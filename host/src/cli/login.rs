@@ -13,9 +13,10 @@ use toolport::{CredentialsFile, GlobalStore, Paths, ServerDef, SignInCompletion,
 pub async fn login(paths: &Paths, name: &str, no_browser: bool) -> Result<ExitCode> {
     let def = remote(paths, name)?;
     let def = def.expanded(|k| std::env::var(k).ok())?;
-    if def.oauth.as_ref().is_some_and(|o| o.grant == toolport::Grant::ClientCredentials) {
+    if let Some(grant) = def.oauth.as_ref().map(|o| o.grant).filter(|g| *g != toolport::Grant::AuthorizationCode) {
         return Err(ExitError::usage(format!(
-            "{name} signs in with its own client credentials (oauth.grant): there is nothing to log in to"
+            "{name} signs in by itself (oauth.grant is {}): there is nothing to log in to",
+            grant.as_str()
         ))
         .into());
     }

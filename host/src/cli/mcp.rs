@@ -331,6 +331,12 @@ fn masked(def: &ServerDef) -> ServerDef {
     let oauth = def.oauth.as_ref().map(|o| toolport::OAuthDef {
         client_secret: secret(&o.client_secret),
         private_key: secret(&o.private_key),
+        assertion: secret(&o.assertion),
+        idp: o.idp.as_ref().map(|i| toolport::IdpDef {
+            client_secret: secret(&i.client_secret),
+            id_token: secret(&i.id_token),
+            ..i.clone()
+        }),
         ..o.clone()
     });
     ServerDef { env: mask(&def.env), headers: mask(&def.headers), oauth, ..def.clone() }

@@ -81,10 +81,25 @@ impl ServerDef {
                 ("clientSecret", &mut o.client_secret),
                 ("clientMetadataUrl", &mut o.client_metadata_url),
                 ("privateKey", &mut o.private_key),
+                ("assertion", &mut o.assertion),
+                ("assertionFile", &mut o.assertion_file),
             ];
             for (key, value) in fields {
                 if let Some(v) = value.as_mut() {
                     *v = expand_vars(v, &lookup).map_err(ctx(format!("\"oauth.{key}\"")))?;
+                }
+            }
+            if let Some(idp) = o.idp.as_mut() {
+                let fields = [
+                    ("clientId", &mut idp.client_id),
+                    ("clientSecret", &mut idp.client_secret),
+                    ("idToken", &mut idp.id_token),
+                    ("idTokenFile", &mut idp.id_token_file),
+                ];
+                for (key, value) in fields {
+                    if let Some(v) = value.as_mut() {
+                        *v = expand_vars(v, &lookup).map_err(ctx(format!("\"oauth.idp.{key}\"")))?;
+                    }
                 }
             }
         }

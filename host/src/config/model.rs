@@ -100,6 +100,13 @@ pub enum Grant {
     AuthorizationCode,
     /// Machine to machine: the client's own secret or key, no person, no login step.
     ClientCredentials,
+    /// Workload identity federation (RFC 7523, SEP-1933): a token the platform issued to this
+    /// workload (`assertion` or `assertionFile`) is exchanged for an access token.
+    JwtBearer,
+    /// Enterprise-managed authorization (SEP-990): the person's ID token from the company's
+    /// identity provider (`idp`) is exchanged there for an ID-JAG, and that at the server's
+    /// authorization server for an access token. No consent screen, no login step.
+    Enterprise,
 }
 
 impl Grant {
@@ -108,6 +115,8 @@ impl Grant {
         match self {
             Self::AuthorizationCode => "authorization_code",
             Self::ClientCredentials => "client_credentials",
+            Self::JwtBearer => "jwt_bearer",
+            Self::Enterprise => "enterprise",
         }
     }
 }
@@ -136,6 +145,46 @@ pub struct OAuthDef {
     pub private_key: Option<String>,
     /// The signing algorithm for `private_key_jwt` (`RS256`, `ES256`, …).
     pub private_key_jwt: Option<String>,
+    /// The workload's JWT for the `jwt_bearer` grant (usually `${VAR}`).
+    pub assertion: Option<String>,
+    /// A file holding the workload's JWT, read on every connect (platforms rotate it there:
+    /// a Kubernetes projected service-account token, a CI job's OIDC token).
+    pub assertion_file: Option<String>,
+    /// The enterprise identity provider of the `enterprise` grant.
+    pub idp: Option<IdpDef>,
+}
+
+/// `oauth.idp: { issuer, tokenEndpoint, clientId, clientSecret, idToken, idTokenFile }`: the
+/// company's identity provider, approved by whoever wrote the definition (it is not
+/// discovered from the server, which must not choose where the person's ID token goes).
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct IdpDef {
+    /// The IdP's issuer identifier, exactly as its metadata says.
+    pub issuer: Option<String>,
+    /// Its token endpoint; discovered from the issuer's metadata when absent.
+    pub token_endpoint: Option<String>,
+    /// toolport's client id at the IdP.
+    pub client_id: Option<String>,
+    /// That client's secret (HTTP Basic), if it is confidential.
+    pub client_secret: Option<String>,
+    /// The person's OIDC ID token from the IdP (usually `${VAR}`, set by the company's SSO tool).
+    pub id_token: Option<String>,
+    /// A file holding that ID token, read on every connect.
+    pub id_token_file: Option<String>,
+}
+
+impl std::fmt::Debug for IdpDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let masked = |v: &Option<String>| v.as_ref().map(|_| MASK);
+        f.debug_struct("IdpDef")
+            .field("issuer", &self.issuer)
+            .field("token_endpoint", &self.token_endpoint)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &masked(&self.client_secret))
+            .field("id_token", &masked(&self.id_token))
+            .field("id_token_file", &self.id_token_file)
+            .finish()
+    }
 }
 
 impl std::fmt::Debug for OAuthDef {
@@ -150,6 +199,9 @@ impl std::fmt::Debug for OAuthDef {
             .field("grant", &self.grant)
             .field("private_key", &masked(&self.private_key))
             .field("private_key_jwt", &self.private_key_jwt)
+            .field("assertion", &masked(&self.assertion))
+            .field("assertion_file", &self.assertion_file)
+            .field("idp", &self.idp)
             .finish()
     }
 }

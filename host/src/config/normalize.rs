@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::fields::{Fields, Trim};
-use super::model::{Grant, OAuthDef, ServerDef, Timeouts};
+use super::model::{Grant, IdpDef, OAuthDef, ServerDef, Timeouts};
 
 /// The built-in transport type names; plugins may not take them.
 pub const BUILTIN_TRANSPORTS: [&str; 3] = ["stdio", "sse", "streamable_http"];
@@ -130,7 +130,7 @@ impl ServerDef {
 const KNOWN_FIELDS: [&str; 10] =
     ["type", "url", "command", "args", "env", "headers", "cwd", "inheritEnv", "timeouts", "oauth"];
 
-const OAUTH_FIELDS: [&str; 8] = [
+const OAUTH_FIELDS: [&str; 11] = [
     "clientId",
     "clientSecret",
     "clientMetadataUrl",
@@ -139,7 +139,13 @@ const OAUTH_FIELDS: [&str; 8] = [
     "grant",
     "privateKey",
     "privateKeyJwt",
+    "assertion",
+    "assertionFile",
+    "idp",
 ];
+
+/// What `oauth.grant` may be, as its message says it.
+const GRANTS: &str = "\"authorization_code\", \"client_credentials\", \"jwt_bearer\" or \"enterprise\"";
 
 /// `oauth: {…}`, every field optional.
 fn oauth(fields: &Fields<'_>) -> Result<Option<OAuthDef>, String> {
@@ -147,7 +153,9 @@ fn oauth(fields: &Fields<'_>) -> Result<Option<OAuthDef>, String> {
     let grant = match o.string("grant")?.as_deref() {
         None | Some("authorization_code") => Grant::AuthorizationCode,
         Some("client_credentials") => Grant::ClientCredentials,
-        Some(_) => return Err(o.err("grant", "\"authorization_code\" or \"client_credentials\"")),
+        Some("jwt_bearer") => Grant::JwtBearer,
+        Some("enterprise") => Grant::Enterprise,
+        Some(_) => return Err(o.err("grant", GRANTS)),
     };
     let callback_port = match o.positive("callbackPort", "")? {
         None => None,
@@ -163,6 +171,19 @@ fn oauth(fields: &Fields<'_>) -> Result<Option<OAuthDef>, String> {
         grant,
         private_key: o.string("privateKey")?,
         private_key_jwt: o.string("privateKeyJwt")?,
+        assertion: o.string("assertion")?,
+        assertion_file: o.string("assertionFile")?,
+        idp: match o.object("idp")? {
+            None => None,
+            Some(i) => Some(IdpDef {
+                issuer: i.string("issuer")?,
+                token_endpoint: i.string("tokenEndpoint")?,
+                client_id: i.string("clientId")?,
+                client_secret: i.string("clientSecret")?,
+                id_token: i.string("idToken")?,
+                id_token_file: i.string("idTokenFile")?,
+            }),
+        },
     }))
 }
 
@@ -187,10 +208,29 @@ fn oauth_json(o: &OAuthDef) -> Map<String, Value> {
     if o.grant != Grant::default() {
         m.insert("grant".into(), Value::String(o.grant.as_str().into()));
     }
-    for (key, value) in [("privateKey", &o.private_key), ("privateKeyJwt", &o.private_key_jwt)] {
+    let rest = [
+        ("privateKey", &o.private_key),
+        ("privateKeyJwt", &o.private_key_jwt),
+        ("assertion", &o.assertion),
+        ("assertionFile", &o.assertion_file),
+    ];
+    for (key, value) in rest {
         if let Some(v) = value {
             m.insert(key.into(), Value::String(v.clone()));
         }
+    }
+    if let Some(idp) = &o.idp {
+        let fields = [
+            ("issuer", &idp.issuer),
+            ("tokenEndpoint", &idp.token_endpoint),
+            ("clientId", &idp.client_id),
+            ("clientSecret", &idp.client_secret),
+            ("idToken", &idp.id_token),
+            ("idTokenFile", &idp.id_token_file),
+        ];
+        let i: Map<String, Value> =
+            fields.into_iter().filter_map(|(k, v)| v.clone().map(|v| (k.to_string(), Value::String(v)))).collect();
+        m.insert("idp".into(), Value::Object(i));
     }
     m
 }
@@ -332,7 +372,8 @@ mod tests {
         let merged = def(given.clone()).merge_into(given.as_object().unwrap_or(&Map::new()));
         assert_eq!(Value::Object(merged)["oauth"], json!({"x-team":"infra","clientId":"c"}));
         for (bad, message) in [
-            (json!({"grant":"implicit"}), "\"oauth.grant\" must be \"authorization_code\" or \"client_credentials\""),
+            (json!({"grant":"implicit"}), format!("\"oauth.grant\" must be {GRANTS}").as_str()),
+            (json!({"idp":{"idToken":7}}), "\"oauth.idp.idToken\" must be a string"),
             (json!({"callbackPort":70000}), "\"oauth.callbackPort\" must be a port number (1-65535)"),
             (json!({"scopes":"a b"}), "\"oauth.scopes\" must be an array of strings"),
         ] {
