@@ -24,8 +24,8 @@
 #![deny(missing_docs)]
 
 mod acp;
-mod auth;
 mod ask;
+mod auth;
 mod clients;
 mod config;
 mod paths;
@@ -64,17 +64,18 @@ pub use status::{
 pub use transport::end_server_processes;
 
 // Where the files live, and what they resolve into.
-pub use config::MASK as SECRET_MASK;
-pub use config::{
-    ConfigError, GlobalStore, Grant, Grants, IdpDef, Limits, OAuthDef, PluginDef, PluginKind, Resolved, ResolvedServer, ServerDef,
-    Timeouts, TransportKind, WorkspaceSettings, load_resolved, parse_json, resolve, validate,
-};
-pub use paths::Paths;
 /// OAuth sign-in for the CLI and embedding hosts.
 pub use auth::{
-    AUTHORIZATION_REQUIRED, Completion as SignInCompletion, CredentialsFile, Reason as SignInReason, SignedIn,
-    sign_in, sign_in_hint,
+    AUTHORIZATION_REQUIRED, Completion as SignInCompletion, CredentialsFile, Reason as SignInReason,
+    SignedIn, sign_in, sign_in_hint,
 };
+pub use config::MASK as SECRET_MASK;
+pub use config::{
+    ConfigError, GlobalStore, Grant, Grants, IdpDef, Limits, OAuthDef, PluginDef, PluginKind, Resolved,
+    ResolvedServer, ServerDef, Timeouts, TransportKind, WorkspaceSettings, load_resolved, parse_json,
+    resolve, validate,
+};
+pub use paths::Paths;
 pub use transport::challenge as sign_in_challenge;
 
 // Changing the files: locked, atomic edits that keep unknown keys (what `mcp add` and `/mcp`

@@ -134,7 +134,8 @@ fn whole_mcp_language_with_the_reference_messages() {
         s.run("/mcp frobnicate a"),
         "Unknown /mcp action: frobnicate. Use /mcp, /mcp list, /mcp add --transport \
          <stdio|sse|http> <name> <target>, /mcp enable <name>, /mcp disable <name>, /mcp pause \
-         <name>, /mcp resume <name>, /mcp retry <name>, or /mcp remove <name>.\n"
+         <name>, /mcp resume <name>, /mcp retry <name>, /mcp login <name>, /mcp logout <name>, or \
+         /mcp remove <name>.\n"
     );
     assert_eq!(s.run("/mcp retry nope"), "Unknown MCP server: nope\n");
 

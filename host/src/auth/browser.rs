@@ -42,7 +42,8 @@ fn desktop_opener() -> Option<&'static str> {
     if cfg!(target_os = "macos") {
         return Some("open");
     }
-    let display = ["DISPLAY", "WAYLAND_DISPLAY"].iter().any(|v| std::env::var_os(v).is_some_and(|d| !d.is_empty()));
+    let display =
+        ["DISPLAY", "WAYLAND_DISPLAY"].iter().any(|v| std::env::var_os(v).is_some_and(|d| !d.is_empty()));
     display.then_some("xdg-open")
 }
 

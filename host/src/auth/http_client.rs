@@ -16,9 +16,9 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
 
+use super::machine;
 use super::sign_in::{self, Completion, Reason};
 use super::store::CredentialsFile;
-use super::machine;
 use crate::config::{Grant, ServerDef};
 
 /// Sign-ins one connection may run for a larger scope; with the first sign-in, a server
@@ -67,7 +67,9 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> OAuthHttp<C> {
         let bearer = match grant {
             _ if own_header => None,
             Some(Grant::JwtBearer) => Some(machine::workload_token(def).await.map_err(|e| format!("{e:#}"))?),
-            Some(Grant::Enterprise) => Some(machine::enterprise_token(def).await.map_err(|e| format!("{e:#}"))?),
+            Some(Grant::Enterprise) => {
+                Some(machine::enterprise_token(def).await.map_err(|e| format!("{e:#}"))?)
+            }
             _ => None,
         };
         let manager = if own_header || bearer.is_some() {
@@ -136,7 +138,11 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> OAuthHttp<C> {
 
 /// A manager over the stored tokens of `url`, configured as the client that obtained them
 /// (with its secret, for a confidential client); `None` when nothing is stored.
-async fn stored(def: &ServerDef, file: &CredentialsFile, url: &str) -> Result<Option<AuthorizationManager>, String> {
+async fn stored(
+    def: &ServerDef,
+    file: &CredentialsFile,
+    url: &str,
+) -> Result<Option<AuthorizationManager>, String> {
     if file.status(url).map_err(|e| format!("{e:#}"))?.is_none() {
         return Ok(None);
     }

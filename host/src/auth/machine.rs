@@ -15,7 +15,9 @@
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow, bail};
-use rmcp::transport::auth::enterprise::{EmaAuthorizationServer, EmaClientAuthentication, EmaExchangeRequest};
+use rmcp::transport::auth::enterprise::{
+    EmaAuthorizationServer, EmaClientAuthentication, EmaExchangeRequest,
+};
 use rmcp::transport::auth::{
     AuthorizationManager, ClientCredentialsConfig, JwtSigningAlgorithm, OAuthState, default_oauth_http_client,
 };
@@ -57,9 +59,12 @@ async fn fetch(def: &ServerDef) -> Result<AuthorizationManager> {
             scopes,
             resource,
         },
-        (None, Some(secret)) => {
-            ClientCredentialsConfig::ClientSecret { client_id, client_secret: secret.clone(), scopes, resource }
-        }
+        (None, Some(secret)) => ClientCredentialsConfig::ClientSecret {
+            client_id,
+            client_secret: secret.clone(),
+            scopes,
+            resource,
+        },
         (None, None) => bail!("the client_credentials grant needs oauth.clientSecret or oauth.privateKey"),
     };
     let mut state = OAuthState::new(url, None).await.context("the server url is not usable")?;
@@ -90,7 +95,8 @@ pub async fn workload_token(def: &ServerDef) -> Result<String> {
         (None, None) => bail!("the jwt_bearer grant needs oauth.assertion or oauth.assertionFile"),
     };
     let manager = AuthorizationManager::new(url).await.context("the server url is not usable")?;
-    let metadata = manager.resolve_metadata().await.context("cannot discover the authorization server")?.metadata;
+    let metadata =
+        manager.resolve_metadata().await.context("cannot discover the authorization server")?.metadata;
     let scope = oauth.scopes.as_ref().filter(|s| !s.is_empty()).map(|s| s.join(" "));
     let body = token_form(&assertion, url, oauth.client_id.as_deref(), scope.as_deref());
     let client = reqwest::Client::builder()
@@ -131,7 +137,8 @@ pub async fn enterprise_token(def: &ServerDef) -> Result<String> {
     let url = def.url.as_deref().ok_or_else(|| anyhow!("no url"))?;
     let oauth = def.oauth.clone().unwrap_or_default();
     let idp = oauth.idp.clone().ok_or_else(|| anyhow!("the enterprise grant needs oauth.idp"))?;
-    let need = |v: Option<String>, field: &str| v.ok_or_else(|| anyhow!("the enterprise grant needs oauth.{field}"));
+    let need =
+        |v: Option<String>, field: &str| v.ok_or_else(|| anyhow!("the enterprise grant needs oauth.{field}"));
     let idp_issuer = need(idp.issuer.clone(), "idp.issuer")?;
     let id_token = match (&idp.id_token, &idp.id_token_file) {
         (Some(token), _) => token.clone(),
@@ -146,18 +153,23 @@ pub async fn enterprise_token(def: &ServerDef) -> Result<String> {
         None => token_endpoint_of(&idp_issuer).await?,
     };
     let manager = AuthorizationManager::new(url).await.context("the server url is not usable")?;
-    let metadata = manager.resolve_metadata().await.context("cannot discover the authorization server")?.metadata;
-    let as_issuer = metadata.issuer.clone().ok_or_else(|| anyhow!("the authorization server names no issuer"))?;
-    let idp_server = EmaAuthorizationServer::new(idp_issuer, idp_token_endpoint, need(idp.client_id, "idp.clientId")?)
-        .with_client_authentication(basic_or_public(idp.client_secret));
+    let metadata =
+        manager.resolve_metadata().await.context("cannot discover the authorization server")?.metadata;
+    let as_issuer =
+        metadata.issuer.clone().ok_or_else(|| anyhow!("the authorization server names no issuer"))?;
+    let idp_server =
+        EmaAuthorizationServer::new(idp_issuer, idp_token_endpoint, need(idp.client_id, "idp.clientId")?)
+            .with_client_authentication(basic_or_public(idp.client_secret));
     let resource_server =
         EmaAuthorizationServer::new(as_issuer, metadata.token_endpoint, need(oauth.client_id, "clientId")?)
             .with_client_authentication(basic_or_public(oauth.client_secret));
     let http = default_oauth_http_client().map_err(|e| anyhow!("{e}"))?;
     let request = EmaExchangeRequest::new_with_id_token(idp_server, resource_server, url, &id_token)
         .with_scopes(oauth.scopes.unwrap_or_default());
-    let token =
-        request.exchange(&http, &http).await.map_err(|e| anyhow!("enterprise-managed sign-in failed: {e}"))?;
+    let token = request
+        .exchange(&http, &http)
+        .await
+        .map_err(|e| anyhow!("enterprise-managed sign-in failed: {e}"))?;
     Ok(token.access_token.secret().to_string())
 }
 
@@ -203,7 +215,9 @@ fn algorithm(name: &str) -> Result<JwtSigningAlgorithm> {
         "RS512" => JwtSigningAlgorithm::RS512,
         "ES256" => JwtSigningAlgorithm::ES256,
         "ES384" => JwtSigningAlgorithm::ES384,
-        other => bail!("oauth.privateKeyJwt: unsupported signing algorithm {other} (RS256, RS384, RS512, ES256, ES384)"),
+        other => bail!(
+            "oauth.privateKeyJwt: unsupported signing algorithm {other} (RS256, RS384, RS512, ES256, ES384)"
+        ),
     })
 }
 
@@ -214,7 +228,8 @@ mod tests {
     #[test]
     fn the_jwt_bearer_form_carries_grant_assertion_and_resource() {
         let form = token_form("a.b.c", "https://mcp.example/mcp", Some("wl"), Some("read write"));
-        let pairs: Vec<(String, String)> = url::form_urlencoded::parse(form.as_bytes()).into_owned().collect();
+        let pairs: Vec<(String, String)> =
+            url::form_urlencoded::parse(form.as_bytes()).into_owned().collect();
         let get = |k: &str| pairs.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
         assert_eq!(get("grant_type"), Some(JWT_BEARER_GRANT));
         assert_eq!(get("assertion"), Some("a.b.c"));

@@ -136,7 +136,12 @@ pub async fn sign_in(
 
 /// The scopes to ask for explicitly, or `None` to let discovery choose: the definition's
 /// `oauth.scopes` first; for a step-up, what was granted plus what the server now asks for.
-fn scopes(oauth: &OAuthDef, reason: &Reason, file: &CredentialsFile, url: &str) -> Result<Option<Vec<String>>> {
+fn scopes(
+    oauth: &OAuthDef,
+    reason: &Reason,
+    file: &CredentialsFile,
+    url: &str,
+) -> Result<Option<Vec<String>>> {
     let mut scopes = oauth.scopes.clone().unwrap_or_default();
     if !reason.more_scopes.is_empty() {
         if scopes.is_empty() {
@@ -194,7 +199,9 @@ fn show(server: &str, url: &str, completion: Completion, redirect: &str) {
             }
             Shown::Printed => {
                 eprintln!("To sign in to {server}, open this address in a browser:\n\n  {url}\n");
-                eprintln!("(waiting for the browser to come back to {redirect}; use --no-browser to paste instead)");
+                eprintln!(
+                    "(waiting for the browser to come back to {redirect}; use --no-browser to paste instead)"
+                );
             }
         },
     }
@@ -257,7 +264,10 @@ mod tests {
         let refused = Answer::parse("http://127.0.0.1:5/callback?error=access_denied&error_description=no")
             .err()
             .map(|e| e.to_string());
-        assert_eq!(refused.as_deref(), Some("the authorization server refused the sign-in: access_denied (no)"));
+        assert_eq!(
+            refused.as_deref(),
+            Some("the authorization server refused the sign-in: access_denied (no)")
+        );
         assert!(Answer::parse("4/0Ab-code").is_err());
         assert!(Answer::parse("http://127.0.0.1:5/callback?state=s").is_err());
     }

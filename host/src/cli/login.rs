@@ -13,7 +13,9 @@ use toolport::{CredentialsFile, GlobalStore, Paths, ServerDef, SignInCompletion,
 pub async fn login(paths: &Paths, name: &str, no_browser: bool) -> Result<ExitCode> {
     let def = remote(paths, name)?;
     let def = def.expanded(|k| std::env::var(k).ok())?;
-    if let Some(grant) = def.oauth.as_ref().map(|o| o.grant).filter(|g| *g != toolport::Grant::AuthorizationCode) {
+    if let Some(grant) =
+        def.oauth.as_ref().map(|o| o.grant).filter(|g| *g != toolport::Grant::AuthorizationCode)
+    {
         return Err(ExitError::usage(format!(
             "{name} signs in by itself (oauth.grant is {}): there is nothing to log in to",
             grant.as_str()
@@ -74,7 +76,10 @@ fn remote(paths: &Paths, name: &str) -> Result<ServerDef> {
     let store = GlobalStore::load(&paths.store_file())?;
     let def = store.server(name).ok_or_else(|| ExitError::failure(format!("Unknown MCP server: {name}")))?;
     if def.url.is_none() || def.transport.as_deref() == Some("stdio") {
-        return Err(ExitError::usage(format!("{name} is not a remote server: only http and sse servers sign in")).into());
+        return Err(ExitError::usage(format!(
+            "{name} is not a remote server: only http and sse servers sign in"
+        ))
+        .into());
     }
     Ok(def.clone())
 }

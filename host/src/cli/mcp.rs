@@ -186,7 +186,12 @@ fn import_view(paths: &Paths, report: &ImportReport) -> String {
 /// nothing, so a plain listing costs no server start.
 async fn list_view(paths: &Paths, json: bool) -> Result<String> {
     let resolved = toolport::load_resolved(paths, &BTreeSet::new())?;
-    let options = RuntimeOptions { progress: true, cache_dir: Some(paths.cache_dir()), credentials: Some(paths.credentials()), ..Default::default() };
+    let options = RuntimeOptions {
+        progress: true,
+        cache_dir: Some(paths.cache_dir()),
+        credentials: Some(paths.credentials()),
+        ..Default::default()
+    };
     let runtime = Runtime::start(resolved, options).await?;
     let rows = runtime.status();
     runtime.shutdown().await;
@@ -315,7 +320,11 @@ async fn negotiated_version(paths: &Paths, store: &GlobalStore, name: &str) -> R
     let others: BTreeSet<String> =
         store.servers.iter().map(|def| def.name.clone()).filter(|other| other != name).collect();
     let resolved = toolport::load_resolved(paths, &others)?;
-    let options = RuntimeOptions { cache_dir: Some(paths.cache_dir()), credentials: Some(paths.credentials()), ..Default::default() };
+    let options = RuntimeOptions {
+        cache_dir: Some(paths.cache_dir()),
+        credentials: Some(paths.credentials()),
+        ..Default::default()
+    };
     let runtime = Runtime::start(resolved, options).await?;
     let version =
         runtime.status().into_iter().find(|row| row.name == name).and_then(|row| row.protocol_version);

@@ -228,8 +228,10 @@ fn oauth_json(o: &OAuthDef) -> Map<String, Value> {
             ("idToken", &idp.id_token),
             ("idTokenFile", &idp.id_token_file),
         ];
-        let i: Map<String, Value> =
-            fields.into_iter().filter_map(|(k, v)| v.clone().map(|v| (k.to_string(), Value::String(v)))).collect();
+        let i: Map<String, Value> = fields
+            .into_iter()
+            .filter_map(|(k, v)| v.clone().map(|v| (k.to_string(), Value::String(v))))
+            .collect();
         m.insert("idp".into(), Value::Object(i));
     }
     m

@@ -204,9 +204,12 @@ impl Connection {
             answers,
         };
         let connect = def.timeouts.connect;
-        let connected = tokio::time::timeout(connect, transport::connect(def, kind, plugins, credentials.as_ref(), handler))
-            .await
-            .map_err(|_| format!("connect timed out after {} ms", connect.as_millis()))??;
+        let connected = tokio::time::timeout(
+            connect,
+            transport::connect(def, kind, plugins, credentials.as_ref(), handler),
+        )
+        .await
+        .map_err(|_| format!("connect timed out after {} ms", connect.as_millis()))??;
         // Raised when the connection closes, so the list_changed subscription ends first.
         let (closing_tx, closing_rx) = watch::channel(false);
         let connection =

@@ -80,12 +80,10 @@ impl Supervisor {
     pub async fn start(resolved: Resolved, plugins: PluginHost, options: RuntimeOptions) -> Arc<Supervisor> {
         let (events, rx) = mpsc::unbounded_channel();
         let slots = resolved.servers.iter().cloned().map(Slot::new).collect();
-        let answers = Arc::new(Answers::new(
-            options.elicitor.clone(),
-            options.sampler.clone(),
-            options.workspace_root.clone(),
-        )
-        .with_credentials(options.credentials.clone()));
+        let answers = Arc::new(
+            Answers::new(options.elicitor.clone(), options.sampler.clone(), options.workspace_root.clone())
+                .with_credentials(options.credentials.clone()),
+        );
         let supervisor = Arc::new(Supervisor {
             plugins: Plugins::new(plugins),
             options,

@@ -264,7 +264,8 @@ mod tests {
             err.to_string(),
             "Unknown /mcp action: frobnicate. Use /mcp, /mcp list, /mcp add --transport \
              <stdio|sse|http> <name> <target>, /mcp enable <name>, /mcp disable <name>, \
-             /mcp pause <name>, /mcp resume <name>, /mcp retry <name>, or /mcp remove <name>."
+             /mcp pause <name>, /mcp resume <name>, /mcp retry <name>, /mcp login <name>, \
+             /mcp logout <name>, or /mcp remove <name>."
         );
     }
 

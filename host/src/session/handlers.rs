@@ -5,11 +5,11 @@
 use super::actions::McpCommand;
 use super::command;
 use super::live::Session;
+use crate::auth::{Completion, CredentialsFile, Reason, sign_in};
 use crate::config::{
     ADD_USAGE, EditError, WorkspaceSettings, add_server, disable_server, enable_server, load_resolved,
     parse_add_args, remove_server,
 };
-use crate::auth::{Completion, CredentialsFile, Reason, sign_in};
 use crate::status::{Trailer, render};
 
 impl Session {
@@ -141,10 +141,10 @@ impl Session {
 
     /// Reconnects `name` if it runs here; the view either way.
     async fn reconnect(&mut self, name: &str) -> String {
-        if self.enabled().is_ok_and(|e| e.iter().any(|n| n == name)) && !self.paused.contains(name) {
-            if let Err(why) = self.runtime.retry(name).await {
-                return format!("{why:#}");
-            }
+        let runs_here =
+            self.enabled().is_ok_and(|e| e.iter().any(|n| n == name)) && !self.paused.contains(name);
+        if runs_here && let Err(why) = self.runtime.retry(name).await {
+            return format!("{why:#}");
         }
         self.view()
     }

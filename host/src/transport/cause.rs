@@ -1,6 +1,8 @@
 //! One line for a failed connection or request: the innermost cause, not the wrappers' prose.
 
-use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError, StreamableHttpError};
+use rmcp::transport::streamable_http_client::{
+    AuthRequiredError, InsufficientScopeError, StreamableHttpError,
+};
 
 use crate::redact::redact_urls;
 use crate::text::clip_foreign;

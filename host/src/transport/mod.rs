@@ -110,7 +110,8 @@ async fn open<H: ClientHandler>(
         TransportKind::StreamableHttp => {
             let audit = HeaderAudit::default();
             let config = http::config(def).map_err(StartError::other)?;
-            let transport = http::transport(def, credentials, config, audit.clone()).await.map_err(StartError::other)?;
+            let transport =
+                http::transport(def, credentials, config, audit.clone()).await.map_err(StartError::other)?;
             let service = handler
                 .serve_with_lifecycle(transport, lifecycle)
                 .await
@@ -142,7 +143,8 @@ mod tests {
     async fn a_refused_http_connection_reports_the_os_error() {
         let def = ServerDef { url: Some("http://127.0.0.1:9/mcp".into()), ..ServerDef::default() };
         let plugins = PluginHost::new(None, &[]).unwrap_or_else(|e| panic!("{e:#}"));
-        let err = connect(&def, &TransportKind::StreamableHttp, &plugins, None, ()).await.err().unwrap_or_default();
+        let err =
+            connect(&def, &TransportKind::StreamableHttp, &plugins, None, ()).await.err().unwrap_or_default();
         assert_eq!(err, "Connection refused (os error 111)");
     }
 
