@@ -223,6 +223,9 @@ pub fn location_of(url: &str) -> String {
         .unwrap_or_else(|| panic!("GET {url} did not redirect:\n{answer}"))
 }
 
+/// The session's prompt on a terminal (`session/editor.rs`).
+pub const SESSION_PROMPT: &str = "toolport> ";
+
 /// `toolport --home H --workspace W args…` on a pseudo-terminal (`script -q -e`, `TERM=xterm`),
 /// everything it writes to the terminal (stdout and stderr alike) collected as it comes.
 pub struct Terminal {
@@ -273,6 +276,32 @@ impl Terminal {
             at_end.store(true, Ordering::SeqCst);
         });
         Self { child, stdin, screen, closed }
+    }
+
+    /// `toolport … session` on the terminal with the tests' browser as `$BROWSER` (and its log),
+    /// as `common::session_on_a_terminal` but with that environment: a `/mcp login` typed in
+    /// the session then signs in the way `mcp login` does.
+    pub fn session(env: &Env) -> Self {
+        let browser = browser().display().to_string();
+        let log = browser_log(env).display().to_string();
+        Self::start(env, &["session"], &[("BROWSER", browser.as_str()), ("AUTH_BROWSER_LOG", log.as_str())])
+    }
+
+    /// Types `line` into a session and returns the session's answer: what it showed after the
+    /// echo of the line, once `done` accepts that text and the next prompt follows it (so the
+    /// answer is complete and the editor ready for the next line). Panics with the whole
+    /// screen after `within`.
+    pub fn ask(&mut self, line: &str, within: Duration, done: impl Fn(&str) -> bool) -> String {
+        let from = self.screen().len();
+        self.type_line(line);
+        let answer = self.wait_for(within, |screen| {
+            let after = screen.get(from..)?;
+            // The editor echoes the line (redrawing it as it likes) and ends it at Enter.
+            let answer = &after[after.find('\n')? + 1..];
+            let answer = &answer[..answer.rfind(SESSION_PROMPT)?];
+            done(answer).then(|| answer.to_string())
+        });
+        answer.unwrap_or_else(|| panic!("no complete answer to {line:?}; screen:\n{}", self.screen()))
     }
 
     /// Everything shown so far.
@@ -337,4 +366,39 @@ pub fn url_on_screen(screen: &str, prefix: &str) -> Option<String> {
     let rest = &screen[at..];
     let end = rest.find(|c: char| c.is_whitespace() || c.is_control() || "\"'<>".contains(c))?;
     Some(rest[..end].to_string())
+}
+
+/// The lines of terminal output as the terminal leaves them: a carriage return starts the line
+/// over (a progress line on stderr is redrawn that way, then cleared for the next output), and
+/// control sequences (`ESC [ … final`) are dropped.
+pub fn shown_lines(output: &str) -> Vec<String> {
+    output
+        .split('\n')
+        .map(|line| {
+            let line = line.trim_end_matches('\r');
+            let last = line.rsplit('\r').next().unwrap_or_default();
+            without_controls(last)
+        })
+        .collect()
+}
+
+/// `text` without its CSI sequences (`ESC [`, parameters, one final byte in `@`..=`~`) and
+/// other two-byte escapes.
+fn without_controls(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\u{1b}' {
+            out.push(c);
+            continue;
+        }
+        if chars.next() == Some('[') {
+            for c in chars.by_ref() {
+                if ('@'..='~').contains(&c) {
+                    break;
+                }
+            }
+        }
+    }
+    out
 }
