@@ -148,6 +148,10 @@ async fn stored(
     }
     let mut manager = AuthorizationManager::new(url).await.map_err(|e| e.to_string())?;
     manager.set_credential_store(file.for_server(url));
+    // What the sign-in discovered: no discovery round trips before the first request.
+    if let Some(metadata) = file.metadata(url).map_err(|e| format!("{e:#}"))? {
+        manager.set_metadata(metadata);
+    }
     match manager.initialize_from_store().await {
         Ok(true) => {}
         Ok(false) => return Ok(None),

@@ -82,7 +82,7 @@ pub async fn sign_in(
         .get("client_id_metadata_document_supported")
         .and_then(serde_json::Value::as_bool)
         .unwrap_or(false);
-    manager.set_metadata(metadata);
+    manager.set_metadata(metadata.clone());
 
     let mut callback = Callback::bind(oauth.callback_port).await?;
     let redirect = callback.redirect_uri().to_string();
@@ -130,6 +130,7 @@ pub async fn sign_in(
         .handle_callback_with_issuer(&answer.code, &answer.state, answer.issuer.as_deref())
         .await
         .map_err(|e| anyhow!(e))?;
+    file.set_metadata(url, issuer.as_deref(), &metadata)?;
     let scopes = file.status(url)?.map(|s| s.scopes).unwrap_or_default();
     Ok(SignedIn { issuer, scopes })
 }

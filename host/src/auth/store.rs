@@ -28,7 +28,8 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use async_trait::async_trait;
 use rmcp::transport::auth::{
-    AuthError, CredentialRefreshGuard, CredentialStore, OAuthTokenResponse, StoredCredentials,
+    AuthError, AuthorizationMetadata, CredentialRefreshGuard, CredentialStore, OAuthTokenResponse,
+    StoredCredentials,
 };
 use serde_json::{Map, Value};
 
@@ -160,6 +161,34 @@ impl CredentialsFile {
         let Some(entry) = at.entry(server, issuer)? else { return Ok(None) };
         let entry = at.parse_entry(issuer, entry)?;
         Ok(entry.client_secret.filter(|_| entry.client_id == client_id))
+    }
+
+    /// Keeps the authorization server's metadata, as the sign-in at `issuer` discovered it,
+    /// beside that sign-in's tokens: a connect with a stored token then costs no discovery
+    /// round trips. A server that moves is noticed by its 401, and the sign-in that follows
+    /// discovers afresh. Call it after the tokens are saved (it amends their entry).
+    pub fn set_metadata(
+        &self,
+        url: &str,
+        issuer: Option<&str>,
+        metadata: &AuthorizationMetadata,
+    ) -> Result<(), EditError> {
+        let issuer = issuer.unwrap_or_default();
+        let value =
+            serde_json::to_value(metadata).map_err(|e| anyhow::anyhow!("cannot encode the metadata: {e}"))?;
+        self.write(url, |at, doc| {
+            at.entry_mut(doc, issuer)?.insert("metadata".into(), value);
+            Ok(())
+        })
+    }
+
+    /// The metadata kept with the current sign-in for `url`; `None` when there is none or it
+    /// no longer reads (then rmcp discovers, as without it).
+    pub fn metadata(&self, url: &str) -> Result<Option<AuthorizationMetadata>, EditError> {
+        let doc = read(&self.path)?;
+        let at = At { path: &self.path, url };
+        let Some((_, entry)) = at.current(&doc)? else { return Ok(None) };
+        Ok(entry.get("metadata").and_then(|m| serde_json::from_value(m.clone()).ok()))
     }
 
     /// Logout: removes every issuer's entry for `url`. `true` if there was one.
@@ -645,6 +674,29 @@ mod tests {
         assert_eq!(v["servers"][URL]["issuers"][ISSUER_A]["token"]["access_token"], "a1");
         let keys: Vec<_> = v.as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default();
         assert_eq!(keys, ["x-top", "version", "servers"], "key order is kept too");
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn metadata_stays_with_its_sign_in_across_refreshes_and_goes_with_the_issuer() -> anyhow::Result<()>
+    {
+        let tmp = tempfile::tempdir()?;
+        let file = CredentialsFile::new(tmp.path().join("credentials.json"));
+        let store = file.for_server(URL);
+        store.save(creds("client-1", Some(ISSUER_A), "a0", "r0")?).await?;
+        let metadata: AuthorizationMetadata = serde_json::from_value(json!({
+            "authorization_endpoint": "https://a.example/authorize",
+            "token_endpoint": "https://a.example/token",
+            "issuer": ISSUER_A,
+        }))?;
+        file.set_metadata(URL, Some(ISSUER_A), &metadata)?;
+        // A refresh rewrites the token, not what the sign-in discovered.
+        store.save(creds("client-1", Some(ISSUER_A), "a1", "r1")?).await?;
+        let kept = file.metadata(URL)?.map(|m| m.token_endpoint);
+        assert_eq!(kept.as_deref(), Some("https://a.example/token"));
+        // Another issuer's sign-in has none until its own sign-in stores it.
+        store.save(creds("client-2", Some(ISSUER_B), "b0", "rb0")?).await?;
+        assert!(file.metadata(URL)?.is_none());
         Ok(())
     }
 
