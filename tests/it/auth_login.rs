@@ -12,19 +12,11 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::auth_support::{
-    LOGIN_TIMEOUT, OAuthServer, Ran, Terminal, add_enabled, assert_ok, browser_log, location_of, login, ok,
-    row, run, toolport_cmd, url_on_screen,
+    CONNECTED_ROW, LOGIN_TIMEOUT, NAME, OAuthServer, Ran, SIGN_IN_ROW, Terminal, add_enabled, assert_ok,
+    browser_log, location_of, login, ok, row, run, toolport_cmd, url_on_screen,
 };
 use crate::common::Env;
 
-/// The name the servers are defined under.
-const NAME: &str = "remote";
-/// What `mcp list` says of a server that needs a sign-in.
-const SIGN_IN_ROW: &str = "- remote | type=streamable_http | state=error | workspace=enabled | paused=no | tools=0 \
-     | error=authorization required: run toolport mcp login remote";
-/// What it says once signed in: the fixture's two tools, `whoami` and `echo`.
-const CONNECTED_ROW: &str =
-    "- remote | type=streamable_http | state=connected | workspace=enabled | paused=no | tools=2";
 /// Access token lifetime for the tests that wait for expiry, and the wait that outlasts it.
 const SHORT_TOKEN_SECONDS: &str = "2";
 const PAST_EXPIRY: Duration = Duration::from_millis(3_000);

@@ -6,17 +6,12 @@
 
 use serde_json::json;
 
-use crate::auth_support::{LOGIN_TIMEOUT, OAuthServer, Terminal, add_enabled, browser_log, shown_lines};
+use crate::auth_support::{
+    CONNECTED_ROW, LOGIN_TIMEOUT, NAME, OAuthServer, SIGN_IN_ROW, Terminal, add_enabled, browser_log,
+    shown_lines,
+};
 use crate::common::Env;
 
-/// The name the server is defined under.
-const NAME: &str = "remote";
-/// The view's row for a server that needs a sign-in (the same row `mcp list` prints).
-const SIGN_IN_ROW: &str = "- remote | type=streamable_http | state=error | workspace=enabled | paused=no | tools=0 \
-     | error=authorization required: run toolport mcp login remote";
-/// The row once signed in: the fixture's two tools, `whoami` and `echo`.
-const CONNECTED_ROW: &str =
-    "- remote | type=streamable_http | state=connected | workspace=enabled | paused=no | tools=2";
 /// What `/call echo` is given, and so what it must answer with.
 const ECHOED: &str = "said in a signed-in session";
 

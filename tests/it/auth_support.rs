@@ -223,6 +223,15 @@ pub fn location_of(url: &str) -> String {
         .unwrap_or_else(|| panic!("GET {url} did not redirect:\n{answer}"))
 }
 
+/// The name the tests define the fixture under.
+pub const NAME: &str = "remote";
+/// The status row of a server that needs a sign-in (`mcp list`, the session's `/mcp`).
+pub const SIGN_IN_ROW: &str = "- remote | type=streamable_http | state=error | workspace=enabled | paused=no | tools=0 \
+     | error=authorization required: run toolport mcp login remote";
+/// The row once signed in: the fixture's two tools, `whoami` and `echo`.
+pub const CONNECTED_ROW: &str =
+    "- remote | type=streamable_http | state=connected | workspace=enabled | paused=no | tools=2";
+
 /// The session's prompt on a terminal (`session/editor.rs`).
 pub const SESSION_PROMPT: &str = "toolport> ";
 
@@ -237,29 +246,7 @@ pub struct Terminal {
 
 impl Terminal {
     pub fn start(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> Self {
-        let mut words = vec![
-            toolport_path().display().to_string(),
-            "--home".into(),
-            env.home().display().to_string(),
-            "--workspace".into(),
-            env.root().display().to_string(),
-        ];
-        words.extend(args.iter().map(|a| a.to_string()));
-        let command =
-            words.iter().map(|a| format!("'{}'", a.replace('\'', r"'\''"))).collect::<Vec<_>>().join(" ");
-        let mut child = Command::new("script")
-            .args(["-q", "-e", "-c", &command, "/dev/null"])
-            .env("TERM", "xterm")
-            .envs(vars.iter().copied())
-            .env_remove("RUST_LOG")
-            .env_remove("TOOLPORT_HOME")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawn script (util-linux): {e}"));
-        let stdin = child.stdin.take().unwrap_or_else(|| panic!("no stdin"));
-        let mut stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+        let (child, stdin, mut stdout) = crate::common::on_a_terminal(env, args, vars);
         let screen = Arc::new(Mutex::new(Vec::new()));
         let closed = Arc::new(AtomicBool::new(false));
         let (kept, at_end) = (screen.clone(), closed.clone());

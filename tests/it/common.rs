@@ -110,25 +110,35 @@ pub fn toolport_path() -> PathBuf {
     bin
 }
 
-/// `toolport --home H --workspace W session` on a pseudo-terminal (`script` from util-linux,
+/// `toolport --home H --workspace W session` on a pseudo-terminal (util-linux `script`,
 /// `TERM=xterm`): what a person at a terminal runs. Stdin and stdout are the terminal's.
 pub fn session_on_a_terminal(env: &Env) -> (Child, ChildStdin, std::process::ChildStdout) {
-    let command = [
+    on_a_terminal(env, &["session"], &[])
+}
+
+/// `toolport --home H --workspace W <args…>` on a pseudo-terminal with `vars` set, RUST_LOG
+/// and TOOLPORT_HOME cleared: the terminal's stdin and its screen (stdout and stderr alike).
+pub fn on_a_terminal(
+    env: &Env,
+    args: &[&str],
+    vars: &[(&str, &str)],
+) -> (Child, ChildStdin, std::process::ChildStdout) {
+    let mut words = vec![
         toolport_path().display().to_string(),
         "--home".into(),
         env.home().display().to_string(),
         "--workspace".into(),
         env.root().display().to_string(),
-        "session".into(),
-    ]
-    .iter()
-    .map(|a| format!("'{}'", a.replace('\'', r"'\''")))
-    .collect::<Vec<_>>()
-    .join(" ");
+    ];
+    words.extend(args.iter().map(|a| a.to_string()));
+    let command =
+        words.iter().map(|a| format!("'{}'", a.replace('\'', r"'\''"))).collect::<Vec<_>>().join(" ");
     let mut child = std::process::Command::new("script")
         .args(["-q", "-e", "-c", &command, "/dev/null"])
         .env("TERM", "xterm")
+        .envs(vars.iter().copied())
         .env_remove("RUST_LOG")
+        .env_remove("TOOLPORT_HOME")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -100,6 +100,25 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> OAuthHttp<C> {
         (via, auth_header.clone().or_else(|| self.bearer.clone()))
     }
 
+    /// Sends a POST with `send`, again after each step-up it earns.
+    async fn post<F, Fut>(
+        &self,
+        auth_header: &Option<String>,
+        send: F,
+    ) -> Result<StreamableHttpPostResponse, HttpError<C>>
+    where
+        F: Fn(Via<C>, Option<String>) -> Fut,
+        Fut: Future<Output = Result<StreamableHttpPostResponse, HttpError<C>>>,
+    {
+        loop {
+            let (via, token) = self.route(auth_header);
+            match send(via, token).await {
+                Err(e) if self.step_up(&e).await => continue,
+                other => return other,
+            }
+        }
+    }
+
     /// After a `403 insufficient_scope` on a signed request: sign in again for the larger
     /// scope and switch to the new tokens. `false` when no step-up is possible or allowed.
     async fn step_up(&self, error: &HttpError<C>) -> bool {
@@ -198,17 +217,12 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> StreamableHttpClie
         auth_header: Option<String>,
         custom_headers: Headers,
     ) -> Result<StreamableHttpPostResponse, HttpError<C>> {
-        loop {
-            let (via, token) = self.route(&auth_header);
-            let result = through!(
-                via,
-                post_message(uri.clone(), message.clone(), session_id.clone(), token, custom_headers.clone())
-            );
-            match result {
-                Err(e) if self.step_up(&e).await => continue,
-                other => return other,
-            }
-        }
+        self.post(&auth_header, |via, token| {
+            let (uri, message, session_id, headers) =
+                (uri.clone(), message.clone(), session_id.clone(), custom_headers.clone());
+            async move { through!(via, post_message(uri, message, session_id, token, headers)) }
+        })
+        .await
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -220,24 +234,24 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> StreamableHttpClie
         custom_headers: Headers,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, HttpError<C>> {
-        loop {
-            let (via, token) = self.route(&auth_header);
-            let result = through!(
-                via,
-                post_message_with_max_sse_event_size(
-                    uri.clone(),
-                    message.clone(),
-                    session_id.clone(),
-                    token,
-                    custom_headers.clone(),
-                    max_sse_event_size
+        self.post(&auth_header, |via, token| {
+            let (uri, message, session_id, headers) =
+                (uri.clone(), message.clone(), session_id.clone(), custom_headers.clone());
+            async move {
+                through!(
+                    via,
+                    post_message_with_max_sse_event_size(
+                        uri,
+                        message,
+                        session_id,
+                        token,
+                        headers,
+                        max_sse_event_size
+                    )
                 )
-            );
-            match result {
-                Err(e) if self.step_up(&e).await => continue,
-                other => return other,
             }
-        }
+        })
+        .await
     }
 
     async fn post_message_with_response_limits(
@@ -249,24 +263,17 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> StreamableHttpClie
         custom_headers: Headers,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, HttpError<C>> {
-        loop {
-            let (via, token) = self.route(&auth_header);
-            let result = through!(
-                via,
-                post_message_with_response_limits(
-                    uri.clone(),
-                    message.clone(),
-                    session_id.clone(),
-                    token,
-                    custom_headers.clone(),
-                    limits
+        self.post(&auth_header, |via, token| {
+            let (uri, message, session_id, headers) =
+                (uri.clone(), message.clone(), session_id.clone(), custom_headers.clone());
+            async move {
+                through!(
+                    via,
+                    post_message_with_response_limits(uri, message, session_id, token, headers, limits)
                 )
-            );
-            match result {
-                Err(e) if self.step_up(&e).await => continue,
-                other => return other,
             }
-        }
+        })
+        .await
     }
 
     async fn delete_session(

@@ -86,14 +86,7 @@ const TOKEN_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 pub async fn workload_token(def: &ServerDef) -> Result<String> {
     let url = def.url.as_deref().ok_or_else(|| anyhow!("no url"))?;
     let oauth = def.oauth.clone().unwrap_or_default();
-    let assertion = match (&oauth.assertion, &oauth.assertion_file) {
-        (Some(assertion), _) => assertion.clone(),
-        (None, Some(path)) => std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read oauth.assertionFile {path}"))?
-            .trim()
-            .to_string(),
-        (None, None) => bail!("the jwt_bearer grant needs oauth.assertion or oauth.assertionFile"),
-    };
+    let assertion = given_or_read(&oauth.assertion, &oauth.assertion_file, "jwt_bearer", "assertion")?;
     let manager = AuthorizationManager::new(url).await.context("the server url is not usable")?;
     let metadata =
         manager.resolve_metadata().await.context("cannot discover the authorization server")?.metadata;
@@ -140,14 +133,7 @@ pub async fn enterprise_token(def: &ServerDef) -> Result<String> {
     let need =
         |v: Option<String>, field: &str| v.ok_or_else(|| anyhow!("the enterprise grant needs oauth.{field}"));
     let idp_issuer = need(idp.issuer.clone(), "idp.issuer")?;
-    let id_token = match (&idp.id_token, &idp.id_token_file) {
-        (Some(token), _) => token.clone(),
-        (None, Some(path)) => std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read oauth.idp.idTokenFile {path}"))?
-            .trim()
-            .to_string(),
-        (None, None) => bail!("the enterprise grant needs oauth.idp.idToken or oauth.idp.idTokenFile"),
-    };
+    let id_token = given_or_read(&idp.id_token, &idp.id_token_file, "enterprise", "idp.idToken")?;
     let idp_token_endpoint = match idp.token_endpoint.clone() {
         Some(endpoint) => endpoint,
         None => token_endpoint_of(&idp_issuer).await?,
@@ -171,6 +157,19 @@ pub async fn enterprise_token(def: &ServerDef) -> Result<String> {
         .await
         .map_err(|e| anyhow!("enterprise-managed sign-in failed: {e}"))?;
     Ok(token.access_token.secret().to_string())
+}
+
+/// A token given in the definition (`oauth.<field>`), else read from `oauth.<field>File` on
+/// every connect (platforms rotate such files in place).
+fn given_or_read(given: &Option<String>, file: &Option<String>, grant: &str, field: &str) -> Result<String> {
+    match (given, file) {
+        (Some(token), _) => Ok(token.clone()),
+        (None, Some(path)) => Ok(std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read oauth.{field}File {path}"))?
+            .trim()
+            .to_string()),
+        (None, None) => bail!("the {grant} grant needs oauth.{field} or oauth.{field}File"),
+    }
 }
 
 /// HTTP Basic with `secret`, else a public client.
