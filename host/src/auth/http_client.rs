@@ -44,10 +44,19 @@ enum Via<C> {
 #[derive(Clone)]
 pub struct OAuthHttp<C> {
     plain: C,
-    via: Arc<Mutex<Via<C>>>,
-    /// A token for the whole connection (the `jwt_bearer` grant), sent as is.
-    bearer: Option<String>,
+    route: Arc<Mutex<Route<C>>>,
     step_up: Option<Arc<StepUp>>,
+    /// A machine grant's definition, to fetch a new token when the server refuses the old one
+    /// (client credentials have no refresh token; a workload token is simply fetched again).
+    machine: Option<Arc<ServerDef>>,
+}
+
+/// How the next request goes out.
+#[derive(Clone)]
+struct Route<C> {
+    via: Via<C>,
+    /// A token for the whole connection (`jwt_bearer`, `enterprise`), sent as is.
+    bearer: Option<String>,
 }
 
 /// What a step-up needs: the definition and where its tokens live.
@@ -58,49 +67,42 @@ struct StepUp {
 }
 
 impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> OAuthHttp<C> {
-    /// The client for `def` (already expanded): signed with a client-credentials token, or
-    /// with stored tokens, or plain (a 401 then says to run `toolport mcp login`). A definition
+    /// The client for `def` (already expanded): signed with a machine grant's token, or with
+    /// stored tokens, or plain (a 401 then says to run `toolport mcp login`). A definition
     /// that sets its own `Authorization` header is left alone: the header is the credential.
     pub async fn new(def: &ServerDef, file: Option<&CredentialsFile>, plain: C) -> Result<Self, String> {
         let own_header = def.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("authorization"));
-        let grant = def.oauth.as_ref().map(|o| o.grant);
-        let bearer = match grant {
-            _ if own_header => None,
-            Some(Grant::JwtBearer) => Some(machine::workload_token(def).await.map_err(|e| format!("{e:#}"))?),
-            Some(Grant::Enterprise) => {
-                Some(machine::enterprise_token(def).await.map_err(|e| format!("{e:#}"))?)
+        let grant = def.oauth.as_ref().map(|o| o.grant).filter(|_| !own_header);
+        let machine = grant.filter(|g| *g != Grant::AuthorizationCode).map(|_| Arc::new(def.clone()));
+        let route = match (&machine, file, def.url.as_deref()) {
+            _ if own_header => Route { via: Via::Plain(plain.clone()), bearer: None },
+            (Some(def), _, _) => machine_route(def, &plain).await?,
+            (None, Some(file), Some(url)) => {
+                let via = match stored(def, file, url).await? {
+                    Some(manager) => Via::Signed(AuthClient::new(plain.clone(), manager)),
+                    None => Via::Plain(plain.clone()),
+                };
+                Route { via, bearer: None }
             }
-            _ => None,
+            (None, _, _) => Route { via: Via::Plain(plain.clone()), bearer: None },
         };
-        let manager = if own_header || bearer.is_some() {
-            None
-        } else if grant == Some(Grant::ClientCredentials) {
-            Some(machine::authorize(def).await.map_err(|e| format!("{e:#}"))?)
-        } else if let (Some(file), Some(url)) = (file, def.url.as_deref()) {
-            stored(def, file, url).await?
-        } else {
-            None
-        };
-        let via = match manager {
-            Some(manager) => Via::Signed(AuthClient::new(plain.clone(), manager)),
-            None => Via::Plain(plain.clone()),
-        };
-        let step_up = match (own_header, grant, file) {
-            (false, Some(Grant::AuthorizationCode) | None, Some(file)) => {
+        let step_up = match (own_header || machine.is_some(), file) {
+            (false, Some(file)) => {
                 Some(Arc::new(StepUp { def: def.clone(), file: file.clone(), done: AtomicU32::new(0) }))
             }
             _ => None,
         };
-        Ok(Self { plain, via: Arc::new(Mutex::new(via)), bearer, step_up })
+        Ok(Self { plain, route: Arc::new(Mutex::new(route)), step_up, machine })
     }
 
     /// Who sends the next request, and the `Authorization` token it carries when ours.
     fn route(&self, auth_header: &Option<String>) -> (Via<C>, Option<String>) {
-        let via = self.via.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
-        (via, auth_header.clone().or_else(|| self.bearer.clone()))
+        let route = self.route.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        (route.via, auth_header.clone().or(route.bearer))
     }
 
-    /// Sends a POST with `send`, again after each step-up it earns.
+    /// Sends a POST with `send`, again after each step-up it earns, and once more with a new
+    /// machine token when the server refused the old one.
     async fn post<F, Fut>(
         &self,
         auth_header: &Option<String>,
@@ -110,11 +112,32 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> OAuthHttp<C> {
         F: Fn(Via<C>, Option<String>) -> Fut,
         Fut: Future<Output = Result<StreamableHttpPostResponse, HttpError<C>>>,
     {
+        let mut renewed = false;
         loop {
             let (via, token) = self.route(auth_header);
             match send(via, token).await {
                 Err(e) if self.step_up(&e).await => continue,
+                Err(StreamableHttpError::AuthRequired(e)) if !renewed && self.renew().await => {
+                    tracing::debug!("token refused ({e}); sending again with a new one");
+                    renewed = true;
+                }
                 other => return other,
+            }
+        }
+    }
+
+    /// A machine grant's new token in place of the refused one; `false` when there is no
+    /// machine grant or no new token.
+    async fn renew(&self) -> bool {
+        let Some(def) = &self.machine else { return false };
+        match machine_route(def, &self.plain).await {
+            Ok(route) => {
+                *self.route.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = route;
+                true
+            }
+            Err(e) => {
+                tracing::warn!(server = %def.name, "cannot renew the token: {e}");
+                false
             }
         }
     }
@@ -142,8 +165,9 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> OAuthHttp<C> {
         let Some(url) = step.def.url.as_deref() else { return false };
         match stored(&step.def, &step.file, url).await {
             Ok(Some(manager)) => {
-                *self.via.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
-                    Via::Signed(AuthClient::new(self.plain.clone(), manager));
+                let via = Via::Signed(AuthClient::new(self.plain.clone(), manager));
+                *self.route.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
+                    Route { via, bearer: None };
                 true
             }
             Ok(None) => false,
@@ -153,6 +177,29 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> OAuthHttp<C> {
             }
         }
     }
+}
+
+/// A fresh token for a machine grant (`def.oauth.grant` is not the authorization code).
+async fn machine_route<C: StreamableHttpClient + Clone + Send + Sync + 'static>(
+    def: &ServerDef,
+    plain: &C,
+) -> Result<Route<C>, String> {
+    let grant = def.oauth.as_ref().map(|o| o.grant);
+    let fail = |e: anyhow::Error| format!("{e:#}");
+    Ok(match grant {
+        Some(Grant::JwtBearer) => Route {
+            via: Via::Plain(plain.clone()),
+            bearer: Some(machine::workload_token(def).await.map_err(fail)?),
+        },
+        Some(Grant::Enterprise) => Route {
+            via: Via::Plain(plain.clone()),
+            bearer: Some(machine::enterprise_token(def).await.map_err(fail)?),
+        },
+        _ => {
+            let manager = machine::authorize(def).await.map_err(fail)?;
+            Route { via: Via::Signed(AuthClient::new(plain.clone(), manager)), bearer: None }
+        }
+    })
 }
 
 /// A manager over the stored tokens of `url`, configured as the client that obtained them

@@ -19,6 +19,8 @@ pub use http_client::OAuthHttp;
 pub use sign_in::{Completion, Reason, SignedIn, sign_in};
 pub use store::CredentialsFile;
 
+use crate::config::{Grant, ServerDef};
+
 /// What a server's row says while it waits for a sign-in (reference line of issue 14).
 pub const AUTHORIZATION_REQUIRED: &str = "authorization required";
 
@@ -27,8 +29,18 @@ pub fn sign_in_hint(server: &str) -> String {
     format!("{AUTHORIZATION_REQUIRED}: run toolport mcp login {server}")
 }
 
-/// `message` with the fixing command added when it is a bare [`AUTHORIZATION_REQUIRED`]
-/// (what [`crate::transport::deepest_cause`] makes of a 401 or an unanswerable 403).
-pub fn name_the_fix(message: String, server: &str) -> String {
-    if message == AUTHORIZATION_REQUIRED { sign_in_hint(server) } else { message }
+/// `message` with the fix added when it is a bare [`AUTHORIZATION_REQUIRED`] (what
+/// [`crate::transport::deepest_cause`] makes of a 401 or an unanswerable 403): the login
+/// command, or for a machine grant, which has nobody to log in, what was refused.
+pub fn name_the_fix(message: String, def: &ServerDef) -> String {
+    if message != AUTHORIZATION_REQUIRED {
+        return message;
+    }
+    match def.oauth.as_ref().map(|o| o.grant).filter(|g| *g != Grant::AuthorizationCode) {
+        Some(grant) => format!(
+            "{AUTHORIZATION_REQUIRED}: the server refused the token of oauth.grant {}",
+            grant.as_str()
+        ),
+        None => sign_in_hint(&def.name),
+    }
 }

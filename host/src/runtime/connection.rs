@@ -234,7 +234,7 @@ impl Connection {
                     connection.death_reason().await.unwrap_or(message)
                 };
                 connection.close().await;
-                Err(crate::auth::name_the_fix(reason, &def.name))
+                Err(crate::auth::name_the_fix(reason, def))
             }
             Err(_) => {
                 connection.close().await;

@@ -59,7 +59,7 @@ pub async fn connect<H: ClientHandler + Clone>(
         }
         other => other,
     };
-    result.map_err(|e| crate::auth::name_the_fix(e.message, &def.name))
+    result.map_err(|e| crate::auth::name_the_fix(e.message, def))
 }
 
 /// Whether `def`'s server asks for a sign-in: its `WWW-Authenticate` challenge when a plain
