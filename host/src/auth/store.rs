@@ -331,6 +331,33 @@ impl CredentialStore for ServerCredentials {
         .await
     }
 
+    /// The authorization server said the refresh token is no good (`invalid_grant`): the
+    /// tokens go, so `mcp get` says "not signed in" as the connection's error says to sign in.
+    /// Only if they are still the rejected ones: another process may have signed in since.
+    async fn on_refresh_token_rejected(&self, credentials: &StoredCredentials) -> Result<(), AuthError> {
+        let this = self.clone();
+        let rejected = credentials
+            .token_response
+            .as_ref()
+            .map(|t| serde_json::to_value(t).map(|v| v["refresh_token"].clone()))
+            .transpose()
+            .map_err(|e| AuthError::CredentialStoreError(format!("cannot encode the token response: {e}")))?;
+        let issuer = credentials.issuer.clone().unwrap_or_default();
+        blocking(move || {
+            this.file.write(&this.url, |at, doc| {
+                let entry = at.entry_mut(doc, &issuer)?;
+                let current = entry.get("token").map(|t| t["refresh_token"].clone());
+                if rejected.is_some() && current == rejected {
+                    for key in ["token", "grantedScopes", "receivedAt"] {
+                        entry.shift_remove(key);
+                    }
+                }
+                Ok(())
+            })
+        })
+        .await
+    }
+
     async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
         let file = self.file.clone();
         blocking(move || {
@@ -674,6 +701,24 @@ mod tests {
         assert_eq!(v["servers"][URL]["issuers"][ISSUER_A]["token"]["access_token"], "a1");
         let keys: Vec<_> = v.as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default();
         assert_eq!(keys, ["x-top", "version", "servers"], "key order is kept too");
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_rejected_refresh_token_signs_out_unless_replaced_meanwhile() -> anyhow::Result<()> {
+        let tmp = tempfile::tempdir()?;
+        let file = CredentialsFile::new(tmp.path().join("credentials.json"));
+        let store = file.for_server(URL);
+        let old = creds("client-1", Some(ISSUER_A), "a0", "r0")?;
+        store.save(old.clone()).await?;
+        // Another process signed in again meanwhile: its new tokens stay.
+        store.save(creds("client-1", Some(ISSUER_A), "a1", "r1")?).await?;
+        store.on_refresh_token_rejected(&old).await?;
+        assert!(file.status(URL)?.is_some());
+        let now = store.load().await?.ok_or_else(|| anyhow::anyhow!("gone"))?;
+        store.on_refresh_token_rejected(&now).await?;
+        assert_eq!(file.status(URL)?, None, "a spent refresh token is not a sign-in");
+        assert_eq!(store.load().await?.map(|c| c.client_id).as_deref(), Some("client-1"), "the client stays");
         Ok(())
     }
 
