@@ -7,8 +7,8 @@ Against the OAuth fixture (`tests/auth/oauth_server.py`, the Python SDK's author
 resource server, run by this venv's python with a long --token-seconds so no run refreshes):
 
   (a) `toolport tools --json` (one process: connect, list, exit) to the server signed in with
-      `mcp login`: every connect re-reads credentials.json and rediscovers the authorization
-      server's metadata before it sends the stored token;
+      `mcp login`: every connect reads credentials.json (the tokens and the authorization
+      server metadata the sign-in discovered) and sends the stored token;
   (b) the baseline: the same command to the same server through a definition with a static
       `"headers": {"Authorization": "Bearer <the same access token>"}` and no sign-in;
   (c) `toolport call echo {...}` the same two ways;
@@ -248,7 +248,7 @@ def main():
         "",
         f"Ratios: a/b = **{ratio_list:.2f}×**, c/c0 = **{ratio_call:.2f}×**. Both sides send the same access "
         "token to the same server; the difference is the OAuth path's own work on every connect "
-        "(reading credentials.json, rediscovering the authorization server's metadata).",
+        "(reading credentials.json, building rmcp's authorization manager and its HTTP clients).",
         "",
         f"## Diagnostic: the fixture's own answer time ({args.runs} runs, Python `http.client`)",
         "",
@@ -259,13 +259,11 @@ def main():
         f"| second request on the same keep-alive connection | {kept_get['median']:.1f} ms | "
         f"{kept_get['min']:.1f}–{kept_get['max']:.1f} ms |",
         "",
-        f"On every connect, (a) and (c) run rmcp's discovery before the first MCP request (a request to "
-        f"the server URL, then the protected-resource and authorization-server metadata GETs on that "
-        f"request's pooled keep-alive connection; `-vvv` shows `reuse idle connection`). In this run a reused connection cost the fixture "
-        f"{stall:.1f} ms more than a fresh one, so two such GETs account for about {2 * stall:.0f} ms of the "
-        f"{s['a']['median'] - s['b']['median']:.0f} ms a − b; that part is the fixture's server (uvicorn on "
-        "h11, a delayed-ACK sized stall), not toolport's own work, and a remote authorization server "
-        "costs its round trips instead.",
+        f"Why this row: a connect that rediscovered the authorization server's metadata (toolport before "
+        f"the metadata was kept with the tokens) sent its metadata GETs on a pooled keep-alive connection, "
+        f"and this server answers a reused connection {stall:.1f} ms late; a connect now sends no "
+        f"discovery request at all, so the row only shows what each discovery would cost here "
+        f"(a − b is {s['a']['median'] - s['b']['median']:.0f} ms in this run).",
         "",
     ]
     text = "\n".join(lines)
