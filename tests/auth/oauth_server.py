@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""An OAuth-protected MCP server for toolport's sign-in tests (tests/it/auth_login.rs).
+"""An OAuth-protected MCP server for toolport's sign-in tests (tests/it/auth_login.rs,
+auth_session.rs, auth_machine.rs).
 
 Authorization server and resource server on one loopback port, built on the official Python
 MCP SDK (PyPI `mcp`, pinned in tests/peers/install_clients.sh; run it with that venv's python):
@@ -17,7 +18,8 @@ What it serves (the SDK's handlers, with this file's provider behind them):
   POST /register            RFC 7591 dynamic client registration
   GET  /authorize           approves at once (no login page): 302 to the client's redirect_uri
                             with code, state and iss (RFC 9207); PKCE S256 is required
-  POST /token               authorization_code and refresh_token grants
+  POST /token               authorization_code and refresh_token grants (the SDK's), and
+                            client_credentials for a --client (this file's, see below)
   POST /revoke              RFC 7009 (revokes the whole grant)
 
 Tools: `whoami` (`client_id=ID scopes=S…` of the caller's token) and `echo {text}`.
@@ -34,7 +36,12 @@ Behaviour a test relies on:
     each --client secret), one per line, appended and flushed as they are made;
   - --client ID:SECRET pre-registers a confidential client (what `oauth.clientId` and
     `oauth.clientSecret` name) that may use any loopback redirect URI and either
-    client_secret_basic or client_secret_post.
+    client_secret_basic or client_secret_post;
+  - such a client may also use the client_credentials grant (RFC 6749 §4.4, SEP-1046), with
+    `resource` (RFC 8707) as above: an access token for the client itself, no refresh token,
+    that lives --token-seconds like the others. Each one is logged on stderr as
+    `client_credentials token issued to ID (resource R)`, so a test can count them;
+  - an expired or revoked access token is refused at /mcp (401), whatever grant issued it.
 
 Loopback redirect URIs match whatever their port (RFC 8252 §7.3), so a registered client can
 sign in again on a new ephemeral callback port.
@@ -51,11 +58,15 @@ import time
 from urllib.parse import parse_qsl, unquote, urlencode, urlparse
 
 import uvicorn
+from starlette.requests import Request
 from starlette.routing import Route
 
 from mcp.server.auth import routes as auth_routes
 from mcp.server.auth.handlers.metadata import MetadataHandler
+from mcp.server.auth.handlers.token import TokenErrorResponse
+from mcp.server.auth.json_response import PydanticJSONResponse
 from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.middleware.client_auth import AuthenticationError, ClientAuthenticator
 from mcp.server.auth.provider import (
     AccessToken,
     AuthorizationCode,
@@ -76,6 +87,7 @@ CODE_SECONDS = 300
 # with one access token may be continued with the next (the SDK binds sessions to it).
 SUBJECT = "fixture-user"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+CLIENT_CREDENTIALS = "client_credentials"
 
 # Set for the duration of one /token or /revoke request by `TokenEndpointShim`: whether the
 # client authenticated with HTTP Basic. `Provider.get_client` reads it for pre-registered
@@ -162,7 +174,7 @@ class Provider:
             client_secret=client_secret,
             client_secret_expires_at=0,
             token_endpoint_auth_method="client_secret_basic",
-            grant_types=["authorization_code", "refresh_token"],
+            grant_types=["authorization_code", "refresh_token", CLIENT_CREDENTIALS],
             response_types=["code"],
             scope=SCOPE,
             client_name="pre-registered",
@@ -239,9 +251,22 @@ class Provider:
         log(f"grant {refresh_token.grant}: refreshed")
         return self.issue(refresh_token.grant, client.client_id, scopes, refresh_token.resource)
 
-    def issue(self, grant, client_id, scopes, resource):
+    # --- client credentials ----------------------------------------------------------------
+
+    def exchange_client_credentials(self, client, scopes, resource):
+        """An access token for the client itself (RFC 6749 §4.4), so its subject is the
+        client (RFC 9068 §2.2); no refresh token (§4.4.3): the client asks again instead.
+        Each token is a grant of its own, so /revoke ends just that one."""
+        grant = self.next_grant
+        self.next_grant += 1
+        self.grants[grant] = {"current": None, "revoked": False}
+        log(f"grant {grant}: client_credentials token issued to {client.client_id} (resource {resource})")
+        return self.issue(grant, client.client_id, scopes, resource, subject=client.client_id, rotating=False)
+
+    def issue(self, grant, client_id, scopes, resource, subject=SUBJECT, rotating=True):
+        """An access token, and with `rotating` the grant's next refresh token."""
         access = secrets.token_urlsafe(32)
-        refresh = secrets.token_urlsafe(32)
+        refresh = secrets.token_urlsafe(32) if rotating else None
         # Rounded down, and checked again in load_access_token against the exact time: a token
         # is never good for longer than --token-seconds.
         expires_at = int(time.time() + self.token_seconds)
@@ -251,14 +276,15 @@ class Provider:
             scopes=scopes,
             expires_at=expires_at,
             resource=resource,
-            subject=SUBJECT,
+            subject=subject,
             claims={"iss": self.issuer},
             grant=grant,
         )
-        self.refresh[refresh] = GrantRefreshToken(
-            token=refresh, client_id=client_id, scopes=scopes, resource=resource, subject=SUBJECT, grant=grant
-        )
-        self.grants[grant]["current"] = refresh
+        if refresh:
+            self.refresh[refresh] = GrantRefreshToken(
+                token=refresh, client_id=client_id, scopes=scopes, resource=resource, subject=subject, grant=grant
+            )
+            self.grants[grant]["current"] = refresh
         self.record(access)
         self.record(refresh)
         return OAuthToken(
@@ -297,12 +323,16 @@ class TokenEndpointShim:
       handlers need it in the form, so it is copied there from the header;
     - RFC 7009: a revocation request need not carry `client_secret` (a public client has
       none), but the SDK's request model requires the key, so a missing one is sent empty;
-    - a pre-registered client may authenticate either way (see `basic_auth_used`)."""
+    - a pre-registered client may authenticate either way (see `basic_auth_used`);
+    - the client_credentials grant, which the SDK's token handler does not know (its request
+      types are a closed union): answered here, with the SDK's client authentication and its
+      response shapes, and the token from `Provider.exchange_client_credentials`."""
 
     PATHS = ("/token", "/revoke")
 
-    def __init__(self, app):
+    def __init__(self, app, provider):
         self.app = app
+        self.provider = provider
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http" or scope["path"] not in self.PATHS or scope["method"] != "POST":
@@ -343,14 +373,49 @@ class TokenEndpointShim:
 
         reset = basic_auth_used.set(basic)
         try:
-            await self.app(scope, replay, send)
+            if scope["path"] == "/token" and form.get("grant_type") == CLIENT_CREDENTIALS:
+                response = await self.client_credentials(Request(scope, replay), {**form, **added})
+                await response(scope, replay, send)
+            else:
+                await self.app(scope, replay, send)
         finally:
             basic_auth_used.reset(reset)
 
+    async def client_credentials(self, request, form):
+        """A client_credentials token request, checked as the SDK checks the grants it knows:
+        the client authenticates (401 invalid_client otherwise), may use the grant, names the
+        resource, and asks for no scope beyond its own."""
+        headers = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 
-def advertise_issuer_parameter(app, settings):
-    """The SDK's metadata leaves out `authorization_response_iss_parameter_supported`; this
-    server does send `iss` (RFC 9207), so it says so, as a real server would."""
+        def error(status, code, description):
+            body = TokenErrorResponse(error=code, error_description=description)
+            return PydanticJSONResponse(content=body, status_code=status, headers=headers)
+
+        try:
+            client = await ClientAuthenticator(self.provider).authenticate_request(request)
+        except AuthenticationError as e:
+            return error(401, "invalid_client", e.message)
+        if not client.preregistered:
+            return error(400, "unauthorized_client", "the client_credentials grant is for a pre-registered client")
+        resource = form.get("resource")
+        if not resource:
+            # The MCP spec's MUST, as for the other grants.
+            return error(400, "invalid_target", "the resource parameter (RFC 8707) is required")
+        allowed = client.scope.split() if client.scope else [SCOPE]
+        asked = form.get("scope", "").split()
+        for s in asked:
+            if s not in allowed:
+                return error(400, "invalid_scope", f"scope {s} is not granted to this client")
+        tokens = self.provider.exchange_client_credentials(client, asked or allowed, str(resource))
+        return PydanticJSONResponse(content=tokens, status_code=200, headers=headers)
+
+
+def advertise_what_the_shims_add(app, settings):
+    """The SDK's metadata leaves out what this file adds to it, and a real server would say:
+    `authorization_response_iss_parameter_supported` (this server sends `iss`, RFC 9207) and
+    the client_credentials grant in `grant_types_supported`. Its
+    `token_endpoint_auth_methods_supported` already names client_secret_post and
+    client_secret_basic, which the shim accepts for that grant too."""
     metadata = auth_routes.build_metadata(
         settings.issuer_url,
         settings.service_documentation_url,
@@ -358,6 +423,7 @@ def advertise_issuer_parameter(app, settings):
         settings.revocation_options,
     )
     metadata.authorization_response_iss_parameter_supported = True
+    metadata.grant_types_supported = [*(metadata.grant_types_supported or []), CLIENT_CREDENTIALS]
     path = "/.well-known/oauth-authorization-server"
     for i, route in enumerate(app.router.routes):
         if isinstance(route, Route) and route.path == path:
@@ -397,8 +463,8 @@ def build(issuer, provider):
         return text
 
     app = server.streamable_http_app()
-    advertise_issuer_parameter(app, settings)
-    return TokenEndpointShim(app)
+    advertise_what_the_shims_add(app, settings)
+    return TokenEndpointShim(app, provider)
 
 
 def client_arg(value):

@@ -7,19 +7,15 @@
 
 use std::collections::BTreeSet;
 use std::process::Stdio;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::auth_support::{
-    CONNECTED_ROW, LOGIN_TIMEOUT, NAME, OAuthServer, Ran, SIGN_IN_ROW, Terminal, add_enabled, assert_ok,
-    browser_log, location_of, login, ok, row, run, toolport_cmd, url_on_screen,
+    CONNECTED_ROW, LOGIN_TIMEOUT, NAME, OAuthServer, PAST_EXPIRY, Ran, SHORT_TOKEN_SECONDS, SIGN_IN_ROW,
+    Terminal, add_enabled, assert_ok, browser_log, location_of, login, ok, row, run, toolport_cmd,
+    url_on_screen,
 };
 use crate::common::Env;
-
-/// Access token lifetime for the tests that wait for expiry, and the wait that outlasts it.
-const SHORT_TOKEN_SECONDS: &str = "2";
-const PAST_EXPIRY: Duration = Duration::from_millis(3_000);
 
 /// `{"type":"http","url":URL,"oauth":{…}}`.
 fn definition(server: &OAuthServer, oauth: Value) -> Value {

@@ -21,6 +21,10 @@ const READY_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a sign-in may take to show its URL or finish: a debug build discovering and
 /// registering against a local server needs well under a second; this only stops a hang.
 pub const LOGIN_TIMEOUT: Duration = Duration::from_secs(60);
+/// Access token lifetime (`--token-seconds`) for the tests that wait for expiry, and the wait
+/// that outlasts it.
+pub const SHORT_TOKEN_SECONDS: &str = "2";
+pub const PAST_EXPIRY: Duration = Duration::from_millis(3_000);
 
 /// The Python of the SDK venv; a failed install fails the test (a missing peer is a failure).
 fn python() -> PathBuf {
@@ -96,6 +100,11 @@ impl OAuthServer {
     /// The fixture's stderr so far: what it registered, approved, refreshed and revoked.
     pub fn log(&self) -> String {
         self.stderr.lock().map(|l| l.join("\n")).unwrap_or_default()
+    }
+
+    /// How many lines of the fixture's log so far contain `what`.
+    pub fn logged(&self, what: &str) -> usize {
+        self.stderr.lock().map(|l| l.iter().filter(|line| line.contains(what)).count()).unwrap_or_default()
     }
 
     fn stop(&mut self) {

@@ -5,6 +5,7 @@ mod acp;
 mod acp_limits;
 mod acp_support;
 mod auth_login;
+mod auth_machine;
 mod auth_session;
 mod auth_support;
 mod calls_live;
