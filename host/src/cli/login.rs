@@ -12,7 +12,6 @@ use toolport::{CredentialsFile, GlobalStore, Paths, ServerDef, SignInCompletion,
 /// Signs in to `name` and stores its tokens.
 pub async fn login(paths: &Paths, name: &str, no_browser: bool) -> Result<ExitCode> {
     let def = remote(paths, name)?;
-    let def = def.expanded(|k| std::env::var(k).ok())?;
     if let Some(grant) =
         def.oauth.as_ref().map(|o| o.grant).filter(|g| *g != toolport::Grant::AuthorizationCode)
     {
@@ -28,6 +27,8 @@ pub async fn login(paths: &Paths, name: &str, no_browser: bool) -> Result<ExitCo
         ))
         .into());
     }
+    // Only now: a machine grant's or a header's unset variable is not this command's business.
+    let def = def.expanded(|k| std::env::var(k).ok())?;
     let challenge = toolport::sign_in_challenge(&def).await.map_err(ExitError::failure)?;
     let file = CredentialsFile::new(paths.credentials());
     let completion = if no_browser { SignInCompletion::Paste } else { SignInCompletion::Browser };
