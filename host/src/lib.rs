@@ -65,10 +65,7 @@ pub use transport::end_server_processes;
 
 // Where the files live, and what they resolve into.
 /// OAuth sign-in for the CLI and embedding hosts.
-pub use auth::{
-    AUTHORIZATION_REQUIRED, Completion as SignInCompletion, CredentialsFile, Reason as SignInReason,
-    SignedIn, sign_in, sign_in_hint,
-};
+pub use auth::{Completion as SignInCompletion, CredentialsFile, SignedIn, login, no_login, not_remote};
 pub use config::MASK as SECRET_MASK;
 pub use config::{
     ConfigError, GlobalStore, Grant, Grants, IdpDef, Limits, OAuthDef, PluginDef, PluginKind, Resolved,
@@ -76,7 +73,6 @@ pub use config::{
     resolve, validate,
 };
 pub use paths::Paths;
-pub use transport::challenge as sign_in_challenge;
 
 // Changing the files: locked, atomic edits that keep unknown keys (what `mcp add` and `/mcp`
 // do), and the `mcp add` argument grammar they share.

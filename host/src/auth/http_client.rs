@@ -148,6 +148,14 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> OAuthHttp<C> {
         let (Some(step), StreamableHttpError::InsufficientScope(scope)) = (&self.step_up, error) else {
             return false;
         };
+        // Unsigned, the refusal says "sign in" like a 401 does: no browser opens unasked.
+        let signed = matches!(
+            self.route.lock().unwrap_or_else(std::sync::PoisonError::into_inner).via,
+            Via::Signed(_)
+        );
+        if !signed {
+            return false;
+        }
         if step.done.fetch_add(1, Ordering::SeqCst) >= MAX_SCOPE_STEP_UPS {
             tracing::warn!(server = %step.def.name, "the server asks for more scope again; giving up after {MAX_SCOPE_STEP_UPS} step-ups");
             return false;
@@ -209,9 +217,7 @@ async fn stored(
     file: &CredentialsFile,
     url: &str,
 ) -> Result<Option<AuthorizationManager>, String> {
-    if file.status(url).map_err(|e| format!("{e:#}"))?.is_none() {
-        return Ok(None);
-    }
+    let Some(signed_in) = file.status(url).map_err(|e| format!("{e:#}"))? else { return Ok(None) };
     let mut manager = AuthorizationManager::new(url).await.map_err(|e| e.to_string())?;
     manager.set_credential_store(file.for_server(url));
     // What the sign-in discovered: no discovery round trips before the first request.
@@ -227,8 +233,9 @@ async fn stored(
             return Ok(None);
         }
     }
-    let signed_in = file.status(url).map_err(|e| format!("{e:#}"))?;
-    let issuer = signed_in.as_ref().and_then(|s| s.issuer.clone());
+    // The same sign-in `initialize_from_store` took up: its metadata is the entry's own, so no
+    // issuer change can have cleared it in between.
+    let issuer = signed_in.issuer;
     if let Ok((client_id, _)) = manager.get_credentials().await {
         let own = def.oauth.as_ref().filter(|o| o.client_id.as_deref() == Some(client_id.as_str()));
         let secret = match own.and_then(|o| o.client_secret.clone()) {

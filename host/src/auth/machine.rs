@@ -19,7 +19,8 @@ use rmcp::transport::auth::enterprise::{
     EmaAuthorizationServer, EmaClientAuthentication, EmaExchangeRequest,
 };
 use rmcp::transport::auth::{
-    AuthorizationManager, ClientCredentialsConfig, JwtSigningAlgorithm, OAuthState, default_oauth_http_client,
+    AuthorizationManager, AuthorizationMetadataResolution, ClientCredentialsConfig, JwtSigningAlgorithm,
+    OAuthState, default_oauth_http_client,
 };
 use serde_json::Value;
 
@@ -87,9 +88,7 @@ pub async fn workload_token(def: &ServerDef) -> Result<String> {
     let url = def.url.as_deref().ok_or_else(|| anyhow!("no url"))?;
     let oauth = def.oauth.clone().unwrap_or_default();
     let assertion = given_or_read(&oauth.assertion, &oauth.assertion_file, "jwt_bearer", "assertion")?;
-    let manager = AuthorizationManager::new(url).await.context("the server url is not usable")?;
-    let metadata =
-        manager.resolve_metadata().await.context("cannot discover the authorization server")?.metadata;
+    let metadata = discover(url, "the authorization server").await?.metadata;
     let scope = oauth.scopes.as_ref().filter(|s| !s.is_empty()).map(|s| s.join(" "));
     let body = token_form(&assertion, url, oauth.client_id.as_deref(), scope.as_deref());
     let client = reqwest::Client::builder()
@@ -138,9 +137,7 @@ pub async fn enterprise_token(def: &ServerDef) -> Result<String> {
         Some(endpoint) => endpoint,
         None => token_endpoint_of(&idp_issuer).await?,
     };
-    let manager = AuthorizationManager::new(url).await.context("the server url is not usable")?;
-    let metadata =
-        manager.resolve_metadata().await.context("cannot discover the authorization server")?.metadata;
+    let metadata = discover(url, "the authorization server").await?.metadata;
     let as_issuer =
         metadata.issuer.clone().ok_or_else(|| anyhow!("the authorization server names no issuer"))?;
     let idp_server =
@@ -172,6 +169,13 @@ fn given_or_read(given: &Option<String>, file: &Option<String>, grant: &str, fie
     }
 }
 
+/// rmcp's discovery from `base` (a server url or an issuer), `what` naming it in errors.
+async fn discover(base: &str, what: &str) -> Result<AuthorizationMetadataResolution> {
+    let manager =
+        AuthorizationManager::new(base).await.with_context(|| format!("{base} is not a usable url"))?;
+    manager.resolve_metadata().await.with_context(|| format!("cannot discover {what}"))
+}
+
 /// HTTP Basic with `secret`, else a public client.
 fn basic_or_public(secret: Option<String>) -> EmaClientAuthentication {
     match secret {
@@ -182,8 +186,7 @@ fn basic_or_public(secret: Option<String>) -> EmaClientAuthentication {
 
 /// The IdP's token endpoint from its issuer's metadata (RFC 8414 or OpenID Connect).
 async fn token_endpoint_of(issuer: &str) -> Result<String> {
-    let manager = AuthorizationManager::new(issuer).await.context("oauth.idp.issuer is not usable")?;
-    let resolution = manager.resolve_metadata().await.context("cannot discover the identity provider")?;
+    let resolution = discover(issuer, "the identity provider").await?;
     if !resolution.source.is_discovered() {
         bail!("the identity provider {issuer} publishes no metadata: set oauth.idp.tokenEndpoint");
     }

@@ -16,7 +16,7 @@ pub mod sign_in;
 pub mod store;
 
 pub use http_client::OAuthHttp;
-pub use sign_in::{Completion, Reason, SignedIn, sign_in};
+pub use sign_in::{Completion, SignedIn, login, no_login, not_remote};
 pub use store::CredentialsFile;
 
 use crate::config::{Grant, ServerDef};

@@ -15,7 +15,7 @@ use url::Url;
 use super::browser::{self, Shown};
 use super::callback::Callback;
 use super::store::CredentialsFile;
-use crate::config::{OAuthDef, ServerDef};
+use crate::config::{Grant, OAuthDef, ServerDef};
 
 /// How long a sign-in waits for the browser's redirect (or the pasted address) before giving
 /// up: long enough to type a password and pass a second factor.
@@ -50,6 +50,42 @@ pub struct Reason {
     pub challenge: Option<String>,
     /// A step-up: the scopes to ask for on top of what was granted.
     pub more_scopes: Vec<String>,
+}
+
+/// Why a person cannot sign in to `def`, in the words `mcp login` and `/mcp login` both say;
+/// `None` when they can. Read before expanding `def`: a variable a machine grant or a header
+/// needs is not the login's business.
+pub fn no_login(def: &ServerDef) -> Option<String> {
+    let name = &def.name;
+    if let Some(why) = not_remote(def) {
+        return Some(why);
+    }
+    if let Some(grant) = def.oauth.as_ref().map(|o| o.grant).filter(|g| *g != Grant::AuthorizationCode) {
+        return Some(format!(
+            "{name} signs in by itself (oauth.grant is {}): there is nothing to log in to",
+            grant.as_str()
+        ));
+    }
+    if def.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("authorization")) {
+        return Some(format!(
+            "{name} sends its own Authorization header, which toolport uses instead of OAuth: remove the header to sign in"
+        ));
+    }
+    None
+}
+
+/// Why `def` has no sign-in to log in to or out of: a local (stdio) server; `None` for a
+/// remote one.
+pub fn not_remote(def: &ServerDef) -> Option<String> {
+    let local = def.url.is_none() || def.transport.as_deref() == Some("stdio");
+    local.then(|| format!("{} is not a remote server: only http and sse servers sign in", def.name))
+}
+
+/// `mcp login` and `/mcp login`: asks the server for its challenge (a plain connect and
+/// listing), then runs the sign-in from it. `def` is already expanded and passed [`no_login`].
+pub async fn login(def: &ServerDef, file: &CredentialsFile, completion: Completion) -> Result<SignedIn> {
+    let challenge = crate::transport::challenge(def).await.map_err(|e| anyhow!(e))?;
+    sign_in(def, file, completion, Reason { challenge, ..Reason::default() }).await
 }
 
 /// Runs the sign-in for `def` (already `${VAR}`-expanded; a network transport with a url).

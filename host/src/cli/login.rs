@@ -1,39 +1,24 @@
 //! `toolport mcp login <name> [--no-browser]` and `mcp logout <name>`: the person's side of
 //! OAuth for one remote server, and the `oauth:` line of `mcp get`. The flow itself is the
-//! library's ([`toolport::sign_in`]); this maps arguments in and lines out.
+//! library's ([`toolport::login`]); this maps arguments in and lines out.
 
 use std::process::ExitCode;
 
 use anyhow::Result;
 
 use super::ExitError;
-use toolport::{CredentialsFile, GlobalStore, Paths, ServerDef, SignInCompletion, SignInReason};
+use toolport::{CredentialsFile, GlobalStore, Paths, ServerDef, SignInCompletion};
 
 /// Signs in to `name` and stores its tokens.
 pub async fn login(paths: &Paths, name: &str, no_browser: bool) -> Result<ExitCode> {
-    let def = remote(paths, name)?;
-    if let Some(grant) =
-        def.oauth.as_ref().map(|o| o.grant).filter(|g| *g != toolport::Grant::AuthorizationCode)
-    {
-        return Err(ExitError::usage(format!(
-            "{name} signs in by itself (oauth.grant is {}): there is nothing to log in to",
-            grant.as_str()
-        ))
-        .into());
+    let def = stored(paths, name)?;
+    if let Some(why) = toolport::no_login(&def) {
+        return Err(ExitError::usage(why).into());
     }
-    if def.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("authorization")) {
-        return Err(ExitError::usage(format!(
-            "{name} sends its own Authorization header, which toolport uses instead of OAuth: remove the header to sign in"
-        ))
-        .into());
-    }
-    // Only now: a machine grant's or a header's unset variable is not this command's business.
     let def = def.expanded(|k| std::env::var(k).ok())?;
-    let challenge = toolport::sign_in_challenge(&def).await.map_err(ExitError::failure)?;
     let file = CredentialsFile::new(paths.credentials());
     let completion = if no_browser { SignInCompletion::Paste } else { SignInCompletion::Browser };
-    let reason = SignInReason { challenge, ..SignInReason::default() };
-    let signed_in = toolport::sign_in(&def, &file, completion, reason)
+    let signed_in = toolport::login(&def, &file, completion)
         .await
         .map_err(|e| ExitError::failure(format!("cannot sign in to {name}: {e:#}")))?;
     let issuer = signed_in.issuer.as_deref().map(|i| format!(" (issuer {i})")).unwrap_or_default();
@@ -43,7 +28,10 @@ pub async fn login(paths: &Paths, name: &str, no_browser: bool) -> Result<ExitCo
 
 /// Forgets `name`'s tokens (every issuer's).
 pub fn logout(paths: &Paths, name: &str) -> Result<ExitCode> {
-    let def = remote(paths, name)?;
+    let def = stored(paths, name)?;
+    if let Some(why) = toolport::not_remote(&def) {
+        return Err(ExitError::usage(why).into());
+    }
     let url = def.url.as_deref().unwrap_or_default();
     let file = CredentialsFile::new(paths.credentials());
     if file.forget(url)? {
@@ -72,16 +60,10 @@ pub fn oauth_state(paths: &Paths, def: &ServerDef) -> Result<String> {
     Ok(if parts.is_empty() { "signed in".into() } else { format!("signed in ({})", parts.join(", ")) })
 }
 
-/// The stored definition of `name`, which must be a network server.
-fn remote(paths: &Paths, name: &str) -> Result<ServerDef> {
+/// The stored definition of `name`.
+fn stored(paths: &Paths, name: &str) -> Result<ServerDef> {
     let store = GlobalStore::load(&paths.store_file())?;
     let def = store.server(name).ok_or_else(|| ExitError::failure(format!("Unknown MCP server: {name}")))?;
-    if def.url.is_none() || def.transport.as_deref() == Some("stdio") {
-        return Err(ExitError::usage(format!(
-            "{name} is not a remote server: only http and sse servers sign in"
-        ))
-        .into());
-    }
     Ok(def.clone())
 }
 

@@ -5,7 +5,7 @@
 use super::actions::McpCommand;
 use super::command;
 use super::live::Session;
-use crate::auth::{Completion, CredentialsFile, Reason, sign_in};
+use crate::auth::{Completion, CredentialsFile, login, no_login, not_remote};
 use crate::config::{
     ADD_USAGE, EditError, WorkspaceSettings, add_server, disable_server, enable_server, load_resolved,
     parse_add_args, remove_server,
@@ -112,12 +112,13 @@ impl Session {
     /// The sign-in of `toolport mcp login` (the browser, or the printed address), then a
     /// reconnect of `name` with its new tokens when this workspace runs it.
     async fn login(&mut self, name: &str) -> Result<String, EditError> {
-        let Some(def) = self.remote(name)? else { return Ok(format!("{name} is not a remote MCP server")) };
+        let def = self.defined(name)?;
+        if let Some(why) = no_login(&def) {
+            return Ok(why);
+        }
         let def = def.expanded(|k| std::env::var(k).ok())?;
         let file = CredentialsFile::new(self.paths.credentials());
-        let challenge = crate::transport::challenge(&def).await.unwrap_or_default();
-        let reason = Reason { challenge, ..Reason::default() };
-        match sign_in(&def, &file, Completion::Browser, reason).await {
+        match login(&def, &file, Completion::Browser).await {
             Ok(_) => Ok(format!("mcp login: signed in to {name}\n{}", self.reconnect(name).await)),
             Err(e) => Ok(format!("cannot sign in to {name}: {e:#}")),
         }
@@ -125,18 +126,20 @@ impl Session {
 
     /// Forgets `name`'s tokens and reconnects it (it then asks for a sign-in again).
     async fn logout(&mut self, name: &str) -> Result<String, EditError> {
-        let Some(def) = self.remote(name)? else { return Ok(format!("{name} is not a remote MCP server")) };
-        let url = def.url.clone().unwrap_or_default();
-        let forgot = CredentialsFile::new(self.paths.credentials()).forget(&url)?;
+        let def = self.defined(name)?;
+        if let Some(why) = not_remote(&def) {
+            return Ok(why);
+        }
+        let url = def.url.as_deref().unwrap_or_default();
+        let forgot = CredentialsFile::new(self.paths.credentials()).forget(url)?;
         let said = if forgot { "signed out (its tokens are forgotten)" } else { "was not signed in" };
         Ok(format!("mcp logout: {name} {said}\n{}", self.reconnect(name).await))
     }
 
-    /// `name`'s stored definition when it is a network server; `None` for a local one.
-    fn remote(&self, name: &str) -> Result<Option<crate::config::ServerDef>, EditError> {
+    /// `name`'s stored definition.
+    fn defined(&self, name: &str) -> Result<crate::config::ServerDef, EditError> {
         let store = crate::config::GlobalStore::load(&self.paths.store_file())?;
-        let def = store.server(name).cloned().ok_or_else(|| EditError::Unknown(name.to_string()))?;
-        Ok(def.url.is_some().then_some(def))
+        store.server(name).cloned().ok_or_else(|| EditError::Unknown(name.to_string()))
     }
 
     /// Reconnects `name` if it runs here; the view either way.
