@@ -21,6 +21,9 @@ const BUILTINS: [(&str, &str, &str); 4] = [
     ("sse", "Transport", "transport_sse"),
 ];
 
+/// Built-in sandboxed servers (`type: wasm`, `builtin`): (name used in config, artifact stem).
+const SERVERS: [(&str, &str); 0] = [];
+
 /// Variables a parent cargo, clippy or rustc wrapper sets that would recurse into the wrapper,
 /// apply host flags to the wasm target, or redirect the nested build's output.
 const SCRUBBED_ENV: [&str; 16] = [
@@ -74,25 +77,38 @@ fn run() -> Result<(), String> {
          pub(crate) const BUILTIN_SHA256: &[[u8; 32]] = &[\n",
     );
     for (name, kind, stem) in BUILTINS {
-        let built = build_dir.join(format!("{stem}.wasm"));
-        let copy = out_dir.join(format!("{stem}.wasm"));
-        std::fs::copy(&built, &copy).map_err(|e| format!("cannot copy {}: {e}", built.display()))?;
+        let (copy, digest) = embed(&build_dir, &out_dir, stem)?;
         let _ = writeln!(
             generated,
-            "    ({name:?}, crate::config::PluginKind::{kind}, include_bytes!({:?})),",
-            copy.display().to_string()
+            "    ({name:?}, crate::config::PluginKind::{kind}, include_bytes!({copy:?})),"
         );
-        let bytes = std::fs::read(&copy).map_err(|e| format!("cannot read {}: {e}", copy.display()))?;
-        let digest: [u8; 32] = sha2::Sha256::digest(&bytes).into();
         let _ = writeln!(digests, "    {digest:?},");
     }
     generated.push_str("];\n");
     generated.push_str(&digests);
     generated.push_str("];\n");
+    generated.push_str(
+        "/// The built-in sandboxed servers: (name, component bytes, SHA-256).\n\
+         pub(crate) const BUILTIN_SERVERS: &[(&str, &[u8], [u8; 32])] = &[\n",
+    );
+    for (name, stem) in SERVERS {
+        let (copy, digest) = embed(&build_dir, &out_dir, stem)?;
+        let _ = writeln!(generated, "    ({name:?}, include_bytes!({copy:?}), {digest:?}),");
+    }
+    generated.push_str("];\n");
     std::fs::write(out_dir.join("builtin.rs"), generated)
         .map_err(|e| format!("cannot write builtin.rs: {e}"))?;
     println!("cargo:rustc-env=TOOLPORT_PLUGIN_BUILD_DIR={}", build_dir.display());
     Ok(())
+}
+
+/// Copies the built `<stem>.wasm` into `OUT_DIR`; its path there and its SHA-256.
+fn embed(build_dir: &Path, out_dir: &Path, stem: &str) -> Result<(String, [u8; 32]), String> {
+    let built = build_dir.join(format!("{stem}.wasm"));
+    let copy = out_dir.join(format!("{stem}.wasm"));
+    std::fs::copy(&built, &copy).map_err(|e| format!("cannot copy {}: {e}", built.display()))?;
+    let bytes = std::fs::read(&copy).map_err(|e| format!("cannot read {}: {e}", copy.display()))?;
+    Ok((copy.display().to_string(), sha2::Sha256::digest(&bytes).into()))
 }
 
 /// Installs the wasm target when the toolchain lacks it (`RUSTUP_AUTO_INSTALL=0` machines and

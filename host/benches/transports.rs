@@ -93,6 +93,7 @@ fn bench(c: &mut Criterion) {
             path: PathBuf::from(PLUGIN_BUILD_DIR).join("transport_tcp.wasm"),
             grants: Grants::default(),
             limits: Limits::default(),
+            sha256: None,
         };
         let tcp = runtime(
             ServerDef {

@@ -68,9 +68,9 @@ pub use transport::end_server_processes;
 pub use auth::{Completion as SignInCompletion, CredentialsFile, SignedIn, login, no_login, not_remote};
 pub use config::MASK as SECRET_MASK;
 pub use config::{
-    ConfigError, GlobalStore, Grant, Grants, IdpDef, Limits, OAuthDef, PluginDef, PluginKind, Resolved,
-    ResolvedServer, ServerDef, Timeouts, TransportKind, WorkspaceSettings, load_resolved, parse_json,
-    resolve, validate,
+    ConfigError, DirGrant, GlobalStore, Grant, Grants, IdpDef, Limits, OAuthDef, PluginDef, PluginKind,
+    Resolved, ResolvedServer, ServerDef, Timeouts, TransportKind, WasmDef, WorkspaceSettings, load_resolved,
+    parse_json, resolve, validate,
 };
 pub use paths::Paths;
 
@@ -114,7 +114,7 @@ pub use redact::redact_urls;
 /// Where the build left the guest components (built-ins and test fixtures) and the built-ins'
 /// embedded bytes: for this repository's own tests and benchmarks, not an API.
 #[doc(hidden)]
-pub use plugin::{PLUGIN_BUILD_DIR, builtin_bytes};
+pub use plugin::{PLUGIN_BUILD_DIR, builtin_bytes, builtin_servers};
 
 /// The pure parsers, for the fuzz targets in `fuzz/` (cargo-fuzz builds with `--cfg fuzzing`).
 #[cfg(fuzzing)]

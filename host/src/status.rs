@@ -61,6 +61,10 @@ pub struct ServerStatus {
     /// the contract's and does not show it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol_version: Option<String>,
+    /// What the sandbox refused a connected `wasm` server, as `not granted: …` (the host's
+    /// record, shown even while the server carries on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub denied: Option<String>,
 }
 
 /// Columns an error summary is clipped to, so one bad server cannot flood the view.
@@ -110,6 +114,9 @@ pub fn render(servers: &[ServerStatus], trailer: Option<Trailer<'_>>) -> String 
         if let Some(err) = &s.error {
             let _ = write!(out, " | error={}", summarize_error(err));
         }
+        if let Some(denied) = &s.denied {
+            let _ = write!(out, " | denied={}", summarize_error(denied));
+        }
         out.push('\n');
     }
     if let Some(t) = trailer {
@@ -144,6 +151,7 @@ mod tests {
             tools: 2,
             error: error.map(Into::into),
             protocol_version: None,
+            denied: None,
         }
     }
 

@@ -141,6 +141,7 @@ async fn memories_count_together_against_the_memory_limit() {
         path,
         grants: Grants::default(),
         limits,
+        sha256: None,
     };
     let host = PluginHost::new(None, &[def]).unwrap_or_else(|e| panic!("{e:#}"));
     let server = ServerDef { name: "s".into(), command: Some("demo".into()), ..ServerDef::default() };

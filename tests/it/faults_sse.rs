@@ -186,6 +186,7 @@ async fn a_guests_between_bytes_timeout_is_honoured() {
         path: crate::transport_support::built_plugin("fixture_http_probe"),
         grants: Grants { hosts: vec![format!("http://127.0.0.1:{port}")], ..Grants::default() },
         limits: Limits { memory_mb: 64, call_ms: 20_000 },
+        sha256: None,
     };
     let cache = std::env::temp_dir().join("toolport-it-faults-cache");
     let host = PluginHost::new(Some(cache), &[def]).unwrap_or_else(|e| panic!("{e:#}"));

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use toolport::{CacheOutcome, Fault, PLUGIN_BUILD_DIR, PluginError, PluginHost, ToolInfo, Verdict};
-use toolport::{Grants, Limits, PluginDef, PluginKind, ServerDef};
+use toolport::{DirGrant, Grants, Limits, PluginDef, PluginKind, ServerDef};
 
 fn wasm(stem: &str) -> PathBuf {
     Path::new(PLUGIN_BUILD_DIR).join(format!("{stem}.wasm"))
@@ -21,8 +21,13 @@ fn shared_cache() -> Option<PathBuf> {
     Some(std::env::temp_dir().join("toolport-it-plugin-cache"))
 }
 
+/// A read-only folder grant at its own path, as a plugin's `grants.dirs` entry reads.
+fn read_only(path: &Path) -> DirGrant {
+    DirGrant { written: path.display().to_string(), host: path.to_path_buf(), guest: None, writable: false }
+}
+
 fn def(name: &str, kind: PluginKind, stem: &str, grants: Grants, limits: Limits) -> PluginDef {
-    PluginDef { name: name.to_string(), kind, path: wasm(stem), grants, limits }
+    PluginDef { name: name.to_string(), kind, path: wasm(stem), grants, limits, sha256: None }
 }
 
 fn host(defs: &[PluginDef]) -> PluginHost {
@@ -216,6 +221,7 @@ fn lookup_errors_name_the_plugin() {
         path: PathBuf::from("/nonexistent/gone.wasm"),
         grants: Grants::default(),
         limits: Limits::default(),
+        sha256: None,
     };
     let h = host(&[missing]);
     assert_eq!(h.tool_shape("nope").unwrap_err().to_string(), "tool shape nope: unknown plugin");
@@ -245,6 +251,7 @@ fn core_module_and_junk_are_not_components() {
         path: path.to_path_buf(),
         grants: Grants::default(),
         limits: Limits::default(),
+        sha256: None,
     };
     let h = host(&[mk("core", &core), mk("junk", &junk)]);
     let err = h.tool_shape("core").unwrap_err().to_string();
@@ -373,7 +380,7 @@ async fn files_outside_the_grants_are_denied() {
 async fn a_granted_folder_is_readable_and_nothing_else() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notes.txt"), "granted text").unwrap();
-    let h = Hostile::new(Grants { dirs: vec![dir.path().to_path_buf()], ..Grants::default() });
+    let h = Hostile::new(Grants { dirs: vec![read_only(dir.path())], ..Grants::default() });
     let file = dir.path().join("notes.txt");
     let out = h.attack("read-file", &file.to_string_lossy()).await.unwrap();
     assert_eq!(out, vec![json!("granted text")]);

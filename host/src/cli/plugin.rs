@@ -82,7 +82,7 @@ fn summary_json(p: &PluginSummary) -> Value {
         "grants": {
             "hosts": p.grants.hosts,
             "env": p.grants.env,
-            "dirs": p.grants.dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>(),
+            "dirs": p.grants.dirs.iter().map(|d| d.host.display().to_string()).collect::<Vec<_>>(),
         },
         "limits": { "memoryMb": p.limits.memory_mb, "callMs": p.limits.call_ms },
     })
@@ -99,7 +99,7 @@ fn grants_text(p: &PluginSummary) -> String {
         parts.push(format!("env: {}", g.env.join(" ")));
     }
     if !g.dirs.is_empty() {
-        let dirs: Vec<String> = g.dirs.iter().map(|d| d.display().to_string()).collect();
+        let dirs: Vec<String> = g.dirs.iter().map(|d| d.host.display().to_string()).collect();
         parts.push(format!("dirs: {}", dirs.join(" ")));
     }
     if parts.is_empty() { "none".to_string() } else { parts.join("; ") }

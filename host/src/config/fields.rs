@@ -88,6 +88,30 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// An array, `None` when absent.
+    pub fn array(&self, key: &str) -> Result<Option<&'a Vec<Value>>, String> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::Array(items)) => Ok(Some(items)),
+            Some(_) => Err(self.err(key, "an array")),
+        }
+    }
+
+    /// The keys present that are not in `known`, as `<prefix><key>` (`grants.dir`): a typo in a
+    /// sandbox entry silently changes what the guest may do, so its reader warns about them.
+    pub fn unknown_keys(&self, known: &[&str]) -> Vec<String> {
+        self.obj
+            .keys()
+            .filter(|k| !known.contains(&k.as_str()))
+            .map(|k| format!("{}{k}", self.prefix))
+            .collect()
+    }
+
+    /// What messages put before every field name (`server "x": `).
+    pub fn owner(&self) -> &str {
+        self.owner
+    }
+
     /// A positive integer; `unit` is added to the message (` (milliseconds)`).
     pub fn positive(&self, key: &str, unit: &str) -> Result<Option<u64>, String> {
         match self.get(key) {

@@ -12,6 +12,7 @@ mod fields;
 mod model;
 mod normalize;
 mod resolve;
+mod sandbox_fields;
 mod store;
 mod validate;
 mod workspace;

@@ -31,6 +31,8 @@ pub enum TransportKind {
     StreamableHttp,
     /// A transport plugin, named by the server's `type`.
     Plugin(String),
+    /// A `wasi:cli/command` component run in the host's sandbox, speaking MCP on its stdio.
+    Wasm,
 }
 
 impl TransportKind {
@@ -41,6 +43,7 @@ impl TransportKind {
             Self::Sse => "sse",
             Self::StreamableHttp => "streamable_http",
             Self::Plugin(name) => name,
+            Self::Wasm => "wasm",
         }
     }
 }
@@ -90,6 +93,38 @@ pub struct ServerDef {
     /// `oauth: {…}`: how toolport signs in to a remote server. Absent is not "no OAuth": a
     /// server that answers 401 with a challenge gets OAuth with the defaults.
     pub oauth: Option<OAuthDef>,
+    /// `type: wasm`: the component and its sandbox (`args` and `env` above are its own).
+    pub wasm: Option<WasmDef>,
+}
+
+/// A sandboxed server's component, grants and limits (`type: "wasm"`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct WasmDef {
+    /// `component` as written (a path, relative to the file that names it).
+    pub component: Option<String>,
+    /// That path resolved against the folder of the file it came from (`~` expanded).
+    pub component_path: Option<PathBuf>,
+    /// `builtin`: one of the servers embedded in the binary (`files`, `fetch`).
+    pub builtin: Option<String>,
+    /// What it may reach beyond nothing.
+    pub grants: Grants,
+    /// Memory, and computing time after a request.
+    pub limits: Limits,
+    /// `sha256`: the component's pinned digest (lower-case hex); a mismatch refuses to load it.
+    pub sha256: Option<String>,
+}
+
+/// Default linear-memory cap of a sandboxed server: a long-running program with caches and
+/// an interpreter's heap (componentize-py's CPython) needs more than a plugin's call.
+pub const DEFAULT_SERVER_MEMORY_MB: u64 = 128;
+/// Default computing time a sandboxed server may spend after a request before it is stopped.
+pub const DEFAULT_SERVER_CALL_MS: u64 = 30_000;
+
+impl Limits {
+    /// The defaults of a sandboxed server.
+    pub fn for_server() -> Self {
+        Self { memory_mb: DEFAULT_SERVER_MEMORY_MB, call_ms: DEFAULT_SERVER_CALL_MS }
+    }
 }
 
 /// The OAuth grant a server's definition asks for.
@@ -228,15 +263,40 @@ impl PluginKind {
     }
 }
 
-/// What a plugin may touch beyond nothing (DESIGN §5: closed by default).
+/// What a plugin or a sandboxed server may touch beyond nothing (DESIGN §5: closed by default).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Grants {
     /// `scheme://host:port` patterns; `*` for a port or a leading host label.
     pub hosts: Vec<String>,
     /// Environment variable names copied in from the host.
     pub env: Vec<String>,
-    /// Folders preopened read-only (resolved against the store's folder).
-    pub dirs: Vec<PathBuf>,
+    /// Folders preopened for the guest (read-only unless a server's entry says `rw`).
+    pub dirs: Vec<DirGrant>,
+}
+
+/// One `grants.dirs` entry: `"PATH"` or `{ "host": PATH, "guest": "/notes", "mode": "ro" | "rw" }`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirGrant {
+    /// `host` as written (`~/notes`, `data`, `/srv/x`), what the file keeps.
+    pub written: String,
+    /// The host folder: `~` expanded, resolved against the folder of the file that names it.
+    pub host: PathBuf,
+    /// `guest` as written: where the guest sees it (else at the host folder's own path).
+    pub guest: Option<String>,
+    /// `mode: "rw"` (servers only): the guest may create, change and remove files in it.
+    pub writable: bool,
+}
+
+impl DirGrant {
+    /// Where the guest sees the folder.
+    pub fn guest_path(&self) -> String {
+        self.guest.clone().unwrap_or_else(|| self.host.display().to_string())
+    }
+
+    /// `ro` or `rw`, as the file and the views spell it.
+    pub fn mode(&self) -> &'static str {
+        if self.writable { "rw" } else { "ro" }
+    }
 }
 
 /// Default linear-memory cap per plugin instance.
@@ -272,6 +332,8 @@ pub struct PluginDef {
     pub grants: Grants,
     /// Memory and time caps.
     pub limits: Limits,
+    /// `sha256`: the component's pinned digest (lower-case hex); a mismatch refuses to load it.
+    pub sha256: Option<String>,
 }
 
 /// The per-workspace settings (`<root>/.toolport/workspace.json`).

@@ -5,10 +5,11 @@
 use serde_json::{Map, Value};
 
 use super::fields::{Fields, Trim};
-use super::model::{Grant, IdpDef, OAuthDef, ServerDef, Timeouts};
+use super::model::{Grant, IdpDef, Limits, OAuthDef, ServerDef, Timeouts, WasmDef};
+use super::sandbox_fields::{self, Guest};
 
 /// The built-in transport type names; plugins may not take them.
-pub const BUILTIN_TRANSPORTS: [&str; 3] = ["stdio", "sse", "streamable_http"];
+pub const BUILTIN_TRANSPORTS: [&str; 4] = ["stdio", "sse", "streamable_http", "wasm"];
 
 /// Lower-cases a `type` and maps the aliases `http` and `streamable-http` to `streamable_http`.
 pub fn normalize_type(raw: &str) -> Option<String> {
@@ -30,11 +31,25 @@ impl ServerDef {
         let owner = format!("server \"{name}\": ");
         let fields = Fields::new(obj, &owner);
         let command = fields.string("command")?;
+        let component = fields.string("component")?;
+        let builtin = fields.string("builtin")?;
         let transport = match fields.string("type")?.as_deref().and_then(normalize_type) {
             Some(t) => Some(t),
             // A url alone is deliberately not guessed: sse and streamable_http both take one.
             None if command.is_some() => Some("stdio".to_string()),
+            None if component.is_some() || builtin.is_some() => Some("wasm".to_string()),
             None => None,
+        };
+        let wasm = match transport.as_deref() {
+            Some("wasm") => Some(WasmDef {
+                component_path: component.as_deref().map(sandbox_fields::expand_home),
+                component,
+                builtin,
+                grants: sandbox_fields::grants(&fields, Guest::Server)?,
+                limits: sandbox_fields::limits(&fields, Limits::for_server())?,
+                sha256: sandbox_fields::sha256(&fields)?,
+            }),
+            _ => None,
         };
         Ok(ServerDef {
             name: name.to_string(),
@@ -53,7 +68,20 @@ impl ServerDef {
             },
             timeouts: timeouts(&fields)?,
             oauth: oauth(&fields)?,
+            wasm,
         })
+    }
+
+    /// Resolves the paths a definition names against `base`, the folder of the file it came
+    /// from: a `wasm` server's component and granted folders.
+    pub fn resolve_paths(&mut self, base: &std::path::Path) {
+        let Some(wasm) = &mut self.wasm else { return };
+        if let Some(written) = &wasm.component {
+            wasm.component_path = Some(super::store::resolve_against(base, written));
+        }
+        for dir in &mut wasm.grants.dirs {
+            sandbox_fields::resolve_dir(dir, base);
+        }
     }
 
     /// The definition as the store holds it: known fields in a fixed order, null/empty omitted,
@@ -88,6 +116,17 @@ impl ServerDef {
         if let Some(o) = &self.oauth {
             m.insert("oauth".into(), Value::Object(oauth_json(o)));
         }
+        if let Some(w) = &self.wasm {
+            put_str(&mut m, "component", &w.component);
+            put_str(&mut m, "builtin", &w.builtin);
+            if let Some(g) = sandbox_fields::grants_json(&w.grants) {
+                m.insert("grants".into(), g);
+            }
+            if let Some(l) = sandbox_fields::limits_json(&w.limits, Limits::for_server()) {
+                m.insert("limits".into(), l);
+            }
+            put_str(&mut m, "sha256", &w.sha256);
+        }
         m
     }
 
@@ -96,14 +135,19 @@ impl ServerDef {
     pub fn merge_into(&self, input: &Map<String, Value>) -> Map<String, Value> {
         let known = self.to_json();
         let mut out = Map::new();
+        // A server that is not `wasm` has no sandbox fields: keys of those names are its own.
+        let known_here =
+            |k: &str| KNOWN_FIELDS.contains(&k) || (self.wasm.is_some() && WASM_FIELDS.contains(&k));
         for (k, v) in input {
-            if KNOWN_FIELDS.contains(&k.as_str()) {
+            if known_here(k) {
                 match (known.get(k), v) {
-                    // `oauth` keeps the user's own keys inside it too.
-                    (Some(Value::Object(nv)), Value::Object(given)) if k == "oauth" => {
+                    // `oauth`, `grants` and `limits` keep the user's own keys inside them too.
+                    (Some(Value::Object(nv)), Value::Object(given))
+                        if NESTED_FIELDS.contains(&k.as_str()) =>
+                    {
                         let mut merged: Map<String, Value> = given
                             .iter()
-                            .filter(|(key, _)| nv.contains_key(*key) || !OAUTH_FIELDS.contains(&key.as_str()))
+                            .filter(|(key, _)| nv.contains_key(*key) || !nested_known(k, key))
                             .map(|(key, value)| (key.clone(), nv.get(key).unwrap_or(value).clone()))
                             .collect();
                         for (key, value) in nv {
@@ -129,6 +173,22 @@ impl ServerDef {
 
 const KNOWN_FIELDS: [&str; 10] =
     ["type", "url", "command", "args", "env", "headers", "cwd", "inheritEnv", "timeouts", "oauth"];
+
+/// The fields of a `wasm` server's sandbox.
+const WASM_FIELDS: [&str; 5] = ["component", "builtin", "grants", "limits", "sha256"];
+
+/// Objects whose unknown keys survive a merge.
+const NESTED_FIELDS: [&str; 3] = ["oauth", "grants", "limits"];
+
+/// Whether `key` is one of ours inside the nested object `field`.
+fn nested_known(field: &str, key: &str) -> bool {
+    match field {
+        "oauth" => OAUTH_FIELDS.contains(&key),
+        "grants" => ["hosts", "env", "dirs"].contains(&key),
+        "limits" => ["memoryMb", "callMs"].contains(&key),
+        _ => false,
+    }
+}
 
 const OAUTH_FIELDS: [&str; 11] = [
     "clientId",

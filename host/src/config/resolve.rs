@@ -57,6 +57,7 @@ pub fn missing_rows(resolved: &Resolved) -> Vec<ServerStatus> {
             tools: 0,
             error: Some(MISSING_SERVER_ERROR.to_string()),
             protocol_version: None,
+            denied: None,
         })
         .collect()
 }

@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::error::ConfigError;
-use super::fields::{Fields, Trim};
-use super::model::{GlobalStore, Grants, Limits, PluginDef, PluginKind, ServerDef};
+use super::fields::Fields;
+use super::model::{GlobalStore, Limits, PluginDef, PluginKind, ServerDef};
 use super::normalize::BUILTIN_TRANSPORTS;
+use super::sandbox_fields::{self, Guest, resolve_dir};
 
 impl GlobalStore {
     /// Reads and normalises the store. A missing file is an empty store; a malformed one is an
@@ -32,9 +33,11 @@ impl GlobalStore {
     pub fn from_value(path: &Path, doc: &Value) -> Result<GlobalStore, ConfigError> {
         let at = |msg: String| ConfigError(format!("{}: {msg}", path.display()));
         let top = doc.as_object().ok_or_else(|| at("the top level must be a JSON object".into()))?;
+        let base = path.parent().unwrap_or(Path::new("."));
         let mut servers: Vec<ServerDef> = Vec::new();
         for (name, value) in section(top, "mcpServers").map_err(at)? {
-            let def = ServerDef::from_json(name, value).map_err(at)?;
+            let mut def = ServerDef::from_json(name, value).map_err(at)?;
+            def.resolve_paths(base);
             if def.name.is_empty() {
                 continue;
             }
@@ -44,7 +47,6 @@ impl GlobalStore {
             }
             servers.push(def);
         }
-        let base = path.parent().unwrap_or(Path::new("."));
         let mut plugins = Vec::new();
         for (name, value) in section(top, "plugins").map_err(at)? {
             let name = name.trim();
@@ -97,33 +99,19 @@ fn plugin_from_json(name: &str, value: &Value, base: &Path) -> Result<PluginDef,
     }
     let path =
         fields.string("path").ok().flatten().ok_or_else(|| fields.err("path", "a non-empty string"))?;
-    let grants = match fields.object("grants")? {
-        None => Grants::default(),
-        Some(g) => Grants {
-            hosts: g.strings("hosts", Trim::Yes)?.unwrap_or_default(),
-            env: g.strings("env", Trim::Yes)?.unwrap_or_default(),
-            dirs: g
-                .strings("dirs", Trim::Yes)?
-                .unwrap_or_default()
-                .into_iter()
-                .map(|d| base.join(d))
-                .collect(),
-        },
-    };
-    let mut limits = Limits::default();
-    if let Some(l) = fields.object("limits")? {
-        for (key, slot) in [("memoryMb", &mut limits.memory_mb), ("callMs", &mut limits.call_ms)] {
-            if let Some(n) = l.positive(key, "")? {
-                *slot = n;
-            }
-        }
+    let mut grants = sandbox_fields::grants(&fields, Guest::Plugin)?;
+    for dir in &mut grants.dirs {
+        resolve_dir(dir, base);
     }
-    Ok(PluginDef { name: name.to_string(), kind, path: resolve_against(base, &path), grants, limits })
+    let limits = sandbox_fields::limits(&fields, Limits::default())?;
+    let sha256 = sandbox_fields::sha256(&fields)?;
+    Ok(PluginDef { name: name.to_string(), kind, path: resolve_against(base, &path), grants, limits, sha256 })
 }
 
-fn resolve_against(base: &Path, p: &str) -> PathBuf {
-    let p = Path::new(p);
-    if p.is_absolute() { p.to_path_buf() } else { base.join(p) }
+/// A component path against `base`, the folder of the file naming it (`~` expanded first).
+pub(super) fn resolve_against(base: &Path, p: &str) -> PathBuf {
+    let p = sandbox_fields::expand_home(p);
+    if p.is_absolute() { p } else { base.join(p) }
 }
 
 #[cfg(test)]
@@ -186,7 +174,7 @@ mod tests {
         assert_eq!(s.plugins[0].kind, PluginKind::Transport);
         assert_eq!(s.plugins[0].path, PathBuf::from("/h/plugins/t.wasm"));
         assert_eq!(s.plugins[0].grants.hosts, ["tcp://127.0.0.1:*"]);
-        assert_eq!(s.plugins[0].grants.dirs, [PathBuf::from("/h/data")]);
+        assert_eq!(s.plugins[0].grants.dirs[0].host, PathBuf::from("/h/data"));
         assert_eq!(s.plugins[0].limits, Limits { memory_mb: 32, call_ms: Limits::default().call_ms });
         assert_eq!(s.plugins[1].kind, PluginKind::NamePolicy);
         assert_eq!(s.plugins[1].path, PathBuf::from("/abs/ns.wasm"));

@@ -19,6 +19,11 @@ pub fn validate(def: &ServerDef, plugins: &[PluginDef]) -> Result<TransportKind,
         "stdio" => Err("stdio transport requires command".to_string()),
         "sse" => needs_url(TransportKind::Sse),
         "streamable_http" => needs_url(TransportKind::StreamableHttp),
+        "wasm" => match def.wasm.as_ref().map(|w| (w.component.is_some(), w.builtin.is_some())) {
+            Some((true, false) | (false, true)) => Ok(TransportKind::Wasm),
+            Some((true, true)) => Err("wasm server takes component or builtin, not both".to_string()),
+            _ => Err("wasm server requires component or builtin".to_string()),
+        },
         other if plugins.iter().any(|p| p.kind == PluginKind::Transport && p.name == other) => {
             needs_url(TransportKind::Plugin(other.to_string()))
         }
@@ -31,7 +36,7 @@ mod tests {
     use std::path::PathBuf;
 
     use super::*;
-    use crate::config::model::{Grants, Limits};
+    use crate::config::model::{Grants, Limits, WasmDef};
 
     fn d(t: Option<&str>, url: Option<&str>, command: Option<&str>) -> ServerDef {
         ServerDef {
@@ -50,6 +55,7 @@ mod tests {
             path: PathBuf::from("/p.wasm"),
             grants: Grants::default(),
             limits: Limits::default(),
+            sha256: None,
         }
     }
 
@@ -64,6 +70,16 @@ mod tests {
             Err("streamable_http transport requires url".into())
         );
         assert_eq!(v(d(Some("tcp"), Some("u"), None)), Err("unsupported MCP transport: tcp".into()));
+        assert_eq!(v(d(Some("wasm"), None, None)), Err("wasm server requires component or builtin".into()));
+        let both = ServerDef {
+            wasm: Some(WasmDef {
+                component: Some("a.wasm".into()),
+                builtin: Some("files".into()),
+                ..WasmDef::default()
+            }),
+            ..d(Some("wasm"), None, None)
+        };
+        assert_eq!(v(both), Err("wasm server takes component or builtin, not both".into()));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The built-in plugins `build.rs` embedded (`openai`, `anthropic`, `namespace`, `sse`), with
-//! their kinds and build-time SHA-256 digests, so they load through exactly the path files take.
+//! their kinds and build-time SHA-256 digests, so they load through exactly the path files take;
+//! and the built-in sandboxed servers (`files`, `fetch`), likewise.
 
 mod generated {
     include!(concat!(env!("OUT_DIR"), "/builtin.rs"));
@@ -31,6 +32,25 @@ pub(crate) fn all() -> impl Iterator<Item = (&'static str, PluginKind)> {
     generated::BUILTINS.iter().map(|(name, kind, _)| (*name, *kind))
 }
 
+/// One embedded sandboxed server (`{"type": "wasm", "builtin": name}`).
+pub(crate) struct BuiltinServer {
+    pub bytes: &'static [u8],
+    pub digest: [u8; 32],
+}
+
+/// The built-in server called `name`, if there is one.
+pub(crate) fn find_server(name: &str) -> Option<BuiltinServer> {
+    generated::BUILTIN_SERVERS
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, bytes, digest)| BuiltinServer { bytes, digest: *digest })
+}
+
+/// The names of the built-in servers, in build order.
+pub fn builtin_servers() -> impl Iterator<Item = &'static str> {
+    generated::BUILTIN_SERVERS.iter().map(|(name, _, _)| *name)
+}
+
 /// The embedded bytes of a built-in plugin (tests and benchmarks load them as files too).
 pub fn builtin_bytes(name: &str) -> Option<&'static [u8]> {
     find(name).map(|b| b.bytes)
@@ -40,12 +60,16 @@ pub fn builtin_bytes(name: &str) -> Option<&'static [u8]> {
 mod tests {
     use sha2::{Digest, Sha256};
 
-    use super::generated::{BUILTIN_SHA256, BUILTINS};
+    use super::generated::{BUILTIN_SERVERS, BUILTIN_SHA256, BUILTINS};
 
     #[test]
     fn build_time_digests_match_the_embedded_bytes() {
         assert_eq!(BUILTINS.len(), BUILTIN_SHA256.len());
         for ((name, _, bytes), digest) in BUILTINS.iter().zip(BUILTIN_SHA256) {
+            let actual: [u8; 32] = Sha256::digest(bytes).into();
+            assert_eq!(&actual, digest, "{name}");
+        }
+        for (name, bytes, digest) in BUILTIN_SERVERS {
             let actual: [u8; 32] = Sha256::digest(bytes).into();
             assert_eq!(&actual, digest, "{name}");
         }

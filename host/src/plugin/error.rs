@@ -157,6 +157,13 @@ pub enum Fault {
         /// The cap (`limits.callMs`).
         limit_ms: u64,
     },
+    /// A sandboxed server computed for its whole time limit without once waiting for input
+    /// or output (a busy loop after a request); it was stopped.
+    #[error("kept computing for {limit_ms} ms without waiting (limits.callMs), so it was stopped")]
+    BusyLimit {
+        /// The cap (`limits.callMs`).
+        limit_ms: u64,
+    },
     /// The guest trapped: a panic, an abort, an out-of-bounds access.
     #[error("crashed: {message}")]
     Trap {

@@ -76,7 +76,7 @@ pub(crate) fn classify<T>(
 /// Why a call trapped, in a few words: the trap's own description (`call stack exhausted`)
 /// or the innermost error (`… store handle limit exceeded`), never the wasm backtrace that
 /// wasmtime wraps around it, which would fill a status row with frame numbers.
-fn root_cause(err: &wasmtime::Error) -> String {
+pub(crate) fn root_cause(err: &wasmtime::Error) -> String {
     if let Some(trap) = err.downcast_ref::<wasmtime::Trap>() {
         let text = trap.to_string();
         return text.strip_prefix(TRAP_PREFIX).unwrap_or(&text).to_string();

@@ -11,9 +11,10 @@ use super::engine;
 use super::error::{Fault, PluginError};
 use super::load::{self, Loaded, Origin, Spec};
 use super::policy::NamePolicy;
+use super::server::ServerComponent;
 use super::shape::ToolShape;
 use super::transport::TransportPlugin;
-use crate::config::{Grants, Limits, PluginDef, PluginKind};
+use crate::config::{Grants, Limits, PluginDef, PluginKind, ServerDef, WasmDef};
 
 /// A summary of one available plugin, for `toolport plugin list`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,6 +43,27 @@ struct Inner {
     cache: Option<Cache>,
     defs: Vec<PluginDef>,
     loaded: Mutex<HashMap<String, Arc<Loaded>>>,
+    /// Sandboxed servers' components by server name, with what they were loaded from.
+    servers: Mutex<HashMap<String, (Stamp, Arc<ServerComponent>)>>,
+}
+
+/// What a server's component was loaded from: a retry after the file changed (rebuilt, or
+/// re-pinned) loads it again; otherwise the compiled, linked component is reused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Stamp {
+    wasm: WasmDef,
+    file: Option<(u64, Option<std::time::SystemTime>)>,
+}
+
+impl Stamp {
+    fn of(wasm: &WasmDef) -> Self {
+        let file = wasm
+            .component_path
+            .as_ref()
+            .and_then(|p| std::fs::metadata(p).ok())
+            .map(|m| (m.len(), m.modified().ok()));
+        Self { wasm: wasm.clone(), file }
+    }
 }
 
 impl std::fmt::Debug for PluginHost {
@@ -70,6 +92,7 @@ impl PluginHost {
                 cache: cache_dir.map(Cache::new),
                 defs: kept,
                 loaded: Mutex::new(HashMap::new()),
+                servers: Mutex::new(HashMap::new()),
             }),
         })
     }
@@ -89,6 +112,22 @@ impl PluginHost {
     /// server's origin as a grant; there is no way to run a transport without it.
     pub(crate) fn transport(&self, name: &str) -> Result<TransportPlugin, PluginError> {
         self.get(name, PluginKind::Transport).map(|plugin| TransportPlugin { plugin })
+    }
+
+    /// The component of the sandboxed server `def` (`type: wasm`), loaded on first use and
+    /// again whenever its file or its definition changed. The message names the file.
+    pub(crate) fn wasm_server(&self, def: &ServerDef) -> Result<(Arc<ServerComponent>, WasmDef), String> {
+        let wasm = def.wasm.clone().ok_or("wasm server requires component or builtin")?;
+        let stamp = Stamp::of(&wasm);
+        let servers = || self.inner.servers.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some((seen, component)) = servers().get(&def.name)
+            && *seen == stamp
+        {
+            return Ok((Arc::clone(component), wasm));
+        }
+        let component = Arc::new(ServerComponent::load(def, &wasm, self.inner.cache.as_ref())?);
+        servers().insert(def.name.clone(), (stamp, Arc::clone(&component)));
+        Ok((component, wasm))
     }
 
     /// Every available plugin, built-ins first, then the config's entries in order.

@@ -123,6 +123,16 @@ pub(crate) fn arm_yield_only<T>(store: &mut Store<T>) {
     store.epoch_deadline_callback(|_| Ok(UpdateDeadline::Yield(1)));
 }
 
+/// A sandboxed server's limit: it may compute for `limit` at a stretch, measured from the last
+/// time it really waited (`waits`); it yields every tick meanwhile, and idles for free.
+pub(crate) fn arm_busy_limit<T: super::waits::Waits>(store: &mut Store<T>, limit: Duration) {
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(move |mut ctx| {
+        let since = ctx.data_mut().waits().1.since();
+        if since.elapsed() >= limit { Err(OutOfTime.into()) } else { Ok(UpdateDeadline::Yield(1)) }
+    });
+}
+
 /// How long the host waits for one call before abandoning it: the budget plus the slack.
 pub(crate) fn outer_timeout(limits: &Limits) -> Duration {
     Duration::from_millis(limits.call_ms) + OUTER_TIMEOUT_SLACK

@@ -4,7 +4,8 @@
 //! Closed defaults, as built by [`Sandbox::wasi_ctx`]: no environment, no arguments, no
 //! preopens, stdin closed, stdout discarded, stderr's tail kept for crash messages (`stderr`), no
 //! socket address allowed, no name resolved. Grants open exactly: `env` names (copied from the
-//! host's environment when set), `dirs` (read-only preopens at their own absolute path), and
+//! host's environment when set), `dirs` (preopens, read-only unless a server's grant says `rw`,
+//! at their own absolute path unless the grant names a guest path), and
 //! `hosts` (TCP/UDP connects and outgoing HTTP to matching `scheme://host:port`, and lookups of
 //! exactly the names those patterns name: see [`HostsGate::allows_lookup`]).
 
@@ -45,6 +46,16 @@ impl Denials {
     pub fn first(&self) -> Option<String> {
         self.0.lock().ok().and_then(|list| list.first().cloned())
     }
+
+    /// How many distinct refusals are kept (at most [`DENIALS_KEPT`]).
+    pub fn count(&self) -> usize {
+        self.0.lock().map_or(0, |list| list.len())
+    }
+
+    /// Every kept refusal, oldest first.
+    pub fn all(&self) -> Vec<String> {
+        self.0.lock().map(|list| list.clone()).unwrap_or_default()
+    }
 }
 
 /// One plugin's parsed grants, shared by all its stores.
@@ -78,8 +89,9 @@ impl Sandbox {
     }
 
     /// A fresh WASI context with exactly the granted capabilities, and the tail of the
-    /// guest's stderr (bounded, never refusing a write).
-    pub fn wasi_ctx(&self) -> Result<(WasiCtx, StderrTail), String> {
+    /// guest's stderr (bounded, never refusing a write). `extra` then adds what a sandboxed
+    /// server has and a plugin does not: its arguments, environment and stdio.
+    pub fn wasi_ctx(&self, extra: impl FnOnce(&mut WasiCtxBuilder)) -> Result<(WasiCtx, StderrTail), String> {
         let mut b = WasiCtxBuilder::new();
         let stderr = StderrTail::default();
         b.stderr(stderr.clone());
@@ -89,9 +101,9 @@ impl Sandbox {
             }
         }
         for dir in &self.grants.dirs {
-            let guest = dir.to_string_lossy();
-            b.preopened_dir(dir, guest.as_ref(), FsPerms::ReadOnly)
-                .map_err(|e| format!("cannot open granted folder {}: {e:#}", dir.display()))?;
+            let perms = if dir.writable { FsPerms::ReadWrite } else { FsPerms::ReadOnly };
+            b.preopened_dir(&dir.host, dir.guest_path(), perms)
+                .map_err(|e| format!("cannot open granted folder {}: {e:#}", dir.host.display()))?;
         }
         // Socket kinds stay switched off unless some grant could ever use them.
         b.allow_tcp(self.hosts.iter().any(|h| h.covers_socket(false)));
@@ -123,6 +135,7 @@ impl Sandbox {
                 false
             })
         });
+        extra(&mut b);
         Ok((b.build(), stderr))
     }
 

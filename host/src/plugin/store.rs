@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
 use wasmtime::{Engine, Store};
 use wasmtime_wasi::sockets::WasiSocketsCtxView;
-use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi::{WasiCtxBuilder, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::admission::{Admission, Ticket};
@@ -18,11 +18,12 @@ use super::limits::MemoryGuard;
 use super::sandbox::{HostsGate, Sandbox};
 use super::sockets_gate::{self, GatedSockets};
 use super::stderr::StderrTail;
+use super::waits::{self, BusyClock, Waits};
 
 /// The data of one store: what the guest sees (WASI, HTTP, its resources) and what the host
 /// keeps watch with (the HTTP gate, the memory cap, the captured stderr, the log budget).
 pub(crate) struct State {
-    wasi: WasiCtx,
+    wasi: wasmtime_wasi::WasiCtx,
     http: WasiHttpCtx,
     table: ResourceTable,
     gate: HostsGate,
@@ -32,6 +33,8 @@ pub(crate) struct State {
     pub(crate) plugin: Arc<str>,
     /// Lines logged so far through the `log` interface (capped in `log`).
     pub(crate) log_lines: u32,
+    /// When the guest last waited (a sandboxed server's time limit counts from there).
+    busy: BusyClock,
     /// This store's place in the instance pool, given back when it drops.
     _ticket: Ticket,
 }
@@ -52,8 +55,21 @@ impl State {
         sandbox: &Sandbox,
         memory_mb: u64,
     ) -> Result<Store<State>, Fault> {
+        Self::store_with(engine, plugin, admission, sandbox, memory_mb, |_| {})
+    }
+
+    /// [`Self::store`] with `extra` applied to the WASI context: a sandboxed server's
+    /// arguments, environment and stdio.
+    pub fn store_with(
+        engine: &Engine,
+        plugin: &str,
+        admission: &Admission,
+        sandbox: &Sandbox,
+        memory_mb: u64,
+        extra: impl FnOnce(&mut WasiCtxBuilder),
+    ) -> Result<Store<State>, Fault> {
         let ticket = admission.admit()?;
-        let (wasi, stderr) = sandbox.wasi_ctx().map_err(|message| Fault::Sandbox { message })?;
+        let (wasi, stderr) = sandbox.wasi_ctx(extra).map_err(|message| Fault::Sandbox { message })?;
         let mut table = ResourceTable::new();
         table.set_max_capacity(MAX_HANDLES);
         let state = State {
@@ -65,6 +81,7 @@ impl State {
             stderr,
             plugin: plugin.into(),
             log_lines: 0,
+            busy: BusyClock::default(),
             _ticket: ticket,
         };
         let mut store = Store::new(engine, state);
@@ -86,6 +103,12 @@ impl State {
 impl WasiView for State {
     fn ctx(&mut self) -> WasiCtxView<'_> {
         WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+impl Waits for State {
+    fn waits(&mut self) -> (&mut ResourceTable, &mut BusyClock) {
+        (&mut self.table, &mut self.busy)
     }
 }
 
@@ -117,6 +140,7 @@ fn build_linker(engine: &Engine) -> anyhow::Result<Linker<State>> {
     // and its `open-at` opens a FIFO (blocking a thread for good); ours ask first.
     linker.allow_shadowing(true);
     files_gate::add_to_linker(&mut linker)?;
+    waits::add_to_linker(&mut linker)?;
     sockets_gate::add_to_linker(&mut linker, |s: &mut State| GatedSockets {
         sockets: WasiSocketsCtxView { ctx: s.wasi.sockets(), table: &mut s.table },
         gate: &s.gate,

@@ -104,6 +104,7 @@ mod tests {
             path: PathBuf::from(PLUGIN_BUILD_DIR).join("fixture_echo_transport.wasm"),
             grants: Grants::default(),
             limits: Limits::default(),
+            sha256: None,
         };
         let host = PluginHost::new(None, &[def]).unwrap_or_else(|e| panic!("{e:#}"));
         let transport = host.transport("echo").unwrap_or_else(|e| panic!("{e}"));

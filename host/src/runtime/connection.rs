@@ -180,6 +180,8 @@ pub struct Connection {
     pub protocol_version: Option<String>,
     /// What the server listed that rmcp left out for breaking the `x-mcp-header` rules.
     audit: Option<transport::HeaderAudit>,
+    /// What the sandbox refused a `wasm` server.
+    refusals: Option<crate::plugin::Denials>,
     dead: watch::Receiver<Option<String>>,
     close: Mutex<Option<oneshot::Sender<()>>>,
 }
@@ -252,7 +254,7 @@ impl Connection {
         progress: ProgressRoutes,
         closing: watch::Sender<bool>,
     ) -> Arc<Connection> {
-        let transport::Connected { service, child, pump, audit } = connected;
+        let transport::Connected { service, child, pump, audit, refusals } = connected;
         let peer = service.peer().clone();
         let protocol_version = peer.peer_info().map(|info| info.protocol_version.to_string());
         tracing::debug!(server = %server, "MCP protocol version {}", protocol_version.as_deref().unwrap_or("unknown"));
@@ -318,6 +320,7 @@ impl Connection {
             progress,
             protocol_version,
             audit,
+            refusals,
             dead: dead_rx,
             close: Mutex::new(Some(close_tx)),
         })
@@ -330,6 +333,25 @@ impl Connection {
             Some(audit) => audit.left_out(listed.iter().map(|t| t.name.as_ref())),
             None => Vec::new(),
         }
+    }
+
+    /// The first thing the sandbox refused a `wasm` server, as `not granted: …` (the host's
+    /// own record: the server cannot hide or misstate it).
+    pub fn refused(&self) -> Option<String> {
+        self.refusals.as_ref().and_then(|d| d.first()).map(|target| format!("not granted: {target}"))
+    }
+
+    /// How many refusals the host has recorded for this connection so far.
+    pub fn refusal_count(&self) -> usize {
+        self.refusals.as_ref().map_or(0, |d| d.count())
+    }
+
+    /// Refusals recorded after the first `seen`, newest last, as `not granted: …`.
+    pub fn refusals_since(&self, seen: usize) -> Vec<String> {
+        self.refusals
+            .as_ref()
+            .map(|d| d.all().into_iter().skip(seen).map(|t| format!("not granted: {t}")).collect())
+            .unwrap_or_default()
     }
 
     /// Lists every page again (after `list_changed`).

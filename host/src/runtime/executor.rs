@@ -64,12 +64,15 @@ pub async fn call_with(
     };
     let params = CallToolRequestParams::new(original).with_arguments(args);
     let answers = &supervisor.answers;
+    let refusals_before = conn.refusal_count();
     // The call timeout counts the server's time, not the person's answering its questions.
     let rounds = request_state::call_tool(&conn.peer, &conn.progress, answers, &server, params, progress);
     match person_clock::within(&answers.clock, timeout, rounds).await {
         None => Err(CallError::Timeout { tool: name.to_string(), server, ms: timeout.as_millis() }),
         Some(Ok(result)) => {
-            structured_output::checked(output_check.as_ref(), name, &server, CallOutcome::from_result(result))
+            let mut outcome = CallOutcome::from_result(result);
+            outcome.note_refusals(conn.refusals_since(refusals_before));
+            structured_output::checked(output_check.as_ref(), name, &server, outcome)
         }
         Some(Err(RoundsError::Service(e))) if is_transport_failure(&e) => {
             let reason = match conn.death_reason().await {
@@ -114,6 +117,24 @@ pub struct CallOutcome {
 }
 
 impl CallOutcome {
+    /// Puts what the sandbox refused a `wasm` server during a failed call in front of the
+    /// server's own words (`not granted: http://…`), unless it already says so: the host's
+    /// record is what a reader can trust, whatever the guest made of the refusal.
+    fn note_refusals(&mut self, refusals: Vec<String>) {
+        if !self.is_error {
+            return;
+        }
+        let said = |r: &String| {
+            self.content
+                .iter()
+                .any(|b| b.get("text").and_then(Value::as_str).is_some_and(|t| t.contains(r.as_str())))
+        };
+        let unsaid: Vec<String> = refusals.into_iter().filter(|r| !said(r)).collect();
+        for refusal in unsaid.into_iter().rev() {
+            self.content.insert(0, serde_json::json!({"type": "text", "text": refusal}));
+        }
+    }
+
     /// From rmcp's result type.
     pub(crate) fn from_result(result: rmcp::model::CallToolResult) -> Self {
         let content = result.content.iter().filter_map(|block| serde_json::to_value(block).ok()).collect();

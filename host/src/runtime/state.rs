@@ -91,6 +91,7 @@ impl Slot {
             ServerState::Connected => self.conn().and_then(|c| c.protocol_version.clone()),
             _ => None,
         };
+        let denied = self.conn().and_then(|c| c.refused()).map(|d| clip_foreign(&d).into_owned());
         ServerStatus {
             name: r.def.name.clone(),
             transport: r.def.transport.clone(),
@@ -100,6 +101,7 @@ impl Slot {
             tools,
             error,
             protocol_version,
+            denied,
         }
     }
 }

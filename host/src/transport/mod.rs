@@ -1,6 +1,7 @@
 //! Transports (DESIGN §1): how the host reaches a server and completes the MCP handshake.
 //! `stdio` and `streamable_http` go through rmcp; `sse` (the built-in `transport-sse` plugin)
-//! and every plugin `type` go through the plugin-transport adapter ([`plugin`]).
+//! and every plugin `type` go through the plugin-transport adapter ([`plugin`]); `wasm` runs a
+//! sandboxed server in the plugin host and talks to its stdio ([`wasm`]).
 
 mod cause;
 mod connected;
@@ -12,6 +13,7 @@ mod plugin;
 mod process_group;
 mod stderr_tail;
 mod stdio;
+mod wasm;
 
 pub use cause::deepest_cause;
 pub use connected::Connected;
@@ -94,7 +96,9 @@ async fn open<H: ClientHandler>(
             let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(stdout, stdin)
                 .with_max_line_length(MAX_STDIO_MESSAGE_BYTES);
             match handler.serve_with_lifecycle(transport, lifecycle).await {
-                Ok(service) => Ok(Connected { service, child: Some(child), pump: None, audit: None }),
+                Ok(service) => {
+                    Ok(Connected { service, child: Some(child), pump: None, audit: None, refusals: None })
+                }
                 Err(e) if lifecycle::wants_handshake_retry(&e) => {
                     child.stop().await;
                     Err(StartError::from_init(&e))
@@ -116,8 +120,9 @@ async fn open<H: ClientHandler>(
                 .serve_with_lifecycle(transport, lifecycle)
                 .await
                 .map_err(|e| StartError::from_init(&e))?;
-            Ok(Connected { service, child: None, pump: None, audit: Some(audit) })
+            Ok(Connected { service, child: None, pump: None, audit: Some(audit), refusals: None })
         }
+        TransportKind::Wasm => wasm::connect(plugins, def, handler, lifecycle).await,
         TransportKind::Sse => through_plugin(plugins, SSE_PLUGIN, def, handler, lifecycle).await,
         TransportKind::Plugin(name) => through_plugin(plugins, name, def, handler, lifecycle).await,
     }
@@ -132,7 +137,7 @@ async fn through_plugin<H: ClientHandler>(
     lifecycle: ClientLifecycleMode,
 ) -> Result<Connected<H>, StartError> {
     let (service, pump) = plugin::connect(plugins, name, def, handler, lifecycle).await?;
-    Ok(Connected { service, child: None, pump: Some(pump), audit: None })
+    Ok(Connected { service, child: None, pump: Some(pump), audit: None, refusals: None })
 }
 
 #[cfg(test)]

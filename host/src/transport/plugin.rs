@@ -259,6 +259,7 @@ mod tests {
             path: PathBuf::from(crate::plugin::PLUGIN_BUILD_DIR).join("fixture_transport_hostile.wasm"),
             grants: Grants::default(),
             limits: Limits::default(),
+            sha256: None,
         };
         PluginHost::new(None, &[def]).unwrap_or_else(|e| panic!("{e:#}"))
     }

@@ -112,6 +112,41 @@ pub fn spawn(def: &ServerDef) -> Result<(StdioChild, ChildStdout, ChildStdin), S
 }
 
 impl StdioChild {
+    /// A sandboxed server's run seen as a child: `ended` says how it ended, `stop` ends it,
+    /// and its exit reason quotes `tail` like a process's. Stopping it drops its store.
+    pub fn sandboxed(
+        mut ended: watch::Receiver<Option<String>>,
+        stop: oneshot::Sender<()>,
+        tail: StderrTail,
+    ) -> StdioChild {
+        let (exit_tx, exit_rx) = watch::channel(None);
+        let (kill_tx, kill_rx) = oneshot::channel::<()>();
+        tokio::spawn(async move {
+            let end = async |ended: &mut watch::Receiver<Option<String>>| {
+                ended.wait_for(Option::is_some).await.ok().and_then(|r| r.clone())
+            };
+            let finished = tokio::select! {
+                done = end(&mut ended) => Some(done),
+                _ = kill_rx => None,
+            };
+            let reason = match finished {
+                Some(done) => done,
+                None => {
+                    let _ = stop.send(());
+                    end(&mut ended).await
+                }
+            };
+            let mut reason = reason.unwrap_or_else(|| "stopped".to_string());
+            tokio::time::sleep(STDERR_SETTLE).await;
+            if let Some(lines) = tail.summary(QUOTED_STDERR_LINES) {
+                reason.push_str("; stderr: ");
+                reason.push_str(&lines);
+            }
+            let _ = exit_tx.send(Some(reason));
+        });
+        StdioChild { exit: exit_rx, kill: Some(kill_tx) }
+    }
+
     /// Waits until the process has exited and says how, e.g.
     /// `process exited with status 3; stderr: boom`.
     pub async fn exited(&self) -> String {

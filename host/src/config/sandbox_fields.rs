@@ -1,0 +1,226 @@
+//! The sandbox part of a config entry — `grants`, `limits`, `sha256` — read the same way for a
+//! plugin and for a `type: wasm` server, and written back the same way. A server's folders may
+//! be read-write; a plugin's never are (DESIGN §5).
+//!
+//! An unknown key inside `grants` or `limits` is kept in the file (every write keeps unknown
+//! keys) but warned about: `grants.dir` instead of `grants.dirs` would silently leave the guest
+//! without the folder its author meant to give it.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::fields::{Fields, Trim};
+use super::model::{DirGrant, Grants, Limits};
+
+/// Whose sandbox an entry describes: only servers may have read-write folders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Guest {
+    Plugin,
+    Server,
+}
+
+const GRANT_KEYS: [&str; 3] = ["hosts", "env", "dirs"];
+const DIR_KEYS: [&str; 3] = ["host", "guest", "mode"];
+const LIMIT_KEYS: [&str; 2] = ["memoryMb", "callMs"];
+
+/// `grants: { hosts, env, dirs }`; relative folders stay relative until [`resolve_dir`].
+pub(super) fn grants(fields: &Fields<'_>, guest: Guest) -> Result<Grants, String> {
+    let Some(g) = fields.object("grants")? else { return Ok(Grants::default()) };
+    warn_unknown(&g, &GRANT_KEYS);
+    let mut dirs = Vec::new();
+    for item in g.array("dirs")?.map(Vec::as_slice).unwrap_or_default() {
+        dirs.push(dir(&g, item, guest)?);
+    }
+    Ok(Grants {
+        hosts: g.strings("hosts", Trim::Yes)?.unwrap_or_default(),
+        env: g.strings("env", Trim::Yes)?.unwrap_or_default(),
+        dirs,
+    })
+}
+
+/// One `grants.dirs` entry: a path, or `{ host, guest, mode }`.
+fn dir(g: &Fields<'_>, item: &Value, guest: Guest) -> Result<DirGrant, String> {
+    const WHAT: &str = "an array of paths or { \"host\", \"guest\", \"mode\" } objects";
+    let (written, guest_path, mode) = match item {
+        Value::String(path) => (path.trim().to_string(), None, None),
+        Value::Object(obj) => {
+            let entry = Fields::new(obj, g.owner());
+            warn_unknown(&entry, &DIR_KEYS);
+            let host = entry.string("host").map_err(|_| g.err("dirs", WHAT))?;
+            let guest = entry.string("guest").map_err(|_| g.err("dirs", WHAT))?;
+            let mode = entry.string("mode").map_err(|_| g.err("dirs", WHAT))?;
+            (host.unwrap_or_default(), guest, mode)
+        }
+        _ => return Err(g.err("dirs", WHAT)),
+    };
+    if written.is_empty() {
+        return Err(g.err("dirs", WHAT));
+    }
+    let writable = match mode.as_deref() {
+        None | Some("ro") => false,
+        Some("rw") if guest == Guest::Server => true,
+        Some("rw") => {
+            return Err(format!(
+                "{}grants.dirs: {written} cannot be \"rw\": a plugin's folders are read-only",
+                g.owner()
+            ));
+        }
+        Some(_) => return Err(g.err("dirs", "entries whose \"mode\" is \"ro\" or \"rw\"")),
+    };
+    if let Some(path) = &guest_path
+        && !path.starts_with('/')
+    {
+        return Err(format!("{}grants.dirs: guest path {path:?} must be absolute", g.owner()));
+    }
+    Ok(DirGrant { host: expand_home(&written), written, guest: guest_path, writable })
+}
+
+/// `limits: { memoryMb, callMs }` over `defaults`.
+pub(super) fn limits(fields: &Fields<'_>, defaults: Limits) -> Result<Limits, String> {
+    let mut limits = defaults;
+    if let Some(l) = fields.object("limits")? {
+        warn_unknown(&l, &LIMIT_KEYS);
+        for (key, slot) in [("memoryMb", &mut limits.memory_mb), ("callMs", &mut limits.call_ms)] {
+            if let Some(n) = l.positive(key, "")? {
+                *slot = n;
+            }
+        }
+    }
+    Ok(limits)
+}
+
+/// `sha256`: 64 hex digits, kept lower-case.
+pub(super) fn sha256(fields: &Fields<'_>) -> Result<Option<String>, String> {
+    let Some(digest) = fields.string("sha256")? else { return Ok(None) };
+    if digest.len() != 64 || !digest.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(fields.err("sha256", "64 hexadecimal digits (a SHA-256)"));
+    }
+    Ok(Some(digest.to_ascii_lowercase()))
+}
+
+/// `grants` as the file holds it (empty lists omitted; `None` when nothing is granted).
+pub(super) fn grants_json(g: &Grants) -> Option<Value> {
+    let mut m = Map::new();
+    if !g.hosts.is_empty() {
+        m.insert("hosts".into(), g.hosts.iter().cloned().map(Value::String).collect());
+    }
+    if !g.env.is_empty() {
+        m.insert("env".into(), g.env.iter().cloned().map(Value::String).collect());
+    }
+    if !g.dirs.is_empty() {
+        m.insert("dirs".into(), g.dirs.iter().map(dir_json).collect());
+    }
+    (!m.is_empty()).then_some(Value::Object(m))
+}
+
+/// A folder as the file holds it: the short form when it says no more than a path.
+pub(crate) fn dir_json(d: &DirGrant) -> Value {
+    if d.guest.is_none() && !d.writable {
+        return Value::String(d.written.clone());
+    }
+    let mut m = Map::new();
+    m.insert("host".into(), Value::String(d.written.clone()));
+    if let Some(guest) = &d.guest {
+        m.insert("guest".into(), Value::String(guest.clone()));
+    }
+    m.insert("mode".into(), Value::String(d.mode().into()));
+    Value::Object(m)
+}
+
+/// `limits` as the file holds it: only what differs from `defaults`.
+pub(super) fn limits_json(l: &Limits, defaults: Limits) -> Option<Value> {
+    let mut m = Map::new();
+    if l.memory_mb != defaults.memory_mb {
+        m.insert("memoryMb".into(), Value::from(l.memory_mb));
+    }
+    if l.call_ms != defaults.call_ms {
+        m.insert("callMs".into(), Value::from(l.call_ms));
+    }
+    (!m.is_empty()).then_some(Value::Object(m))
+}
+
+/// A folder's host path against `base` (the folder of the file naming it); `~` is already
+/// expanded, absolute paths stay.
+pub(super) fn resolve_dir(d: &mut DirGrant, base: &Path) {
+    if d.host.is_relative() {
+        d.host = base.join(&d.host);
+    }
+}
+
+/// `~` and `~/…` as the person's home folder (`$HOME`); anything else as written.
+pub(crate) fn expand_home(path: &str) -> PathBuf {
+    let home = || std::env::var_os("HOME").map(PathBuf::from);
+    match path.strip_prefix('~') {
+        Some("") => home().unwrap_or_else(|| PathBuf::from(path)),
+        Some(rest) if rest.starts_with('/') => match home() {
+            Some(h) => h.join(rest.trim_start_matches('/')),
+            None => PathBuf::from(path),
+        },
+        _ => PathBuf::from(path),
+    }
+}
+
+fn warn_unknown(fields: &Fields<'_>, known: &[&str]) {
+    for key in fields.unknown_keys(known) {
+        tracing::warn!("{}unknown key \"{key}\" in a sandbox entry is ignored (a typo?)", fields.owner());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn read(v: Value, guest: Guest) -> Result<Grants, String> {
+        let obj = v.as_object().cloned().unwrap_or_default();
+        grants(&Fields::new(&obj, "server \"s\": "), guest)
+    }
+
+    #[test]
+    fn dirs_take_paths_and_objects_and_round_trip() {
+        let v = json!({"grants": {"dirs": ["data", {"host": "/srv/n", "guest": "/notes", "mode": "rw"}]}});
+        let g = read(v.clone(), Guest::Server).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(g.dirs[0].guest_path(), "data");
+        assert_eq!((g.dirs[1].guest_path().as_str(), g.dirs[1].writable), ("/notes", true));
+        assert_eq!(grants_json(&g), Some(v["grants"].clone()));
+    }
+
+    #[test]
+    fn a_plugin_cannot_write_and_bad_entries_say_why() {
+        let rw = json!({"grants": {"dirs": [{"host": "/x", "mode": "rw"}]}});
+        assert_eq!(
+            read(rw, Guest::Plugin).err().as_deref(),
+            Some("server \"s\": grants.dirs: /x cannot be \"rw\": a plugin's folders are read-only")
+        );
+        let bad = json!({"grants": {"dirs": [{"host": "/x", "mode": "write"}]}});
+        assert_eq!(
+            read(bad, Guest::Server).err().as_deref(),
+            Some("server \"s\": \"grants.dirs\" must be entries whose \"mode\" is \"ro\" or \"rw\"")
+        );
+        let relative_guest = json!({"grants": {"dirs": [{"host": "/x", "guest": "x"}]}});
+        assert!(read(relative_guest, Guest::Server).is_err());
+        assert!(read(json!({"grants": {"dirs": [7]}}), Guest::Server).is_err());
+    }
+
+    #[test]
+    fn home_is_expanded_and_relative_paths_resolve_against_the_file() {
+        let home = std::env::var("HOME").unwrap_or_default();
+        assert_eq!(expand_home("~/notes"), PathBuf::from(&home).join("notes"));
+        assert_eq!(expand_home("~other/x"), PathBuf::from("~other/x"));
+        let mut d = DirGrant { written: "d".into(), host: "d".into(), guest: None, writable: false };
+        resolve_dir(&mut d, Path::new("/etc/tp"));
+        assert_eq!(d.host, PathBuf::from("/etc/tp/d"));
+    }
+
+    #[test]
+    fn digests_are_checked_and_lowercased() {
+        let ok = json!({"sha256": "AB".repeat(32)});
+        let obj = ok.as_object().cloned().unwrap_or_default();
+        assert_eq!(sha256(&Fields::new(&obj, "")), Ok(Some("ab".repeat(32))));
+        let bad = json!({"sha256": "abc"});
+        let obj = bad.as_object().cloned().unwrap_or_default();
+        assert!(sha256(&Fields::new(&obj, "")).is_err());
+    }
+}

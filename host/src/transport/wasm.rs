@@ -1,0 +1,49 @@
+//! The `wasm` transport: a sandboxed server (`plugin::ServerComponent`) reached through its
+//! in-memory stdin and stdout exactly as a stdio child is through its pipes — same framing,
+//! same message cap, its stderr drained into the same bounded tail, its end reported the same
+//! way (`StdioChild`), so the runtime cannot tell the two apart except by what they may do.
+
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt};
+
+use super::MAX_STDIO_MESSAGE_BYTES;
+use super::cause::deepest_cause;
+use super::connected::Connected;
+use super::lifecycle::{StartError, wants_handshake_retry};
+use super::stderr_tail::StderrTail;
+use super::stdio::StdioChild;
+use crate::config::ServerDef;
+use crate::plugin::{PluginHost, Started};
+
+/// Starts `def`'s component (already `${VAR}`-expanded) and the MCP lifecycle over its stdio.
+pub async fn connect<H: ClientHandler>(
+    plugins: &PluginHost,
+    def: &ServerDef,
+    handler: H,
+    lifecycle: ClientLifecycleMode,
+) -> Result<Connected<H>, StartError> {
+    let (component, wasm) = plugins.wasm_server(def).map_err(StartError::other)?;
+    let Started { stdin, stdout, stderr, ended, stop, denials } =
+        component.start(def, &wasm).map_err(StartError::other)?;
+    let child = StdioChild::sandboxed(ended, stop, StderrTail::drain(stderr));
+    let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(stdout, stdin)
+        .with_max_line_length(MAX_STDIO_MESSAGE_BYTES);
+    match handler.serve_with_lifecycle(transport, lifecycle).await {
+        Ok(service) => {
+            Ok(Connected { service, child: Some(child), pump: None, audit: None, refusals: Some(denials) })
+        }
+        Err(e) if wants_handshake_retry(&e) => {
+            child.stop().await;
+            Err(StartError::from_init(&e))
+        }
+        Err(e) => {
+            // The host's own record of a refusal explains a failed start best, then the end.
+            let ended = tokio::time::timeout(super::HANDSHAKE_EXIT_WAIT, child.exited()).await;
+            let reason = match denials.first() {
+                Some(target) => format!("not granted: {target}"),
+                None => ended.unwrap_or_else(|_| deepest_cause(&e)),
+            };
+            child.stop().await;
+            Err(StartError::other(reason))
+        }
+    }
+}
