@@ -54,7 +54,7 @@ fn role(kind: PluginKind) -> &'static str {
     }
 }
 
-/// What went wrong with a plugin. The first six are config problems (fix the config or the
+/// What went wrong with a plugin. The first seven are config problems (fix the config or the
 /// file); the rest happen while it runs and fail one call or one connection only.
 #[derive(Debug, thiserror::Error)]
 pub enum Fault {
@@ -107,6 +107,22 @@ pub enum Fault {
         exports: String,
         /// The export that kind needs.
         expected: String,
+    },
+    /// The file's SHA-256 is not the one its entry pins: it changed since it was pinned.
+    #[error(
+        "{} does not match its pin: sha256 {actual}, pinned {pinned} (if the new component is \
+         trusted, run `toolport plugin pin {name}`)",
+        path.display()
+    )]
+    PinMismatch {
+        /// The plugin's name, for the command that re-pins it.
+        name: String,
+        /// The configured file.
+        path: PathBuf,
+        /// Its digest now.
+        actual: String,
+        /// The entry's `sha256`.
+        pinned: String,
     },
     /// Compiling or linking failed (for example an import the sandbox does not provide).
     #[error("cannot be loaded: {message}")]

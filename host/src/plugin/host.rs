@@ -5,6 +5,8 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use sha2::Digest as _;
+
 use super::builtin;
 use super::cache::{Cache, CacheOutcome};
 use super::engine;
@@ -195,13 +197,25 @@ impl PluginHost {
         }
         let bytes = std::fs::read(&def.path)
             .map_err(|source| fault(Fault::Unreadable { path: def.path.clone(), source }))?;
+        // The digest is the cache's key anyway: hashing here costs nothing extra.
+        let digest: [u8; 32] = sha2::Sha256::digest(&bytes).into();
+        if let Some(pinned) = &def.sha256
+            && *pinned != hex::encode(digest)
+        {
+            return Err(fault(Fault::PinMismatch {
+                name: name.to_string(),
+                path: def.path.clone(),
+                actual: hex::encode(digest),
+                pinned: pinned.clone(),
+            }));
+        }
         let spec = Spec {
             name,
             kind,
             origin: Origin::File(def.path.clone()),
             grants: &def.grants,
             limits: def.limits,
-            digest: None,
+            digest: Some(digest),
         };
         load::load(spec, &bytes, cache)
     }
