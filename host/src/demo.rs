@@ -1,7 +1,8 @@
 //! `toolport demo`: the built-in tour. On a temporary home and workspace it defines a handful
 //! of servers (all of them this binary's own `demo-server`) that end in every state, then shows
-//! the status view, the tool surface an LLM would get, and a real tool call. Everything it
-//! creates is removed at the end.
+//! the status view, the tool surface an LLM would get, and a real tool call; then a sandboxed
+//! server (the built-in `files`, a WebAssembly component) reads a file of the workspace it was
+//! granted and is refused one outside it. Everything it creates is removed at the end.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -27,10 +28,18 @@ pub async fn run() -> anyhow::Result<()> {
         "twin": demo_server(&exe, &[]),
         "later": demo_server(&exe, &[]),
         "spare": demo_server(&exe, &[]),
+        "notes": {
+            "type": "wasm",
+            "builtin": "files",
+            "grants": { "dirs": [{ "host": paths.workspace_root.display().to_string(), "guest": "/workspace" }] },
+        },
     }});
-    let workspace = json!({ "enabledMcpServers": ["files", "math", "twin", "later", "ghost"] });
+    let workspace = json!({ "enabledMcpServers": ["files", "math", "twin", "later", "ghost", "notes"] });
     write_json(&paths.store_file(), &store)?;
     write_json(&paths.workspace_file(), &workspace)?;
+    let readme = paths.workspace_root.join("README.md");
+    std::fs::write(&readme, "# A demo workspace\nnotes can read this file, and nothing outside it.\n")
+        .with_context(|| format!("cannot write {}", readme.display()))?;
     println!("\n{}:\n{}", paths.workspace_file().display(), serde_json::to_string_pretty(&workspace)?);
     println!("\nWhat to expect:");
     println!("  files, math  connected (math prefixes its tools with math_)");
@@ -38,6 +47,7 @@ pub async fn run() -> anyhow::Result<()> {
     println!("  later        paused for this session only");
     println!("  spare        disabled: defined, but this workspace does not enable it");
     println!("  ghost        missing: enabled, but never defined");
+    println!("  notes        connected: the built-in `files` server, sandboxed, granted the workspace read-only");
 
     section("2. Starting the runtime (all servers connect at once)");
     let paused: BTreeSet<String> = ["later".to_string()].into();
@@ -90,6 +100,17 @@ async fn tour(runtime: &Runtime, paths: &Paths) -> anyhow::Result<()> {
     match runtime.call("no_such_tool", "").await {
         Ok(_) => println!("call no_such_tool\n  -> unexpectedly succeeded"),
         Err(e) => println!("call no_such_tool\n  -> {e}"),
+    }
+
+    section("6. A sandboxed server (`type: wasm`): the built-in `files`, granted /workspace read-only");
+    for (tool, arguments) in [
+        ("read_text_file", r#"{"path": "/workspace/README.md"}"#),
+        ("read_text_file", r#"{"path": "/workspace/../home/mcp.json"}"#),
+        ("write_text_file", r#"{"path": "/workspace/new.txt", "content": "x"}"#),
+    ] {
+        let outcome = runtime.call(tool, arguments).await?;
+        let mark = if outcome.is_error { "isError=true " } else { "" };
+        println!("call {tool} {arguments}\n  -> {mark}{}", outcome.render_text().trim_end());
     }
     Ok(())
 }

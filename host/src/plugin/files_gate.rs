@@ -7,8 +7,8 @@
 //! one more, and the process could not exit). A stat does not block on such files, so the
 //! path is looked at first (sandboxed to the folder, as wasmtime resolves it) and refused as
 //! `access`, the error a granted folder's permissions give. A FIFO made between the look and
-//! the open could slip through; making one needs write access to a granted folder, which a
-//! plugin never has (its folders are read-only).
+//! the open could slip through; WASI has no call that makes one, so only another program of
+//! the host's user could, in a folder granted to a guest.
 
 use std::path::Path;
 
