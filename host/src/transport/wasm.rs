@@ -21,7 +21,12 @@ pub async fn connect<H: ClientHandler>(
     handler: H,
     lifecycle: ClientLifecycleMode,
 ) -> Result<Connected<H>, StartError> {
-    let (component, wasm) = plugins.wasm_server(def).map_err(StartError::other)?;
+    // Compiling a component the cache has not seen takes a while of CPU: off the async threads.
+    let (plugins, owned) = (plugins.clone(), def.clone());
+    let (component, wasm) = tokio::task::spawn_blocking(move || plugins.wasm_server(&owned))
+        .await
+        .map_err(|e| StartError::other(format!("loading the component failed: {e}")))?
+        .map_err(StartError::other)?;
     let Started { stdin, stdout, stderr, ended, stop, denials } =
         component.start(def, &wasm).map_err(StartError::other)?;
     let child = StdioChild::sandboxed(ended, stop, StderrTail::drain(stderr));
