@@ -123,7 +123,8 @@ fn handshake_lists_the_tools_and_eof_exits_cleanly() {
     let (mut server, init) = Server::start(&fixture);
     assert_eq!(init["serverInfo"]["name"], "toolport-files");
     let tools = server.request("tools/list", json!({}));
-    let mut names: Vec<&str> = tools["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let mut names: Vec<&str> =
+        tools["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
     names.sort_unstable();
     assert_eq!(
         names,
@@ -157,7 +158,10 @@ fn lists_and_reads() {
     assert_eq!(text, "[FILE] a.txt\n[FILE] lines.txt\n[DIR] sub");
 
     // Relative paths are under the first root.
-    assert_eq!(server.call("read_text_file", json!({"path": "a.txt"})), (false, "hello\nworld\n".to_string()));
+    assert_eq!(
+        server.call("read_text_file", json!({"path": "a.txt"})),
+        (false, "hello\nworld\n".to_string())
+    );
     let lines = p(&fixture.ro().join("lines.txt"));
     assert_eq!(server.call("read_text_file", json!({"path": lines, "head": 2})).1, "line 1\nline 2\n");
     assert_eq!(server.call("read_text_file", json!({"path": lines, "tail": 2})).1, "line 9\nline 10\n");
@@ -179,12 +183,18 @@ fn searches_names_and_content() {
     let (_, text) = server.call("search_files", json!({"path": ".", "pattern": "LINES"}));
     assert_eq!(text, p(&fixture.ro().join("lines.txt")));
 
-    let (error, text) = server.call("search_content", json!({"path": ".", "pattern": "NEEDLE", "ignoreCase": true}));
+    let (error, text) =
+        server.call("search_content", json!({"path": ".", "pattern": "NEEDLE", "ignoreCase": true}));
     assert!(!error);
     assert_eq!(text, format!("{}:2: needle here", p(&fixture.ro().join("sub/b.md"))));
-    let (_, text) =
-        server.call("search_content", json!({"path": ".", "pattern": "^line 1[0-9]?$", "regex": true, "maxResults": 1}));
-    assert!(text.starts_with(&format!("{}:1: line 1\n(stopped at 1 results", p(&fixture.ro().join("lines.txt")))), "{text}");
+    let (_, text) = server.call(
+        "search_content",
+        json!({"path": ".", "pattern": "^line 1[0-9]?$", "regex": true, "maxResults": 1}),
+    );
+    assert!(
+        text.starts_with(&format!("{}:1: line 1\n(stopped at 1 results", p(&fixture.ro().join("lines.txt")))),
+        "{text}"
+    );
     let (error, text) = server.call("search_content", json!({"path": ".", "pattern": "(", "regex": true}));
     assert!(error && text.starts_with("invalid regex"), "{text}");
     assert_eq!(server.finish(), Some(0));
@@ -236,7 +246,8 @@ fn writes_only_in_read_write_roots() {
     let (error, text) = server.call("move_file", json!({"source": p(&target), "destination": p(&moved)}));
     assert!(!error, "{text}");
     assert!(moved.exists() && !target.exists());
-    let (error, text) = server.call("move_file", json!({"source": p(&moved), "destination": p(&fixture.ro().join("m"))}));
+    let (error, text) =
+        server.call("move_file", json!({"source": p(&moved), "destination": p(&fixture.ro().join("m"))}));
     assert!(error && text.starts_with("refused: ") && text.ends_with("is in a read-only folder"), "{text}");
 
     let (error, text) = server.call("delete_file", json!({"path": p(&moved)}));
