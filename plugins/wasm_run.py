@@ -58,6 +58,10 @@ def main() -> int:
         result = run(store)
     except wasmtime.ExitTrap as exit_trap:
         return exit_trap.code
+    except wasmtime.WasmtimeError as trap:
+        # A panic (panic = "abort") or another trap: the guest's message is already on stderr.
+        print(f"wasm_run.py: the component trapped: {str(trap).splitlines()[0]}", file=sys.stderr)
+        return 134
     run.post_return(store)
     # `run` returns `result<_, _>`: a `Variant` tagged "ok" or "err" (std's `main` exits through
     # wasi:cli/exit instead when its code is not 0).

@@ -19,18 +19,21 @@
 //! pollable `ready()` without blocking and, if not, stores the task's waker and the pollable in
 //! a thread-local reactor and returns `Pending`. tokio calls the hook when its run queue is
 //! empty; the hook blocks in `wasi:io/poll.poll` on every registered pollable plus a
-//! monotonic-clock pollable, and wakes the tasks whose pollables are ready. Since tokio 1.53 the
-//! current-thread scheduler then sees pending work, skips its own park and polls its time driver
-//! with a zero timeout, so timers that are due fire and the thread never reaches the
-//! `Condvar`.
+//! monotonic-clock pollable, and wakes the tasks whose pollables are ready and, every time, the
+//! `block_on` future (the "tick"; a ready pollable's waker may belong to a task that has
+//! finished, and a wake-up that schedules nothing would send tokio into its own park). The
+//! current-thread scheduler then sees pending work, skips its park and — since tokio 1.52.4
+//! (tokio#8222; this crate asks for 1.54) — polls its time driver with a zero timeout, so timers
+//! that are due fire and the thread never reaches the `Condvar`.
 //!
 //! # The trade-off: tokio timers while idle
 //!
 //! The hook cannot see tokio's timer wheel (tokio exposes no "next deadline"). So it bounds each
-//! wait by [`TICK`]: when nothing became ready within it, it wakes the `block_on` future (a
-//! registered "tick" waker), which makes tokio poll its timers. An idle server therefore wakes
-//! once per [`TICK`] (1 s: a few microseconds of work) and a `tokio::time` timer fires up to one
-//! tick late *while nothing else happens*; with traffic, timers are checked after every wake-up.
+//! wait by [`TICK`]: when nothing became ready within it, the tick alone makes tokio poll its
+//! timers. An idle server therefore wakes once per [`TICK`] (1 s; over 30 s idle under wasmtime
+//! the process used no CPU time visible at the kernel's 10 ms resolution) and a `tokio::time`
+//! timer fires up to one tick late *while nothing else happens*; with traffic, timers are checked
+//! after every wake-up.
 //! rmcp's server only arms timers for requests it sends to the client and for its 5 s shutdown
 //! drain, so the lateness is not observable in these servers. Code that needs a precise
 //! deadline uses [`sleep`], a monotonic-clock pollable in the same reactor.
