@@ -22,7 +22,7 @@ const BUILTINS: [(&str, &str, &str); 4] = [
 ];
 
 /// Built-in sandboxed servers (`type: wasm`, `builtin`): (name used in config, artifact stem).
-const SERVERS: [(&str, &str); 0] = [];
+const SERVERS: [(&str, &str); 2] = [("files", "server_files"), ("fetch", "server_fetch")];
 
 /// Variables a parent cargo, clippy or rustc wrapper sets that would recurse into the wrapper,
 /// apply host flags to the wasm target, or redirect the nested build's output.

@@ -1,0 +1,169 @@
+//! `search_files` (names) and `search_content` (lines in files), both bounded: at most
+//! `maxResults` results, [`walk::MAX_VISITED`](crate::walk::MAX_VISITED) entries, and for content
+//! only text files up to [`MAX_SCANNED_FILE`], [`MAX_SCANNED_TOTAL`] in all.
+
+use std::fs;
+use std::ops::ControlFlow;
+
+use regex::{Regex, RegexBuilder};
+
+use crate::errors::{ToolError, ToolResult};
+use crate::glob::NamePattern;
+use crate::listing::is_dir;
+use crate::roots::Roots;
+use crate::walk::walk;
+
+pub const DEFAULT_RESULTS: u32 = 100;
+pub const MAX_RESULTS: u32 = 1000;
+/// Larger files are skipped by `search_content` (and counted).
+pub const MAX_SCANNED_FILE: u64 = 1024 * 1024;
+/// The most file content one `search_content` reads.
+pub const MAX_SCANNED_TOTAL: u64 = 64 * 1024 * 1024;
+/// A matching line is cut to this many characters.
+const MAX_LINE: usize = 240;
+
+fn limit(max_results: Option<u32>) -> usize {
+    max_results.unwrap_or(DEFAULT_RESULTS).clamp(1, MAX_RESULTS) as usize
+}
+
+fn search_root<'a>(roots: &'a Roots, path: &str) -> Result<crate::roots::Resolved<'a>, ToolError> {
+    let dir = roots.locate(path, true)?;
+    if !is_dir(&dir.path) {
+        // The error names what is wrong with the path (missing, refused, or not a folder).
+        return Err(match fs::metadata(&dir.path) {
+            Err(e) => ToolError::io("search", &dir.path, &e),
+            Ok(_) => ToolError::failed(format!("{} is not a folder", dir.path.display())),
+        });
+    }
+    Ok(dir)
+}
+
+/// Paths under `path` whose name (or, for a pattern with `/`, relative path) matches.
+pub fn search_files(roots: &Roots, path: &str, pattern: &str, max_results: Option<u32>) -> ToolResult {
+    let pattern = NamePattern::parse(pattern).map_err(ToolError::failed)?;
+    let dir = search_root(roots, path)?;
+    let limit = limit(max_results);
+    let mut found = Vec::new();
+    let stats = walk(&dir.path, |entry| {
+        if pattern.matches(entry.relative, entry.name) {
+            let suffix = if entry.file_type.is_dir() { "/" } else { "" };
+            found.push(format!("{}{suffix}", entry.path.display()));
+            if found.len() >= limit {
+                return ControlFlow::Break(());
+            }
+        }
+        ControlFlow::Continue(())
+    });
+    let mut text = if found.is_empty() { "No matches found".to_string() } else { found.join("\n") };
+    if found.len() >= limit {
+        text.push_str(&format!("\n(stopped at {limit} results: narrow the pattern or raise maxResults)"));
+    }
+    text.push_str(&stats.note());
+    Ok(text)
+}
+
+enum Matcher {
+    /// Lower-cased when `ignore_case`.
+    Substring {
+        needle: String,
+        ignore_case: bool,
+    },
+    Regex(Regex),
+}
+
+impl Matcher {
+    fn new(pattern: &str, regex: bool, ignore_case: bool) -> Result<Self, ToolError> {
+        if pattern.is_empty() {
+            return Err(ToolError::failed("the pattern is empty"));
+        }
+        if regex {
+            return RegexBuilder::new(pattern)
+                .case_insensitive(ignore_case)
+                // Bounds the compiled program: a client's pattern cannot take the memory.
+                .size_limit(1 << 20)
+                .build()
+                .map(Self::Regex)
+                .map_err(|e| ToolError::failed(format!("invalid regex: {e}")));
+        }
+        let needle = if ignore_case { pattern.to_lowercase() } else { pattern.to_string() };
+        Ok(Self::Substring { needle, ignore_case })
+    }
+
+    fn matches(&self, line: &str) -> bool {
+        match self {
+            Self::Substring { needle, ignore_case: false } => line.contains(needle.as_str()),
+            Self::Substring { needle, ignore_case: true } => line.to_lowercase().contains(needle.as_str()),
+            Self::Regex(regex) => regex.is_match(line),
+        }
+    }
+}
+
+pub struct ContentQuery<'a> {
+    pub path: &'a str,
+    pub pattern: &'a str,
+    pub regex: bool,
+    pub ignore_case: bool,
+    pub include: Option<&'a str>,
+    pub max_results: Option<u32>,
+}
+
+/// Lines matching a substring or regex in the text files under `path`, as `path:line: text`.
+pub fn search_content(roots: &Roots, query: &ContentQuery<'_>) -> ToolResult {
+    let matcher = Matcher::new(query.pattern, query.regex, query.ignore_case)?;
+    let include = query.include.map(NamePattern::parse).transpose().map_err(ToolError::failed)?;
+    let dir = search_root(roots, query.path)?;
+    let limit = limit(query.max_results);
+    let mut found = Vec::new();
+    let (mut scanned, mut too_big, mut budget_hit) = (0u64, 0usize, false);
+    let stats = walk(&dir.path, |entry| {
+        if !entry.file_type.is_file()
+            || include.as_ref().is_some_and(|p| !p.matches(entry.relative, entry.name))
+        {
+            return ControlFlow::Continue(());
+        }
+        let Ok(meta) = fs::metadata(entry.path) else { return ControlFlow::Continue(()) };
+        if meta.len() > MAX_SCANNED_FILE {
+            too_big += 1;
+            return ControlFlow::Continue(());
+        }
+        if scanned + meta.len() > MAX_SCANNED_TOTAL {
+            budget_hit = true;
+            return ControlFlow::Break(());
+        }
+        scanned += meta.len();
+        let Ok(bytes) = fs::read(entry.path) else { return ControlFlow::Continue(()) };
+        if bytes.contains(&0) {
+            return ControlFlow::Continue(());
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        for (number, line) in text.lines().enumerate() {
+            if matcher.matches(line) {
+                found.push(format!("{}:{}: {}", entry.path.display(), number + 1, clip(line)));
+                if found.len() >= limit {
+                    return ControlFlow::Break(());
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    });
+    let mut text = if found.is_empty() { "No matches found".to_string() } else { found.join("\n") };
+    if found.len() >= limit {
+        text.push_str(&format!("\n(stopped at {limit} results: narrow the pattern or raise maxResults)"));
+    }
+    if budget_hit {
+        text.push_str(&format!("\n(stopped after reading {} MiB of files)", MAX_SCANNED_TOTAL >> 20));
+    }
+    if too_big > 0 {
+        text.push_str(&format!("\n({too_big} files over {} MiB were skipped)", MAX_SCANNED_FILE >> 20));
+    }
+    text.push_str(&stats.note());
+    Ok(text)
+}
+
+fn clip(line: &str) -> String {
+    let line = line.trim_end();
+    match line.char_indices().nth(MAX_LINE) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_string(),
+    }
+}
