@@ -110,7 +110,8 @@ async fn tour(runtime: &Runtime, paths: &Paths) -> anyhow::Result<()> {
     ] {
         let outcome = runtime.call(tool, arguments).await?;
         let mark = if outcome.is_error { "isError=true " } else { "" };
-        println!("call {tool} {arguments}\n  -> {mark}{}", outcome.render_text().trim_end());
+        let text = outcome.render_text().trim_end().replace('\n', "\n     ");
+        println!("call {tool} {arguments}\n  -> {mark}{text}");
     }
     Ok(())
 }
