@@ -16,7 +16,7 @@ use sha2::{Digest as _, Sha256};
 
 use super::error::{ConfigError, EditError};
 use super::grant_input::{DirSpec, check_env_name, check_host_pattern, dir_spec, same_folder};
-use super::model::{Grants, PluginDef, ServerDef};
+use super::model::{DirGrant, Grants, PluginDef, ServerDef};
 use super::store::plugin_from_json;
 use super::write::{Doc, edit_store};
 
@@ -177,7 +177,6 @@ pub fn revoke_sandbox(
         for name in &request.env {
             changes.push(e.revoke_listed("env", name.trim())?);
         }
-        e.drop_empty_lists();
         Ok(changes)
     })
 }
@@ -187,10 +186,10 @@ pub fn revoke_sandbox(
 /// differs is refused at load. A built-in server has nothing to pin: it is part of the binary.
 pub fn pin_component(store_path: &Path, entry: SandboxEntry<'_>) -> Result<Pinned, EditError> {
     edit_entry(store_path, entry, |e| {
-        let (file, previous) = match e.parse()? {
-            Parsed::Plugin(def) => (def.path, def.sha256),
+        let (file, previous) = match &e.parsed {
+            Parsed::Plugin(def) => (def.path.clone(), def.sha256.clone()),
             Parsed::Server(def) => {
-                let wasm = def.wasm.ok_or_else(|| {
+                let wasm = def.wasm.as_ref().ok_or_else(|| {
                     ConfigError(format!(
                         "{} is not a wasm server: only sandboxed servers can be pinned",
                         e.owner
@@ -203,10 +202,10 @@ pub fn pin_component(store_path: &Path, entry: SandboxEntry<'_>) -> Result<Pinne
                     ))
                     .into());
                 }
-                let file = wasm.component_path.ok_or_else(|| {
+                let file = wasm.component_path.clone().ok_or_else(|| {
                     ConfigError(format!("{}: wasm server requires component or builtin", e.owner))
                 })?;
-                (file, wasm.sha256)
+                (file, wasm.sha256.clone())
             }
         };
         let bytes = std::fs::read(&file).with_context(|| format!("cannot read {}", file.display()))?;
@@ -216,33 +215,30 @@ pub fn pin_component(store_path: &Path, entry: SandboxEntry<'_>) -> Result<Pinne
     })
 }
 
-/// The entry as typed config, read from the edited JSON (so after each item it is current).
+/// The entry as typed config, read once when the edit starts (reading warns about unknown
+/// sandbox keys: once per command is enough) and kept in step with the JSON by every change.
 enum Parsed {
-    Server(ServerDef),
+    Server(Box<ServerDef>),
     Plugin(PluginDef),
 }
 
-/// One entry under the lock: its JSON object and how to read it.
+/// One entry under the lock: its JSON object and its typed reading, changed together.
 struct EntryEdit<'a> {
     obj: &'a mut Map<String, Value>,
-    entry: SandboxEntry<'a>,
-    /// The trimmed name.
-    name: String,
+    parsed: Parsed,
     /// `server "x"` / `plugin "p"`, what every message about the entry starts with.
     owner: String,
-    /// The store file, named in a message about a malformed entry.
-    store_path: &'a Path,
-    /// The store's folder: what relative paths in the entry mean.
-    base: &'a Path,
 }
 
-/// Finds the entry under the store's lock, checks that it takes grants at all, and runs `edit`
-/// on it; the file is written only if `edit` succeeds and changed something.
+/// Finds the entry under the store's lock, reads it as the store would (a malformed entry is
+/// refused, naming the file) and runs `edit` on it; the file is written only if `edit`
+/// succeeds and changed something.
 fn edit_entry<T>(
     store_path: &Path,
     entry: SandboxEntry<'_>,
     edit: impl FnOnce(&mut EntryEdit<'_>) -> Result<T, EditError>,
 ) -> Result<T, EditError> {
+    // Relative paths in the entry mean the store's folder, as when the store is loaded.
     let base = store_path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let (name, section, kind) = match entry {
         SandboxEntry::Server(name) => (name.trim(), "mcpServers", "server"),
@@ -254,8 +250,17 @@ fn edit_entry<T>(
             SandboxEntry::Server(_) => ConfigError(format!("Unknown MCP server: {name}")),
             SandboxEntry::Plugin(_) => ConfigError(format!("Unknown plugin: {name}")),
         })?;
-        let mut e = EntryEdit { obj, entry, name: name.to_string(), owner, store_path, base };
-        edit(&mut e)
+        let at = |msg: String| ConfigError(format!("{}: {msg}", store_path.display()));
+        let value = Value::Object(obj.clone());
+        let parsed = match entry {
+            SandboxEntry::Server(_) => {
+                let mut def = ServerDef::from_json(name, &value).map_err(at)?;
+                def.resolve_paths(base);
+                Parsed::Server(Box::new(def))
+            }
+            SandboxEntry::Plugin(_) => Parsed::Plugin(plugin_from_json(name, &value, base).map_err(at)?),
+        };
+        edit(&mut EntryEdit { obj, parsed, owner })
     })
 }
 
@@ -285,27 +290,11 @@ fn entry_mut<'a>(
 }
 
 impl EntryEdit<'_> {
-    /// The entry read as the store reads it; a malformed one is refused naming the file.
-    fn parse(&self) -> Result<Parsed, ConfigError> {
-        let at = |msg: String| ConfigError(format!("{}: {msg}", self.store_path.display()));
-        let value = Value::Object(self.obj.clone());
-        match self.entry {
-            SandboxEntry::Server(_) => {
-                let mut def = ServerDef::from_json(&self.name, &value).map_err(at)?;
-                def.resolve_paths(self.base);
-                Ok(Parsed::Server(def))
-            }
-            SandboxEntry::Plugin(_) => {
-                plugin_from_json(&self.name, &value, self.base).map(Parsed::Plugin).map_err(at)
-            }
-        }
-    }
-
     /// The entry's grants as they are now, folders resolved; a server must be `type: wasm`.
-    fn grants(&self) -> Result<Grants, ConfigError> {
-        match self.parse()? {
-            Parsed::Plugin(def) => Ok(def.grants),
-            Parsed::Server(def) => def.wasm.map(|w| w.grants).ok_or_else(|| {
+    fn grants(&mut self) -> Result<&mut Grants, ConfigError> {
+        match &mut self.parsed {
+            Parsed::Plugin(def) => Ok(&mut def.grants),
+            Parsed::Server(def) => def.wasm.as_mut().map(|w| &mut w.grants).ok_or_else(|| {
                 ConfigError(format!(
                     "{} is not a wasm server: only sandboxed servers take grants",
                     self.owner
@@ -315,7 +304,7 @@ impl EntryEdit<'_> {
     }
 
     /// `grants.<key>` as an array, created (with `grants`) when absent. Its items line up
-    /// with [`Self::grants`]'s list of the same name: the reader turns each into one entry.
+    /// one to one with the typed list of the same name: the reader turns each into one entry.
     fn list_mut(&mut self, key: &str) -> Result<&mut Vec<Value>, ConfigError> {
         let owner = &self.owner;
         let grants = self.obj.entry("grants").or_insert_with(|| Value::Object(Map::new()));
@@ -333,10 +322,9 @@ impl EntryEdit<'_> {
     }
 
     fn grant_dir(&mut self, spec: &DirSpec) -> Result<GrantChange, ConfigError> {
-        let dirs = self.grants()?.dirs;
-        let found = dirs.iter().position(|d| same_folder(&d.host, &spec.host));
-        let list = self.list_mut("dirs")?;
+        let found = self.grants()?.dirs.iter().position(|d| same_folder(&d.host, &spec.host));
         let Some(index) = found else {
+            let list = self.list_mut("dirs")?;
             list.push(if spec.writable {
                 let mut m = Map::new();
                 m.insert("host".into(), Value::String(spec.written.clone()));
@@ -345,34 +333,38 @@ impl EntryEdit<'_> {
             } else {
                 Value::String(spec.written.clone())
             });
+            self.grants()?.dirs.push(DirGrant {
+                written: spec.written.clone(),
+                host: spec.host.clone(),
+                guest: None,
+                writable: spec.writable,
+            });
             let item = GrantItem::Dir { path: spec.written.clone(), guest: None, writable: spec.writable };
             return Ok(GrantChange { item, outcome: GrantOutcome::Granted });
         };
-        let old = &dirs[index];
+        let old = &mut self.grants()?.dirs[index];
+        let already = old.writable == spec.writable;
+        old.writable = spec.writable;
         let item =
             GrantItem::Dir { path: old.written.clone(), guest: old.guest.clone(), writable: spec.writable };
-        if old.writable == spec.writable {
+        if already {
             return Ok(GrantChange { item, outcome: GrantOutcome::AlreadyGranted });
         }
-        if let Some(slot) = list.get_mut(index) {
+        if let Some(slot) = self.list_mut("dirs")?.get_mut(index) {
             set_mode(slot, spec.writable);
         }
         Ok(GrantChange { item, outcome: GrantOutcome::ModeChanged })
     }
 
     fn revoke_dir(&mut self, spec: &DirSpec) -> Result<GrantChange, EditError> {
-        let dirs = self.grants()?.dirs;
+        let dirs = &self.grants()?.dirs;
         let Some(index) = dirs.iter().position(|d| same_folder(&d.host, &spec.host)) else {
             let granted: Vec<String> = dirs.iter().map(|d| format!("{} ({})", d.written, d.mode())).collect();
             return Err(self.not_granted("dir", &spec.written, "dirs", &granted));
         };
-        let old = &dirs[index];
-        let item =
-            GrantItem::Dir { path: old.written.clone(), guest: old.guest.clone(), writable: old.writable };
-        let list = self.list_mut("dirs")?;
-        if index < list.len() {
-            list.remove(index);
-        }
+        let old = self.grants()?.dirs.remove(index);
+        let item = GrantItem::Dir { path: old.written, guest: old.guest, writable: old.writable };
+        self.remove_at("dirs", index)?;
         Ok(GrantChange { item, outcome: GrantOutcome::Revoked })
     }
 
@@ -380,30 +372,25 @@ impl EntryEdit<'_> {
     /// env name (`env`, exact).
     fn grant_listed(&mut self, key: &str, value: &str) -> Result<GrantChange, ConfigError> {
         let item = listed_item(key, value);
-        if find_listed(&self.listed(key)?, key, value).is_some() {
+        let granted = listed(self.grants()?, key);
+        if find_listed(granted, key, value).is_some() {
             return Ok(GrantChange { item, outcome: GrantOutcome::AlreadyGranted });
         }
+        granted.push(value.to_string());
         self.list_mut(key)?.push(Value::String(value.to_string()));
         Ok(GrantChange { item, outcome: GrantOutcome::Granted })
     }
 
     fn revoke_listed(&mut self, key: &str, value: &str) -> Result<GrantChange, EditError> {
-        let granted = self.listed(key)?;
-        let Some(index) = find_listed(&granted, key, value) else {
-            let word = if key == "hosts" { "host" } else { "env" };
-            let plural = if key == "hosts" { "hosts" } else { "env names" };
+        let granted = listed(self.grants()?, key);
+        let Some(index) = find_listed(granted, key, value) else {
+            let (word, plural) = if key == "hosts" { ("host", "hosts") } else { ("env", "env names") };
+            let granted = granted.clone();
             return Err(self.not_granted(word, value, plural, &granted));
         };
-        let list = self.list_mut(key)?;
-        if index < list.len() {
-            list.remove(index);
-        }
-        Ok(GrantChange { item: listed_item(key, &granted[index]), outcome: GrantOutcome::Revoked })
-    }
-
-    fn listed(&self, key: &str) -> Result<Vec<String>, ConfigError> {
-        let grants = self.grants()?;
-        Ok(if key == "hosts" { grants.hosts } else { grants.env })
+        let old = granted.remove(index);
+        self.remove_at(key, index)?;
+        Ok(GrantChange { item: listed_item(key, &old), outcome: GrantOutcome::Revoked })
     }
 
     /// `server "x": host P is not granted (granted hosts: A, B)` / `(no hosts are granted)`.
@@ -416,15 +403,30 @@ impl EntryEdit<'_> {
         EditError::NotGranted(format!("{}: {word} {value} is not granted ({has})", self.owner))
     }
 
-    /// After revokes: a list left empty goes, and `grants` too if nothing is left in it (keys
-    /// of the user's own keep it).
-    fn drop_empty_lists(&mut self) {
-        let Some(Value::Object(grants)) = self.obj.get_mut("grants") else { return };
-        grants.retain(|_, v| !matches!(v, Value::Array(a) if a.is_empty()));
-        if grants.is_empty() {
-            self.obj.remove("grants");
+    /// Removes item `index` of `grants.<key>`. A list this leaves empty goes, and `grants` too
+    /// if nothing is left in it (keys of the user's own keep it); lists that were empty before
+    /// stay as written.
+    fn remove_at(&mut self, key: &str, index: usize) -> Result<(), ConfigError> {
+        let list = self.list_mut(key)?;
+        if index < list.len() {
+            list.remove(index);
         }
+        if !list.is_empty() {
+            return Ok(());
+        }
+        if let Some(Value::Object(grants)) = self.obj.get_mut("grants") {
+            grants.shift_remove(key);
+            if grants.is_empty() {
+                self.obj.shift_remove("grants");
+            }
+        }
+        Ok(())
     }
+}
+
+/// The typed list behind `grants.<key>` (`hosts` or `env`).
+fn listed<'a>(grants: &'a mut Grants, key: &str) -> &'a mut Vec<String> {
+    if key == "hosts" { &mut grants.hosts } else { &mut grants.env }
 }
 
 fn listed_item(key: &str, value: &str) -> GrantItem {
@@ -604,6 +606,21 @@ mod tests {
             revoke_sandbox(&s.path(), SandboxEntry::Server("notes"), &req(&[], &[], &["Z"]), cwd),
             Err(EditError::NotGranted(m)) if m.ends_with("(granted env names: B)")
         ));
+        Ok(())
+    }
+
+    #[test]
+    fn a_revoke_keeps_key_order_and_lists_that_were_empty_before() -> anyhow::Result<()> {
+        let s = Store::new(json!({"plugins": {"p": {"kind": "tool-shape", "path": "p.wasm",
+            "grants": {"hosts": [], "env": ["A"], "x": 1}, "limits": {"callMs": 9}}}}));
+        revoke_sandbox(&s.path(), SandboxEntry::Plugin("p"), &req(&[], &[], &["A"]), Path::new("/"))?;
+        let text = std::fs::read_to_string(s.path())?;
+        let entry = serde_json::to_string(&s.doc()["plugins"]["p"])?;
+        assert_eq!(
+            entry,
+            r#"{"kind":"tool-shape","path":"p.wasm","grants":{"hosts":[],"x":1},"limits":{"callMs":9}}"#,
+            "{text}"
+        );
         Ok(())
     }
 
