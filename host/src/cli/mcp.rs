@@ -97,7 +97,7 @@ enum McpCommand {
     },
     /// Give a sandboxed (type wasm) server a folder, a host or an environment variable.
     #[command(
-        after_help = "Example: toolport mcp grant notes --dir ~/notes:rw --host 'http://127.0.0.1:*' --env NOTES_TOKEN"
+        after_help = "Example: toolport mcp grant notes --dir '~/notes:rw' --host 'http://127.0.0.1:*' --env NOTES_TOKEN"
     )]
     #[command(
         override_usage = "toolport mcp grant <SERVER> [--dir PATH[:ro|:rw]]… [--host PATTERN]… [--env NAME]…"
