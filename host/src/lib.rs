@@ -80,6 +80,11 @@ pub use config::{
     ADD_USAGE, AddRequest, EditError, add_server, disable_server, enable_server, parse_add_args,
     remove_server,
 };
+// A sandboxed entry's grants and pin (`mcp|plugin grant|revoke|pin`), edited the same way.
+pub use config::{
+    GrantChange, GrantItem, GrantOutcome, GrantRequest, Pinned, SandboxEntry, grant_sandbox, pin_component,
+    revoke_sandbox,
+};
 
 // Other agents: toolport's entry installed into a client's config file, a client's servers
 // imported into the store (`toolport install`, `toolport mcp import`).

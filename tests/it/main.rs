@@ -28,6 +28,7 @@ mod faults_processes;
 mod faults_sse;
 mod faults_support;
 mod foreign_text;
+mod grants_cli;
 mod names_checked;
 mod peers;
 mod plugins;

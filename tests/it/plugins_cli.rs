@@ -1,4 +1,5 @@
-//! `toolport plugin list|inspect` as a user runs them: the built binary on a temporary home.
+//! `toolport plugin list|inspect` as a user runs them: the built binary on a temporary home
+//! (`plugin grant|revoke|pin` are in `grants_cli.rs`).
 
 use std::path::{Path, PathBuf};
 
@@ -52,7 +53,8 @@ fn list_shows_builtins_first_then_configured_plugins() {
     assert_eq!(
         rows[0],
         json!({"name": "openai", "kind": "tool-shape", "builtin": true, "path": null,
-               "grants": {"hosts": [], "env": [], "dirs": []}, "limits": {"memoryMb": 64, "callMs": 5000}})
+               "grants": {"dirs": [], "hosts": [], "env": []}, "limits": {"memoryMb": 64, "callMs": 5000},
+               "sha256": null})
     );
     let tcp = &rows[rows.len() - 1];
     assert_eq!(tcp["name"], "tcp");
@@ -66,6 +68,7 @@ fn inspect_shows_world_version_imports_and_exports() {
     let file = wasm("fixture_hostile");
     let text = stdout_of(env.cmd(["plugin", "inspect"]).arg(&file));
     assert!(text.contains("world: tool-shape\n"), "{text}");
+    assert!(text.lines().nth(1).is_some_and(|l| l.starts_with("sha256: ") && l.len() == 8 + 64), "{text}");
     assert!(text.contains("version: toolport:plugin@0.1.0 (served by this toolport)\n"), "{text}");
     assert!(text.contains("  wasi:sockets/tcp@"), "{text}");
     assert!(text.contains("  wasi:filesystem/preopens@"), "{text}");

@@ -10,9 +10,10 @@ use clap::Subcommand;
 use serde_json::{Map, Value};
 
 use super::ExitError;
+use super::grants::{self, Change, GrantFlags};
 use toolport::{
     Client, ClientHomes, ClientScope, ConfigError, EditError, GlobalStore, ImportOutcome, ImportReport,
-    ImportRequest, Paths, Runtime, RuntimeOptions, SECRET_MASK as MASK, ServerDef, Trailer,
+    ImportRequest, Paths, Runtime, RuntimeOptions, SECRET_MASK as MASK, SandboxEntry, ServerDef, Trailer,
     WorkspaceSettings, parse_add_args,
 };
 
@@ -94,6 +95,35 @@ enum McpCommand {
         /// The server name.
         name: String,
     },
+    /// Give a sandboxed (type wasm) server a folder, a host or an environment variable.
+    #[command(
+        after_help = "Example: toolport mcp grant notes --dir '~/notes:rw' --host 'http://127.0.0.1:*' --env NOTES_TOKEN"
+    )]
+    #[command(
+        override_usage = "toolport mcp grant <SERVER> [--dir PATH[:ro|:rw]]… [--host PATTERN]… [--env NAME]…"
+    )]
+    Grant {
+        /// The server name.
+        #[arg(value_name = "SERVER")]
+        name: String,
+        #[command(flatten)]
+        what: GrantFlags,
+    },
+    /// Take grants back from a sandboxed server.
+    #[command(override_usage = "toolport mcp revoke <SERVER> [--dir PATH]… [--host PATTERN]… [--env NAME]…")]
+    Revoke {
+        /// The server name.
+        #[arg(value_name = "SERVER")]
+        name: String,
+        #[command(flatten)]
+        what: GrantFlags,
+    },
+    /// Pin a sandboxed server's component to its SHA-256: a changed file is then refused.
+    Pin {
+        /// The server name.
+        #[arg(value_name = "SERVER")]
+        name: String,
+    },
     /// Copy an agent's server definitions into the global store (names already there are skipped).
     Import {
         /// The agent whose file is read.
@@ -141,6 +171,13 @@ pub async fn run(paths: &Paths, args: McpArgs) -> Result<ExitCode> {
             toolport::disable_server(paths, &name).map_err(edit_error)?;
             println!("mcp disabled: {name}");
         }
+        McpCommand::Grant { name, what } => {
+            grants::change(paths, SandboxEntry::Server(&name), what, Change::Grant)?
+        }
+        McpCommand::Revoke { name, what } => {
+            grants::change(paths, SandboxEntry::Server(&name), what, Change::Revoke)?;
+        }
+        McpCommand::Pin { name } => grants::pin(paths, SandboxEntry::Server(&name))?,
         McpCommand::Import { from, scope, file, enable } => {
             let self_exe = std::env::current_exe().ok();
             let req = ImportRequest { client: from, scope, file, enable, self_exe };
@@ -238,6 +275,9 @@ async fn get_view(paths: &Paths, name: &str, json: bool) -> Result<String> {
         if def.url.is_some() {
             out.insert("oauth".into(), super::login::oauth_state(paths, def)?.into());
         }
+        if let Some(wasm) = &def.wasm {
+            out.insert("sandbox".into(), grants::sandbox_json(wasm));
+        }
         if let Err(msg) = &validity {
             out.insert("error".into(), msg.clone().into());
         }
@@ -276,6 +316,9 @@ async fn get_view(paths: &Paths, name: &str, json: bool) -> Result<String> {
         Some(false) => line("inheritEnv", "no (only PATH, HOME, LANG, TERM and env)"),
         Some(true) => line("inheritEnv", "yes"),
         None => {}
+    }
+    for (key, value) in masked.wasm.as_ref().map(grants::sandbox_lines).unwrap_or_default() {
+        line(key, &value);
     }
     let t = masked.timeouts;
     line(

@@ -4,6 +4,7 @@
 mod acp;
 mod call_progress;
 mod catalog;
+mod grants;
 mod install;
 mod login;
 mod mcp;

@@ -1,5 +1,6 @@
-//! `toolport plugin list|inspect`: the built-in and configured plugins, and what a component
-//! file targets. The work is done by the library's plugin host; this file formats it.
+//! `toolport plugin list|inspect|grant|revoke|pin`: the built-in and configured plugins, what a
+//! component file targets, and a configured plugin's grants and pin. The work is done by the
+//! library's plugin host and its config edits; this file formats it.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -7,9 +8,13 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Subcommand;
 use serde_json::{Value, json};
+use sha2::{Digest as _, Sha256};
 
 use super::ExitError;
-use toolport::{GlobalStore, Inspection, Origin, Paths, PluginHost, PluginSummary, WIT_PACKAGE, WIT_VERSION};
+use super::grants::{self, Change, GrantFlags};
+use toolport::{
+    GlobalStore, Inspection, Origin, Paths, PluginHost, PluginSummary, SandboxEntry, WIT_PACKAGE, WIT_VERSION,
+};
 
 /// `toolport plugin <subcommand>`.
 #[derive(Debug, clap::Args)]
@@ -20,7 +25,7 @@ pub struct PluginArgs {
 
 #[derive(Debug, Subcommand)]
 enum PluginCommand {
-    /// Built-in plugins, then the store's `plugins` entries: kind, source, grants, limits.
+    /// Built-in plugins, then the store's `plugins` entries: kind, source, grants, limits, pin.
     List {
         /// Machine-readable output.
         #[arg(long)]
@@ -34,6 +39,35 @@ enum PluginCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Give a configured plugin a read-only folder, a host or an environment variable.
+    #[command(after_help = "Example: toolport plugin grant tcp --host 'tcp://127.0.0.1:*' --dir ./data")]
+    #[command(
+        override_usage = "toolport plugin grant <PLUGIN> [--dir PATH[:ro|:rw]]… [--host PATTERN]… [--env NAME]…"
+    )]
+    Grant {
+        /// The plugin name (its key in the store's `plugins`).
+        #[arg(value_name = "PLUGIN")]
+        name: String,
+        #[command(flatten)]
+        what: GrantFlags,
+    },
+    /// Take grants back from a configured plugin.
+    #[command(
+        override_usage = "toolport plugin revoke <PLUGIN> [--dir PATH]… [--host PATTERN]… [--env NAME]…"
+    )]
+    Revoke {
+        /// The plugin name.
+        #[arg(value_name = "PLUGIN")]
+        name: String,
+        #[command(flatten)]
+        what: GrantFlags,
+    },
+    /// Pin a configured plugin's file to its SHA-256: a changed file is then refused.
+    Pin {
+        /// The plugin name.
+        #[arg(value_name = "PLUGIN")]
+        name: String,
+    },
 }
 
 /// Runs a `plugin` subcommand.
@@ -41,6 +75,17 @@ pub async fn run(paths: &Paths, args: PluginArgs) -> Result<ExitCode> {
     match args.command {
         PluginCommand::List { json } => list(paths, json),
         PluginCommand::Inspect { file, json } => inspect(&file, json),
+        PluginCommand::Grant { name, what } => {
+            grants::change(paths, SandboxEntry::Plugin(&name), what, Change::Grant)
+                .map(|()| ExitCode::SUCCESS)
+        }
+        PluginCommand::Revoke { name, what } => {
+            grants::change(paths, SandboxEntry::Plugin(&name), what, Change::Revoke)
+                .map(|()| ExitCode::SUCCESS)
+        }
+        PluginCommand::Pin { name } => {
+            grants::pin(paths, SandboxEntry::Plugin(&name)).map(|()| ExitCode::SUCCESS)
+        }
     }
 }
 
@@ -48,12 +93,17 @@ fn list(paths: &Paths, as_json: bool) -> Result<ExitCode> {
     let store = GlobalStore::load(&paths.store_file())?;
     let host = PluginHost::new(None, &store.plugins)?;
     let plugins = host.list();
+    // A configured plugin's pin is in its store entry (the host's summary does not carry it).
+    let pin = |p: &PluginSummary| match p.origin {
+        Origin::Builtin => None,
+        Origin::File(_) => store.plugins.iter().find(|d| d.name == p.name).and_then(|d| d.sha256.clone()),
+    };
     if as_json {
-        let rows: Vec<Value> = plugins.iter().map(summary_json).collect();
+        let rows: Vec<Value> = plugins.iter().map(|p| summary_json(p, pin(p))).collect();
         println!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let rows: Vec<[String; 5]> = plugins
+    let rows: Vec<[String; 6]> = plugins
         .iter()
         .map(|p| {
             [
@@ -62,14 +112,15 @@ fn list(paths: &Paths, as_json: bool) -> Result<ExitCode> {
                 p.origin.to_string(),
                 grants_text(p),
                 format!("{} MiB, {} ms", p.limits.memory_mb, p.limits.call_ms),
+                pin(p).map_or_else(|| "none".to_string(), |d| format!("sha256 {d}")),
             ]
         })
         .collect();
-    print_table(["NAME", "KIND", "SOURCE", "GRANTS", "LIMITS"], &rows);
+    print_table(["NAME", "KIND", "SOURCE", "GRANTS", "LIMITS", "PIN"], &rows);
     Ok(ExitCode::SUCCESS)
 }
 
-fn summary_json(p: &PluginSummary) -> Value {
+fn summary_json(p: &PluginSummary, sha256: Option<String>) -> Value {
     let (builtin, path) = match &p.origin {
         Origin::Builtin => (true, Value::Null),
         Origin::File(path) => (false, json!(path.display().to_string())),
@@ -79,16 +130,14 @@ fn summary_json(p: &PluginSummary) -> Value {
         "kind": p.kind.as_str(),
         "builtin": builtin,
         "path": path,
-        "grants": {
-            "hosts": p.grants.hosts,
-            "env": p.grants.env,
-            "dirs": p.grants.dirs.iter().map(|d| d.host.display().to_string()).collect::<Vec<_>>(),
-        },
+        "grants": grants::grants_json(&p.grants),
         "limits": { "memoryMb": p.limits.memory_mb, "callMs": p.limits.call_ms },
+        "sha256": sha256,
     })
 }
 
-/// Grants on one line. Env grants are names only: values are never shown.
+/// Grants on one line, folders with where the guest sees them and their mode (a plugin's are
+/// read-only). Env grants are names only: values are never shown.
 fn grants_text(p: &PluginSummary) -> String {
     let g = &p.grants;
     let mut parts = Vec::new();
@@ -99,7 +148,7 @@ fn grants_text(p: &PluginSummary) -> String {
         parts.push(format!("env: {}", g.env.join(" ")));
     }
     if !g.dirs.is_empty() {
-        let dirs: Vec<String> = g.dirs.iter().map(|d| d.host.display().to_string()).collect();
+        let dirs: Vec<String> = g.dirs.iter().map(grants::dir_text).collect();
         parts.push(format!("dirs: {}", dirs.join(" ")));
     }
     if parts.is_empty() { "none".to_string() } else { parts.join("; ") }
@@ -126,19 +175,22 @@ fn inspect(file: &std::path::Path, as_json: bool) -> Result<ExitCode> {
     let bytes =
         std::fs::read(file).map_err(|e| ExitError::usage(format!("cannot read {}: {e}", file.display())))?;
     let found = toolport::inspect(&bytes).with_context(|| format!("{}", file.display()))?;
+    // What `plugin pin` or `mcp pin` would write for this file, to compare before trusting it.
+    let sha256 = hex::encode(Sha256::digest(&bytes));
     if as_json {
         let mut value = serde_json::to_value(&found)?;
         if let Some(map) = value.as_object_mut() {
             map.insert("file".into(), json!(file.display().to_string()));
+            map.insert("sha256".into(), json!(sha256));
         }
         println!("{}", serde_json::to_string_pretty(&value)?);
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", inspection_text(file, &found));
+    print!("{}", inspection_text(file, &sha256, &found));
     Ok(ExitCode::SUCCESS)
 }
 
-fn inspection_text(file: &std::path::Path, i: &Inspection) -> String {
+fn inspection_text(file: &std::path::Path, sha256: &str, i: &Inspection) -> String {
     let list = |items: &[String]| if items.is_empty() { "none".to_string() } else { items.join("\n  ") };
     let version = match &i.version {
         Some(v) if i.compatible => format!("{WIT_PACKAGE}@{v} (served by this toolport)"),
@@ -148,7 +200,7 @@ fn inspection_text(file: &std::path::Path, i: &Inspection) -> String {
         None => format!("none (not a {WIT_PACKAGE} component)"),
     };
     format!(
-        "file: {}\nworld: {}\nversion: {version}\nWASI imports:\n  {}\nother imports:\n  {}\nexports:\n  {}\n",
+        "file: {}\nsha256: {sha256}\nworld: {}\nversion: {version}\nWASI imports:\n  {}\nother imports:\n  {}\nexports:\n  {}\n",
         file.display(),
         i.world.as_deref().unwrap_or("none"),
         list(&i.wasi_imports),

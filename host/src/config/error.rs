@@ -22,6 +22,9 @@ pub enum EditError {
     /// `disable` of a name the workspace does not enable.
     #[error("MCP server is not enabled in this workspace: {0}")]
     NotEnabled(String),
+    /// `revoke` of something the entry does not have granted; the message says what it has.
+    #[error("{0}")]
+    NotGranted(String),
     /// The file system said no (lock, temp file, rename).
     #[error("{0:#}")]
     Io(#[from] anyhow::Error),

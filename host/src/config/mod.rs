@@ -9,6 +9,8 @@ mod edit;
 mod error;
 mod expand;
 mod fields;
+mod grant_edit;
+mod grant_input;
 mod model;
 mod normalize;
 mod resolve;
@@ -23,6 +25,10 @@ pub use edit::{add_server, disable_server, enable_server, remove_server};
 pub use error::{ConfigError, EditError};
 #[cfg(fuzzing)]
 pub use expand::expand_vars;
+pub use grant_edit::{
+    GrantChange, GrantItem, GrantOutcome, GrantRequest, Pinned, SandboxEntry, grant_sandbox, pin_component,
+    revoke_sandbox,
+};
 pub use model::*;
 pub use resolve::{load_resolved, missing_rows, resolve};
 pub use store::parse_json;

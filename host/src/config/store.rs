@@ -84,7 +84,8 @@ fn section<'a>(
     }
 }
 
-fn plugin_from_json(name: &str, value: &Value, base: &Path) -> Result<PluginDef, String> {
+/// One `plugins` entry, its paths resolved against `base` (the store's folder).
+pub(super) fn plugin_from_json(name: &str, value: &Value, base: &Path) -> Result<PluginDef, String> {
     let obj = value.as_object().ok_or_else(|| format!("plugin \"{name}\": definition must be an object"))?;
     let owner = format!("plugin \"{name}\": ");
     let fields = Fields::new(obj, &owner);
