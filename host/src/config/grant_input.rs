@@ -3,7 +3,6 @@
 //! held to the sandbox's own rule, an environment variable name. Pure apart from the folder's
 //! lookup, so every refusal happens before the lock is taken.
 
-use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
 use super::error::ConfigError;
@@ -68,47 +67,9 @@ pub(super) fn same_folder(a: &Path, b: &Path) -> bool {
     a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }
 
-/// Checks a `grants.hosts` entry the way the sandbox will read it, with the sandbox's words.
-///
-/// The rule is `plugin::grants::HostPattern::parse`'s, repeated here because `config` may not
-/// import `plugin` (the arrows point the other way) and `plugin/` is not this change's to
-/// edit. The two are held together by `tests/it/grants_cli.rs`, which runs every case through
-/// both. When `plugin/grants.rs` next changes, its `parse` should call this first so there is
-/// one rule.
+/// Checks a `grants.hosts` entry by the sandbox's own rule and words.
 pub(crate) fn check_host_pattern(text: &str) -> Result<(), String> {
-    let bad = |why: &str| format!("bad host grant {text:?}: {why} (expected scheme://host:port)");
-    let (scheme, rest) = text.split_once("://").ok_or_else(|| bad("no scheme"))?;
-    if scheme.is_empty() || rest.is_empty() || rest.contains('/') {
-        return Err(bad("no host, or a path"));
-    }
-    let (host, port) = match rest.strip_prefix('[') {
-        Some(v6) => {
-            let (ip, after) = v6.split_once(']').ok_or_else(|| bad("unclosed ["))?;
-            (ip, after.strip_prefix(':'))
-        }
-        None => match rest.rsplit_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (rest, None),
-        },
-    };
-    match port {
-        Some("*") => {}
-        Some(p) => {
-            p.parse::<u16>().map_err(|_| bad("bad port"))?;
-        }
-        None if has_default_port(&scheme.to_ascii_lowercase()) => {}
-        None => return Err(bad("no port and no default for this scheme")),
-    }
-    let host = host.to_ascii_lowercase();
-    if host.parse::<IpAddr>().is_err() && !host.starts_with("*.") && (host.is_empty() || host.contains('*')) {
-        return Err(bad("`*` only as the whole leading label"));
-    }
-    Ok(())
-}
-
-/// The schemes whose port may be left out (the sandbox's defaults: 80 and 443).
-fn has_default_port(scheme: &str) -> bool {
-    matches!(scheme, "http" | "ws" | "https" | "wss")
+    super::host_pattern::HostPattern::parse(text).map(|_| ())
 }
 
 /// An environment variable name as shells and `env` take it: letters, digits and `_`, not

@@ -9,6 +9,7 @@ mod edit;
 mod error;
 mod expand;
 mod fields;
+mod host_pattern;
 mod grant_edit;
 mod grant_input;
 mod model;
@@ -30,6 +31,7 @@ pub use grant_edit::{
     revoke_sandbox,
 };
 pub use model::*;
+pub(crate) use host_pattern::{HostMatch, HostPattern, origin_of};
 pub use resolve::{load_resolved, missing_rows, resolve};
 pub use store::parse_json;
 pub use validate::validate;

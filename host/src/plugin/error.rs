@@ -108,21 +108,12 @@ pub enum Fault {
         /// The export that kind needs.
         expected: String,
     },
-    /// The file's SHA-256 is not the one its entry pins: it changed since it was pinned.
-    #[error(
-        "{} does not match its pin: sha256 {actual}, pinned {pinned} (if the new component is \
-         trusted, run `toolport plugin pin {name}`)",
-        path.display()
-    )]
+    /// The file's SHA-256 is not the one its entry pins: it changed since it was pinned. The
+    /// text names the file, both digests and the command that re-pins it.
+    #[error("{message}")]
     PinMismatch {
-        /// The plugin's name, for the command that re-pins it.
-        name: String,
-        /// The configured file.
-        path: PathBuf,
-        /// Its digest now.
-        actual: String,
-        /// The entry's `sha256`.
-        pinned: String,
+        /// `<file> does not match its pin: sha256 <now>, pinned <pin> (…)`.
+        message: String,
     },
     /// Compiling or linking failed (for example an import the sandbox does not provide).
     #[error("cannot be loaded: {message}")]

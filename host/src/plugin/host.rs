@@ -203,10 +203,12 @@ impl PluginHost {
             && *pinned != hex::encode(digest)
         {
             return Err(fault(Fault::PinMismatch {
-                name: name.to_string(),
-                path: def.path.clone(),
-                actual: hex::encode(digest),
-                pinned: pinned.clone(),
+                message: format!(
+                    "{} does not match its pin: sha256 {}, pinned {pinned} (if the new component is \
+                     trusted, run `toolport plugin pin {name}`)",
+                    def.path.display(),
+                    hex::encode(digest)
+                ),
             }));
         }
         let spec = Spec {

@@ -27,7 +27,6 @@ mod channel;
 mod engine;
 mod error;
 mod files_gate;
-mod grants;
 mod guard;
 mod host;
 mod inspect;

@@ -16,7 +16,7 @@ use wasmtime_wasi::sockets::SocketAddrUse;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 use wasmtime_wasi_http::{RequestOptions, WasiBody, WasiHttpHooks};
 
-use super::grants::HostPattern;
+use crate::config::{HostMatch, HostPattern};
 use super::socket_budget::SocketBudget;
 use super::stderr::StderrTail;
 use crate::config::Grants;
@@ -187,8 +187,8 @@ async fn socket_allowed(hosts: &Arc<[HostPattern]>, addr: SocketAddr, use_: Sock
     let names: Vec<(String, u16)> = candidates
         .iter()
         .filter_map(|h| match (&h.host, h.port) {
-            (super::grants::HostMatch::Name(n), Some(p)) if p == addr.port() => Some((n.clone(), p)),
-            (super::grants::HostMatch::Name(n), None) => Some((n.clone(), addr.port())),
+            (HostMatch::Name(n), Some(p)) if p == addr.port() => Some((n.clone(), p)),
+            (HostMatch::Name(n), None) => Some((n.clone(), addr.port())),
             _ => None,
         })
         .collect();

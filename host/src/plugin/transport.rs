@@ -13,7 +13,6 @@ use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::error::{Fault, PluginError};
-use super::grants::origin_of;
 use super::guard::classify;
 use super::limits::arm_yield_only;
 use super::load::{Loaded, Pre};
@@ -21,7 +20,7 @@ use super::mailbox::{Inbox, Outbox};
 use super::queue::QueueSender;
 use super::store::State;
 use super::wire;
-use crate::config::ServerDef;
+use crate::config::{ServerDef, origin_of};
 
 /// A loaded transport plugin, ready to open connections. Cheap to clone: the compiled
 /// component and the pre-linked instance are shared; each connection builds its own store.

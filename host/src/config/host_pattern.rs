@@ -1,5 +1,6 @@
 //! Host grants: the `scheme://host:port` patterns of `grants.hosts`, parsed once and checked
-//! in one place for raw sockets and for outgoing HTTP.
+//! in one place for raw sockets and for outgoing HTTP. In `config` so the grant commands refuse a
+//! pattern with exactly the words and the rule the sandbox (`plugin/sandbox.rs`) reads it by.
 
 use std::net::{IpAddr, SocketAddr};
 
