@@ -151,3 +151,25 @@ fn fetch_reaches_its_granted_host_only_and_the_host_records_the_refusal() {
     assert!(again.contains("hello from the granted server"), "{again}");
     assert!(s.quit().success());
 }
+
+/// The time limit is on computing, not on living: a server idle for longer than its `callMs`
+/// (between calls, blocked waiting for input) is not stopped, and answers at once.
+#[test]
+fn an_idle_server_outlives_its_time_limit() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("dir: {e}"));
+    std::fs::write(dir.path().join("a.txt"), "still here\n").unwrap_or_else(|e| panic!("a.txt: {e}"));
+    write_setup(
+        &env,
+        json!({ "files": { "type": "wasm", "builtin": "files", "limits": { "callMs": 1000 },
+                            "grants": { "dirs": [{ "host": dir.path(), "guest": "/d" }] } } }),
+        &["files"],
+    );
+    let mut s = Scripted::start(&env);
+    assert_eq!(call(&mut s, "read_text_file", json!({ "path": "/d/a.txt" })), "still here");
+    std::thread::sleep(std::time::Duration::from_millis(3000));
+    assert_eq!(call(&mut s, "read_text_file", json!({ "path": "/d/a.txt" })), "still here");
+    let status = s.run("/mcp");
+    assert!(status.contains("- files | type=wasm | state=connected"), "{status}");
+    assert!(s.quit().success());
+}

@@ -184,6 +184,27 @@ mod tests {
     }
 
     #[test]
+    fn a_wasm_servers_component_and_folders_resolve_against_the_store() -> anyhow::Result<()> {
+        let s = parse(
+            r#"{"mcpServers":{"notes":{"component":"servers/notes.wasm","args":["-v"],
+                "grants":{"dirs":["data",{"host":"/abs","guest":"/g","mode":"rw"}],"x-note":1},
+                "limits":{"callMs":500}}}}"#,
+        )?;
+        let def = &s.servers[0];
+        assert_eq!(def.transport.as_deref(), Some("wasm"));
+        let wasm = def.wasm.clone().unwrap_or_default();
+        assert_eq!(wasm.component_path, Some(PathBuf::from("/h/servers/notes.wasm")));
+        assert_eq!(wasm.grants.dirs[0].host, PathBuf::from("/h/data"));
+        assert_eq!((wasm.grants.dirs[1].guest_path().as_str(), wasm.grants.dirs[1].writable), ("/g", true));
+        assert_eq!(wasm.limits, Limits { call_ms: 500, ..Limits::for_server() });
+        // Written back as the file had it: relative paths stay relative.
+        let back = serde_json::Value::Object(def.to_json());
+        assert_eq!(back["component"], "servers/notes.wasm");
+        assert_eq!(back["grants"]["dirs"][0], "data");
+        Ok(())
+    }
+
+    #[test]
     fn bad_plugins_are_named() {
         let err = parse(r#"{"plugins":{"p":{"kind":"codec","path":"x"}}}"#).err().map(|e| e.0);
         assert_eq!(
