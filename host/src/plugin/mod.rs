@@ -57,7 +57,6 @@ pub use load::Origin;
 pub use model::{ToolInfo, Verdict};
 pub use policy::NamePolicy;
 pub(crate) use queue::{MAX_MESSAGE_BYTES, QueueReceiver, channel as queue};
-pub(crate) use sandbox::Denials;
-pub(crate) use server::Started;
+pub(crate) use server::{Refusals, Started};
 pub use shape::ToolShape;
 pub use socket_budget::raise_fd_limit;

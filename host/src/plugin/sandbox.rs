@@ -33,23 +33,22 @@ const DENIED_NAME_CHARS: usize = 253;
 pub(crate) struct Denials(Arc<Mutex<Vec<String>>>);
 
 impl Denials {
-    fn record(&self, target: String) {
+    /// Records `target`; whether it is news (not seen before, and room to keep it), so a guest
+    /// retrying the same refused thing in a loop costs one warning, not one per attempt.
+    fn record(&self, target: String) -> bool {
         if let Ok(mut list) = self.0.lock()
             && list.len() < DENIALS_KEPT
             && !list.contains(&target)
         {
             list.push(target);
+            return true;
         }
+        false
     }
 
     /// The first refused destination, if any.
     pub fn first(&self) -> Option<String> {
         self.0.lock().ok().and_then(|list| list.first().cloned())
-    }
-
-    /// How many distinct refusals are kept (at most [`DENIALS_KEPT`]).
-    pub fn count(&self) -> usize {
-        self.0.lock().map_or(0, |list| list.len())
     }
 
     /// Every kept refusal, oldest first.
@@ -105,9 +104,12 @@ impl Sandbox {
             b.preopened_dir(&dir.host, dir.guest_path(), perms)
                 .map_err(|e| format!("cannot open granted folder {}: {e:#}", dir.host.display()))?;
         }
-        // Socket kinds stay switched off unless some grant could ever use them.
-        b.allow_tcp(self.hosts.iter().any(|h| h.covers_socket(false)));
-        b.allow_udp(self.hosts.iter().any(|h| h.covers_socket(true)));
+        // Both socket kinds stay on even with no grant that could use them: a connect then
+        // reaches the address check below, which refuses it *and records it*, where wasmtime's
+        // switch would refuse it unseen. Creating a socket is harmless on its own (at most the
+        // store's budget of them, `socket_budget`), and binding only to the wildcard.
+        b.allow_tcp(true);
+        b.allow_udp(true);
         // Lookups reach wasmtime's resolver only through `HostsGate::allows_lookup` (the linker
         // shadows `wasi:sockets/ip-name-lookup`, see `sockets_gate`), so the switch itself is on.
         b.allow_ip_name_lookup(true);
@@ -130,8 +132,11 @@ impl Sandbox {
                     tracing::debug!(plugin = %plugin, %addr, "dropped a datagram from a peer not in grants.hosts");
                     return false;
                 }
-                tracing::warn!(plugin = %plugin, %addr, use_ = ?use_, "denied a socket: not in grants.hosts");
-                denials.record(format!("{}://{addr}", scheme_of(use_)));
+                if denials.record(format!("{}://{addr}", scheme_of(use_))) {
+                    tracing::warn!(plugin = %plugin, %addr, use_ = ?use_, "denied a socket: not in grants.hosts");
+                } else {
+                    tracing::debug!(plugin = %plugin, %addr, use_ = ?use_, "denied a socket again: not in grants.hosts");
+                }
                 false
             })
         });
@@ -229,8 +234,9 @@ impl HostsGate {
             return true;
         }
         let shown: String = name.chars().take(DENIED_NAME_CHARS).flat_map(char::escape_debug).collect();
-        tracing::warn!(plugin = %self.plugin, name = %shown, "denied a name lookup: no grants.hosts entry names it");
-        self.denials.record(format!("name lookup of {shown}"));
+        if self.denials.record(format!("name lookup of {shown}")) {
+            tracing::warn!(plugin = %self.plugin, name = %shown, "denied a name lookup: no grants.hosts entry names it");
+        }
         false
     }
 }
@@ -279,8 +285,9 @@ impl WasiHttpHooks for HostsGate {
             });
         }
         let target = format!("{scheme}://{host}:{port}");
-        tracing::warn!(plugin = %self.plugin, url = %target, "denied an HTTP request: not in grants.hosts");
-        self.denials.record(target);
+        if self.denials.record(target.clone()) {
+            tracing::warn!(plugin = %self.plugin, url = %target, "denied an HTTP request: not in grants.hosts");
+        }
         Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) })
     }
 }

@@ -30,6 +30,7 @@ use super::guard::root_cause;
 use super::inspect::{exported_interfaces, header_problem};
 use super::limits::{arm_busy_limit, ran_out_of_time};
 use super::sandbox::{Denials, Sandbox};
+use super::socket_budget::SocketBudget;
 use super::store::{State, linker};
 use crate::config::{ServerDef, WasmDef};
 
@@ -59,7 +60,25 @@ pub(crate) struct Started {
     /// Sending (or dropping) stops the guest.
     pub stop: oneshot::Sender<()>,
     /// What the sandbox refused it, recorded by the host.
-    pub denials: Denials,
+    pub refusals: Refusals,
+}
+
+/// Everything the host refused one run of a server: destinations not granted, and the socket
+/// budget once reached. Cheap to clone; read while the server runs.
+#[derive(Debug, Clone)]
+pub(crate) struct Refusals {
+    denials: Denials,
+    sockets: SocketBudget,
+}
+
+impl Refusals {
+    /// Each refusal in the words of the status view, oldest first: `not granted: …`, then
+    /// `reached its socket limit (32 open sockets)`.
+    pub fn all(&self) -> Vec<String> {
+        let mut all: Vec<String> = self.denials.all().into_iter().map(|t| format!("not granted: {t}")).collect();
+        all.extend(self.sockets.refusal().map(|fault| fault.to_string()));
+        all
+    }
 }
 
 impl ServerComponent {
@@ -116,7 +135,11 @@ impl ServerComponent {
     /// Starts one run for `def` (already `${VAR}`-expanded): a fresh store under `wasm`'s
     /// grants and limits, the command's `run` on a task of its own.
     pub fn start(&self, def: &ServerDef, wasm: &WasmDef) -> Result<Started, String> {
-        let sandbox = Sandbox::new(&self.name, &wasm.grants)?;
+        // A name both configured and granted gets the configured value only (not both: a
+        // guest's `getenv` would see whichever came first).
+        let mut grants = wasm.grants.clone();
+        grants.env.retain(|name| !def.env.iter().any(|(key, _)| key == name));
+        let sandbox = Sandbox::new(&self.name, &grants)?;
         let (stdin, guest_stdin) = tokio::io::duplex(STREAM_BUFFER);
         let (guest_stdout, stdout) = tokio::io::duplex(STREAM_BUFFER);
         let (guest_stderr, stderr) = tokio::io::duplex(STREAM_BUFFER);
@@ -126,7 +149,6 @@ impl ServerComponent {
         let mut store =
             State::store_with(engine, &self.name, &self.admission, &sandbox, wasm.limits.memory_mb, |b| {
                 b.args(&args);
-                // Configured values win over granted names copied from the host.
                 for (key, value) in &def.env {
                     b.env(key, value);
                 }
@@ -141,7 +163,7 @@ impl ServerComponent {
         let (stop, stopped) = oneshot::channel::<()>();
         let pre = self.pre.clone();
         let limits = wasm.limits;
-        let denials = sandbox.denials().clone();
+        let refusals = Refusals { denials: sandbox.denials().clone(), sockets: store.data().socket_budget() };
         tokio::spawn(async move {
             let run = async {
                 let command = pre.instantiate_async(&mut store).await?;
@@ -155,7 +177,7 @@ impl ServerComponent {
             drop(store);
             let _ = ended_tx.send(Some(reason.unwrap_or_else(|| "stopped".to_string())));
         });
-        Ok(Started { stdin, stdout, stderr, ended, stop, denials })
+        Ok(Started { stdin, stdout, stderr, ended, stop, refusals })
     }
 }
 

@@ -107,9 +107,14 @@ impl SocketBudget {
         true
     }
 
+    /// Records the first refusal (and warns about it once: a guest opening sockets in a loop
+    /// would otherwise write a warning per attempt, 99,968 of them in one call).
     fn refuse(&self, what: &'static str, limit: usize) -> bool {
-        tracing::warn!("refused a plugin socket: {what} ({limit})");
-        let _ = self.0.refused.set((what, limit));
+        if self.0.refused.set((what, limit)).is_ok() {
+            tracing::warn!("refused a plugin socket: {what} ({limit})");
+        } else {
+            tracing::debug!("refused a plugin socket again: {what} ({limit})");
+        }
         false
     }
 

@@ -89,6 +89,11 @@ impl State {
         Ok(store)
     }
 
+    /// The store's socket budget (shared: it says later why a socket was refused).
+    pub fn socket_budget(&self) -> super::socket_budget::SocketBudget {
+        self.gate.budget().clone()
+    }
+
     /// Why the host refused the guest a socket, if it did.
     pub fn socket_refusal(&self) -> Option<Fault> {
         self.gate.budget().refusal()

@@ -181,7 +181,7 @@ pub struct Connection {
     /// What the server listed that rmcp left out for breaking the `x-mcp-header` rules.
     audit: Option<transport::HeaderAudit>,
     /// What the sandbox refused a `wasm` server.
-    refusals: Option<crate::plugin::Denials>,
+    refusals: Option<crate::plugin::Refusals>,
     dead: watch::Receiver<Option<String>>,
     close: Mutex<Option<oneshot::Sender<()>>>,
 }
@@ -335,23 +335,20 @@ impl Connection {
         }
     }
 
-    /// The first thing the sandbox refused a `wasm` server, as `not granted: …` (the host's
-    /// own record: the server cannot hide or misstate it).
+    /// The first thing the sandbox refused a `wasm` server (`not granted: …`, or the socket
+    /// limit reached): the host's own record, which the server cannot hide or misstate.
     pub fn refused(&self) -> Option<String> {
-        self.refusals.as_ref().and_then(|d| d.first()).map(|target| format!("not granted: {target}"))
+        self.refusals.as_ref().and_then(|r| r.all().into_iter().next())
     }
 
     /// How many refusals the host has recorded for this connection so far.
     pub fn refusal_count(&self) -> usize {
-        self.refusals.as_ref().map_or(0, |d| d.count())
+        self.refusals.as_ref().map_or(0, |r| r.all().len())
     }
 
-    /// Refusals recorded after the first `seen`, newest last, as `not granted: …`.
+    /// Refusals recorded after the first `seen`, oldest first.
     pub fn refusals_since(&self, seen: usize) -> Vec<String> {
-        self.refusals
-            .as_ref()
-            .map(|d| d.all().into_iter().skip(seen).map(|t| format!("not granted: {t}")).collect())
-            .unwrap_or_default()
+        self.refusals.as_ref().map(|r| r.all().into_iter().skip(seen).collect()).unwrap_or_default()
     }
 
     /// Lists every page again (after `list_changed`).

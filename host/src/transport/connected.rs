@@ -7,7 +7,7 @@ use rmcp::{ClientHandler, RoleClient};
 use super::http_audit::HeaderAudit;
 use super::plugin::Pump;
 use super::stdio::StdioChild;
-use crate::plugin::Denials;
+use crate::plugin::Refusals;
 
 /// An initialized MCP session and, for `stdio`, the child process behind it.
 pub struct Connected<H: ClientHandler> {
@@ -21,5 +21,5 @@ pub struct Connected<H: ClientHandler> {
     /// rmcp leaves them out).
     pub audit: Option<HeaderAudit>,
     /// What the sandbox refused a `wasm` server, recorded by the host.
-    pub refusals: Option<Denials>,
+    pub refusals: Option<Refusals>,
 }

@@ -27,14 +27,14 @@ pub async fn connect<H: ClientHandler>(
         .await
         .map_err(|e| StartError::other(format!("loading the component failed: {e}")))?
         .map_err(StartError::other)?;
-    let Started { stdin, stdout, stderr, ended, stop, denials } =
+    let Started { stdin, stdout, stderr, ended, stop, refusals } =
         component.start(def, &wasm).map_err(StartError::other)?;
     let child = StdioChild::sandboxed(ended, stop, StderrTail::drain(stderr));
     let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(stdout, stdin)
         .with_max_line_length(MAX_STDIO_MESSAGE_BYTES);
     match handler.serve_with_lifecycle(transport, lifecycle).await {
         Ok(service) => {
-            Ok(Connected { service, child: Some(child), pump: None, audit: None, refusals: Some(denials) })
+            Ok(Connected { service, child: Some(child), pump: None, audit: None, refusals: Some(refusals) })
         }
         Err(e) if wants_handshake_retry(&e) => {
             child.stop().await;
@@ -43,8 +43,8 @@ pub async fn connect<H: ClientHandler>(
         Err(e) => {
             // The host's own record of a refusal explains a failed start best, then the end.
             let ended = tokio::time::timeout(super::HANDSHAKE_EXIT_WAIT, child.exited()).await;
-            let reason = match denials.first() {
-                Some(target) => format!("not granted: {target}"),
+            let reason = match refusals.all().into_iter().next() {
+                Some(refused) => refused,
                 None => ended.unwrap_or_else(|_| deepest_cause(&e)),
             };
             child.stop().await;
