@@ -49,5 +49,8 @@ mod smoke;
 mod structured_output;
 mod transport_support;
 mod transports;
+mod wasm_hostile;
+mod wasm_python;
+mod wasm_support;
 mod workspace_owner;
 mod workspace_plugins;
