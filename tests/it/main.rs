@@ -52,5 +52,8 @@ mod structured_output;
 mod transport_support;
 mod transports;
 mod wasm_builtins;
+mod wasm_hostile;
+mod wasm_python;
+mod wasm_support;
 mod workspace_owner;
 mod workspace_plugins;
