@@ -4,27 +4,20 @@
 //! `toolport session`, asserts the exact message, and then that the neighbour still answers and
 //! the host still serves: what a hostile server does may only ever cost that server.
 
-use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{Env, toolport_path};
+use crate::common::Env;
+use crate::session_support::{COMMAND_TIMEOUT, Scripted};
 use crate::faults_support::{Snapshot, write};
 use crate::wasm_support::{SMALL_CONNECT_MS, seed_cache};
 
-/// How long one ordinary command may take (a connect compiles nothing: the component is small).
-const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
-/// A line after every command whose answer is known, so the driver knows where an answer ends.
-const FENCE: &str = "/call";
-const FENCE_REPLY: &str = "Usage: /call <tool> [json]";
 /// A store's socket budget: `MAX_SOCKETS` in host/src/plugin/socket_budget.rs.
 const SOCKET_BUDGET: usize = 32;
 /// The connections the `sockets` tool attempts (`SOCKET_ATTEMPTS` in the fixture's modes.rs).
@@ -66,81 +59,20 @@ fn row<'a>(view: &'a str, name: &str) -> &'a str {
     view.lines().find(|l| l.starts_with(&start)).unwrap_or_else(|| panic!("no row for {name} in:\n{view}"))
 }
 
-/// A running `toolport session` fed one command at a time; its stderr (the host's log lines
-/// and warnings) goes to a file, so a flood of log lines never blocks it.
-struct Session {
-    child: Child,
-    stdin: ChildStdin,
-    lines: mpsc::Receiver<String>,
-    stderr: PathBuf,
+/// What the hostile cases ask of a session beyond the common driver.
+trait Neighbourly {
+    /// `/call <tool> <args>`: the answer without its final newline, and how long it took.
+    fn call(&mut self, tool: &str, args: &str) -> (String, Duration);
+    /// Polls `/mcp` until `name`'s row is `expected` (a server that died in a call turns
+    /// `error` a moment after the call's answer), for at most 5 s.
+    fn wait_for_row(&mut self, name: &str, expected: &str);
+    /// Asserts the neighbour is connected and answers.
+    fn assert_neighbour_fine(&mut self);
+    /// [`Neighbourly::call`] waiting at most `within`.
+    fn call_within(&mut self, tool: &str, args: &str, within: Duration) -> (String, Duration);
 }
 
-impl Session {
-    fn start(env: &Env) -> Self {
-        Self::start_with(env, &[])
-    }
-
-    /// The session with `vars` added to toolport's own environment.
-    fn start_with(env: &Env, vars: &[(&str, &str)]) -> Self {
-        let stderr = env.home().join("session.stderr");
-        let log =
-            std::fs::File::create(&stderr).unwrap_or_else(|e| panic!("create {}: {e}", stderr.display()));
-        let mut child = std::process::Command::new(toolport_path())
-            .arg("--home")
-            .arg(env.home())
-            .arg("--workspace")
-            .arg(env.root())
-            .arg("session")
-            .env_remove("RUST_LOG")
-            .env_remove("TOOLPORT_HOME")
-            .envs(vars.iter().copied())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(log)
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawn toolport session: {e}"));
-        let stdin = child.stdin.take().unwrap_or_else(|| panic!("the session has no stdin"));
-        let stdout = child.stdout.take().unwrap_or_else(|| panic!("the session has no stdout"));
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Self { child, stdin, lines, stderr }
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    /// Sends `command` and returns its answer (every line up to the fence's), each line ended
-    /// by `\n`.
-    fn run(&mut self, command: &str) -> String {
-        self.run_within(command, COMMAND_TIMEOUT)
-    }
-
-    fn run_within(&mut self, command: &str, within: Duration) -> String {
-        writeln!(self.stdin, "{command}\n{FENCE}").unwrap_or_else(|e| panic!("write {command:?}: {e}"));
-        self.stdin.flush().unwrap_or_else(|e| panic!("flush {command:?}: {e}"));
-        let deadline = Instant::now() + within;
-        let mut answer = String::new();
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) if line == FENCE_REPLY => return answer,
-                Ok(line) => {
-                    answer.push_str(&line);
-                    answer.push('\n');
-                }
-                Err(e) => panic!("no answer to {command:?} within {within:?} ({e}); so far:\n{answer}"),
-            }
-        }
-    }
-
-    /// `/call <tool> <args>`: the answer without its final newline, and how long it took.
+impl Neighbourly for Scripted {
     fn call(&mut self, tool: &str, args: &str) -> (String, Duration) {
         self.call_within(tool, args, COMMAND_TIMEOUT)
     }
@@ -151,8 +83,6 @@ impl Session {
         (answer.strip_suffix('\n').unwrap_or(&answer).to_string(), started.elapsed())
     }
 
-    /// Polls `/mcp` until `name`'s row is `expected` (a server that died in a call turns
-    /// `error` a moment after the call's answer), for at most 5 s.
     fn wait_for_row(&mut self, name: &str, expected: &str) {
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
@@ -167,44 +97,10 @@ impl Session {
         }
     }
 
-    /// Asserts the neighbour is connected and answers.
     fn assert_neighbour_fine(&mut self) {
         let view = self.run("/mcp");
         assert_eq!(row(&view, "ok"), connected("ok"), "{view}");
         assert_eq!(self.call("echo", r#"{"text":"still fine"}"#).0, "still fine");
-    }
-
-    /// What the host wrote to stderr so far.
-    fn stderr(&self) -> String {
-        std::fs::read_to_string(&self.stderr)
-            .unwrap_or_else(|e| panic!("read {}: {e}", self.stderr.display()))
-    }
-
-    /// `/quit`, and the session must exit by itself with success.
-    fn quit(mut self) {
-        writeln!(self.stdin, "/quit").unwrap_or_else(|e| panic!("write /quit: {e}"));
-        let deadline = Instant::now() + COMMAND_TIMEOUT;
-        loop {
-            match self.child.try_wait() {
-                Ok(Some(status)) => {
-                    assert!(status.success(), "the session exited with {status:?}");
-                    return;
-                }
-                Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
-                Ok(None) => panic!("the session did not exit within {COMMAND_TIMEOUT:?} of /quit"),
-                Err(e) => panic!("wait for the session: {e}"),
-            }
-        }
-    }
-}
-
-impl Drop for Session {
-    /// A test that panicked leaves no session behind (only this child, by its id).
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
     }
 }
 
@@ -338,7 +234,7 @@ impl Drop for Listener {
 fn an_endless_loop_is_stopped_at_call_ms_and_retry_starts_it_afresh() {
     let env = Env::new();
     let before = write_pair(&env, "spin", hostile(&["spin"], json!({ "limits": { "callMs": 1500 } })));
-    let mut s = Session::start(&env);
+    let mut s = Scripted::start(&env);
     let stopped = "kept computing for 1500 ms without waiting (limits.callMs), so it was stopped";
 
     std::thread::sleep(Duration::from_millis(2000));
@@ -364,7 +260,7 @@ fn an_endless_loop_is_stopped_at_call_ms_and_retry_starts_it_afresh() {
     assert_eq!(answer, format!("MCP server spin is not connected: {stopped}"));
     assert!(took >= Duration::from_millis(1500), "the fresh run was stopped after {took:?}");
     s.assert_neighbour_fine();
-    s.quit();
+    assert!(s.quit().success());
     before.assert_unchanged(&env);
 }
 
@@ -376,7 +272,7 @@ fn an_endless_loop_is_stopped_at_call_ms_and_retry_starts_it_afresh() {
 fn a_gibibyte_allocation_stops_at_the_memory_limit() {
     let env = Env::new();
     let before = write_pair(&env, "alloc", hostile(&["alloc"], json!({ "limits": { "memoryMb": 64 } })));
-    let mut s = Session::start(&env);
+    let mut s = Scripted::start(&env);
 
     let (answer, _) = s.call("alloc", r#"{"how":"try_reserve"}"#);
     assert_eq!(
@@ -400,13 +296,13 @@ fn a_gibibyte_allocation_stops_at_the_memory_limit() {
         ),
     );
     s.assert_neighbour_fine();
-    let hwm = vm_hwm_kib(s.pid());
+    let hwm = vm_hwm_kib(s.process_id());
     eprintln!("alloc: toolport peak RSS {hwm} KiB");
     assert!(hwm < 512 * 1024, "the host's peak RSS reached {hwm} KiB");
 
     let view = s.run("/mcp retry alloc");
     assert_eq!(row(&view, "alloc"), connected("alloc"), "{view}");
-    s.quit();
+    assert!(s.quit().success());
     before.assert_unchanged(&env);
 }
 
@@ -421,11 +317,11 @@ fn opening_sockets_in_a_loop_stops_at_the_socket_budget() {
     let address = peer.address();
     let def = hostile(&["sockets", &address], json!({ "grants": { "hosts": [format!("tcp://{address}")] } }));
     let before = write_pair(&env, "sockets", def);
-    let mut s = Session::start(&env);
+    let mut s = Scripted::start(&env);
     s.assert_neighbour_fine();
 
-    let idle = open_fds(s.pid());
-    let watch = FdWatch::start(s.pid());
+    let idle = open_fds(s.process_id());
+    let watch = FdWatch::start(s.process_id());
     let (answer, took) = s.call("sockets", "");
     let most = watch.most();
     let expected = format!(
@@ -438,22 +334,24 @@ fn opening_sockets_in_a_loop_stops_at_the_socket_budget() {
         "the peer accepted {} connections",
         peer.accepted()
     );
-    let after = open_fds(s.pid());
+    let after = open_fds(s.process_id());
     eprintln!(
         "sockets: call took {took:?}; toolport's descriptors: {idle} idle, at most {most} during the call, {after} after"
     );
     assert!(most <= idle + SOCKET_BUDGET + 8, "{most} descriptors during the call, {idle} before it");
     assert!(after <= idle + 2, "{after} descriptors after the call, {idle} before it");
 
+    // The host's own record of why: the server carries on, its row says what it was refused.
     let view = s.run("/mcp");
-    assert_eq!(row(&view, "sockets"), connected("sockets"), "{view}");
+    let refused = format!("{} | denied=reached its socket limit ({SOCKET_BUDGET} open sockets)", connected("sockets"));
+    assert_eq!(row(&view, "sockets"), refused, "{view}");
     s.assert_neighbour_fine();
     // The budget came back with the sockets: the next call gets as far as the first.
     assert_eq!(s.call("sockets", "").0, expected);
     assert!(eventually(Duration::from_secs(5), || peer.accepted() == 2 * SOCKET_BUDGET));
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(peer.accepted(), 2 * SOCKET_BUDGET, "the peer saw more than the budget");
-    s.quit();
+    assert!(s.quit().success());
     before.assert_unchanged(&env);
 }
 
@@ -471,7 +369,7 @@ fn a_socket_to_an_address_not_granted_is_refused_and_recorded() {
         json!({ "grants": { "hosts": [format!("tcp://{}", other.address())] } }),
     );
     let before = write_pair(&env, "sockets", def);
-    let mut s = Session::start(&env);
+    let mut s = Scripted::start(&env);
 
     let (answer, _) = s.call("sockets", "");
     assert_eq!(
@@ -488,7 +386,7 @@ fn a_socket_to_an_address_not_granted_is_refused_and_recorded() {
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!((peer.accepted(), other.accepted()), (0, 0));
     s.assert_neighbour_fine();
-    s.quit();
+    assert!(s.quit().success());
     before.assert_unchanged(&env);
 }
 
@@ -501,7 +399,7 @@ fn a_socket_with_no_host_granted_at_all_is_refused_and_recorded() {
     let peer = Listener::start();
     let address = peer.address();
     let before = write_pair(&env, "sockets", hostile(&["sockets", &address], json!({})));
-    let mut s = Session::start(&env);
+    let mut s = Scripted::start(&env);
 
     let (answer, _) = s.call("sockets", "");
     assert_eq!(
@@ -517,7 +415,7 @@ fn a_socket_with_no_host_granted_at_all_is_refused_and_recorded() {
         format!("{} | denied=not granted: tcp://{address}", connected("sockets"))
     );
     s.assert_neighbour_fine();
-    s.quit();
+    assert!(s.quit().success());
     before.assert_unchanged(&env);
 }
 
@@ -532,12 +430,12 @@ fn a_socket_flood_costs_a_few_log_lines() {
     let address = peer.address();
     let def = hostile(&["sockets", &address], json!({ "grants": { "hosts": [format!("tcp://{address}")] } }));
     let before = write_pair(&env, "sockets", def);
-    let mut s = Session::start(&env);
+    let mut s = Scripted::start(&env);
     let (answer, _) = s.call("sockets", "");
     assert!(answer.starts_with(&format!("opened {SOCKET_BUDGET} of {SOCKET_ATTEMPTS}")), "{answer}");
     s.assert_neighbour_fine();
     let log = s.stderr();
-    s.quit();
+    assert!(s.quit().success());
     before.assert_unchanged(&env);
     let about_sockets: Vec<&str> = log
         .lines()
@@ -562,12 +460,12 @@ fn flood_session(tool: &str, args: &str) -> (String, String, u64) {
         json!({ "limits": { "callMs": 240_000 }, "timeouts": { "callMs": 240_000 } }),
     );
     let before = write_pair(&env, "stderr", bad);
-    let mut s = Session::start(&env);
+    let mut s = Scripted::start(&env);
     let (answer, took) = s.call_within(tool, args, Duration::from_secs(300));
     eprintln!("stderr: /call {tool} took {took:?}");
     let view = s.run("/mcp");
-    let hwm = vm_hwm_kib(s.pid());
-    s.quit();
+    let hwm = vm_hwm_kib(s.process_id());
+    assert!(s.quit().success());
     before.assert_unchanged(&env);
     (answer, view, hwm)
 }
@@ -590,10 +488,10 @@ fn a_50_mb_stderr_flood_answers_done_and_memory_stays_bounded() {
 fn env_answer(args: &[&str], extra: Value) -> String {
     let env = Env::new();
     let before = write_pair(&env, "env", hostile(args, extra));
-    let mut s = Session::start_with(&env, &[("TOOLPORT_TEST_SECRET", "s3cret")]);
+    let mut s = Scripted::start_with(&env, &[("TOOLPORT_TEST_SECRET", "s3cret")]);
     let (answer, _) = s.call("env", "");
     s.assert_neighbour_fine();
-    s.quit();
+    assert!(s.quit().success());
     before.assert_unchanged(&env);
     answer
 }
@@ -642,7 +540,7 @@ fn files_outside_the_granted_folder_cannot_be_read() {
         .unwrap_or_else(|e| panic!("symlink: {e}"));
     let grants = json!({ "grants": { "dirs": [{ "host": granted, "guest": "/data", "mode": "ro" }] } });
     let before = write_pair(&env, "dir", hostile(&["dir"], grants));
-    let mut s = Session::start(&env);
+    let mut s = Scripted::start(&env);
     let mut read = |path: &str| s.call("dir", &json!({ "path": path }).to_string()).0;
 
     assert_eq!(read("/data/sub/notes.txt"), "granted text");
@@ -664,6 +562,6 @@ fn files_outside_the_granted_folder_cannot_be_read() {
     let view = s.run("/mcp");
     assert_eq!(row(&view, "dir"), connected("dir"), "{view}");
     s.assert_neighbour_fine();
-    s.quit();
+    assert!(s.quit().success());
     before.assert_unchanged(&env);
 }
