@@ -47,7 +47,9 @@ pub async fn run() -> anyhow::Result<()> {
     println!("  later        paused for this session only");
     println!("  spare        disabled: defined, but this workspace does not enable it");
     println!("  ghost        missing: enabled, but never defined");
-    println!("  notes        connected: the built-in `files` server, sandboxed, granted the workspace read-only");
+    println!(
+        "  notes        connected: the built-in `files` server, sandboxed, granted the workspace read-only"
+    );
 
     section("2. Starting the runtime (all servers connect at once)");
     let paused: BTreeSet<String> = ["later".to_string()].into();

@@ -34,7 +34,8 @@ impl Scripted {
     /// The session with `vars` added to toolport's own environment.
     pub fn start_with(env: &Env, vars: &[(&str, &str)]) -> Self {
         let stderr = env.home().join("session.stderr");
-        let log = std::fs::File::create(&stderr).unwrap_or_else(|e| panic!("create {}: {e}", stderr.display()));
+        let log =
+            std::fs::File::create(&stderr).unwrap_or_else(|e| panic!("create {}: {e}", stderr.display()));
         let mut child = std::process::Command::new(toolport_path())
             .arg("--home")
             .arg(env.home())
@@ -99,7 +100,8 @@ impl Scripted {
 
     /// What the host wrote to stderr so far.
     pub fn stderr(&self) -> String {
-        std::fs::read_to_string(&self.stderr).unwrap_or_else(|e| panic!("read {}: {e}", self.stderr.display()))
+        std::fs::read_to_string(&self.stderr)
+            .unwrap_or_else(|e| panic!("read {}: {e}", self.stderr.display()))
     }
 
     /// `/quit`, and how the session exited (it must by itself, within [`COMMAND_TIMEOUT`]).

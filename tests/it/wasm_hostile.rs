@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::common::Env;
-use crate::session_support::{COMMAND_TIMEOUT, Scripted};
 use crate::faults_support::{Snapshot, write};
+use crate::session_support::{COMMAND_TIMEOUT, Scripted};
 use crate::wasm_support::{SMALL_CONNECT_MS, seed_cache};
 
 /// A store's socket budget: `MAX_SOCKETS` in host/src/plugin/socket_budget.rs.
@@ -343,7 +343,8 @@ fn opening_sockets_in_a_loop_stops_at_the_socket_budget() {
 
     // The host's own record of why: the server carries on, its row says what it was refused.
     let view = s.run("/mcp");
-    let refused = format!("{} | denied=reached its socket limit ({SOCKET_BUDGET} open sockets)", connected("sockets"));
+    let refused =
+        format!("{} | denied=reached its socket limit ({SOCKET_BUDGET} open sockets)", connected("sockets"));
     assert_eq!(row(&view, "sockets"), refused, "{view}");
     s.assert_neighbour_fine();
     // The budget came back with the sockets: the next call gets as far as the first.

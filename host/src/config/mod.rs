@@ -9,9 +9,9 @@ mod edit;
 mod error;
 mod expand;
 mod fields;
-mod host_pattern;
 mod grant_edit;
 mod grant_input;
+mod host_pattern;
 mod model;
 mod normalize;
 mod resolve;
@@ -30,8 +30,8 @@ pub use grant_edit::{
     GrantChange, GrantItem, GrantOutcome, GrantRequest, Pinned, SandboxEntry, grant_sandbox, pin_component,
     revoke_sandbox,
 };
-pub use model::*;
 pub(crate) use host_pattern::{HostMatch, HostPattern, origin_of};
+pub use model::*;
 pub use resolve::{load_resolved, missing_rows, resolve};
 pub use store::parse_json;
 pub use validate::validate;

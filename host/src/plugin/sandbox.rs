@@ -16,10 +16,10 @@ use wasmtime_wasi::sockets::SocketAddrUse;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 use wasmtime_wasi_http::{RequestOptions, WasiBody, WasiHttpHooks};
 
-use crate::config::{HostMatch, HostPattern};
 use super::socket_budget::SocketBudget;
 use super::stderr::StderrTail;
 use crate::config::Grants;
+use crate::config::{HostMatch, HostPattern};
 
 /// Denied destinations remembered per sandbox: the first explains a failure; more is noise.
 const DENIALS_KEPT: usize = 8;

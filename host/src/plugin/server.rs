@@ -75,7 +75,8 @@ impl Refusals {
     /// Each refusal in the words of the status view, oldest first: `not granted: …`, then
     /// `reached its socket limit (32 open sockets)`.
     pub fn all(&self) -> Vec<String> {
-        let mut all: Vec<String> = self.denials.all().into_iter().map(|t| format!("not granted: {t}")).collect();
+        let mut all: Vec<String> =
+            self.denials.all().into_iter().map(|t| format!("not granted: {t}")).collect();
         all.extend(self.sockets.refusal().map(|fault| fault.to_string()));
         all
     }
