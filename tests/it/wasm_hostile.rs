@@ -306,6 +306,16 @@ fn a_gibibyte_allocation_stops_at_the_memory_limit() {
     before.assert_unchanged(&env);
 }
 
+/// The `sockets` server granted the port of a listener of its own, next to the neighbour, in
+/// a running session: the listener, its address, the files' snapshot and the session.
+fn granted_sockets(env: &Env) -> (Listener, String, Snapshot, Scripted) {
+    let peer = Listener::start();
+    let address = peer.address();
+    let def = hostile(&["sockets", &address], json!({ "grants": { "hosts": [format!("tcp://{address}")] } }));
+    let before = write_pair(env, "sockets", def);
+    (peer, address, before, Scripted::start(env))
+}
+
 /// 100,000 connects to a granted port, none closed: the store's socket budget (32) holds, the
 /// guest's first error is the refusal, the peer sees no more than 32 connections, the host's
 /// descriptors stay within the budget, and they all come back when the call ends (a second
@@ -313,11 +323,7 @@ fn a_gibibyte_allocation_stops_at_the_memory_limit() {
 #[test]
 fn opening_sockets_in_a_loop_stops_at_the_socket_budget() {
     let env = Env::new();
-    let peer = Listener::start();
-    let address = peer.address();
-    let def = hostile(&["sockets", &address], json!({ "grants": { "hosts": [format!("tcp://{address}")] } }));
-    let before = write_pair(&env, "sockets", def);
-    let mut s = Scripted::start(&env);
+    let (peer, address, before, mut s) = granted_sockets(&env);
     s.assert_neighbour_fine();
 
     let idle = open_fds(s.process_id());
@@ -391,9 +397,8 @@ fn a_socket_to_an_address_not_granted_is_refused_and_recorded() {
     before.assert_unchanged(&env);
 }
 
-/// The same connect with no host granted at all. The host switches TCP off for such a guest,
-/// so the refusal happens before the address check that records it: today the row shows no
-/// `denied=` (ARCHITECTURE's invariant: every refusal is recorded by the host).
+/// The same connect with no host granted at all: the refusal is still recorded by the host
+/// (ARCHITECTURE's invariant), because sockets stay on and every connect reaches the check.
 #[test]
 fn a_socket_with_no_host_granted_at_all_is_refused_and_recorded() {
     let env = Env::new();
@@ -422,16 +427,12 @@ fn a_socket_with_no_host_granted_at_all_is_refused_and_recorded() {
 
 /// 100,000 refused sockets are one fault, not 100,000 log lines: the host's warnings about
 /// refusals (`refused a plugin socket`, `denied a socket`) stay a handful per call, as a flood
-/// of messages that are not JSON-RPC does (`foreign_text`). Today each refusal is one `WARN`
-/// line on toolport's stderr at the default verbosity.
+/// of messages that are not JSON-RPC does (`foreign_text`): each store warns once per refusal
+/// it has not seen.
 #[test]
 fn a_socket_flood_costs_a_few_log_lines() {
     let env = Env::new();
-    let peer = Listener::start();
-    let address = peer.address();
-    let def = hostile(&["sockets", &address], json!({ "grants": { "hosts": [format!("tcp://{address}")] } }));
-    let before = write_pair(&env, "sockets", def);
-    let mut s = Scripted::start(&env);
+    let (_peer, _, before, mut s) = granted_sockets(&env);
     let (answer, _) = s.call("sockets", "");
     assert!(answer.starts_with(&format!("opened {SOCKET_BUDGET} of {SOCKET_ATTEMPTS}")), "{answer}");
     s.assert_neighbour_fine();
@@ -514,9 +515,8 @@ fn an_environment_variable_not_granted_is_not_set() {
     assert_eq!(env_answer(&["env"], granted), "value: s3cret\nvisible: GIVEN, TOOLPORT_TEST_SECRET");
 }
 
-/// A name both configured in `env` and granted: the configured value wins (as
-/// host/src/plugin/server.rs means it to) and the guest sees the name once. Today the guest
-/// sees it twice, and the host's value first.
+/// A name both configured in `env` and granted: the configured value wins and the guest sees
+/// the name once (not twice, the host's value first).
 #[test]
 fn a_configured_value_wins_over_the_same_name_granted() {
     let both = json!({

@@ -108,10 +108,9 @@ fn a_python_server_lists_its_tools_and_answers_add_and_reverse() {
 }
 
 /// `timeouts.connectMs` bounds a connect, compiling included: a component that takes minutes
-/// to compile fails at its 3 s, and the command ends soon after. Today the compile runs on the
-/// async runtime's thread (`PluginHost::wasm_server` → `ServerComponent::load` inside the
-/// connect future), so the timeout cannot fire until the compile is done: measured, `mcp list`
-/// printed `connect timed out after 5000 ms` after 3 min 57 s.
+/// to compile fails at its 3 s, and the command ends soon after (the compile runs on a blocking
+/// thread the timeout does not wait for; it once ran inside the connect future, and `mcp list`
+/// printed `connect timed out after 5000 ms` after 3 min 57 s).
 #[test]
 fn a_connect_timeout_bounds_the_first_compile() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());

@@ -54,10 +54,7 @@ pub fn search_files(roots: &Roots, path: &str, pattern: &str, max_results: Optio
         }
         ControlFlow::Continue(())
     });
-    let mut text = if found.is_empty() { "No matches found".to_string() } else { found.join("\n") };
-    if found.len() >= limit {
-        text.push_str(&format!("\n(stopped at {limit} results: narrow the pattern or raise maxResults)"));
-    }
+    let mut text = results(&found, limit);
     text.push_str(&stats.note());
     Ok(text)
 }
@@ -146,10 +143,7 @@ pub fn search_content(roots: &Roots, query: &ContentQuery<'_>) -> ToolResult {
         }
         ControlFlow::Continue(())
     });
-    let mut text = if found.is_empty() { "No matches found".to_string() } else { found.join("\n") };
-    if found.len() >= limit {
-        text.push_str(&format!("\n(stopped at {limit} results: narrow the pattern or raise maxResults)"));
-    }
+    let mut text = results(&found, limit);
     if budget_hit {
         text.push_str(&format!("\n(stopped after reading {} MiB of files)", MAX_SCANNED_TOTAL >> 20));
     }
@@ -166,4 +160,13 @@ fn clip(line: &str) -> String {
         Some((cut, _)) => format!("{}…", &line[..cut]),
         None => line.to_string(),
     }
+}
+
+/// The matches one per line (or `No matches found`), and a note when they reached `limit`.
+fn results(found: &[String], limit: usize) -> String {
+    let mut text = if found.is_empty() { "No matches found".to_string() } else { found.join("\n") };
+    if found.len() >= limit {
+        text.push_str(&format!("\n(stopped at {limit} results: narrow the pattern or raise maxResults)"));
+    }
+    text
 }
