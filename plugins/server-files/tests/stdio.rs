@@ -2,6 +2,7 @@
 //! read-write root, spoken to in newline-delimited JSON-RPC as an MCP client would. (The
 //! component build runs the same protocol under wasmtime in `smoke.sh`.)
 #![cfg(not(target_os = "wasi"))]
+#![allow(clippy::unwrap_used, reason = "test code: a failed unwrap is a failed test")]
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
