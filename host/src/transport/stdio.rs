@@ -97,16 +97,11 @@ pub fn spawn(def: &ServerDef) -> Result<(StdioChild, ChildStdout, ChildStdin), S
             group.end(None).await;
         }
         drop(group);
-        let mut reason = match status {
+        let reason = match status {
             Ok(status) => describe_exit(status),
             Err(e) => format!("cannot wait for the process: {e}"),
         };
-        tokio::time::sleep(STDERR_SETTLE).await;
-        if let Some(lines) = tail.summary(QUOTED_STDERR_LINES) {
-            reason.push_str("; stderr: ");
-            reason.push_str(&lines);
-        }
-        let _ = exit_tx.send(Some(reason));
+        let _ = exit_tx.send(Some(quote_stderr(reason, &tail).await));
     });
     Ok((StdioChild { exit: exit_rx, kill: Some(kill_tx) }, stdout, stdin))
 }
@@ -136,13 +131,8 @@ impl StdioChild {
                     end(&mut ended).await
                 }
             };
-            let mut reason = reason.unwrap_or_else(|| "stopped".to_string());
-            tokio::time::sleep(STDERR_SETTLE).await;
-            if let Some(lines) = tail.summary(QUOTED_STDERR_LINES) {
-                reason.push_str("; stderr: ");
-                reason.push_str(&lines);
-            }
-            let _ = exit_tx.send(Some(reason));
+            let reason = reason.unwrap_or_else(|| "stopped".to_string());
+            let _ = exit_tx.send(Some(quote_stderr(reason, &tail).await));
         });
         StdioChild { exit: exit_rx, kill: Some(kill_tx) }
     }
@@ -167,6 +157,18 @@ impl StdioChild {
             let _ = self.exited().await;
         }
     }
+}
+
+/// `reason` followed by the last lines the server wrote to stderr (`…; stderr: a | b`), once
+/// the drain has read what it wrote just before it ended: the same words for a process and a
+/// sandboxed server.
+async fn quote_stderr(mut reason: String, tail: &StderrTail) -> String {
+    tokio::time::sleep(STDERR_SETTLE).await;
+    if let Some(lines) = tail.summary(QUOTED_STDERR_LINES) {
+        reason.push_str("; stderr: ");
+        reason.push_str(&lines);
+    }
+    reason
 }
 
 fn describe_exit(status: std::process::ExitStatus) -> String {
