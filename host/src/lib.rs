@@ -107,7 +107,7 @@ pub use tokio_util::sync::CancellationToken;
 pub use plugin::PACKAGE as WIT_PACKAGE;
 pub use plugin::{
     CacheOutcome, Fault, Inspection, NamePolicy, Origin, PluginError, PluginHost, PluginSummary, ToolInfo,
-    ToolShape, Verdict, WIT_VERSION, inspect,
+    ToolShape, Verdict, WIT_VERSION, inspect, sandbox_uses,
 };
 
 /// Foreign text made safe for a terminal: what every text view of the binary uses.

@@ -66,7 +66,9 @@ async fn a_faulty_name_policy_fails_only_the_server_it_faulted_on() {
     let trap = rows.remove(0);
     assert!(
         trap.2.starts_with("name policy fault: crashed: panicked at ")
-            && trap.2.ends_with("fault-policy trapped on purpose"),
+            && trap.2.ends_with(
+                "fault-policy trapped on purpose; it has no grants.env (variables it reads look unset)"
+            ),
         "{trap:?}"
     );
     assert_eq!(
@@ -98,7 +100,9 @@ async fn a_faulty_tool_shape_fails_only_the_server_it_faulted_on() {
     let trap = rows.remove(0);
     assert!(
         trap.2.starts_with("tool shape fault: crashed: panicked at ")
-            && trap.2.ends_with("fault-shape trapped on purpose"),
+            && trap.2.ends_with(
+                "fault-shape trapped on purpose; it has no grants.env (variables it reads look unset)"
+            ),
         "{trap:?}"
     );
     let bad = "tool shape fault: returned bad output";

@@ -394,11 +394,64 @@ async fn host_environment_is_absent_unless_granted() {
     assert!(std::env::var("PATH").is_ok());
     let h = Hostile::new(Grants::default());
     let err = h.attack("env", "PATH").await.unwrap_err();
-    assert_eq!(err.to_string(), "tool shape hostile: env PATH: environment variable not found");
+    assert_eq!(
+        err.to_string(),
+        "tool shape hostile: env PATH: environment variable not found; it has no grants.env \
+         (variables it reads look unset)"
+    );
     h.still_works().await;
     let granted = Hostile::new(Grants { env: vec!["PATH".into()], ..Grants::default() });
     let out = granted.attack("env", "PATH").await.unwrap();
     assert_eq!(out, vec![json!(std::env::var("PATH").unwrap())]);
+}
+
+#[tokio::test]
+async fn a_failing_plugin_is_told_only_the_grants_it_lacks() {
+    let dir = tempfile::tempdir().unwrap();
+    // It looked for a path and has no folder: the hint says so, and nothing about variables.
+    let nothing = Hostile::new(Grants::default());
+    let err = nothing.attack("read-file", "/etc/hostname").await.unwrap_err().to_string();
+    assert!(err.starts_with("tool shape hostile: read /etc/hostname: "), "{err}");
+    assert!(err.ends_with("; it has no grants.dirs (paths look missing)"), "{err}");
+    let both = Hostile::new(Grants {
+        env: vec!["TOOLPORT_IT_UNSET".into()],
+        dirs: vec![read_only(dir.path())],
+        ..Grants::default()
+    });
+    let err = both.attack("env", "TOOLPORT_IT_UNSET").await.unwrap_err().to_string();
+    assert_eq!(err, "tool shape hostile: env TOOLPORT_IT_UNSET: environment variable not found");
+    // A refused destination is recorded by the host: the guest's words stay as they were,
+    // with no guess added.
+    let err = nothing.attack("tcp", "127.0.0.1:9").await.unwrap_err().to_string();
+    assert!(err.starts_with("tool shape hostile: connect 127.0.0.1:9: "), "{err}");
+    assert!(!err.contains("it has no"), "{err}");
+}
+
+/// `grants.dirs: ["../cfg"]` in `<home>/mcp.json` is the folder beside the home, and the guest
+/// reads it at that plain path (it once saw `<home>/../cfg`, which its libc never matched).
+#[tokio::test]
+async fn a_relative_folder_grant_is_the_plain_path_beside_the_store() {
+    let tmp = tempfile::tempdir().unwrap();
+    let top = tmp.path().canonicalize().unwrap();
+    std::fs::create_dir_all(top.join("home")).unwrap();
+    std::fs::create_dir_all(top.join("cfg")).unwrap();
+    std::fs::write(top.join("cfg/settings.txt"), "from cfg").unwrap();
+    let store_file = top.join("home/mcp.json");
+    let text = json!({"plugins": {"hostile": {
+        "kind": "tool-shape", "path": wasm("fixture_hostile"), "grants": {"dirs": ["../cfg"]}
+    }}});
+    let store =
+        toolport::GlobalStore::parse(&store_file, &text.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(store.plugins[0].grants.dirs[0].host, top.join("cfg"));
+    let host = PluginHost::new(shared_cache(), &store.plugins).unwrap_or_else(|e| panic!("{e}"));
+    let file = top.join("cfg/settings.txt");
+    let out = host
+        .tool_shape("hostile")
+        .unwrap_or_else(|e| panic!("{e}"))
+        .convert(&server_with_arg("read-file", &file.to_string_lossy()), &named(&["target"]))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out, vec![json!("from cfg")]);
 }
 
 #[tokio::test]
@@ -437,7 +490,13 @@ async fn a_panic_is_a_clear_error() {
     assert!(matches!(err.fault, Fault::Trap { .. }));
     let text = err.to_string();
     assert!(text.starts_with("tool shape hostile: crashed: panicked at "), "{text}");
-    assert!(text.ends_with("hostile plugin panicked on purpose"), "{text}");
+    // A panic reads `RUST_BACKTRACE`: the guest asked for its environment, which has nothing.
+    assert!(
+        text.ends_with(
+            "hostile plugin panicked on purpose; it has no grants.env (variables it reads look unset)"
+        ),
+        "{text}"
+    );
     h.still_works().await;
 }
 

@@ -74,7 +74,7 @@ enum PluginCommand {
 pub async fn run(paths: &Paths, args: PluginArgs) -> Result<ExitCode> {
     match args.command {
         PluginCommand::List { json } => list(paths, json),
-        PluginCommand::Inspect { file, json } => inspect(&file, json),
+        PluginCommand::Inspect { file, json } => inspect(paths, &file, json),
         PluginCommand::Grant { name, what } => {
             grants::change(paths, SandboxEntry::Plugin(&name), what, Change::Grant)
                 .map(|()| ExitCode::SUCCESS)
@@ -99,28 +99,51 @@ fn list(paths: &Paths, as_json: bool) -> Result<ExitCode> {
         Origin::File(_) => store.plugins.iter().find(|d| d.name == p.name).and_then(|d| d.sha256.clone()),
     };
     if as_json {
-        let rows: Vec<Value> = plugins.iter().map(|p| summary_json(p, pin(p))).collect();
+        let rows: Vec<Value> = plugins.iter().map(|p| summary_json(p, pin(p), &uses(p))).collect();
         println!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let rows: Vec<[String; 6]> = plugins
+    let rows: Vec<[String; 7]> = plugins
         .iter()
         .map(|p| {
             [
                 p.name.clone(),
                 p.kind.as_str().to_string(),
                 p.origin.to_string(),
+                uses_text(&uses(p)),
                 grants_text(p),
                 format!("{} MiB, {} ms", p.limits.memory_mb, p.limits.call_ms),
                 pin(p).map_or_else(|| "none".to_string(), |d| format!("sha256 {d}")),
             ]
         })
         .collect();
-    print_table(["NAME", "KIND", "SOURCE", "GRANTS", "LIMITS", "PIN"], &rows);
+    print_table(["NAME", "KIND", "SOURCE", "USES", "GRANTS", "LIMITS", "PIN"], &rows);
     Ok(ExitCode::SUCCESS)
 }
 
-fn summary_json(p: &PluginSummary, sha256: Option<String>) -> Value {
+/// What of the sandbox a plugin's component would use (`env`, `dirs`, `sockets`, `http`), read
+/// from its imports; `Err` says why the file could not be read.
+fn uses(p: &PluginSummary) -> Result<Vec<&'static str>, String> {
+    let bytes = match &p.origin {
+        Origin::Builtin => toolport::builtin_bytes(&p.name).map(<[u8]>::to_vec).ok_or("not built in")?,
+        Origin::File(path) => std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?,
+    };
+    toolport::sandbox_uses(&bytes).map_err(|e| format!("not a component: {e}"))
+}
+
+fn uses_text(uses: &Result<Vec<&'static str>, String>) -> String {
+    match uses {
+        Ok(list) if list.is_empty() => "none".to_string(),
+        Ok(list) => list.join(" "),
+        Err(why) => format!("? ({why})"),
+    }
+}
+
+fn summary_json(
+    p: &PluginSummary,
+    sha256: Option<String>,
+    uses: &Result<Vec<&'static str>, String>,
+) -> Value {
     let (builtin, path) = match &p.origin {
         Origin::Builtin => (true, Value::Null),
         Origin::File(path) => (false, json!(path.display().to_string())),
@@ -130,6 +153,7 @@ fn summary_json(p: &PluginSummary, sha256: Option<String>) -> Value {
         "kind": p.kind.as_str(),
         "builtin": builtin,
         "path": path,
+        "uses": match uses { Ok(list) => json!(list), Err(why) => json!({ "error": why }) },
         "grants": grants::grants_json(&p.grants),
         "limits": { "memoryMb": p.limits.memory_mb, "callMs": p.limits.call_ms },
         "sha256": sha256,
@@ -171,22 +195,46 @@ fn print_table<const N: usize>(header: [&str; N], rows: &[[String; N]]) {
     }
 }
 
-fn inspect(file: &std::path::Path, as_json: bool) -> Result<ExitCode> {
+fn inspect(paths: &Paths, file: &std::path::Path, as_json: bool) -> Result<ExitCode> {
     let bytes =
         std::fs::read(file).map_err(|e| ExitError::usage(format!("cannot read {}: {e}", file.display())))?;
     let found = toolport::inspect(&bytes).with_context(|| format!("{}", file.display()))?;
     // What `plugin pin` or `mcp pin` would write for this file, to compare before trusting it.
     let sha256 = hex::encode(Sha256::digest(&bytes));
+    let uses = toolport::sandbox_uses(&bytes).with_context(|| format!("{}", file.display()))?;
+    // The store's entries for this very file: what it would use next to what it is granted.
+    let store = GlobalStore::load(&paths.store_file())?;
+    let same = |p: &std::path::Path| {
+        p == file || matches!((p.canonicalize(), file.canonicalize()), (Ok(a), Ok(b)) if a == b)
+    };
+    let configured: Vec<_> = store.plugins.iter().filter(|d| same(&d.path)).collect();
     if as_json {
         let mut value = serde_json::to_value(&found)?;
         if let Some(map) = value.as_object_mut() {
             map.insert("file".into(), json!(file.display().to_string()));
             map.insert("sha256".into(), json!(sha256));
+            map.insert("uses".into(), json!(uses));
+            let entries: Vec<Value> = configured
+                .iter()
+                .map(|d| json!({ "name": d.name, "kind": d.kind.as_str(), "grants": grants::grants_json(&d.grants) }))
+                .collect();
+            map.insert("configuredAs".into(), json!(entries));
         }
         println!("{}", serde_json::to_string_pretty(&value)?);
         return Ok(ExitCode::SUCCESS);
     }
     print!("{}", inspection_text(file, &sha256, &found));
+    println!("uses: {}", uses_text(&Ok(uses)));
+    for d in configured {
+        let summary = PluginSummary {
+            name: d.name.clone(),
+            kind: d.kind,
+            origin: Origin::File(d.path.clone()),
+            grants: d.grants.clone(),
+            limits: d.limits,
+        };
+        println!("configured as {} ({}): grants {}", d.name, d.kind.as_str(), grants_text(&summary));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -97,16 +97,6 @@ impl<'a> Fields<'a> {
         }
     }
 
-    /// The keys present that are not in `known`, as `<prefix><key>` (`grants.dir`): a typo in a
-    /// sandbox entry silently changes what the guest may do, so its reader warns about them.
-    pub fn unknown_keys(&self, known: &[&str]) -> Vec<String> {
-        self.obj
-            .keys()
-            .filter(|k| !known.contains(&k.as_str()))
-            .map(|k| format!("{}{k}", self.prefix))
-            .collect()
-    }
-
     /// What messages put before every field name (`server "x": `).
     pub fn owner(&self) -> &str {
         self.owner

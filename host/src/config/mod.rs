@@ -17,6 +17,7 @@ mod normalize;
 mod resolve;
 mod sandbox_fields;
 mod store;
+mod unknown_keys;
 mod validate;
 mod workspace;
 mod write;

@@ -3,10 +3,10 @@
 //! be read-write; a plugin's never are (DESIGN §5).
 //!
 //! An unknown key inside `grants` or `limits` is kept in the file (every write keeps unknown
-//! keys) but warned about: `grants.dir` instead of `grants.dirs` would silently leave the guest
-//! without the folder its author meant to give it.
+//! keys) but warned about by `unknown_keys`, which knows the file: `grants.dir` instead of
+//! `grants.dirs` would silently leave the guest without the folder its author meant to give it.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use serde_json::{Map, Value};
 
@@ -20,14 +20,15 @@ pub(super) enum Guest {
     Server,
 }
 
-const GRANT_KEYS: [&str; 3] = ["hosts", "env", "dirs"];
-const DIR_KEYS: [&str; 3] = ["host", "guest", "mode"];
-const LIMIT_KEYS: [&str; 2] = ["memoryMb", "callMs"];
+/// The keys of `grants`, of a `grants.dirs` object and of `limits` (`unknown_keys` warns about
+/// the others).
+pub(super) const GRANT_KEYS: [&str; 3] = ["hosts", "env", "dirs"];
+pub(super) const DIR_KEYS: [&str; 3] = ["host", "guest", "mode"];
+pub(super) const LIMIT_KEYS: [&str; 2] = ["memoryMb", "callMs"];
 
 /// `grants: { hosts, env, dirs }`; relative folders stay relative until [`resolve_dir`].
 pub(super) fn grants(fields: &Fields<'_>, guest: Guest) -> Result<Grants, String> {
     let Some(g) = fields.object("grants")? else { return Ok(Grants::default()) };
-    warn_unknown(&g, &GRANT_KEYS);
     let mut dirs = Vec::new();
     for item in g.array("dirs")?.map(Vec::as_slice).unwrap_or_default() {
         dirs.push(dir(&g, item, guest)?);
@@ -46,7 +47,6 @@ fn dir(g: &Fields<'_>, item: &Value, guest: Guest) -> Result<DirGrant, String> {
         Value::String(path) => (path.trim().to_string(), None, None),
         Value::Object(obj) => {
             let entry = Fields::new(obj, g.owner());
-            warn_unknown(&entry, &DIR_KEYS);
             let host = entry.string("host").map_err(|_| g.err("dirs", WHAT))?;
             let guest = entry.string("guest").map_err(|_| g.err("dirs", WHAT))?;
             let mode = entry.string("mode").map_err(|_| g.err("dirs", WHAT))?;
@@ -80,7 +80,6 @@ fn dir(g: &Fields<'_>, item: &Value, guest: Guest) -> Result<DirGrant, String> {
 pub(super) fn limits(fields: &Fields<'_>, defaults: Limits) -> Result<Limits, String> {
     let mut limits = defaults;
     if let Some(l) = fields.object("limits")? {
-        warn_unknown(&l, &LIMIT_KEYS);
         for (key, slot) in [("memoryMb", &mut limits.memory_mb), ("callMs", &mut limits.call_ms)] {
             if let Some(n) = l.positive(key, "")? {
                 *slot = n;
@@ -141,11 +140,31 @@ pub(super) fn limits_json(l: &Limits, defaults: Limits) -> Option<Value> {
 }
 
 /// A folder's host path against `base` (the folder of the file naming it); `~` is already
-/// expanded, absolute paths stay.
+/// expanded. A path with `..` in it is made plain: the guest sees the folder at this path
+/// (unless the grant names a `guest` path), and a guest's libc resolves `..` lexically, so
+/// `/h/.toolport/../cfg` would never match what it opens. The real path when the folder exists
+/// (through a symlink `..` is not the lexical parent), else the lexical one.
 pub(super) fn resolve_dir(d: &mut DirGrant, base: &Path) {
-    if d.host.is_relative() {
-        d.host = base.join(&d.host);
+    let joined: PathBuf = base.join(&d.host).components().collect();
+    d.host = if joined.components().any(|c| c == Component::ParentDir) {
+        joined.canonicalize().unwrap_or_else(|_| lexically_plain(&joined))
+    } else {
+        joined
+    };
+}
+
+/// `path` with every `..` taking off the segment before it (none above the root).
+fn lexically_plain(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
     }
+    out
 }
 
 /// `~` and `~/…` as the person's home folder (`$HOME`); anything else as written.
@@ -158,12 +177,6 @@ pub(crate) fn expand_home(path: &str) -> PathBuf {
             None => PathBuf::from(path),
         },
         _ => PathBuf::from(path),
-    }
-}
-
-fn warn_unknown(fields: &Fields<'_>, known: &[&str]) {
-    for key in fields.unknown_keys(known) {
-        tracing::warn!("{}unknown key \"{key}\" in a sandbox entry is ignored (a typo?)", fields.owner());
     }
 }
 
@@ -212,6 +225,28 @@ mod tests {
         let mut d = DirGrant { written: "d".into(), host: "d".into(), guest: None, writable: false };
         resolve_dir(&mut d, Path::new("/etc/tp"));
         assert_eq!(d.host, PathBuf::from("/etc/tp/d"));
+    }
+
+    #[test]
+    fn dot_dot_is_made_plain_through_links_when_the_folder_exists() -> anyhow::Result<()> {
+        let grant =
+            |host: &str| DirGrant { written: host.into(), host: host.into(), guest: None, writable: false };
+        let mut missing = grant("../cfg/./x/");
+        resolve_dir(&mut missing, Path::new("/no/such/.toolport"));
+        assert_eq!(missing.host, PathBuf::from("/no/such/cfg/x"), "lexical when absent");
+        let tmp = tempfile::tempdir()?;
+        let real = tmp.path().canonicalize()?;
+        std::fs::create_dir_all(real.join("deep/home"))?;
+        std::fs::create_dir(real.join("cfg"))?;
+        std::fs::create_dir(real.join("deep/cfg"))?;
+        std::os::unix::fs::symlink(real.join("deep/home"), real.join("link"))?;
+        let mut existing = grant("../cfg");
+        resolve_dir(&mut existing, &real.join("deep/home"));
+        assert_eq!(existing.host, real.join("deep/cfg"));
+        let mut linked = grant("../../cfg");
+        resolve_dir(&mut linked, &real.join("link"));
+        assert_eq!(linked.host, real.join("cfg"), "through the link, the real parent of deep/home");
+        Ok(())
     }
 
     #[test]

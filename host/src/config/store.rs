@@ -10,6 +10,7 @@ use super::fields::Fields;
 use super::model::{GlobalStore, Limits, PluginDef, PluginKind, ServerDef};
 use super::normalize::BUILTIN_TRANSPORTS;
 use super::sandbox_fields::{self, Guest, resolve_dir};
+use super::unknown_keys;
 
 impl GlobalStore {
     /// Reads and normalises the store. A missing file is an empty store; a malformed one is an
@@ -37,6 +38,9 @@ impl GlobalStore {
         let mut servers: Vec<ServerDef> = Vec::new();
         for (name, value) in section(top, "mcpServers").map_err(at)? {
             let mut def = ServerDef::from_json(name, value).map_err(at)?;
+            if let (Some(_), Some(entry)) = (&def.wasm, value.as_object()) {
+                unknown_keys::check_server(path, &def.name, entry);
+            }
             def.resolve_paths(base);
             if def.name.is_empty() {
                 continue;
@@ -52,6 +56,9 @@ impl GlobalStore {
             let name = name.trim();
             if !name.is_empty() {
                 plugins.push(plugin_from_json(name, value, base).map_err(at)?);
+                if let Some(entry) = value.as_object() {
+                    unknown_keys::check_plugin(path, name, entry);
+                }
             }
         }
         Ok(GlobalStore { path: path.to_path_buf(), servers, plugins })

@@ -10,9 +10,10 @@ use std::path::PathBuf;
 use crate::config::PluginKind;
 use crate::text::clip_foreign;
 
-/// A plugin failure: which plugin, in which role, and what went wrong.
+/// A plugin failure: which plugin, in which role, what went wrong, and for a guest that failed
+/// of itself the kinds of grant it had none of (`; it has no grants.env …`).
 #[derive(Debug, thiserror::Error)]
-#[error("{} {plugin}: {fault}", role(*.kind))]
+#[error("{} {plugin}: {fault}{}", role(*.kind), hint.as_deref().map(|h| format!("; {h}")).unwrap_or_default())]
 pub struct PluginError {
     /// The name it was asked for by (a built-in, or a key of the config's `plugins`).
     pub plugin: String,
@@ -21,6 +22,9 @@ pub struct PluginError {
     pub kind: PluginKind,
     /// What went wrong, worded to follow the plugin's name.
     pub fault: Fault,
+    /// What the guest may have lacked (`plugin/grant_hint.rs`), only on a fault the guest
+    /// raised itself: its error or its crash.
+    pub hint: Option<String>,
 }
 
 impl PluginError {
@@ -28,7 +32,16 @@ impl PluginError {
     /// this is where the guest's own text (its error, its panic message) is clipped: a 10 MB
     /// reason must not be held in a status row or printed whole by `mcp list --json`.
     pub(crate) fn new(plugin: &str, kind: PluginKind, fault: Fault) -> Self {
-        Self { plugin: plugin.to_string(), kind, fault: fault.clipped() }
+        Self { plugin: plugin.to_string(), kind, fault: fault.clipped(), hint: None }
+    }
+
+    /// Adds `hint` when the fault is one the guest raised itself: a time or memory cap, a
+    /// refused destination or a config problem has a cause of its own, already named.
+    pub(crate) fn with_hint(mut self, hint: Option<&str>) -> Self {
+        if matches!(self.fault, Fault::Failed { .. } | Fault::Trap { .. }) {
+            self.hint = hint.map(str::to_string);
+        }
+        self
     }
 }
 

@@ -35,8 +35,8 @@ pub(crate) async fn call_per_tool<T>(
     .map_err(|fault| plugin.error(fault))?;
     arm_deadline(&mut store, &plugin.limits);
     let outcome = tokio::time::timeout(outer_timeout(&plugin.limits), call(&mut store)).await;
-    let answers =
-        classify(plugin, &store, outcome)?.map_err(|message| plugin.error(Fault::Failed { message }))?;
+    let answers = classify(plugin, &store, outcome)?
+        .map_err(|message| plugin.guest_error(Fault::Failed { message }, store.data()))?;
     if answers.len() != expect.tools {
         let message = format!("{} {} for {} tools", answers.len(), expect.noun, expect.tools);
         return Err(plugin.error(Fault::BadOutput { message }));
@@ -70,7 +70,7 @@ pub(crate) fn classify<T>(
     let message = panic_message(&stderr).unwrap_or_else(|| root_cause(&err));
     // The wasm backtrace helps the plugin's author, not the user reading a status row: `-v`.
     tracing::info!(plugin = %plugin.name, "plugin trapped: {err:?}");
-    Err(plugin.error(Fault::Trap { message }))
+    Err(plugin.guest_error(Fault::Trap { message }, store.data()))
 }
 
 /// Why a call trapped, in a few words: the trap's own description (`call stack exhausted`)

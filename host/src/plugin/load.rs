@@ -10,6 +10,7 @@ use super::bindings;
 use super::cache::{Cache, CacheOutcome};
 use super::engine::engine;
 use super::error::{Fault, PluginError};
+use super::grant_hint::missing_grants;
 use super::inspect::{
     PACKAGE, WIT_VERSION, exported_interfaces, header_problem, version_compatible, world_of_interface,
 };
@@ -62,6 +63,15 @@ impl Loaded {
     /// `fault` of this plugin, in the role it was loaded for.
     pub fn error(&self, fault: Fault) -> PluginError {
         PluginError::new(&self.name, self.kind, fault)
+    }
+
+    /// A fault the guest raised itself (its error, its crash) in a store whose data is
+    /// `state`, with the grants it lacks among those it asked for — unless the sandbox refused
+    /// it a destination: that record is exact and needs no guess.
+    pub fn guest_error(&self, fault: Fault, state: &State) -> PluginError {
+        let refused = self.sandbox.denials().first().is_some() || state.socket_refusal().is_some();
+        let hint = if refused { None } else { missing_grants(state.asked, self.sandbox.grants()) };
+        self.error(fault).with_hint(hint.as_deref())
     }
 }
 

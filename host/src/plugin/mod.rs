@@ -19,6 +19,7 @@
 //! the plugin host imports its parent back.
 
 mod admission;
+mod asked;
 mod bindings;
 mod builtin;
 mod cache;
@@ -27,6 +28,7 @@ mod channel;
 mod engine;
 mod error;
 mod files_gate;
+mod grant_hint;
 mod guard;
 mod host;
 mod inspect;
@@ -52,7 +54,7 @@ pub use builtin::{PLUGIN_BUILD_DIR, builtin_bytes, builtin_servers};
 pub use cache::CacheOutcome;
 pub use error::{Fault, PluginError};
 pub use host::{PluginHost, PluginSummary};
-pub use inspect::{Inspection, PACKAGE, WIT_VERSION, inspect};
+pub use inspect::{Inspection, PACKAGE, WIT_VERSION, inspect, sandbox_uses};
 pub use load::Origin;
 pub use model::{ToolInfo, Verdict};
 pub use policy::NamePolicy;

@@ -155,6 +155,11 @@ impl Sandbox {
         }
     }
 
+    /// What it was granted.
+    pub fn grants(&self) -> &Grants {
+        &self.grants
+    }
+
     /// What this sandbox has refused so far.
     pub fn denials(&self) -> &Denials {
         &self.denials

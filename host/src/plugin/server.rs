@@ -26,13 +26,14 @@ use super::builtin;
 use super::cache::Cache;
 use super::engine::engine;
 use super::error::Fault;
+use super::grant_hint::missing_grants;
 use super::guard::root_cause;
 use super::inspect::{exported_interfaces, header_problem};
 use super::limits::{arm_busy_limit, ran_out_of_time};
 use super::sandbox::{Denials, Sandbox};
 use super::socket_budget::SocketBudget;
 use super::store::{State, linker};
-use crate::config::{ServerDef, WasmDef};
+use crate::config::{Grants, Limits, ServerDef, WasmDef};
 
 /// Bytes each of stdin, stdout and stderr holds in flight: a full buffer makes the writer
 /// wait (the guest for the host, or the host for the guest), never grow.
@@ -165,13 +166,17 @@ impl ServerComponent {
         let pre = self.pre.clone();
         let limits = wasm.limits;
         let refusals = Refusals { denials: sandbox.denials().clone(), sockets: store.data().socket_budget() };
+        // Configured `env` values are as visible to the guest as granted names.
+        let mut visible = grants.clone();
+        visible.env.extend(def.env.iter().map(|(key, _)| key.clone()));
+
         tokio::spawn(async move {
             let run = async {
                 let command = pre.instantiate_async(&mut store).await?;
                 command.wasi_cli_run().call_run(&mut store).await
             };
             let reason = tokio::select! {
-                outcome = run => Some(describe_end(&store, outcome, limits.memory_mb, limits.call_ms)),
+                outcome = run => Some(describe_end(&store, outcome, limits, &visible)),
                 _ = stopped => None,
             };
             // Whatever the guest still holds (sockets, files) goes with the store, here.
@@ -182,36 +187,43 @@ impl ServerComponent {
     }
 }
 
-/// How a run ended, in the words of the status view.
+/// How a run ended, in the words of the status view; a failure of the guest's own (a status
+/// other than 0, a crash) adds the grants it lacks among those it asked for, `visible` being
+/// what it could see (its grants and its configured variables).
 fn describe_end(
     store: &wasmtime::Store<State>,
     outcome: wasmtime::Result<Result<(), ()>>,
-    memory_mb: u64,
-    call_ms: u64,
+    limits: Limits,
+    visible: &Grants,
 ) -> String {
+    let lacks = missing_grants(store.data().asked, visible);
+    let with_hint = |text: String| match &lacks {
+        Some(hint) => format!("{text}; {hint}"),
+        None => text,
+    };
     let err = match outcome {
         Ok(Ok(())) => return "the server exited".to_string(),
-        Ok(Err(())) => return "the server exited with status 1".to_string(),
+        Ok(Err(())) => return with_hint("the server exited with status 1".to_string()),
         Err(err) => err,
     };
     if let Some(exit) = err.downcast_ref::<I32Exit>() {
         return match exit.0 {
             0 => "the server exited".to_string(),
-            code => format!("the server exited with status {code}"),
+            code => with_hint(format!("the server exited with status {code}")),
         };
     }
     if ran_out_of_time(&err) {
-        return Fault::BusyLimit { limit_ms: call_ms }.to_string();
+        return Fault::BusyLimit { limit_ms: limits.call_ms }.to_string();
     }
     if let Some(fault) = store.data().socket_refusal() {
         return fault.to_string();
     }
     if store.data().memory.exceeded() {
-        return Fault::MemoryLimit { limit_mb: memory_mb }.to_string();
+        return Fault::MemoryLimit { limit_mb: limits.memory_mb }.to_string();
     }
     // The guest's own last words (a panic message) follow in the stderr the transport quotes.
     tracing::info!("sandboxed server trapped: {err:?}");
-    Fault::Trap { message: root_cause(&err) }.to_string()
+    with_hint(Fault::Trap { message: root_cause(&err) }.to_string())
 }
 
 /// The program name a component file runs as: its file name without `.wasm`.

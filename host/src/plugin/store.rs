@@ -11,6 +11,7 @@ use wasmtime_wasi::{WasiCtxBuilder, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::admission::{Admission, Ticket};
+use super::asked::{self, Asked, NoteAsked};
 use super::bindings;
 use super::error::Fault;
 use super::files_gate;
@@ -35,6 +36,8 @@ pub(crate) struct State {
     pub(crate) log_lines: u32,
     /// When the guest last waited (a sandboxed server's time limit counts from there).
     busy: BusyClock,
+    /// Whether the guest read its environment or listed its folders (`asked`).
+    pub(crate) asked: Asked,
     /// This store's place in the instance pool, given back when it drops.
     _ticket: Ticket,
 }
@@ -82,6 +85,7 @@ impl State {
             plugin: plugin.into(),
             log_lines: 0,
             busy: BusyClock::default(),
+            asked: Asked::default(),
             _ticket: ticket,
         };
         let mut store = Store::new(engine, state);
@@ -108,6 +112,12 @@ impl State {
 impl WasiView for State {
     fn ctx(&mut self) -> WasiCtxView<'_> {
         WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+impl NoteAsked for State {
+    fn asked(&mut self) -> &mut Asked {
+        &mut self.asked
     }
 }
 
@@ -145,6 +155,7 @@ fn build_linker(engine: &Engine) -> anyhow::Result<Linker<State>> {
     // and its `open-at` opens a FIFO (blocking a thread for good); ours ask first.
     linker.allow_shadowing(true);
     files_gate::add_to_linker(&mut linker)?;
+    asked::add_to_linker(&mut linker)?;
     waits::add_to_linker(&mut linker)?;
     sockets_gate::add_to_linker(&mut linker, |s: &mut State| GatedSockets {
         sockets: WasiSocketsCtxView { ctx: s.wasi.sockets(), table: &mut s.table },

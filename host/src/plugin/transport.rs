@@ -81,7 +81,7 @@ impl TransportPlugin {
         if let Some(fault) = store.data().socket_refusal() {
             return Err(p.error(fault));
         }
-        result?.map_err(|message| p.error(Fault::Failed { message }))
+        result?.map_err(|message| p.guest_error(Fault::Failed { message }, store.data()))
     }
 }
 
