@@ -75,13 +75,11 @@ fn scaffold(env: &Env, name: &str, kind: &str) -> Scaffold {
 }
 
 impl Scaffold {
-    /// `cargo build --release --target wasm32-wasip2` in the project, with the harness's
-    /// environment scrubbed; the built component and how long the build took.
-    fn build(&self, artifact: &str) -> (PathBuf, Duration) {
-        let _held = BUILD.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let target = target_dir().join("scaffolds");
+    /// `cargo <args>` in the project with the harness's environment scrubbed and the shared
+    /// target folder, which must succeed; how long it took.
+    fn cargo(&self, args: &[&str]) -> Duration {
         let mut cmd = Command::new("cargo");
-        cmd.args(["build", "--release", "--target", "wasm32-wasip2"]).current_dir(&self.project);
+        cmd.args(args).current_dir(&self.project);
         for (key, _) in std::env::vars_os() {
             let key = key.to_string_lossy();
             if key.starts_with("CARGO") && key != "CARGO_HOME" {
@@ -91,17 +89,27 @@ impl Scaffold {
         for var in SCRUBBED_ENV {
             cmd.env_remove(var);
         }
-        cmd.env("CARGO_TARGET_DIR", &target);
+        cmd.env("CARGO_TARGET_DIR", target_dir().join("scaffolds"));
         let started = Instant::now();
         let out = cmd.output().unwrap_or_else(|e| panic!("run cargo in {}: {e}", self.project.display()));
         let took = started.elapsed();
         assert!(
             out.status.success(),
-            "cargo build of the {} scaffold failed:\n{}",
+            "cargo {args:?} in the {} scaffold failed:\n{}{}",
             self.name,
+            String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        let wasm = target.join("wasm32-wasip2/release").join(artifact);
+        took
+    }
+
+    /// `cargo build --release --target wasm32-wasip2` (after checking the project is formatted
+    /// as `cargo fmt` leaves it); the built component and how long the build took.
+    fn build(&self, artifact: &str) -> (PathBuf, Duration) {
+        let _held = BUILD.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        self.cargo(&["fmt", "--check"]);
+        let took = self.cargo(&["build", "--release", "--target", "wasm32-wasip2"]);
+        let wasm = target_dir().join("scaffolds/wasm32-wasip2/release").join(artifact);
         assert!(wasm.is_file(), "{} was not built", wasm.display());
         (wasm, took)
     }

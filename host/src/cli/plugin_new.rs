@@ -103,6 +103,8 @@ mod template {
     pub const SERVER_MANIFEST: &str = include_str!("../../templates/plugin/server.Cargo.toml");
     pub const TOOLCHAIN: &str = include_str!("../../templates/plugin/rust-toolchain.toml");
     pub const GITIGNORE: &str = include_str!("../../templates/plugin/gitignore");
+    /// The repository's own formatting rules, which the templates and the kit follow.
+    pub const RUSTFMT: &str = include_str!("../../../rustfmt.toml");
     pub const README: &str = include_str!("../../templates/plugin/README.md");
     pub const NAME_POLICY: &str = include_str!("../../templates/plugin/name_policy.rs");
     pub const TOOL_SHAPE: &str = include_str!("../../templates/plugin/tool_shape.rs");
@@ -222,6 +224,7 @@ fn project_files(name: &str, kind: NewKind) -> Result<Vec<(PathBuf, String)>> {
     let mut files = vec![
         (PathBuf::from("rust-toolchain.toml"), template::TOOLCHAIN.to_string()),
         (PathBuf::from(".gitignore"), template::GITIGNORE.to_string()),
+        (PathBuf::from("rustfmt.toml"), template::RUSTFMT.to_string()),
         (PathBuf::from("README.md"), readme),
     ];
     if kind == NewKind::Server {

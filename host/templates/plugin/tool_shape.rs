@@ -2,7 +2,7 @@
 //! `{"name", "description", "parameters"}`, with the server's input schema as `parameters`.
 
 use serde_json::{Map, Value, json};
-use toolport_guest::{ShapeGuest, Server, Tool};
+use toolport_guest::{Server, ShapeGuest, Tool};
 
 struct Shape;
 

@@ -127,7 +127,13 @@ fn connect_one(network: &Network, address: IpAddress, port: u16) -> Result<Conn,
 }
 
 /// Moves lines both ways until the host closes the inbox (`Ok`) or the socket fails (`Err`).
-fn pump(inbox: &Inbox, outbox: &Outbox, input: &InputStream, output: &OutputStream, url: &str) -> Result<(), String> {
+fn pump(
+    inbox: &Inbox,
+    outbox: &Outbox,
+    input: &InputStream,
+    output: &OutputStream,
+    url: &str,
+) -> Result<(), String> {
     // Pollables are children of their resources: made after them, dropped before them.
     let inbox_ready = inbox.subscribe();
     let readable = input.subscribe();
