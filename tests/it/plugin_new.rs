@@ -68,7 +68,8 @@ fn scaffold(env: &Env, name: &str, kind: &str) -> Scaffold {
     assert!(out.status.success(), "plugin new failed: {stdout}{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.starts_with(&format!("created {kind} {name} in {}\n", project.display())), "{stdout}");
     assert!(stdout.contains("cargo build --release --target wasm32-wasip2"), "{stdout}");
-    for file in ["Cargo.toml", "rust-toolchain.toml", ".gitignore", "README.md"] {
+    for file in ["Cargo.toml", "Cargo.lock", "rust-toolchain.toml", "rustfmt.toml", ".gitignore", "README.md"]
+    {
         assert!(project.join(file).is_file(), "{file} missing");
     }
     Scaffold { _dir: dir, project, name: name.to_string(), created_in }

@@ -103,6 +103,10 @@ mod template {
     pub const SERVER_MANIFEST: &str = include_str!("../../templates/plugin/server.Cargo.toml");
     pub const TOOLCHAIN: &str = include_str!("../../templates/plugin/rust-toolchain.toml");
     pub const GITIGNORE: &str = include_str!("../../templates/plugin/gitignore");
+    /// The guest workspace's lock: a new project starts on the versions toolport's own plugins
+    /// build with (cargo drops the entries it does not use at the first build), and builds
+    /// without resolving anything, offline too when the registry cache has them.
+    pub const LOCK: &str = include_str!("../../../plugins/Cargo.lock");
     /// The repository's own formatting rules, which the templates and the kit follow.
     pub const RUSTFMT: &str = include_str!("../../../rustfmt.toml");
     pub const README: &str = include_str!("../../templates/plugin/README.md");
@@ -225,6 +229,7 @@ fn project_files(name: &str, kind: NewKind) -> Result<Vec<(PathBuf, String)>> {
         (PathBuf::from("rust-toolchain.toml"), template::TOOLCHAIN.to_string()),
         (PathBuf::from(".gitignore"), template::GITIGNORE.to_string()),
         (PathBuf::from("rustfmt.toml"), template::RUSTFMT.to_string()),
+        (PathBuf::from("Cargo.lock"), template::LOCK.to_string()),
         (PathBuf::from("README.md"), readme),
     ];
     if kind == NewKind::Server {
