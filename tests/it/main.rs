@@ -32,6 +32,7 @@ mod grants_cli;
 mod names_checked;
 mod peers;
 mod plugin_mistakes;
+mod plugin_new;
 mod plugins;
 mod plugins_cli;
 mod policy;

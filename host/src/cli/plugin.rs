@@ -62,6 +62,9 @@ enum PluginCommand {
         #[command(flatten)]
         what: GrantFlags,
     },
+    /// Make a new plugin crate (or sandboxed server) that builds with one `cargo build`.
+    #[command(after_help = "Example: toolport plugin new my-policy --kind name-policy --path ./my-policy")]
+    New(super::plugin_new::NewArgs),
     /// Pin a configured plugin's file to its SHA-256: a changed file is then refused.
     Pin {
         /// The plugin name.
@@ -83,6 +86,7 @@ pub async fn run(paths: &Paths, args: PluginArgs) -> Result<ExitCode> {
             grants::change(paths, SandboxEntry::Plugin(&name), what, Change::Revoke)
                 .map(|()| ExitCode::SUCCESS)
         }
+        PluginCommand::New(args) => super::plugin_new::run(args),
         PluginCommand::Pin { name } => {
             grants::pin(paths, SandboxEntry::Plugin(&name)).map(|()| ExitCode::SUCCESS)
         }

@@ -1,10 +1,7 @@
 //! Built-in name policy `namespace`: every tool becomes `<server>__<tool>`, limited to the
 //! characters and length every model API accepts.
 
-wit_bindgen::generate!({ world: "name-policy", path: "../../wit/since_v0.1.0" });
-
-use exports::toolport::plugin::policy::Guest;
-use toolport::plugin::types::{Server, Tool, Verdict};
+use toolport_guest::{PolicyGuest, Server, Tool, Verdict};
 
 /// The tightest tool-name limit among the model APIs (OpenAI: `^[a-zA-Z0-9_-]{1,64}$`).
 const MAX_LEN: usize = 64;
@@ -14,7 +11,7 @@ const HASH_DIGITS: usize = 10;
 
 struct PolicyNamespace;
 
-impl Guest for PolicyNamespace {
+impl PolicyGuest for PolicyNamespace {
     fn review(server: Server, tools: Vec<Tool>) -> Vec<Verdict> {
         tools.iter().map(|t| Verdict::Rename(namespaced(&server.name, &t.name))).collect()
     }
@@ -42,4 +39,4 @@ fn fnv1a64(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
 }
 
-export!(PolicyNamespace);
+toolport_guest::export!(PolicyNamespace);
