@@ -9,6 +9,7 @@ mod install;
 mod login;
 mod mcp;
 mod plugin;
+mod plugin_wit;
 mod serve;
 mod session;
 mod tools;

@@ -62,6 +62,8 @@ enum PluginCommand {
         #[command(flatten)]
         what: GrantFlags,
     },
+    /// Write the plugin contract as one binary WIT package (for componentize-py, jco, …).
+    Wit(super::plugin_wit::WitArgs),
     /// Pin a configured plugin's file to its SHA-256: a changed file is then refused.
     Pin {
         /// The plugin name.
@@ -83,6 +85,7 @@ pub async fn run(paths: &Paths, args: PluginArgs) -> Result<ExitCode> {
             grants::change(paths, SandboxEntry::Plugin(&name), what, Change::Revoke)
                 .map(|()| ExitCode::SUCCESS)
         }
+        PluginCommand::Wit(args) => super::plugin_wit::run(args),
         PluginCommand::Pin { name } => {
             grants::pin(paths, SandboxEntry::Plugin(&name)).map(|()| ExitCode::SUCCESS)
         }
