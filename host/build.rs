@@ -203,14 +203,15 @@ fn build_guests(root: &Path, plugins: &Path) -> Result<PathBuf, String> {
     Ok(target_dir.join(TARGET).join("release"))
 }
 
-/// Registers every file under `dir` except build output, so editing a guest or the WIT
-/// rebuilds the host.
+/// Registers every file under `dir` except build output and the other languages' examples, so
+/// editing a guest or the WIT rebuilds the host.
 fn rerun_if_changed(dir: &Path) -> Result<(), String> {
     println!("cargo:rerun-if-changed={}", dir.display());
     let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
     for entry in entries.flatten() {
         let path = entry.path();
-        if path.file_name().is_some_and(|n| n == "target") {
+        // `plugins/examples/` is not part of the guest workspace (its own build.sh builds it).
+        if path.file_name().is_some_and(|n| n == "target" || n == "examples") {
             continue;
         }
         if path.is_dir() {
