@@ -63,6 +63,7 @@ fn run() -> Result<(), String> {
     rerun_if_changed(&wit)?;
     println!("cargo:rerun-if-changed=build.rs");
 
+    wit_package(&root, &wit, &out_dir)?;
     ensure_target()?;
     let build_dir = build_guests(&root, &plugins)?;
 
@@ -99,6 +100,42 @@ fn run() -> Result<(), String> {
     std::fs::write(out_dir.join("builtin.rs"), generated)
         .map_err(|e| format!("cannot write builtin.rs: {e}"))?;
     println!("cargo:rustc-env=TOOLPORT_PLUGIN_BUILD_DIR={}", build_dir.display());
+    Ok(())
+}
+
+/// The contract folder the current major version is built against.
+const WIT_FOLDER: &str = "since_v0.1.0";
+
+/// Encodes `wit/since_v0.1.0` as one binary WIT package (what `wasm-tools component wit --wasm`
+/// writes), for `toolport plugin wit`: other languages' tools (componentize-py, ComponentizeJS)
+/// then take the contract as one file. A copy goes to `target/plugins/wit/` for the example
+/// plugins' build scripts.
+fn wit_package(root: &Path, wit: &Path, out_dir: &Path) -> Result<(), String> {
+    let folder = wit.join(WIT_FOLDER);
+    let mut resolve = wit_parser::Resolve::default();
+    let (package, _) =
+        resolve.push_dir(&folder).map_err(|e| format!("cannot parse {}: {e:#}", folder.display()))?;
+    let bytes = wit_component::encode(&resolve, package)
+        .map_err(|e| format!("cannot encode {} as a WIT package: {e:#}", folder.display()))?;
+    let name = &resolve.packages[package].name;
+    let version =
+        name.version.as_ref().ok_or_else(|| format!("{} has no package version", folder.display()))?;
+    let file_name = format!("{}-{}@{version}.wasm", name.namespace, name.name);
+    let embedded = out_dir.join(&file_name);
+    std::fs::write(&embedded, &bytes).map_err(|e| format!("cannot write {}: {e}", embedded.display()))?;
+    println!("cargo:rustc-env=TOOLPORT_WIT_PACKAGE_FILE={}", embedded.display());
+    println!("cargo:rustc-env=TOOLPORT_WIT_PACKAGE_NAME={file_name}");
+    let copies = root.join("target").join("plugins").join("wit");
+    std::fs::create_dir_all(&copies).map_err(|e| format!("cannot create {}: {e}", copies.display()))?;
+    let copy = copies.join(&file_name);
+    // Left alone when unchanged, so its time stamp does not make the examples rebuild; else
+    // written whole then renamed: a build script reading the copy never sees half of it.
+    if std::fs::read(&copy).is_ok_and(|old| old == bytes) {
+        return Ok(());
+    }
+    let partial = copies.join(format!(".{file_name}.partial"));
+    std::fs::write(&partial, &bytes).map_err(|e| format!("cannot write {}: {e}", partial.display()))?;
+    std::fs::rename(&partial, &copy).map_err(|e| format!("cannot write {}: {e}", copy.display()))?;
     Ok(())
 }
 
@@ -166,14 +203,15 @@ fn build_guests(root: &Path, plugins: &Path) -> Result<PathBuf, String> {
     Ok(target_dir.join(TARGET).join("release"))
 }
 
-/// Registers every file under `dir` except build output, so editing a guest or the WIT
-/// rebuilds the host.
+/// Registers every file under `dir` except build output and the other languages' examples, so
+/// editing a guest or the WIT rebuilds the host.
 fn rerun_if_changed(dir: &Path) -> Result<(), String> {
     println!("cargo:rerun-if-changed={}", dir.display());
     let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
     for entry in entries.flatten() {
         let path = entry.path();
-        if path.file_name().is_some_and(|n| n == "target") {
+        // `plugins/examples/` is not part of the guest workspace (its own build.sh builds it).
+        if path.file_name().is_some_and(|n| n == "target" || n == "examples") {
             continue;
         }
         if path.is_dir() {

@@ -28,7 +28,7 @@ pub fn target_dir() -> PathBuf {
 }
 
 /// The home whose cache holds `component`'s compiled entry (and the built-in shape's).
-fn kept_home(component: &Path) -> PathBuf {
+pub fn kept_home(component: &Path) -> PathBuf {
     let stem = component.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     target_dir().join("wasm-peers").join(format!("it-home-{stem}"))
 }
@@ -78,7 +78,7 @@ pub fn warm(component: &Path, args: &[&str], connect_ms: u64) {
 
 /// Copies the files of `from` into `to`, created 0700 as the host wants its cache folder
 /// (`std::fs::copy` keeps each file's mode: the entries' and the key's 0600).
-fn copy_files(from: &Path, to: &Path) {
+pub fn copy_files(from: &Path, to: &Path) {
     use std::os::unix::fs::DirBuilderExt;
     std::fs::DirBuilder::new()
         .mode(0o700)

@@ -13,9 +13,9 @@
 # `flock`). Anything missing is an error, never a skip: a test without its peer must fail.
 set -euo pipefail
 
-COMPONENTIZE_PY_VERSION="${COMPONENTIZE_PY_VERSION:-0.25.1}"
-
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# The pinned componentize-py, shared with plugins/examples/build.sh.
+source "$here/componentize-py.sh"
 root="$(cd "$here/../.." && pwd)"
 target="${1:-${CARGO_TARGET_DIR:-$root/target}}"
 mkdir -p "$target/wasm-peers"
@@ -29,7 +29,6 @@ fail() {
 }
 
 [[ -f "$app_dir/app.py" ]] || fail "$app_dir/app.py is missing"
-command -v python3 >/dev/null 2>&1 || fail "python3 is not on PATH (componentize-py is a PyPI package)"
 
 # The WASI WIT folder: a `wit/` with `deps/cli.wit` holding `world command`.
 wit="${WASI_WIT_DIR:-}"
@@ -51,19 +50,8 @@ cli_package="$(sed -n 's/^package \(wasi:cli@0\.2\.[0-9]*\);$/\1/p' "$cli_wit")"
 [[ -n "$cli_package" ]] || fail "$cli_wit declares no wasi:cli@0.2.x package"
 world="${cli_package/@//command@}"
 
-exec 9>"$peers/.lock-python"
-flock 9
-
-tool="$peers/python"
-stamp="$tool/.installed-$COMPONENTIZE_PY_VERSION"
-if [[ ! -f "$stamp" ]]; then
-  rm -rf "$tool"
-  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --target "$tool" \
-    "componentize-py==$COMPONENTIZE_PY_VERSION" >&2 ||
-    fail "pip could not install componentize-py==$COMPONENTIZE_PY_VERSION into $tool"
-  [[ -x "$tool/bin/componentize-py" ]] || fail "$tool/bin/componentize-py is missing after pip install"
-  touch "$stamp"
-fi
+componentize_py_lock "$peers"
+stamp="$(componentize_py_install "$peers")" || fail "componentize-py $COMPONENTIZE_PY_VERSION is not installed"
 
 # Rebuild when anything it is made of is newer than the component (or the tool changed).
 if [[ -f "$out" ]] && [[ -z "$(find "$app_dir" "$wit" "${BASH_SOURCE[0]}" "$stamp" -newer "$out" \
@@ -72,13 +60,7 @@ if [[ -f "$out" ]] && [[ -z "$(find "$app_dir" "$wit" "${BASH_SOURCE[0]}" "$stam
   exit 0
 fi
 
-# Without a VIRTUAL_ENV, componentize-py adds the machine's own site-packages (`python3 -c
-# 'import site…'`) to the app's path, and their listing ends up in the component: an empty one
-# keeps the build the same on every machine. pip --target's entry script does not put its own
-# folder on sys.path, hence PYTHONPATH.
-no_site="$peers/python-no-site"
-mkdir -p "$no_site/lib/site-packages"
-VIRTUAL_ENV="$no_site" PYTHONPATH="$tool" "$tool/bin/componentize-py" --quiet -d "$wit" -w "$world" \
+componentize_py "$peers" --quiet -d "$wit" -w "$world" \
   componentize --python-path "$app_dir" app -o "$out.tmp" >&2 ||
   fail "componentize-py $COMPONENTIZE_PY_VERSION failed to build $app_dir/app.py for $world"
 mv "$out.tmp" "$out"

@@ -10,6 +10,7 @@ mod login;
 mod mcp;
 mod plugin;
 mod plugin_new;
+mod plugin_wit;
 mod serve;
 mod session;
 mod tools;

@@ -65,6 +65,8 @@ enum PluginCommand {
     /// Make a new plugin crate (or sandboxed server) that builds with one `cargo build`.
     #[command(after_help = "Example: toolport plugin new my-policy --kind name-policy --path ./my-policy")]
     New(super::plugin_new::NewArgs),
+    /// Write the plugin contract as one binary WIT package (for componentize-py, jco, …).
+    Wit(super::plugin_wit::WitArgs),
     /// Pin a configured plugin's file to its SHA-256: a changed file is then refused.
     Pin {
         /// The plugin name.
@@ -87,6 +89,7 @@ pub async fn run(paths: &Paths, args: PluginArgs) -> Result<ExitCode> {
                 .map(|()| ExitCode::SUCCESS)
         }
         PluginCommand::New(args) => super::plugin_new::run(args),
+        PluginCommand::Wit(args) => super::plugin_wit::run(args),
         PluginCommand::Pin { name } => {
             grants::pin(paths, SandboxEntry::Plugin(&name)).map(|()| ExitCode::SUCCESS)
         }
