@@ -31,6 +31,7 @@ mod foreign_text;
 mod grants_cli;
 mod names_checked;
 mod peers;
+mod plugin_cmds;
 mod plugins;
 mod plugins_cli;
 mod policy;

@@ -45,6 +45,7 @@ mod sockets_gate;
 mod stderr;
 mod store;
 mod transport;
+mod trial;
 mod waits;
 mod wire;
 
@@ -60,3 +61,4 @@ pub(crate) use queue::{MAX_MESSAGE_BYTES, QueueReceiver, channel as queue};
 pub(crate) use server::{Refusals, Started};
 pub use shape::ToolShape;
 pub use socket_budget::raise_fd_limit;
+pub use trial::PluginLogLine;
