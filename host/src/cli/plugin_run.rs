@@ -129,9 +129,10 @@ fn read_tools(file: &Path) -> Result<Vec<ToolInfo>> {
         Value::Object(obj) => match obj.get("tools") {
             Some(Value::Array(list)) => list,
             _ => {
-                return Err(
-                    bad("expected an array of tools or a tools/list result {\"tools\": [...]}".into()).into(),
-                );
+                return Err(bad(
+                    "expected an array of tools or a tools/list result {\"tools\": [...]}".into()
+                )
+                .into());
             }
         },
         _ => {

@@ -275,3 +275,85 @@ fn plugins_mut<'a>(path: &Path, doc: &'a mut Doc) -> Result<&'a mut Map<String, 
         .as_object_mut()
         .ok_or_else(|| ConfigError(format!("{}: \"plugins\" must be an object", path.display())))
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn request(kind: PluginKind, path: &str) -> PluginRequest {
+        PluginRequest {
+            kind,
+            path: path.into(),
+            grants: GrantRequest::default(),
+            memory_mb: None,
+            call_ms: None,
+            sha256: None,
+        }
+    }
+
+    #[test]
+    fn an_entry_holds_absolute_paths_and_only_what_differs_from_the_defaults() -> anyhow::Result<()> {
+        let cwd = tempfile::tempdir()?;
+        std::fs::create_dir(cwd.path().join("data"))?;
+        let mut r = request(PluginKind::NamePolicy, "./p/ns.wasm");
+        r.grants.dirs = vec!["data".into()];
+        r.grants.hosts = vec!["https://api.example.com".into()];
+        r.memory_mb = Some(Limits::default().memory_mb);
+        r.call_ms = Some(250);
+        let (entry, def) = plugin_entry(" ns ", &r, cwd.path())?;
+        let dir = cwd.path().join("data").display().to_string();
+        assert_eq!(
+            Value::Object(entry),
+            json!({"kind": "name-policy", "path": cwd.path().join("p/ns.wasm").display().to_string(),
+                   "grants": {"dirs": [dir], "hosts": ["https://api.example.com"]}, "limits": {"callMs": 250}})
+        );
+        assert_eq!((def.name.as_str(), def.limits.call_ms), ("ns", 250));
+        let home = plugin_entry("h", &request(PluginKind::ToolShape, "~/p.wasm"), cwd.path())?;
+        assert_eq!(home.0["path"], "~/p.wasm");
+        Ok(())
+    }
+
+    #[test]
+    fn an_entry_is_refused_as_the_store_would_refuse_it() -> anyhow::Result<()> {
+        let cwd = tempfile::tempdir()?;
+        let why = |name: &str, r: &PluginRequest| plugin_entry(name, r, cwd.path()).err().map(|e| e.0);
+        assert_eq!(
+            why("sse", &request(PluginKind::Transport, "t.wasm")).as_deref(),
+            Some("plugin \"sse\": a transport plugin cannot take a built-in transport name")
+        );
+        let mut rw = request(PluginKind::ToolShape, "s.wasm");
+        rw.grants.dirs = vec![format!("{}:rw", cwd.path().display())];
+        assert!(
+            why("s", &rw).is_some_and(|m| m.ends_with("cannot be \"rw\": a plugin's folders are read-only"))
+        );
+        let mut zero = request(PluginKind::ToolShape, "s.wasm");
+        zero.memory_mb = Some(0);
+        assert_eq!(why("s", &zero).as_deref(), Some("plugin \"s\": limits.memoryMb must be positive"));
+        assert_eq!(why(" ", &zero).as_deref(), Some("plugin name must not be blank"));
+        Ok(())
+    }
+
+    #[test]
+    fn add_replace_and_remove_keep_the_rest_of_the_store() -> anyhow::Result<()> {
+        let home = tempfile::tempdir()?;
+        let root = tempfile::tempdir()?;
+        let paths = Paths::new(home.path(), root.path());
+        let store = paths.store_file();
+        std::fs::write(&store, r#"{"plugins":{"a":{"kind":"tool-shape","path":"/a.wasm"}},"x":1}"#)?;
+        let entry =
+            |path: &str| json!({"kind": "tool-shape", "path": path}).as_object().cloned().unwrap_or_default();
+        assert!(!add_plugin(&store, "b", &entry("/b.wasm"), false)?);
+        assert!(matches!(add_plugin(&store, "a", &entry("/c.wasm"), false), Err(EditError::Io(_))));
+        assert!(add_plugin(&store, "a", &entry("/c.wasm"), true)?);
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&store)?)?;
+        let keys: Vec<&String> = doc["plugins"].as_object().map(|m| m.keys().collect()).unwrap_or_default();
+        assert_eq!(keys, ["a", "b"], "a replaced entry keeps its place");
+        assert_eq!(doc["plugins"]["a"]["path"], "/c.wasm");
+        assert_eq!(doc["x"], 1);
+        assert!(remove_plugin(&paths, "a", false)?.is_empty());
+        assert!(matches!(remove_plugin(&paths, "a", false), Err(EditError::Config(_))));
+        Ok(())
+    }
+}

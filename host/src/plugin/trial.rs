@@ -44,7 +44,7 @@ impl LogSink {
     }
 }
 
-/// The trial view of a loaded plugin, the same for both kinds.
+/// What both kinds answer, read from the loaded plugin they share.
 fn keep_logs(plugin: &Loaded) {
     plugin.sandbox.keep_logs();
 }
