@@ -124,6 +124,23 @@ fn run_takes_the_tools_live_from_a_configured_server() {
     let (code, _, err) =
         fails(&env, &["plugin", "run", path_str(&wasm("policy_namespace")), "--server", "nope"]);
     assert_eq!((code, err.as_str()), (Some(2), "toolport: Unknown MCP server: nope\n"));
+    // An invalid definition is the store's mistake (2); a server that cannot start, a failure (1).
+    write_json(
+        &env.store(),
+        &json!({"mcpServers": {"bad": {"type": "sse"}, "gone": {"command": "/no/such/server"}}}),
+    );
+    let policy = wasm("policy_namespace");
+    let (code, _, err) = fails(&env, &["plugin", "run", path_str(&policy), "--server", "bad"]);
+    assert_eq!(
+        (code, err.as_str()),
+        (Some(2), "toolport: invalid MCP server \"bad\": sse transport requires url\n")
+    );
+    let (code, _, err) = fails(&env, &["plugin", "run", path_str(&policy), "--server", "gone"]);
+    assert_eq!(code, Some(1));
+    assert!(
+        err.starts_with("toolport: cannot list the tools of gone: cannot start /no/such/server"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -183,9 +183,12 @@ async fn live_tools(paths: &Paths, server: &str) -> Result<(ServerDef, Vec<ToolI
         .server(server)
         .cloned()
         .ok_or_else(|| ExitError::usage(format!("Unknown MCP server: {server}")))?;
+    // A definition the runtime would not connect is the store's mistake (exit 2).
+    let transport = toolport::validate(&def, &store.plugins)
+        .map_err(|msg| ExitError::usage(format!("invalid MCP server \"{server}\": {msg}")))?;
     let resolved = Resolved {
         servers: vec![ResolvedServer {
-            transport: toolport::validate(&def, &store.plugins),
+            transport: Ok(transport),
             def: def.clone(),
             enabled: true,
             paused: false,

@@ -13,7 +13,8 @@
 //! transport is one long call per connection (`transport`). The generated bindings stay
 //! private (`bindings`), converted at the boundary (`wire`, `model`), and each imported WIT
 //! interface has its host impl in a file of its own (`log`, `channel` over the `mailbox`
-//! resources).
+//! resources). A one-off run (`toolport plugin run`) may also keep a plugin's log lines and read
+//! its sandbox's denials (`trial`).
 //!
 //! This file only declares and re-exports: every type lives in a leaf module, so no module of
 //! the plugin host imports its parent back.
