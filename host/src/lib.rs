@@ -80,6 +80,12 @@ pub use config::{
     ADD_USAGE, AddRequest, EditError, add_server, disable_server, enable_server, parse_add_args,
     remove_server,
 };
+// The store's plugin entries and the workspace's plugin choices (`plugin add|remove`,
+// `workspace set|unset`), edited the same way.
+pub use config::{
+    PluginRequest, PluginUsers, WorkspacePluginKey, add_plugin, plugin_entry, remove_plugin,
+    set_workspace_plugin,
+};
 // A sandboxed entry's grants and pin (`mcp|plugin grant|revoke|pin`), edited the same way.
 pub use config::{
     GrantChange, GrantItem, GrantOutcome, GrantRequest, Pinned, SandboxEntry, grant_sandbox, pin_component,
@@ -106,8 +112,8 @@ pub use tokio_util::sync::CancellationToken;
 // Plugins, for hosts and plugin authors who load and run components directly.
 pub use plugin::PACKAGE as WIT_PACKAGE;
 pub use plugin::{
-    CacheOutcome, Fault, Inspection, NamePolicy, Origin, PluginError, PluginHost, PluginSummary, ToolInfo,
-    ToolShape, Verdict, WIT_VERSION, inspect, sandbox_uses,
+    CacheOutcome, Fault, Inspection, NamePolicy, Origin, PluginError, PluginHost, PluginLogLine,
+    PluginSummary, ToolInfo, ToolShape, Verdict, WIT_VERSION, inspect, sandbox_uses,
 };
 
 /// Foreign text made safe for a terminal: what every text view of the binary uses.

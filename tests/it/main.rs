@@ -31,6 +31,7 @@ mod foreign_text;
 mod grants_cli;
 mod names_checked;
 mod peers;
+mod plugin_cmds;
 mod plugin_examples;
 mod plugin_mistakes;
 mod plugin_new;

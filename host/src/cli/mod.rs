@@ -9,11 +9,14 @@ mod install;
 mod login;
 mod mcp;
 mod plugin;
+mod plugin_edit;
 mod plugin_new;
+mod plugin_run;
 mod plugin_wit;
 mod serve;
 mod session;
 mod tools;
+mod workspace;
 
 use std::io::IsTerminal as _;
 use std::path::PathBuf;
@@ -93,6 +96,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Built-in and configured plugins; inspect a component.
     Plugin(plugin::PluginArgs),
+    /// This workspace's name policy and tool shape.
+    Workspace(workspace::WorkspaceArgs),
     /// Write the entry that starts `toolport serve` into an agent's config file.
     Install(install::InstallArgs),
     /// The built-in tour on a temporary home and workspace.
@@ -231,6 +236,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Acp(args) => acp::run(&paths, args).await,
         Command::Serve(args) => serve::run(&paths, args).await,
         Command::Plugin(args) => plugin::run(&paths, args).await,
+        Command::Workspace(args) => workspace::run(&paths, args).await,
         Command::Install(args) => install::run(&paths, args).await,
         Command::Demo(args) => tools::run_demo(args).await,
         Command::DemoServer(_) => unreachable!("handled above"),

@@ -1,5 +1,6 @@
-//! `toolport plugin list|inspect|grant|revoke|pin`: the built-in and configured plugins, what a
-//! component file targets, and a configured plugin's grants and pin. The work is done by the
+//! `toolport plugin list|inspect|run|add|remove|grant|revoke|pin`: the built-in and configured
+//! plugins, what a component file targets, a component run once (`plugin_run`), entries added
+//! and removed (`plugin_edit`), and a configured plugin's grants and pin. The work is done by the
 //! library's plugin host and its config edits; this file formats it.
 
 use std::path::PathBuf;
@@ -12,6 +13,7 @@ use sha2::{Digest as _, Sha256};
 
 use super::ExitError;
 use super::grants::{self, Change, GrantFlags};
+use super::{plugin_edit, plugin_run};
 use toolport::{
     GlobalStore, Inspection, Origin, Paths, PluginHost, PluginSummary, SandboxEntry, WIT_PACKAGE, WIT_VERSION,
 };
@@ -39,6 +41,12 @@ enum PluginCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Run a name policy or tool shape once on tools from a file or a configured server.
+    Run(plugin_run::RunArgs),
+    /// Add a component file to the store's plugins (its world checked against the kind).
+    Add(plugin_edit::AddArgs),
+    /// Remove a configured plugin (refused while a server or this workspace names it).
+    Remove(plugin_edit::RemoveArgs),
     /// Give a configured plugin a read-only folder, a host or an environment variable.
     #[command(after_help = "Example: toolport plugin grant tcp --host 'tcp://127.0.0.1:*' --dir ./data")]
     #[command(
@@ -80,6 +88,9 @@ pub async fn run(paths: &Paths, args: PluginArgs) -> Result<ExitCode> {
     match args.command {
         PluginCommand::List { json } => list(paths, json),
         PluginCommand::Inspect { file, json } => inspect(paths, &file, json),
+        PluginCommand::Run(args) => plugin_run::run(paths, args).await,
+        PluginCommand::Add(args) => plugin_edit::add(paths, args),
+        PluginCommand::Remove(args) => plugin_edit::remove(paths, args),
         PluginCommand::Grant { name, what } => {
             grants::change(paths, SandboxEntry::Plugin(&name), what, Change::Grant)
                 .map(|()| ExitCode::SUCCESS)

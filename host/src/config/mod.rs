@@ -14,6 +14,7 @@ mod grant_input;
 mod host_pattern;
 mod model;
 mod normalize;
+mod plugin_edit;
 mod resolve;
 mod sandbox_fields;
 mod store;
@@ -33,6 +34,10 @@ pub use grant_edit::{
 };
 pub(crate) use host_pattern::{HostMatch, HostPattern, origin_of};
 pub use model::*;
+pub use plugin_edit::{
+    PluginRequest, PluginUsers, WorkspacePluginKey, add_plugin, plugin_entry, remove_plugin,
+    set_workspace_plugin,
+};
 pub use resolve::{load_resolved, missing_rows, resolve};
 pub use store::parse_json;
 pub use validate::validate;

@@ -34,6 +34,9 @@ impl Host for State {
             message.truncate(cut);
         }
         let message = escape_line(&message);
+        if let Some(sink) = &self.log_sink {
+            sink.push(level, &message);
+        }
         let plugin = &*self.plugin;
         match level {
             Level::Trace => tracing::trace!(plugin, "{message}"),

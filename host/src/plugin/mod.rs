@@ -13,7 +13,8 @@
 //! transport is one long call per connection (`transport`). The generated bindings stay
 //! private (`bindings`), converted at the boundary (`wire`, `model`), and each imported WIT
 //! interface has its host impl in a file of its own (`log`, `channel` over the `mailbox`
-//! resources).
+//! resources). A one-off run (`toolport plugin run`) may also keep a plugin's log lines and read
+//! its sandbox's denials (`trial`).
 //!
 //! This file only declares and re-exports: every type lives in a leaf module, so no module of
 //! the plugin host imports its parent back.
@@ -47,6 +48,7 @@ mod sockets_gate;
 mod stderr;
 mod store;
 mod transport;
+mod trial;
 mod waits;
 mod wire;
 
@@ -62,3 +64,4 @@ pub(crate) use queue::{MAX_MESSAGE_BYTES, QueueReceiver, channel as queue};
 pub(crate) use server::{Refusals, Started};
 pub use shape::ToolShape;
 pub use socket_budget::raise_fd_limit;
+pub use trial::PluginLogLine;

@@ -10,7 +10,7 @@
 //! exactly the names those patterns name: see [`HostsGate::allows_lookup`]).
 
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use wasmtime_wasi::sockets::SocketAddrUse;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
@@ -18,6 +18,7 @@ use wasmtime_wasi_http::{RequestOptions, WasiBody, WasiHttpHooks};
 
 use super::socket_budget::SocketBudget;
 use super::stderr::StderrTail;
+use super::trial::LogSink;
 use crate::config::Grants;
 use crate::config::{HostMatch, HostPattern};
 
@@ -64,6 +65,8 @@ pub(crate) struct Sandbox {
     hosts: Arc<[HostPattern]>,
     grants: Grants,
     denials: Denials,
+    /// Where log lines are also kept, once a caller asked (`plugin run`); unset, none are.
+    logs: OnceLock<LogSink>,
 }
 
 impl Sandbox {
@@ -75,6 +78,7 @@ impl Sandbox {
             hosts: hosts.into(),
             grants: grants.clone(),
             denials: Denials::default(),
+            logs: OnceLock::new(),
         })
     }
 
@@ -163,6 +167,16 @@ impl Sandbox {
     /// What this sandbox has refused so far.
     pub fn denials(&self) -> &Denials {
         &self.denials
+    }
+
+    /// Keeps the log lines of every store made from now on (see `trial`).
+    pub fn keep_logs(&self) {
+        let _ = self.logs.set(LogSink::default());
+    }
+
+    /// Where log lines are kept, if a caller asked.
+    pub fn log_sink(&self) -> Option<&LogSink> {
+        self.logs.get()
     }
 }
 

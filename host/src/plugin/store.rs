@@ -19,6 +19,7 @@ use super::limits::MemoryGuard;
 use super::sandbox::{HostsGate, Sandbox};
 use super::sockets_gate::{self, GatedSockets};
 use super::stderr::StderrTail;
+use super::trial::LogSink;
 use super::waits::{self, BusyClock, Waits};
 
 /// The data of one store: what the guest sees (WASI, HTTP, its resources) and what the host
@@ -34,6 +35,8 @@ pub(crate) struct State {
     pub(crate) plugin: Arc<str>,
     /// Lines logged so far through the `log` interface (capped in `log`).
     pub(crate) log_lines: u32,
+    /// Where those lines are also kept, when a caller asked (`plugin/trial.rs`).
+    pub(crate) log_sink: Option<LogSink>,
     /// When the guest last waited (a sandboxed server's time limit counts from there).
     busy: BusyClock,
     /// Whether the guest read its environment or listed its folders (`asked`).
@@ -84,6 +87,7 @@ impl State {
             stderr,
             plugin: plugin.into(),
             log_lines: 0,
+            log_sink: sandbox.log_sink().cloned(),
             busy: BusyClock::default(),
             asked: Asked::default(),
             _ticket: ticket,

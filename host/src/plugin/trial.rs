@@ -1,0 +1,92 @@
+//! What a one-off run of a policy or a shape leaves behind for its author (`toolport plugin
+//! run`): the plugin's log lines, kept as well as logged, and the destinations its sandbox
+//! refused. A runtime never asks for either, so nothing is kept unless a caller does.
+
+use std::sync::{Arc, Mutex};
+
+use super::bindings::Level;
+use super::load::Loaded;
+use super::policy::NamePolicy;
+use super::shape::ToolShape;
+
+/// One line a plugin wrote through `toolport:plugin/log`, as the host logged it (capped and
+/// escaped).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginLogLine {
+    /// `trace`, `debug`, `info`, `warn` or `error`.
+    pub level: &'static str,
+    /// The text, escaped like the host log's copy.
+    pub message: String,
+}
+
+/// Where a plugin's log lines are kept once a caller asked for them; shared by every store of
+/// that plugin. Bounded by the log's own per-store cap.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LogSink(Arc<Mutex<Vec<PluginLogLine>>>);
+
+impl LogSink {
+    /// Keeps one line.
+    pub fn push(&self, level: Level, message: &str) {
+        let level = match level {
+            Level::Trace => "trace",
+            Level::Debug => "debug",
+            Level::Info => "info",
+            Level::Warn => "warn",
+            Level::Error => "error",
+        };
+        if let Ok(mut lines) = self.0.lock() {
+            lines.push(PluginLogLine { level, message: message.to_string() });
+        }
+    }
+
+    fn lines(&self) -> Vec<PluginLogLine> {
+        self.0.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+}
+
+/// What both kinds answer, read from the loaded plugin they share.
+fn keep_logs(plugin: &Loaded) {
+    plugin.sandbox.keep_logs();
+}
+
+fn kept_logs(plugin: &Loaded) -> Vec<PluginLogLine> {
+    plugin.sandbox.log_sink().map(|s| s.lines()).unwrap_or_default()
+}
+
+fn denials(plugin: &Loaded) -> Vec<String> {
+    plugin.sandbox.denials().all()
+}
+
+impl NamePolicy {
+    /// From now on, keeps this plugin's log lines for [`Self::log_lines`] (they are logged too).
+    pub fn keep_logs(&self) {
+        keep_logs(&self.plugin);
+    }
+
+    /// The log lines kept since [`Self::keep_logs`], oldest first.
+    pub fn log_lines(&self) -> Vec<PluginLogLine> {
+        kept_logs(&self.plugin)
+    }
+
+    /// The destinations its sandbox refused so far (`tcp://…`, `name lookup of …`), oldest first.
+    pub fn denials(&self) -> Vec<String> {
+        denials(&self.plugin)
+    }
+}
+
+impl ToolShape {
+    /// From now on, keeps this plugin's log lines for [`Self::log_lines`] (they are logged too).
+    pub fn keep_logs(&self) {
+        keep_logs(&self.plugin);
+    }
+
+    /// The log lines kept since [`Self::keep_logs`], oldest first.
+    pub fn log_lines(&self) -> Vec<PluginLogLine> {
+        kept_logs(&self.plugin)
+    }
+
+    /// The destinations its sandbox refused so far (`tcp://…`, `name lookup of …`), oldest first.
+    pub fn denials(&self) -> Vec<String> {
+        denials(&self.plugin)
+    }
+}
