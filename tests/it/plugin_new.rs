@@ -172,10 +172,20 @@ fn a_new_name_policy_builds_outside_the_repo_and_renames_and_hides() {
     configure(
         &env,
         json!({ "demo": demo(&["--extra-tool", "internal_debug"]) }),
-        json!({ "my-policy": { "kind": "name-policy", "path": wasm } }),
+        json!({}),
         &["demo"],
-        json!({ "namePolicy": "my-policy" }),
+        json!({}),
     );
+    // The author's loop: the verdicts on the server's live tools, before any config.
+    let file = wasm.to_string_lossy().into_owned();
+    let report = run_ok(&env, &["plugin", "run", &file, "--server", "demo"]);
+    assert!(report.starts_with("rename echo -> demo_echo\nrename add -> demo_add\n"), "{report}");
+    assert!(report.contains("\nhide internal_debug\n"), "{report}");
+    assert!(report.ends_with("log info: demo: 7 tools, 1 hidden\n"), "{report}");
+    // Ship it: add it to the store, turn it on for this workspace.
+    let added = run_ok(&env, &["plugin", "add", "my-policy", &file]);
+    assert!(added.contains("my-policy"), "{added}");
+    run_ok(&env, &["workspace", "set", "namePolicy", "my-policy"]);
     let started = Instant::now();
     let names = openai_names(&tools_json(&env));
     let first_tools = started.elapsed();
@@ -209,13 +219,23 @@ fn a_new_tool_shape_builds_and_shapes_tools_as_declarations() {
     let (wasm, _) = project.build("gemini_shape.wasm");
     assert_eq!(world_of(&env, &wasm), json!("tool-shape"));
 
-    configure(
-        &env,
-        json!({ "demo": demo(&[]) }),
-        json!({ "gemini-shape": { "kind": "tool-shape", "path": wasm } }),
-        &["demo"],
-        json!({ "toolShape": "gemini-shape" }),
+    configure(&env, json!({ "demo": demo(&[]) }), json!({}), &["demo"], json!({}));
+    let file = wasm.to_string_lossy().into_owned();
+    let tools_file = env.root().join("tools.json");
+    let sample = json!({"tools": [{"name": "lookup", "description": "Finds a thing.",
+        "inputSchema": {"type": "object", "$schema": "https://json-schema.org/draft/2020-12/schema",
+                        "properties": {"q": {"type": "string"}}}}]});
+    std::fs::write(&tools_file, sample.to_string()).unwrap_or_else(|e| panic!("write tools.json: {e}"));
+    let report = run_ok(&env, &["plugin", "run", &file, "--tools", &tools_file.to_string_lossy(), "--json"]);
+    let report: Value = serde_json::from_str(&report).unwrap_or_else(|e| panic!("{e}: {report}"));
+    assert_eq!(report["kind"], json!("tool-shape"));
+    assert_eq!(
+        report["tools"],
+        json!([{"name": "lookup", "description": "Finds a thing.",
+                "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}])
     );
+    run_ok(&env, &["plugin", "add", "gemini-shape", &file]);
+    run_ok(&env, &["workspace", "set", "toolShape", "gemini-shape"]);
     let tools = tools_json(&env);
     let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
     assert_eq!(names, ["echo", "add", "sleep", "fail", "big", "pid"]);

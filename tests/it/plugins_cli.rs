@@ -42,17 +42,22 @@ fn list_shows_builtins_first_then_configured_plugins() {
     assert!(lines[2].starts_with("anthropic") && lines[2].contains("tool-shape"));
     assert!(lines[3].starts_with("namespace") && lines[3].contains("name-policy"));
     assert!(lines[1].contains("none") && lines[1].contains("64 MiB, 5000 ms"), "{text}");
+    // USES (what its imports would reach) stands next to GRANTS: the built-in SSE speaks HTTP.
+    assert!(lines[0].contains("  USES  ") && lines[0].find("USES") < lines[0].find("GRANTS"), "{text}");
+    let sse = lines.iter().find(|l| l.starts_with("sse ")).unwrap_or_else(|| panic!("{text}"));
+    assert!(sse.contains(" http "), "{sse}");
     let tcp = lines[lines.len() - 1];
     assert!(tcp.starts_with("tcp") && tcp.contains("transport"), "{tcp}");
     assert!(tcp.contains(&env.home().join("plugins/tcp.wasm").display().to_string()), "{tcp}");
     assert!(tcp.contains("hosts: tcp://127.0.0.1:*; env: TOKEN") && tcp.contains("32 MiB, 5000 ms"), "{tcp}");
+    assert!(tcp.contains("? (cannot read: "), "a missing file is said, not hidden: {tcp}");
 
     let json: Value = serde_json::from_str(&stdout_of(&mut env.cmd(["plugin", "list", "--json"]))).unwrap();
     let rows = json.as_array().unwrap();
     assert!(rows[..rows.len() - 1].iter().all(|r| r["builtin"] == true), "{json}");
     assert_eq!(
         rows[0],
-        json!({"name": "openai", "kind": "tool-shape", "builtin": true, "path": null,
+        json!({"name": "openai", "kind": "tool-shape", "builtin": true, "path": null, "uses": ["env"],
                "grants": {"dirs": [], "hosts": [], "env": []}, "limits": {"memoryMb": 64, "callMs": 5000},
                "sha256": null})
     );
@@ -73,7 +78,17 @@ fn inspect_shows_world_version_imports_and_exports() {
     assert!(text.contains("  wasi:sockets/tcp@"), "{text}");
     assert!(text.contains("  wasi:filesystem/preopens@"), "{text}");
     assert!(text.contains("other imports:\n  toolport:plugin/log@0.1.0\n"), "{text}");
-    assert!(text.ends_with("exports:\n  toolport:plugin/shape@0.1.0\n"), "{text}");
+    assert!(text.contains("exports:\n  toolport:plugin/shape@0.1.0\n"), "{text}");
+    assert!(text.ends_with("\nuses: dirs env sockets\n"), "not configured, so no grants: {text}");
+    // Configured, the entry's grants show beside what it uses.
+    let store =
+        json!({"plugins": {"hostile": {"kind": "tool-shape", "path": file, "grants": {"env": ["HOME"]}}}});
+    std::fs::write(env.store(), store.to_string()).unwrap();
+    let text = stdout_of(env.cmd(["plugin", "inspect"]).arg(&file));
+    assert!(
+        text.ends_with("\nuses: dirs env sockets\nconfigured as hostile (tool-shape): grants env: HOME\n"),
+        "{text}"
+    );
 
     let json: Value = serde_json::from_str(&stdout_of(
         env.cmd(["plugin", "inspect", "--json"]).arg(wasm("policy_namespace")),
@@ -83,6 +98,8 @@ fn inspect_shows_world_version_imports_and_exports() {
     assert_eq!(json["version"], "0.1.0");
     assert_eq!(json["compatible"], true);
     assert_eq!(json["exports"], json!(["toolport:plugin/policy@0.1.0"]));
+    assert_eq!(json["uses"], json!(["env"]));
+    assert_eq!(json["configuredAs"], json!([]));
 }
 
 #[test]

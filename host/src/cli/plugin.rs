@@ -216,7 +216,8 @@ fn print_table<const N: usize>(header: [&str; N], rows: &[[String; N]]) {
 fn inspect(paths: &Paths, file: &std::path::Path, as_json: bool) -> Result<ExitCode> {
     let bytes =
         std::fs::read(file).map_err(|e| ExitError::usage(format!("cannot read {}: {e}", file.display())))?;
-    let found = toolport::inspect(&bytes).with_context(|| format!("{}", file.display()))?;
+    let found =
+        toolport::inspect(&bytes, Some(&paths.cache_dir())).with_context(|| format!("{}", file.display()))?;
     // What `plugin pin` or `mcp pin` would write for this file, to compare before trusting it.
     let sha256 = hex::encode(Sha256::digest(&bytes));
     let uses = toolport::sandbox_uses(&bytes).with_context(|| format!("{}", file.display()))?;

@@ -104,11 +104,11 @@ pub struct RemoveArgs {
 
 /// A component file's bytes and the kind it is: the world it exports, which `asked` (when
 /// given) must match. Every refusal is exit 2 and names the file.
-pub fn component_kind(file: &Path, asked: Option<KindArg>) -> Result<(PluginKind, Vec<u8>)> {
+pub fn component_kind(paths: &Paths, file: &Path, asked: Option<KindArg>) -> Result<(PluginKind, Vec<u8>)> {
     let bytes =
         std::fs::read(file).map_err(|e| ExitError::usage(format!("cannot read {}: {e}", file.display())))?;
-    let found =
-        toolport::inspect(&bytes).map_err(|e| ExitError::usage(format!("{}: {e:#}", file.display())))?;
+    let found = toolport::inspect(&bytes, Some(&paths.cache_dir()))
+        .map_err(|e| ExitError::usage(format!("{}: {e:#}", file.display())))?;
     let world = match found.world.as_deref() {
         Some("name-policy") => PluginKind::NamePolicy,
         Some("tool-shape") => PluginKind::ToolShape,
@@ -163,7 +163,7 @@ pub fn add(paths: &Paths, args: AddArgs) -> Result<ExitCode> {
         ))
         .into());
     }
-    let (kind, bytes) = component_kind(&args.file, args.kind)?;
+    let (kind, bytes) = component_kind(paths, &args.file, args.kind)?;
     let sha256 = args.pin.then(|| hex::encode(Sha256::digest(&bytes)));
     let cwd = std::env::current_dir().context("cannot read the current folder")?;
     let request = args.sandbox.request(kind, &args.file, sha256);

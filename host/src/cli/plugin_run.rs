@@ -55,7 +55,7 @@ enum Answers {
 
 /// Runs the plugin once and prints what it did.
 pub async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
-    let (kind, _) = component_kind(&args.file, args.kind)?;
+    let (kind, _) = component_kind(paths, &args.file, args.kind)?;
     if kind == PluginKind::Transport {
         return Err(ExitError::usage(format!(
             "{} is a transport plugin: it moves a server's messages, so it needs a server to run. Try it \
