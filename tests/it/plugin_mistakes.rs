@@ -88,3 +88,29 @@ fn a_guest_panic_shows_its_message_and_the_backtrace_only_when_verbose() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("plugin trapped") && stderr.contains("wasm backtrace"), "{stderr}");
 }
+
+/// A plugin that fails reading a variable it was not granted is told so; granted one, the hint
+/// goes (`plugin run`, the author's loop, says the same as `mcp list` would).
+#[test]
+fn a_plugin_failing_for_want_of_an_env_grant_is_told_which_grant() {
+    let env = Env::new();
+    let tools = env.root().join("tools.json");
+    std::fs::write(&tools, json!([{"name": "target", "inputSchema": {"type": "object"}}]).to_string())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let file = wasm("fixture_hostile");
+    let run = |extra: &[&str]| {
+        let mut cmd = env.cmd(["plugin", "run"]);
+        cmd.arg(&file).arg("--tools").arg(&tools).args(["--server-name", "env"]).args(extra);
+        let out = cmd.output().unwrap_or_else(|e| panic!("{e}"));
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (code, stderr) = run(&[]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.trim_end().ends_with(": environment variable not found; it has no grants.env (variables it reads look unset)"),
+        "{stderr}"
+    );
+    let (code, stderr) = run(&["--grant-env", "TOOLPORT_IT_NOT_SET"]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.trim_end().ends_with(": environment variable not found"), "{stderr}");
+}
