@@ -20,7 +20,7 @@ use toolport::{WIT_PACKAGE, WIT_VERSION};
 
 use crate::common::{Env, toolport_path};
 use crate::runtime_support::{demo, write_config};
-use crate::wasm_support::{copy_files, kept_home, target_dir};
+use crate::wasm_support::{built_by, copy_files, kept_home, target_dir};
 
 /// A command once the compiled cache is there.
 const WARM: Duration = Duration::from_secs(120);
@@ -29,23 +29,8 @@ const WARM: Duration = Duration::from_secs(120);
 fn example(name: &str) -> PathBuf {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/examples/build.sh");
     let started = Instant::now();
-    let out = Command::new("bash")
-        .arg(&script)
-        .arg(name)
-        .arg(target_dir())
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{} {name} failed ({}):\n{stdout}{}",
-        script.display(),
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let path = built_by(&script, &[name]);
     eprintln!("examples: build.sh {name} took {:?}", started.elapsed());
-    let path = PathBuf::from(stdout.lines().last().unwrap_or_default().trim());
-    assert!(path.is_file(), "{} printed {stdout:?}, which is not a file", script.display());
     path
 }
 

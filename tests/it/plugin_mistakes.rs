@@ -107,7 +107,9 @@ fn a_plugin_failing_for_want_of_an_env_grant_is_told_which_grant() {
     let (code, stderr) = run(&[]);
     assert_eq!(code, Some(1), "{stderr}");
     assert!(
-        stderr.trim_end().ends_with(": environment variable not found; it has no grants.env (variables it reads look unset)"),
+        stderr.trim_end().ends_with(
+            ": environment variable not found; it has no grants.env (variables it reads look unset)"
+        ),
         "{stderr}"
     );
     let (code, stderr) = run(&["--grant-env", "TOOLPORT_IT_NOT_SET"]);

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 
 use crate::common::Env;
-use crate::runtime_support::demo;
+use crate::runtime_support::{demo, write_config};
 use crate::transport_support::{Exposed, Framing};
 use crate::wasm_support::target_dir;
 
@@ -125,20 +125,6 @@ fn world_of(env: &Env, wasm: &Path) -> Value {
     found["world"].clone()
 }
 
-/// The global store (`mcpServers`, `plugins`) and the workspace (`enabledMcpServers` + `extra`).
-fn configure(env: &Env, servers: Value, plugins: Value, enabled: &[&str], extra: Value) {
-    let store = json!({ "mcpServers": servers, "plugins": plugins });
-    std::fs::write(env.store(), store.to_string()).unwrap_or_else(|e| panic!("write store: {e}"));
-    let mut workspace = json!({ "enabledMcpServers": enabled });
-    if let (Some(w), Some(extra)) = (workspace.as_object_mut(), extra.as_object()) {
-        w.extend(extra.clone());
-    }
-    let file = env.workspace_file();
-    std::fs::create_dir_all(file.parent().unwrap_or_else(|| panic!("no parent")))
-        .unwrap_or_else(|e| panic!("mkdir: {e}"));
-    std::fs::write(file, workspace.to_string()).unwrap_or_else(|e| panic!("write workspace: {e}"));
-}
-
 /// `toolport <args>` on `env`, which must succeed; its stdout.
 fn run_ok(env: &Env, args: &[&str]) -> String {
     let out = env.cmd(args).output().unwrap_or_else(|e| panic!("run {args:?}: {e}"));
@@ -169,13 +155,7 @@ fn a_new_name_policy_builds_outside_the_repo_and_renames_and_hides() {
     let (wasm, first_build) = project.build("my_policy.wasm");
     assert_eq!(world_of(&env, &wasm), json!("name-policy"));
 
-    configure(
-        &env,
-        json!({ "demo": demo(&["--extra-tool", "internal_debug"]) }),
-        json!({}),
-        &["demo"],
-        json!({}),
-    );
+    write_config(&env, json!({ "demo": demo(&["--extra-tool", "internal_debug"]) }), &["demo"], json!({}));
     // The author's loop: the verdicts on the server's live tools, before any config.
     let file = wasm.to_string_lossy().into_owned();
     let report = run_ok(&env, &["plugin", "run", &file, "--server", "demo"]);
@@ -219,7 +199,7 @@ fn a_new_tool_shape_builds_and_shapes_tools_as_declarations() {
     let (wasm, _) = project.build("gemini_shape.wasm");
     assert_eq!(world_of(&env, &wasm), json!("tool-shape"));
 
-    configure(&env, json!({ "demo": demo(&[]) }), json!({}), &["demo"], json!({}));
+    write_config(&env, json!({ "demo": demo(&[]) }), &["demo"], json!({}));
     let file = wasm.to_string_lossy().into_owned();
     let tools_file = env.root().join("tools.json");
     let sample = json!({"tools": [{"name": "lookup", "description": "Finds a thing.",
@@ -258,13 +238,13 @@ fn a_new_transport_builds_and_carries_mcp_over_tcp() {
     assert_eq!(world_of(&env, &wasm), json!("transport"));
 
     let exposed = Exposed::start(Framing::Tcp, &["--tools", "2"]);
-    configure(
+    write_config(
         &env,
         json!({ "remote": { "type": "tcp-mine", "url": exposed.url() } }),
-        json!({ "tcp-mine": { "kind": "transport", "path": wasm } }),
         &["remote"],
         json!({}),
     );
+    run_ok(&env, &["plugin", "add", "tcp-mine", &wasm.to_string_lossy()]);
     let names = openai_names(&tools_json(&env));
     assert_eq!(names, ["echo", "add", "sleep", "fail", "big", "pid", "tool_1", "tool_2"]);
     let echoed = run_ok(&env, &["call", "echo", r#"{"message": "over tcp-mine"}"#]);
@@ -281,13 +261,7 @@ fn a_new_server_builds_and_serves_its_tools_in_the_sandbox() {
     let (wasm, _) = project.build("hello-server.wasm");
     assert_eq!(world_of(&env, &wasm), Value::Null);
 
-    configure(
-        &env,
-        json!({ "hello": { "type": "wasm", "component": wasm } }),
-        json!({}),
-        &["hello"],
-        json!({}),
-    );
+    write_config(&env, json!({ "hello": { "type": "wasm", "component": wasm } }), &["hello"], json!({}));
     let names = openai_names(&tools_json(&env));
     assert_eq!(names, ["greet", "add"]);
     let greeting = run_ok(&env, &["call", "greet", r#"{"name": "kit"}"#]);

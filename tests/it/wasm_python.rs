@@ -8,7 +8,6 @@
 //! under [`FIRST_CONNECT_MS`]; the test's own home gets the compiled cache.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -16,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::common::Env;
 use crate::faults_support::write;
-use crate::wasm_support::{seed_cache, target_dir};
+use crate::wasm_support::{built_by, seed_cache};
 
 /// One test of this module at a time: each may compile the component, which takes both cores.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -26,23 +25,7 @@ const FIRST_CONNECT_MS: u64 = 900_000;
 
 /// Builds (or finds up to date) the Python component; its path. Any failure fails the test.
 fn python_peer() -> PathBuf {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("wasm/build-python.sh");
-    let out = Command::new("bash")
-        .arg(&script)
-        .arg(target_dir())
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{} failed ({}):\n{stdout}{}",
-        script.display(),
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let path = PathBuf::from(stdout.lines().last().unwrap_or_default().trim());
-    assert!(path.is_file(), "{} printed {stdout:?}, which is not a file", script.display());
-    path
+    built_by(&Path::new(env!("CARGO_MANIFEST_DIR")).join("wasm/build-python.sh"), &[])
 }
 
 /// The Python server with a memory limit well above what CPython needs (it runs in 32 MiB).

@@ -106,3 +106,25 @@ pub fn seed_cache(home: &Path, component: &Path, args: &[&str], connect_ms: u64)
 
 /// What a warm-up of a small component may take: a cold compile of it in a debug build.
 pub const SMALL_CONNECT_MS: u64 = 120_000;
+
+/// Runs a build script (`script ARGS… <target>`) that prints the component's path on its last
+/// line; that path. Any failure, or a path that is not a file, fails the test.
+pub fn built_by(script: &Path, args: &[&str]) -> PathBuf {
+    let out = std::process::Command::new("bash")
+        .arg(script)
+        .args(args)
+        .arg(target_dir())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{} {args:?} failed ({}):\n{stdout}{}",
+        script.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let path = PathBuf::from(stdout.lines().last().unwrap_or_default().trim());
+    assert!(path.is_file(), "{} printed {stdout:?}, which is not a file", script.display());
+    path
+}

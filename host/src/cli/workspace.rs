@@ -9,7 +9,7 @@ use clap::Subcommand;
 
 use super::ExitError;
 use super::mcp::edit_error;
-use toolport::{GlobalStore, Origin, Paths, PluginHost, WorkspacePluginKey};
+use toolport::{GlobalStore, Paths, PluginHost, WorkspacePluginKey};
 
 /// `toolport workspace <subcommand>`.
 #[derive(Debug, clap::Args)]
@@ -97,26 +97,8 @@ pub async fn run(paths: &Paths, args: WorkspaceArgs) -> Result<ExitCode> {
 fn check_plugin(paths: &Paths, key: WorkspacePluginKey, plugin: &str) -> Result<()> {
     let store = GlobalStore::load(&paths.store_file())?;
     let host = PluginHost::new(None, &store.plugins).context("cannot start the plugin host")?;
-    let available = host.list();
-    let kind = key.kind();
-    let problem = match available.iter().find(|p| p.name == plugin) {
-        Some(p) if p.kind == kind => return Ok(()),
-        Some(p) => format!("plugin {plugin} is a {} plugin, not a {} plugin", p.kind.as_str(), kind.as_str()),
-        None => "unknown plugin".to_string(),
-    };
-    let of_kind = |builtin: bool| -> String {
-        let names: Vec<&str> = available
-            .iter()
-            .filter(|p| p.kind == kind && matches!(p.origin, Origin::Builtin) == builtin)
-            .map(|p| p.name.as_str())
-            .collect();
-        if names.is_empty() { "none".to_string() } else { names.join(", ") }
-    };
-    Err(ExitError::usage(format!(
-        "{} \"{plugin}\": {problem} (built-in: {}; configured: {})",
-        key.as_str(),
-        of_kind(true),
-        of_kind(false)
-    ))
-    .into())
+    match host.misfit(plugin, key.kind()) {
+        None => Ok(()),
+        Some(problem) => Err(ExitError::usage(format!("{} \"{plugin}\": {problem}", key.as_str())).into()),
+    }
 }

@@ -151,6 +151,29 @@ impl PluginHost {
         builtins.chain(configured).collect()
     }
 
+    /// Why `name` cannot serve as a `kind` plugin, with what would (`unknown plugin (built-in:
+    /// openai, anthropic; configured: none)`), or `None` when it can. The words of the check on
+    /// a workspace's choices and of `workspace set`.
+    pub fn misfit(&self, name: &str, kind: PluginKind) -> Option<String> {
+        let available = self.list();
+        let problem = match available.iter().find(|p| p.name == name) {
+            Some(p) if p.kind == kind => return None,
+            Some(p) => {
+                format!("plugin {name} is a {} plugin, not a {} plugin", p.kind.as_str(), kind.as_str())
+            }
+            None => "unknown plugin".to_string(),
+        };
+        let of_kind = |builtin: bool| -> String {
+            let names: Vec<&str> = available
+                .iter()
+                .filter(|p| p.kind == kind && (p.origin == Origin::Builtin) == builtin)
+                .map(|p| p.name.as_str())
+                .collect();
+            if names.is_empty() { "none".to_string() } else { names.join(", ") }
+        };
+        Some(format!("{problem} (built-in: {}; configured: {})", of_kind(true), of_kind(false)))
+    }
+
     /// How the plugin's compiled code was obtained when it was loaded (tests, diagnostics).
     pub fn cache_outcome(&self, name: &str) -> Option<CacheOutcome> {
         self.lock().get(name).map(|l| l.cache)

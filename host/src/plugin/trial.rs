@@ -5,7 +5,6 @@
 use std::sync::{Arc, Mutex};
 
 use super::bindings::Level;
-use super::load::Loaded;
 use super::policy::NamePolicy;
 use super::shape::ToolShape;
 
@@ -44,49 +43,28 @@ impl LogSink {
     }
 }
 
-/// What both kinds answer, read from the loaded plugin they share.
-fn keep_logs(plugin: &Loaded) {
-    plugin.sandbox.keep_logs();
+/// The same three methods on both handles, read from the loaded plugin each wraps.
+macro_rules! trial_methods {
+    ($handle:ty) => {
+        impl $handle {
+            /// From now on, keeps this plugin's log lines for `log_lines` (they are logged too).
+            pub fn keep_logs(&self) {
+                self.plugin.sandbox.keep_logs();
+            }
+
+            /// The log lines kept since `keep_logs`, oldest first.
+            pub fn log_lines(&self) -> Vec<PluginLogLine> {
+                self.plugin.sandbox.log_sink().map(|s| s.lines()).unwrap_or_default()
+            }
+
+            /// The destinations its sandbox refused so far (`tcp://…`, `name lookup of …`),
+            /// oldest first.
+            pub fn denials(&self) -> Vec<String> {
+                self.plugin.sandbox.denials().all()
+            }
+        }
+    };
 }
 
-fn kept_logs(plugin: &Loaded) -> Vec<PluginLogLine> {
-    plugin.sandbox.log_sink().map(|s| s.lines()).unwrap_or_default()
-}
-
-fn denials(plugin: &Loaded) -> Vec<String> {
-    plugin.sandbox.denials().all()
-}
-
-impl NamePolicy {
-    /// From now on, keeps this plugin's log lines for [`Self::log_lines`] (they are logged too).
-    pub fn keep_logs(&self) {
-        keep_logs(&self.plugin);
-    }
-
-    /// The log lines kept since [`Self::keep_logs`], oldest first.
-    pub fn log_lines(&self) -> Vec<PluginLogLine> {
-        kept_logs(&self.plugin)
-    }
-
-    /// The destinations its sandbox refused so far (`tcp://…`, `name lookup of …`), oldest first.
-    pub fn denials(&self) -> Vec<String> {
-        denials(&self.plugin)
-    }
-}
-
-impl ToolShape {
-    /// From now on, keeps this plugin's log lines for [`Self::log_lines`] (they are logged too).
-    pub fn keep_logs(&self) {
-        keep_logs(&self.plugin);
-    }
-
-    /// The log lines kept since [`Self::keep_logs`], oldest first.
-    pub fn log_lines(&self) -> Vec<PluginLogLine> {
-        kept_logs(&self.plugin)
-    }
-
-    /// The destinations its sandbox refused so far (`tcp://…`, `name lookup of …`), oldest first.
-    pub fn denials(&self) -> Vec<String> {
-        denials(&self.plugin)
-    }
-}
+trial_methods!(NamePolicy);
+trial_methods!(ToolShape);

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use crate::config::{ConfigError, PluginKind, Resolved};
-use crate::plugin::{Origin, PluginHost};
+use crate::plugin::PluginHost;
 
 /// Refuses a workspace whose `namePolicy` or `toolShape` names no plugin of that kind.
 pub fn check(resolved: &Resolved, plugins: &PluginHost) -> Result<(), ConfigError> {
@@ -14,30 +14,11 @@ pub fn check(resolved: &Resolved, plugins: &PluginHost) -> Result<(), ConfigErro
     if let Some(policy) = &settings.name_policy {
         choices.push(("namePolicy", PluginKind::NamePolicy, policy.as_str()));
     }
-    let available = plugins.list();
     for (key, kind, name) in choices {
-        let of_kind = |builtin: bool| -> String {
-            let names: Vec<&str> = available
-                .iter()
-                .filter(|p| p.kind == kind && matches!(p.origin, Origin::Builtin) == builtin)
-                .map(|p| p.name.as_str())
-                .collect();
-            if names.is_empty() { "none".to_string() } else { names.join(", ") }
-        };
-        let problem = match available.iter().find(|p| p.name == name) {
-            Some(p) if p.kind == kind => continue,
-            Some(p) => {
-                format!("plugin {name} is a {} plugin, not a {} plugin", p.kind.as_str(), kind.as_str())
-            }
-            None => "unknown plugin".to_string(),
-        };
-        let file = resolved.workspace_file.as_deref().unwrap_or(Path::new("workspace"));
-        return Err(ConfigError(format!(
-            "{}: {key} \"{name}\": {problem} (built-in: {}; configured: {})",
-            file.display(),
-            of_kind(true),
-            of_kind(false)
-        )));
+        if let Some(problem) = plugins.misfit(name, kind) {
+            let file = resolved.workspace_file.as_deref().unwrap_or(Path::new("workspace"));
+            return Err(ConfigError(format!("{}: {key} \"{name}\": {problem}", file.display())));
+        }
     }
     Ok(())
 }
