@@ -58,6 +58,27 @@ impl Fault {
     }
 }
 
+/// Refuses a component whose SHA-256 `digest` is not its entry's `pinned` one, naming the file
+/// (or `built-in`), both digests and `repin`, the command that trusts the new one. Plugins and
+/// sandboxed servers are pinned the same way and told the same words.
+pub(crate) fn check_pin(
+    file: impl std::fmt::Display,
+    digest: &[u8; 32],
+    pinned: Option<&str>,
+    repin: &str,
+) -> Result<(), Fault> {
+    let actual = hex::encode(digest);
+    match pinned {
+        Some(pinned) if pinned != actual => Err(Fault::PinMismatch {
+            message: format!(
+                "{file} does not match its pin: sha256 {actual}, pinned {pinned} (if the new component is \
+                 trusted, run `{repin}`)"
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// The words a message uses for a plugin asked for as `kind`.
 fn role(kind: PluginKind) -> &'static str {
     match kind {

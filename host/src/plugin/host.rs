@@ -10,7 +10,7 @@ use sha2::Digest as _;
 use super::builtin;
 use super::cache::{Cache, CacheOutcome};
 use super::engine;
-use super::error::{Fault, PluginError};
+use super::error::{Fault, PluginError, check_pin};
 use super::load::{self, Loaded, Origin, Spec};
 use super::policy::NamePolicy;
 use super::server::ServerComponent;
@@ -222,18 +222,8 @@ impl PluginHost {
             .map_err(|source| fault(Fault::Unreadable { path: def.path.clone(), source }))?;
         // The digest is the cache's key anyway: hashing here costs nothing extra.
         let digest: [u8; 32] = sha2::Sha256::digest(&bytes).into();
-        if let Some(pinned) = &def.sha256
-            && *pinned != hex::encode(digest)
-        {
-            return Err(fault(Fault::PinMismatch {
-                message: format!(
-                    "{} does not match its pin: sha256 {}, pinned {pinned} (if the new component is \
-                     trusted, run `toolport plugin pin {name}`)",
-                    def.path.display(),
-                    hex::encode(digest)
-                ),
-            }));
-        }
+        check_pin(def.path.display(), &digest, def.sha256.as_deref(), &format!("toolport plugin pin {name}"))
+            .map_err(fault)?;
         let spec = Spec {
             name,
             kind,

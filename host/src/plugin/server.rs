@@ -25,7 +25,7 @@ use super::admission::Admission;
 use super::builtin;
 use super::cache::Cache;
 use super::engine::engine;
-use super::error::Fault;
+use super::error::{Fault, check_pin};
 use super::grant_hint::missing_grants;
 use super::guard::root_cause;
 use super::inspect::{exported_interfaces, header_problem};
@@ -106,16 +106,8 @@ impl ServerComponent {
             return Err(Fault::NotComponent { origin, detail: detail.to_string() }.to_string());
         }
         let digest: [u8; 32] = known_digest.unwrap_or_else(|| Sha256::digest(&bytes).into());
-        if let Some(pinned) = &wasm.sha256 {
-            let actual = hex::encode(digest);
-            if *pinned != actual {
-                return Err(format!(
-                    "{origin} does not match its pin: sha256 {actual}, pinned {pinned} (if the new \
-                     component is trusted, run `toolport mcp pin {}`)",
-                    def.name
-                ));
-            }
-        }
+        check_pin(&origin, &digest, wasm.sha256.as_deref(), &format!("toolport mcp pin {}", def.name))
+            .map_err(|fault| fault.to_string())?;
         let engine = engine().map_err(|e| format!("{e:#}"))?;
         let component = match cache {
             Some(cache) => cache.load_or_compile(engine, &bytes, Some(digest)).map(|(c, _)| c),
