@@ -14,7 +14,8 @@ use super::ExitError;
 use super::plugin_edit::{KindArg, SandboxFlags, builtin_names, component_kind};
 use toolport::{
     GlobalStore, Paths, PluginError, PluginHost, PluginKind, PluginLogLine, Resolved, ResolvedServer,
-    Runtime, RuntimeOptions, ServerDef, ServerState, ToolInfo, Verdict, WorkspaceSettings, escape_line,
+    Runtime, RuntimeOptions, ServerDef, ServerState, ToolInfo, ToolRecord, Verdict, WorkspaceSettings,
+    escape_line,
 };
 
 /// The server name a plugin sees when the tools come from a file.
@@ -125,22 +126,11 @@ fn read_tools(file: &Path) -> Result<Vec<ToolInfo>> {
     let doc = toolport::parse_json(file, &text)?;
     let bad = |msg: String| ExitError::usage(format!("{}: {msg}", file.display()));
     let list = match &doc {
-        Value::Array(list) => list,
-        Value::Object(obj) => match obj.get("tools") {
-            Some(Value::Array(list)) => list,
-            _ => {
-                return Err(bad(
-                    "expected an array of tools or a tools/list result {\"tools\": [...]}".into()
-                )
-                .into());
-            }
-        },
-        _ => {
-            return Err(
-                bad("expected an array of tools or a tools/list result {\"tools\": [...]}".into()).into()
-            );
-        }
-    };
+        Value::Array(list) => Some(list),
+        Value::Object(obj) => obj.get("tools").and_then(Value::as_array),
+        _ => None,
+    }
+    .ok_or_else(|| bad("expected an array of tools or a tools/list result {\"tools\": [...]}".into()))?;
     list.iter()
         .enumerate()
         .map(|(i, tool)| tool_info(tool).map_err(|msg| bad(format!("tool {i}{msg}")).into()))
@@ -218,15 +208,9 @@ async fn live_tools(paths: &Paths, server: &str) -> Result<(ServerDef, Vec<ToolI
     for warning in runtime.warnings() {
         eprintln!("{warning}");
     }
-    let tools: Result<Vec<ToolInfo>, String> = runtime
-        .records()
-        .iter()
-        .filter(|r| r.server == def.name)
-        .map(|r| serde_json::to_value(&r.tool).map_err(|e| e.to_string()).and_then(|v| tool_info(&v)))
-        .collect();
+    // No policy ran, so each record's name is the server's own.
+    let tools = runtime.records().iter().filter(|r| r.server == def.name).map(ToolRecord::info).collect();
     runtime.shutdown().await;
-    let tools = tools
-        .map_err(|e| ExitError::failure(format!("{server} listed a tool the plugins cannot take{e}")))?;
     Ok((def, tools))
 }
 

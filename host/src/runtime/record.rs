@@ -43,7 +43,7 @@ impl ToolRecord {
     }
 
     /// The tool as plugins see it, under its final name.
-    pub(crate) fn info(&self) -> ToolInfo {
+    pub fn info(&self) -> ToolInfo {
         ToolInfo { name: self.name.clone(), ..tool_info(&self.tool) }
     }
 }
