@@ -11,7 +11,7 @@ use sha2::{Digest as _, Sha256};
 
 use super::ExitError;
 use super::mcp::edit_error;
-use toolport::{GrantRequest, Paths, PluginHost, PluginKind, PluginRequest, WIT_PACKAGE, WIT_VERSION};
+use toolport::{GrantRequest, Paths, PluginKind, PluginRequest, WIT_PACKAGE, WIT_VERSION};
 
 /// A plugin kind as the flags spell it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -109,11 +109,9 @@ pub fn component_kind(paths: &Paths, file: &Path, asked: Option<KindArg>) -> Res
         std::fs::read(file).map_err(|e| ExitError::usage(format!("cannot read {}: {e}", file.display())))?;
     let found = toolport::inspect(&bytes, Some(&paths.cache_dir()))
         .map_err(|e| ExitError::usage(format!("{}: {e:#}", file.display())))?;
-    let world = match found.world.as_deref() {
-        Some("name-policy") => PluginKind::NamePolicy,
-        Some("tool-shape") => PluginKind::ToolShape,
-        Some("transport") => PluginKind::Transport,
-        _ => {
+    let world = match found.world.as_deref().and_then(PluginKind::parse) {
+        Some(kind) => kind,
+        None => {
             let exports =
                 if found.exports.is_empty() { "nothing".to_string() } else { found.exports.join(", ") };
             return Err(ExitError::usage(format!(
@@ -148,16 +146,15 @@ pub fn component_kind(paths: &Paths, file: &Path, asked: Option<KindArg>) -> Res
     Ok((world, bytes))
 }
 
-/// The built-in plugins' names, which configured entries may not take.
-pub fn builtin_names() -> Result<Vec<String>> {
-    let host = PluginHost::new(None, &[]).context("cannot start the plugin host")?;
-    Ok(host.list().into_iter().map(|p| p.name).collect())
+/// Whether `name` is a built-in plugin's, which configured entries may not take.
+pub fn is_builtin(name: &str) -> bool {
+    toolport::builtin_bytes(name).is_some()
 }
 
 /// `plugin add`: checks the component, then writes the entry under the store's lock.
 pub fn add(paths: &Paths, args: AddArgs) -> Result<ExitCode> {
     let name = args.name.trim().to_string();
-    if builtin_names()?.contains(&name) {
+    if is_builtin(&name) {
         return Err(ExitError::usage(format!(
             "{name} is a built-in plugin: a configured plugin needs another name"
         ))

@@ -11,7 +11,7 @@ use anyhow::{Context as _, Result};
 use serde_json::{Map, Value, json};
 
 use super::ExitError;
-use super::plugin_edit::{KindArg, SandboxFlags, builtin_names, component_kind};
+use super::plugin_edit::{KindArg, SandboxFlags, component_kind, is_builtin};
 use toolport::{
     GlobalStore, Paths, PluginError, PluginHost, PluginKind, PluginLogLine, Resolved, ResolvedServer,
     Runtime, RuntimeOptions, ServerDef, ServerState, ToolInfo, ToolRecord, Verdict, WorkspaceSettings,
@@ -68,7 +68,7 @@ pub async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
         .into());
     }
     let cwd = std::env::current_dir().context("cannot read the current folder")?;
-    let name = plugin_name(&args.file)?;
+    let name = plugin_name(&args.file);
     let request = args.sandbox.request(kind, &args.file, None);
     let (_, def) = toolport::plugin_entry(&name, &request, &cwd)?;
     let (server, tools) = match (&args.tools, &args.server) {
@@ -113,10 +113,10 @@ pub async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
 
 /// The name the plugin runs under (and its messages use): the file's stem, unless a built-in
 /// has it (a configured entry may not take a built-in's name, so the host would not load it).
-fn plugin_name(file: &Path) -> Result<String> {
+fn plugin_name(file: &Path) -> String {
     let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let stem = if stem.trim().is_empty() { "plugin".to_string() } else { stem };
-    Ok(if builtin_names()?.contains(&stem) { format!("{stem}.wasm") } else { stem })
+    if is_builtin(&stem) { format!("{stem}.wasm") } else { stem }
 }
 
 /// The tools of a `--tools` file: an array of MCP tool objects, or `{"tools": […]}`.

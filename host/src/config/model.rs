@@ -261,6 +261,11 @@ impl PluginKind {
             Self::ToolShape => "tool-shape",
         }
     }
+
+    /// The kind a `kind` string (which is also its WIT world's name) names.
+    pub fn parse(text: &str) -> Option<Self> {
+        [Self::Transport, Self::NamePolicy, Self::ToolShape].into_iter().find(|k| k.as_str() == text)
+    }
 }
 
 /// What a plugin or a sandboxed server may touch beyond nothing (DESIGN §5: closed by default).

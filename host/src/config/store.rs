@@ -96,12 +96,12 @@ pub(super) fn plugin_from_json(name: &str, value: &Value, base: &Path) -> Result
     let obj = value.as_object().ok_or_else(|| format!("plugin \"{name}\": definition must be an object"))?;
     let owner = format!("plugin \"{name}\": ");
     let fields = Fields::new(obj, &owner);
-    let kind = match fields.string("kind").ok().flatten().as_deref() {
-        Some("transport") => PluginKind::Transport,
-        Some("name-policy") => PluginKind::NamePolicy,
-        Some("tool-shape") => PluginKind::ToolShape,
-        _ => return Err(fields.err("kind", "one of \"transport\", \"name-policy\", \"tool-shape\"")),
-    };
+    let kind = fields
+        .string("kind")
+        .ok()
+        .flatten()
+        .and_then(|k| PluginKind::parse(&k))
+        .ok_or_else(|| fields.err("kind", "one of \"transport\", \"name-policy\", \"tool-shape\""))?;
     if kind == PluginKind::Transport && (BUILTIN_TRANSPORTS.contains(&name) || name == "http") {
         return Err(format!("plugin \"{name}\": a transport plugin cannot take a built-in transport name"));
     }
