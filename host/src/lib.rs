@@ -70,7 +70,7 @@ pub use config::MASK as SECRET_MASK;
 pub use config::{
     ConfigError, DirGrant, GlobalStore, Grant, Grants, IdpDef, Limits, OAuthDef, PluginDef, PluginKind,
     Resolved, ResolvedServer, ServerDef, Timeouts, TransportKind, WasmDef, WorkspaceSettings, load_resolved,
-    parse_json, resolve, validate,
+    parse_json, resolve, same_path, validate,
 };
 pub use paths::Paths;
 

@@ -3,6 +3,7 @@
 //! and removed (`plugin_edit`), and a configured plugin's grants and pin. The work is done by the
 //! library's plugin host and its config edits; this file formats it.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -15,7 +16,8 @@ use super::ExitError;
 use super::grants::{self, Change, GrantFlags};
 use super::{plugin_edit, plugin_run};
 use toolport::{
-    GlobalStore, Inspection, Origin, Paths, PluginHost, PluginSummary, SandboxEntry, WIT_PACKAGE, WIT_VERSION,
+    GlobalStore, Grants, Inspection, Origin, Paths, PluginHost, PluginSummary, SandboxEntry, WIT_PACKAGE,
+    WIT_VERSION,
 };
 
 /// `toolport plugin <subcommand>`.
@@ -129,7 +131,7 @@ fn list(paths: &Paths, as_json: bool) -> Result<ExitCode> {
                 p.kind.as_str().to_string(),
                 p.origin.to_string(),
                 uses_text(&uses(p)),
-                grants_text(p),
+                grants_text(&p.grants),
                 format!("{} MiB, {} ms", p.limits.memory_mb, p.limits.call_ms),
                 pin(p).map_or_else(|| "none".to_string(), |d| format!("sha256 {d}")),
             ]
@@ -142,9 +144,9 @@ fn list(paths: &Paths, as_json: bool) -> Result<ExitCode> {
 /// What of the sandbox a plugin's component would use (`env`, `dirs`, `sockets`, `http`), read
 /// from its imports; `Err` says why the file could not be read.
 fn uses(p: &PluginSummary) -> Result<Vec<&'static str>, String> {
-    let bytes = match &p.origin {
-        Origin::Builtin => toolport::builtin_bytes(&p.name).map(<[u8]>::to_vec).ok_or("not built in")?,
-        Origin::File(path) => std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?,
+    let bytes: Cow<'_, [u8]> = match &p.origin {
+        Origin::Builtin => Cow::Borrowed(toolport::builtin_bytes(&p.name).ok_or("not built in")?),
+        Origin::File(path) => Cow::Owned(std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?),
     };
     toolport::sandbox_uses(&bytes).map_err(|e| format!("not a component: {e}"))
 }
@@ -180,8 +182,7 @@ fn summary_json(
 
 /// Grants on one line, folders with where the guest sees them and their mode (a plugin's are
 /// read-only). Env grants are names only: values are never shown.
-fn grants_text(p: &PluginSummary) -> String {
-    let g = &p.grants;
+fn grants_text(g: &Grants) -> String {
     let mut parts = Vec::new();
     if !g.hosts.is_empty() {
         parts.push(format!("hosts: {}", g.hosts.join(" ")));
@@ -223,10 +224,7 @@ fn inspect(paths: &Paths, file: &std::path::Path, as_json: bool) -> Result<ExitC
     let uses = toolport::sandbox_uses(&bytes).with_context(|| format!("{}", file.display()))?;
     // The store's entries for this very file: what it would use next to what it is granted.
     let store = GlobalStore::load(&paths.store_file())?;
-    let same = |p: &std::path::Path| {
-        p == file || matches!((p.canonicalize(), file.canonicalize()), (Ok(a), Ok(b)) if a == b)
-    };
-    let configured: Vec<_> = store.plugins.iter().filter(|d| same(&d.path)).collect();
+    let configured: Vec<_> = store.plugins.iter().filter(|d| toolport::same_path(&d.path, file)).collect();
     if as_json {
         let mut value = serde_json::to_value(&found)?;
         if let Some(map) = value.as_object_mut() {
@@ -245,14 +243,7 @@ fn inspect(paths: &Paths, file: &std::path::Path, as_json: bool) -> Result<ExitC
     print!("{}", inspection_text(file, &sha256, &found));
     println!("uses: {}", uses_text(&Ok(uses)));
     for d in configured {
-        let summary = PluginSummary {
-            name: d.name.clone(),
-            kind: d.kind,
-            origin: Origin::File(d.path.clone()),
-            grants: d.grants.clone(),
-            limits: d.limits,
-        };
-        println!("configured as {} ({}): grants {}", d.name, d.kind.as_str(), grants_text(&summary));
+        println!("configured as {} ({}): grants {}", d.name, d.kind.as_str(), grants_text(&d.grants));
     }
     Ok(ExitCode::SUCCESS)
 }

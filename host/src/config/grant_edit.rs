@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest as _, Sha256};
 
 use super::error::{ConfigError, EditError};
-use super::grant_input::{DirSpec, check_env_name, check_host_pattern, dir_spec, same_folder};
+use super::grant_input::{DirSpec, check_env_name, check_host_pattern, dir_spec, same_path};
 use super::model::{DirGrant, Grants, PluginDef, ServerDef};
 use super::store::plugin_from_json;
 use super::write::{Doc, edit_store};
@@ -322,7 +322,7 @@ impl EntryEdit<'_> {
     }
 
     fn grant_dir(&mut self, spec: &DirSpec) -> Result<GrantChange, ConfigError> {
-        let found = self.grants()?.dirs.iter().position(|d| same_folder(&d.host, &spec.host));
+        let found = self.grants()?.dirs.iter().position(|d| same_path(&d.host, &spec.host));
         let Some(index) = found else {
             let list = self.list_mut("dirs")?;
             list.push(if spec.writable {
@@ -358,7 +358,7 @@ impl EntryEdit<'_> {
 
     fn revoke_dir(&mut self, spec: &DirSpec) -> Result<GrantChange, EditError> {
         let dirs = &self.grants()?.dirs;
-        let Some(index) = dirs.iter().position(|d| same_folder(&d.host, &spec.host)) else {
+        let Some(index) = dirs.iter().position(|d| same_path(&d.host, &spec.host)) else {
             let granted: Vec<String> = dirs.iter().map(|d| format!("{} ({})", d.written, d.mode())).collect();
             return Err(self.not_granted("dir", &spec.written, "dirs", &granted));
         };

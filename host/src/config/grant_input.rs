@@ -61,9 +61,10 @@ impl DirSpec {
     }
 }
 
-/// Whether two granted folders are the same one: equal paths, or the same folder once links
-/// are followed (`~/notes` and `/home/me/notes`, a folder and a link to it).
-pub(super) fn same_folder(a: &Path, b: &Path) -> bool {
+/// Whether two paths name the same file or folder: equal paths, or the same one once links are
+/// followed (`~/notes` and `/home/me/notes`, a folder and a link to it). Granted folders are
+/// matched this way, and `plugin inspect` finds the store entries of a component file with it.
+pub fn same_path(a: &Path, b: &Path) -> bool {
     a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }
 
@@ -128,14 +129,14 @@ mod tests {
     }
 
     #[test]
-    fn same_folder_follows_links() -> anyhow::Result<()> {
+    fn same_path_follows_links() -> anyhow::Result<()> {
         let tmp = tempfile::tempdir()?;
         let real = tmp.path().join("real");
         std::fs::create_dir(&real)?;
         std::os::unix::fs::symlink(&real, tmp.path().join("link"))?;
-        assert!(same_folder(&real, &tmp.path().join("link")));
-        assert!(!same_folder(&real, tmp.path()));
-        assert!(same_folder(Path::new("/gone/a"), Path::new("/gone/a")));
+        assert!(same_path(&real, &tmp.path().join("link")));
+        assert!(!same_path(&real, tmp.path()));
+        assert!(same_path(Path::new("/gone/a"), Path::new("/gone/a")));
         Ok(())
     }
 

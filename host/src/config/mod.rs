@@ -32,6 +32,7 @@ pub use grant_edit::{
     GrantChange, GrantItem, GrantOutcome, GrantRequest, Pinned, SandboxEntry, grant_sandbox, pin_component,
     revoke_sandbox,
 };
+pub use grant_input::same_path;
 pub(crate) use host_pattern::{HostMatch, HostPattern, origin_of};
 pub use model::*;
 pub use plugin_edit::{
