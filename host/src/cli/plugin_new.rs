@@ -269,11 +269,9 @@ fn vendored_kit_manifest() -> Result<String> {
         );
     }
     let inherits = |item: &Item| item.get("workspace").and_then(Item::as_bool) == Some(true);
+    // `[package]` inherits from `[workspace.package]`, `[dependencies]` from `[workspace.dependencies]`.
     for section in ["package", "dependencies"] {
-        let from = match section {
-            "package" => workspace.get("workspace").and_then(|w| w.get("package")),
-            _ => workspace.get("workspace").and_then(|w| w.get("dependencies")),
-        };
+        let from = workspace.get("workspace").and_then(|w| w.get(section));
         let Some(table) = doc.get_mut(section).and_then(Item::as_table_like_mut) else { continue };
         let keys: Vec<String> =
             table.iter().filter(|(_, item)| inherits(item)).map(|(k, _)| k.to_string()).collect();
