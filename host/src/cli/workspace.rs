@@ -9,7 +9,7 @@ use clap::Subcommand;
 
 use super::ExitError;
 use super::mcp::edit_error;
-use toolport::{GlobalStore, Paths, PluginHost, WorkspacePluginKey};
+use toolport::{GlobalStore, Paths, PluginHost, WorkspacePluginKey, WorkspaceSettings};
 
 /// `toolport workspace <subcommand>`.
 #[derive(Debug, clap::Args)]
@@ -56,11 +56,12 @@ impl KeyArg {
     }
 }
 
-/// What an unset key means.
-fn default_of(key: WorkspacePluginKey) -> &'static str {
+/// What an unset key means: the workspace file's own default.
+fn default_of(key: WorkspacePluginKey) -> String {
+    let defaults = WorkspaceSettings::default();
     match key {
-        WorkspacePluginKey::NamePolicy => "none",
-        WorkspacePluginKey::ToolShape => "openai",
+        WorkspacePluginKey::NamePolicy => defaults.name_policy.unwrap_or_else(|| "none".to_string()),
+        WorkspacePluginKey::ToolShape => defaults.tool_shape,
     }
 }
 
@@ -74,17 +75,17 @@ pub async fn run(paths: &Paths, args: WorkspaceArgs) -> Result<ExitCode> {
             check_plugin(paths, key, plugin)?;
             let old = toolport::set_workspace_plugin(&paths.workspace_root, key, Some(plugin))
                 .map_err(edit_error)?;
-            let was = old.as_deref().unwrap_or(default_of(key));
+            let was = old.unwrap_or_else(|| default_of(key));
             println!("workspace {}: {plugin} (was {was}) -> {}", key.as_str(), file.display());
         }
         WorkspaceCommand::Unset { key } => {
             let key = key.key();
             let old = toolport::set_workspace_plugin(&paths.workspace_root, key, None).map_err(edit_error)?;
-            let was = old.as_deref().unwrap_or(default_of(key));
+            let default = default_of(key);
+            let was = old.unwrap_or_else(|| default.clone());
             println!(
-                "workspace {}: unset, now the default {} (was {was}) -> {}",
+                "workspace {}: unset, now the default {default} (was {was}) -> {}",
                 key.as_str(),
-                default_of(key),
                 file.display()
             );
         }
