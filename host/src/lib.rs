@@ -36,6 +36,7 @@ mod serve;
 mod session;
 mod status;
 mod text;
+mod tokens;
 mod transport;
 
 // The runtime: start it, read the surface and the status, call tools.
@@ -118,6 +119,8 @@ pub use plugin::{
 
 /// Foreign text made safe for a terminal: what every text view of the binary uses.
 pub use text::{escape_line, escape_text};
+/// Token counts under the one tokenizer every figure uses (`o200k_base`).
+pub use tokens::{TOKENIZER, count as count_tokens, within as within_tokens};
 
 /// URL secrets (query values, userinfo) masked: the binary's log writer and printed errors.
 pub use redact::redact_urls;

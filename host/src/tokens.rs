@@ -1,0 +1,91 @@
+//! Token counts under a real tokenizer: what a tool definition or a call result costs a model's
+//! context. One tokenizer for every figure the host prints (`tools --tokens`, the lazy
+//! surface's savings, `maxResultTokens`), so they add up: `o200k_base`, the encoding of
+//! OpenAI's current models, bundled with `tiktoken-rs` (no download). Other models' tokenizers
+//! differ by a few percent; the ranking and the shares do not.
+
+use tiktoken_rs::CoreBPE;
+
+/// The encoding every count is made in.
+pub const TOKENIZER: &str = "o200k_base";
+
+/// The bundled encoder, built once (a few hundred milliseconds) on first use.
+fn encoder() -> &'static CoreBPE {
+    tiktoken_rs::o200k_base_singleton()
+}
+
+/// How many tokens `text` is, special-token spellings counted as plain text (a tool's
+/// description that says `<|endoftext|>` is still just text to the model).
+pub fn count(text: &str) -> usize {
+    encoder().encode_ordinary(text).len()
+}
+
+/// The longest a token of `o200k_base` gets in bytes, rounded up: a prefix this many bytes per
+/// allowed token is sure to hold more tokens than allowed, if the text has that many.
+const MAX_TOKEN_BYTES: usize = 128;
+
+/// The beginning of `text` that fits in `max` tokens, or `None` when the whole text does.
+/// Only a bounded prefix is encoded, so asking about a 30 MB result costs what asking about
+/// `max` tokens of it does. The cut falls on a token boundary (hence a char boundary).
+pub fn within(text: &str, max: usize) -> Option<&str> {
+    let probe =
+        floor_char_boundary(text, max.saturating_mul(MAX_TOKEN_BYTES).saturating_add(MAX_TOKEN_BYTES));
+    let tokens = encoder().encode_ordinary(&text[..probe]);
+    if tokens.len() <= max {
+        return (probe < text.len() && count(text) > max).then(|| &text[..prefix_len(&tokens, max, text)]);
+    }
+    Some(&text[..prefix_len(&tokens, max, text)])
+}
+
+/// The byte length of the first `max` tokens of `tokens`, which encode a prefix of `text`.
+fn prefix_len(tokens: &[tiktoken_rs::Rank], max: usize, text: &str) -> usize {
+    let kept = &tokens[..max.min(tokens.len())];
+    let bytes = encoder().decode_bytes(kept).map(|b| b.len()).unwrap_or(0);
+    floor_char_boundary(text, bytes)
+}
+
+/// The largest char boundary of `text` at or below `at`.
+fn floor_char_boundary(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_match_the_published_o200k_encodings() {
+        // The reference encodings of OpenAI's tiktoken for o200k_base.
+        assert_eq!(count(""), 0);
+        assert_eq!(count("hello world"), 2);
+        assert_eq!(count("Hello, world!"), 4);
+        assert_eq!(count("<|endoftext|>"), 7);
+    }
+
+    #[test]
+    fn a_text_within_the_budget_is_not_cut() {
+        assert_eq!(within("hello world", 2), None);
+        assert_eq!(within("", 0), None);
+    }
+
+    #[test]
+    fn a_long_text_is_cut_on_a_token_and_char_boundary() {
+        let text = "héllo wörld ".repeat(10_000);
+        let cut = within(&text, 100).unwrap_or_else(|| panic!("not cut"));
+        assert!(text.starts_with(cut));
+        let n = count(cut);
+        assert!((99..=100).contains(&n), "{n} tokens");
+    }
+
+    #[test]
+    fn long_tokens_still_count_past_the_probe() {
+        // Runs of spaces make long tokens: the probe alone could not see the budget exceeded.
+        let text = format!("{}x", " ".repeat(200_000));
+        let cut = within(&text, 10);
+        assert_eq!(cut.is_some(), count(&text) > 10);
+    }
+}
