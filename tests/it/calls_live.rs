@@ -80,6 +80,28 @@ async fn a_calls_progress_reaches_its_caller_in_order() {
     runtime.shutdown().await;
 }
 
+/// A server that reports and answers back to back (no wait between the last report and the
+/// answer) still has every report delivered before its call returns: rmcp handles each
+/// notification in a task of its own, so without reading them in order the last report of
+/// some calls arrived after the answer and was dropped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn every_report_arrives_before_its_calls_answer() {
+    let env = Env::new();
+    recording(&env, json!({}));
+    let runtime = start(&env, &[], RuntimeOptions::default()).await;
+    for round in 0..40 {
+        let (reports, mut received) = tokio::sync::mpsc::unbounded_channel();
+        let outcome = runtime.call_with_progress("d_sleep", r#"{"ms": 0}"#, reports).await;
+        assert_eq!(outcome.map(|o| o.render_text()).ok().as_deref(), Some("slept 0 ms"));
+        let mut last = None;
+        while let Ok(report) = received.try_recv() {
+            last = Some(report.progress);
+        }
+        assert_eq!(last, Some(10.0), "call {round}: the last report came after the answer");
+    }
+    runtime.shutdown().await;
+}
+
 /// `toolport …` under a pseudo-terminal (util-linux `script`), its output as the terminal got it.
 fn on_a_terminal(env: &Env, args: &str) -> String {
     let command = format!(

@@ -370,6 +370,16 @@ fn serve_forwards_progress_to_the_python_sdk_over_http() {
     check_progress(&py("progress", &Via::Http(&serve.url), PROGRESS_ARGS));
 }
 
+/// Calls whose server answers right after its last report: each report is written to the
+/// client before the result (a client drops a report that comes after it).
+#[test]
+fn serve_writes_every_report_before_the_result() {
+    let (env, _log) = sleepy_env();
+    let seen =
+        py("progress", &Via::Stdio(&env), &["--tool", "sleep", "--args", r#"{"ms": 0}"#, "--rounds", "40"]);
+    assert_eq!(seen["counts"], json!(vec![10; 40]), "reports came after their results: {seen}");
+}
+
 /// A downstream `sampling/createMessage` reaches the Python client's sampling callback, and
 /// the model's answer reaches the tool's result.
 #[test]

@@ -114,7 +114,15 @@ async def progress(session, args, _events):
         seen.append({"progress": value, "total": total, "message": message})
 
     result = await session.call_tool(args.tool, json.loads(args.args), progress_callback=on_progress)
-    return {"progress": seen, "texts": texts(result)}
+    if args.rounds == 1:
+        return {"progress": seen, "texts": texts(result)}
+    # Many calls back to back: how many reports each got before its result.
+    counts = [len(seen)]
+    for _ in range(args.rounds - 1):
+        seen.clear()
+        await session.call_tool(args.tool, json.loads(args.args), progress_callback=on_progress)
+        counts.append(len(seen))
+    return {"counts": counts}
 
 
 async def latency(session, args, _events):
@@ -271,6 +279,7 @@ def main():
     p.add_argument("--cancel-after", type=float, default=1.0)
     p.add_argument("--linger", type=float, default=1.0)
     p.add_argument("--calls", type=int, default=100)
+    p.add_argument("--rounds", type=int, default=1, help="progress: calls made one after another")
     args = p.parse_args(argv)
     if not args.url and not command:
         p.error("give --url or a command after --")

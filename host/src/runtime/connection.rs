@@ -6,8 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    ClientConfig, ElicitRequestParams, ElicitResult, Implementation, PaginatedRequestParams,
-    ProgressNotificationParam, Tool,
+    ClientConfig, ElicitRequestParams, ElicitResult, Implementation, PaginatedRequestParams, Tool,
 };
 // Sampling and roots: deprecated in 2026-07-28, still what 2025-11-25 servers ask for.
 #[allow(deprecated)]
@@ -77,8 +76,6 @@ struct Handler {
     server: String,
     generation: u64,
     events: mpsc::UnboundedSender<Event>,
-    /// Where running calls want their progress reports.
-    progress: ProgressRoutes,
     /// How the runtime answers the server's questions.
     answers: Arc<Answers>,
 }
@@ -100,14 +97,6 @@ impl ClientHandler for Handler {
         let _ = self
             .events
             .send(Event::PromptsChanged { server: self.server.clone(), generation: self.generation });
-    }
-
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        self.progress.deliver(params);
     }
 
     // Logging is deprecated in 2026-07-28 (SEP-2577) but is how 2025-11-25 servers talk.
@@ -198,17 +187,14 @@ impl Connection {
     ) -> Result<(Arc<Connection>, Vec<Tool>), String> {
         let progress = ProgressRoutes::default();
         let credentials = answers.credentials.clone();
-        let handler = Handler {
-            server: def.name.clone(),
-            generation,
-            events: events.clone(),
-            progress: progress.clone(),
-            answers,
-        };
+        let handler = Handler { server: def.name.clone(), generation, events: events.clone(), answers };
+        // Reports are routed as the transport reads them, ahead of the answer they precede.
+        let routes = progress.clone();
+        let tap = transport::ProgressTap::new(move |params| routes.deliver(params));
         let connect = def.timeouts.connect;
         let connected = tokio::time::timeout(
             connect,
-            transport::connect(def, kind, plugins, credentials.as_ref(), handler),
+            transport::connect(def, kind, plugins, credentials.as_ref(), handler, tap),
         )
         .await
         .map_err(|_| format!("connect timed out after {} ms", connect.as_millis()))??;

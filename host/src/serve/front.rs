@@ -200,18 +200,28 @@ impl ServerHandler for Front {
                 by_rounds.then_some(asks_to),
             )
         });
-        let progress = context.meta.get_progress_token().map(|token| {
-            let (tx, rx) = mpsc::unbounded_channel();
-            tokio::spawn(pass_progress(rx, token, context.peer.clone()));
-            tx
-        });
+        let (progress, reports) = match context.meta.get_progress_token() {
+            Some(token) => {
+                let (tx, rx) = mpsc::unbounded_channel();
+                (Some(tx), Some(pass_progress(rx, token, context.peer.clone())))
+            }
+            None => (None, None),
+        };
         let arguments = request.arguments.unwrap_or_default();
         let runtime = self.runtime().clone();
         // Its own task: on 2026-07-28 the call outlives the request that started it. Aborting
         // the task drops the call, which cancels it at the server (`notifications/cancelled`).
+        // The reports are passed on inside it, so the call ends only once the last one is
+        // written: a client drops a report that comes after the result.
         let call = tokio::spawn(async move {
             let _waiting = waiting;
-            runtime.call_with(&name, arguments, progress).await
+            let passed = async {
+                if let Some(reports) = reports {
+                    reports.await;
+                }
+            };
+            let (outcome, ()) = tokio::join!(runtime.call_with(&name, arguments, progress), passed);
+            outcome
         });
         respond(rounds.drive(call, asks, &context.ct).await)
     }
@@ -360,7 +370,8 @@ fn respond(step: Step) -> Result<CallToolResponse, McpError> {
     }
 }
 
-/// A downstream call's progress, sent to the client under the client's own token.
+/// A downstream call's progress, sent to the client under the client's own token, until the
+/// call drops its end of `reports`.
 async fn pass_progress(
     mut reports: mpsc::UnboundedReceiver<CallProgress>,
     token: ProgressToken,

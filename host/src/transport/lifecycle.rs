@@ -5,11 +5,13 @@
 //! all. rmcp does the negotiating (including the retry a `-32022` UnsupportedProtocolVersion
 //! answer asks for); this file only says what we prefer.
 
-use rmcp::ClientLifecycleMode;
 use rmcp::model::ProtocolVersion;
-use rmcp::service::ClientInitializeError;
+use rmcp::service::{ClientInitializeError, RunningService};
+use rmcp::transport::Transport;
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient};
 
 use super::cause::deepest_cause;
+use super::in_order::{InOrder, ProgressTap};
 
 /// The handshake revision offered to servers without `server/discover`. A server that speaks
 /// only an older one (2025-06-18, 2025-03-26, 2024-11-05) answers with its own version, which
@@ -36,6 +38,24 @@ pub fn wants_handshake_retry(error: &ClientInitializeError) -> bool {
             server_supported.iter().any(ProtocolVersion::has_initialize)
         }
         _ => false,
+    }
+}
+
+/// How one connection attempt starts its session: the client's handler, the lifecycle asked
+/// for and where progress reports go.
+pub struct Start<H> {
+    pub handler: H,
+    pub lifecycle: ClientLifecycleMode,
+    pub tap: ProgressTap,
+}
+
+impl<H: ClientHandler> Start<H> {
+    /// rmcp's session over `transport`, its progress reports tapped in order.
+    pub async fn serve<T: Transport<RoleClient> + 'static>(
+        self,
+        transport: T,
+    ) -> Result<RunningService<RoleClient, H>, ClientInitializeError> {
+        self.handler.serve_with_lifecycle(InOrder::new(transport, self.tap), self.lifecycle).await
     }
 }
 

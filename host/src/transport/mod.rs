@@ -8,6 +8,7 @@ mod connected;
 mod header_rules;
 mod http;
 mod http_audit;
+mod in_order;
 mod lifecycle;
 mod plugin;
 mod process_group;
@@ -18,6 +19,7 @@ mod wasm;
 pub use cause::deepest_cause;
 pub use connected::Connected;
 pub use http_audit::{BadHeaderTool, HeaderAudit};
+pub use in_order::ProgressTap;
 pub use lifecycle::LEGACY_VERSION;
 pub use plugin::SSE_PLUGIN;
 pub use process_group::end_all as end_server_processes;
@@ -29,7 +31,7 @@ use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt};
 use crate::auth::CredentialsFile;
 use crate::config::{ServerDef, TransportKind};
 use crate::plugin::PluginHost;
-use lifecycle::StartError;
+use lifecycle::{Start, StartError};
 
 /// Largest message a stdio server may send. rmcp's default (16 MiB) drops a bigger line
 /// silently and the call then waits for its timeout; a tool returning a large file or log is
@@ -46,18 +48,22 @@ const HANDSHAKE_EXIT_WAIT: Duration = Duration::from_millis(300);
 /// method with `{}`) gets a fresh connection with `initialize` alone.
 /// The error is one line naming the deepest cause, e.g. `Connection refused (os error 111)`
 /// or `process exited with status 1; stderr: …`. Callers bound it with the connect timeout;
-/// dropping the future kills a half-started child.
+/// dropping the future kills a half-started child. The server's progress reports go to `tap`
+/// in the order they arrive ([`in_order`]).
 pub async fn connect<H: ClientHandler + Clone>(
     def: &ServerDef,
     kind: &TransportKind,
     plugins: &PluginHost,
     credentials: Option<&CredentialsFile>,
     handler: H,
+    tap: ProgressTap,
 ) -> Result<Connected<H>, String> {
-    let result = match open(def, kind, plugins, credentials, handler.clone(), lifecycle::lifecycle()).await {
+    let first = Start { handler: handler.clone(), lifecycle: lifecycle::lifecycle(), tap: tap.clone() };
+    let result = match open(def, kind, plugins, credentials, first).await {
         Err(StartError { message, handshake_retry: true }) => {
             tracing::info!(server = %def.name, "server/discover not understood ({message}); connecting with initialize");
-            open(def, kind, plugins, credentials, handler, ClientLifecycleMode::Initialize).await
+            let again = Start { handler, lifecycle: ClientLifecycleMode::Initialize, tap };
+            open(def, kind, plugins, credentials, again).await
         }
         other => other,
     };
@@ -81,21 +87,20 @@ pub async fn challenge(def: &ServerDef) -> Result<Option<String>, String> {
     }
 }
 
-/// One connection attempt under `lifecycle`.
+/// One connection attempt.
 async fn open<H: ClientHandler>(
     def: &ServerDef,
     kind: &TransportKind,
     plugins: &PluginHost,
     credentials: Option<&CredentialsFile>,
-    handler: H,
-    lifecycle: ClientLifecycleMode,
+    start: Start<H>,
 ) -> Result<Connected<H>, StartError> {
     match kind {
         TransportKind::Stdio => {
             let (child, stdout, stdin) = stdio::spawn(def).map_err(StartError::other)?;
             let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(stdout, stdin)
                 .with_max_line_length(MAX_STDIO_MESSAGE_BYTES);
-            match handler.serve_with_lifecycle(transport, lifecycle).await {
+            match start.serve(transport).await {
                 Ok(service) => {
                     Ok(Connected { service, child: Some(child), pump: None, audit: None, refusals: None })
                 }
@@ -116,15 +121,12 @@ async fn open<H: ClientHandler>(
             let config = http::config(def).map_err(StartError::other)?;
             let transport =
                 http::transport(def, credentials, config, audit.clone()).await.map_err(StartError::other)?;
-            let service = handler
-                .serve_with_lifecycle(transport, lifecycle)
-                .await
-                .map_err(|e| StartError::from_init(&e))?;
+            let service = start.serve(transport).await.map_err(|e| StartError::from_init(&e))?;
             Ok(Connected { service, child: None, pump: None, audit: Some(audit), refusals: None })
         }
-        TransportKind::Wasm => wasm::connect(plugins, def, handler, lifecycle).await,
-        TransportKind::Sse => through_plugin(plugins, SSE_PLUGIN, def, handler, lifecycle).await,
-        TransportKind::Plugin(name) => through_plugin(plugins, name, def, handler, lifecycle).await,
+        TransportKind::Wasm => wasm::connect(plugins, def, start).await,
+        TransportKind::Sse => through_plugin(plugins, SSE_PLUGIN, def, start).await,
+        TransportKind::Plugin(name) => through_plugin(plugins, name, def, start).await,
     }
 }
 
@@ -133,10 +135,9 @@ async fn through_plugin<H: ClientHandler>(
     plugins: &PluginHost,
     name: &str,
     def: &ServerDef,
-    handler: H,
-    lifecycle: ClientLifecycleMode,
+    start: Start<H>,
 ) -> Result<Connected<H>, StartError> {
-    let (service, pump) = plugin::connect(plugins, name, def, handler, lifecycle).await?;
+    let (service, pump) = plugin::connect(plugins, name, def, start).await?;
     Ok(Connected { service, child: None, pump: Some(pump), audit: None, refusals: None })
 }
 
@@ -148,15 +149,20 @@ mod tests {
     async fn a_refused_http_connection_reports_the_os_error() {
         let def = ServerDef { url: Some("http://127.0.0.1:9/mcp".into()), ..ServerDef::default() };
         let plugins = PluginHost::new(None, &[]).unwrap_or_else(|e| panic!("{e:#}"));
-        let err =
-            connect(&def, &TransportKind::StreamableHttp, &plugins, None, ()).await.err().unwrap_or_default();
+        let err = connect(&def, &TransportKind::StreamableHttp, &plugins, None, (), ProgressTap::default())
+            .await
+            .err()
+            .unwrap_or_default();
         assert_eq!(err, "Connection refused (os error 111)");
     }
 
     #[tokio::test]
     async fn sse_without_url_fails_in_the_plugins_words() {
         let plugins = PluginHost::new(None, &[]).unwrap_or_else(|e| panic!("{e:#}"));
-        let err = connect(&ServerDef::default(), &TransportKind::Sse, &plugins, None, ()).await.err();
+        let err =
+            connect(&ServerDef::default(), &TransportKind::Sse, &plugins, None, (), ProgressTap::default())
+                .await
+                .err();
         assert_eq!(err.as_deref(), Some("transport plugin sse: sse transport requires url"));
     }
 }

@@ -15,12 +15,12 @@ use std::time::Duration;
 
 use rmcp::service::{RunningService, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient};
+use rmcp::{ClientHandler, RoleClient};
 use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
 
 use super::cause::deepest_cause;
-use super::lifecycle::{StartError, wants_handshake_retry};
+use super::lifecycle::{Start, StartError, wants_handshake_retry};
 use crate::config::ServerDef;
 use crate::plugin::{MAX_MESSAGE_BYTES, PluginHost, QueueReceiver};
 
@@ -82,12 +82,11 @@ pub async fn connect<H: ClientHandler>(
     plugins: &PluginHost,
     plugin: &str,
     def: &ServerDef,
-    handler: H,
-    lifecycle: ClientLifecycleMode,
+    start: Start<H>,
 ) -> Result<(RunningService<RoleClient, H>, Pump), StartError> {
     let transport = PluginTransport::open(plugins, plugin, def).map_err(StartError::other)?;
     let pump = transport.pump.clone();
-    match handler.serve_with_lifecycle(transport, lifecycle).await {
+    match start.serve(transport).await {
         Ok(service) => Ok((service, pump)),
         Err(e) if wants_handshake_retry(&e) => Err(StartError::from_init(&e)),
         // rmcp gave up first (and dropped the transport) unless the plugin had a reason.

@@ -3,12 +3,12 @@
 //! same message cap, its stderr drained into the same bounded tail, its end reported the same
 //! way (`StdioChild`), so the runtime cannot tell the two apart except by what they may do.
 
-use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt};
+use rmcp::ClientHandler;
 
 use super::MAX_STDIO_MESSAGE_BYTES;
 use super::cause::deepest_cause;
 use super::connected::Connected;
-use super::lifecycle::{StartError, wants_handshake_retry};
+use super::lifecycle::{Start, StartError, wants_handshake_retry};
 use super::stderr_tail::StderrTail;
 use super::stdio::StdioChild;
 use crate::config::ServerDef;
@@ -18,8 +18,7 @@ use crate::plugin::{PluginHost, Started};
 pub async fn connect<H: ClientHandler>(
     plugins: &PluginHost,
     def: &ServerDef,
-    handler: H,
-    lifecycle: ClientLifecycleMode,
+    start: Start<H>,
 ) -> Result<Connected<H>, StartError> {
     // Compiling a component the cache has not seen takes a while of CPU: off the async threads.
     let (plugins, owned) = (plugins.clone(), def.clone());
@@ -32,7 +31,7 @@ pub async fn connect<H: ClientHandler>(
     let child = StdioChild::sandboxed(ended, stop, StderrTail::drain(stderr));
     let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(stdout, stdin)
         .with_max_line_length(MAX_STDIO_MESSAGE_BYTES);
-    match handler.serve_with_lifecycle(transport, lifecycle).await {
+    match start.serve(transport).await {
         Ok(service) => {
             Ok(Connected { service, child: Some(child), pump: None, audit: None, refusals: Some(refusals) })
         }
