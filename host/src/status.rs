@@ -52,8 +52,12 @@ pub struct ServerStatus {
     pub workspace_enabled: bool,
     /// Whether this session paused it.
     pub paused: bool,
-    /// Tools it contributes to the registry.
+    /// Tools it contributes to the registry (the same number as `exposed`).
     pub tools: usize,
+    /// Tools the server itself listed on its live connection (0 when not connected).
+    pub listed: usize,
+    /// Tools on the surface after its tool filter, the name policy and the collision rules.
+    pub exposed: usize,
     /// Why it is in `error` or `missing`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -149,6 +153,8 @@ mod tests {
             workspace_enabled: true,
             paused: false,
             tools: 2,
+            listed: 3,
+            exposed: 2,
             error: error.map(Into::into),
             protocol_version: None,
             denied: None,

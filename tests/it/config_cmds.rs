@@ -89,7 +89,7 @@ fn add_does_not_enable_and_list_shows_every_state() {
     assert_eq!(
         v["servers"][0],
         json!({"name":"files","type":"stdio","state":"connected","workspaceEnabled":true,"paused":false,"tools":DEMO_TOOLS,
-               "protocolVersion":"2026-07-28"})
+               "listed":DEMO_TOOLS,"exposed":DEMO_TOOLS,"protocolVersion":"2026-07-28"})
     );
     assert_eq!(v["servers"][3]["state"], json!("missing"));
     assert_eq!(v["servers"][3]["type"], Value::Null);

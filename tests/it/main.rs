@@ -53,6 +53,7 @@ mod session;
 mod session_support;
 mod smoke;
 mod structured_output;
+mod tool_filters;
 mod transport_support;
 mod transports;
 mod wasm_builtins;

@@ -13,13 +13,13 @@ use super::ExitError;
 use super::grants::{self, Change, GrantFlags};
 use toolport::{
     Client, ClientHomes, ClientScope, ConfigError, EditError, GlobalStore, ImportOutcome, ImportReport,
-    ImportRequest, Paths, Runtime, RuntimeOptions, SECRET_MASK as MASK, SandboxEntry, ServerDef, Trailer,
-    WorkspaceSettings, parse_add_args,
+    ImportRequest, Paths, Runtime, RuntimeOptions, SECRET_MASK as MASK, SandboxEntry, ServerDef, ToolFilter,
+    Trailer, WorkspaceSettings, parse_add_args,
 };
 
 /// The usage line printed with an `add` argument error.
 const CLI_ADD_USAGE: &str = "Usage: toolport mcp add [--transport <stdio|sse|http|streamable_http|PLUGIN>] <name> \
-     <url | -- command [args…]> [--env K=V]… [--header \"K: V\"]… [--cwd DIR]";
+     <url | -- command [args…]> [--env K=V]… [--header \"K: V\"]… [--cwd DIR] [--include GLOB]… [--exclude GLOB]…";
 
 /// `toolport mcp [<subcommand>]`; without one it lists.
 #[derive(Debug, clap::Args)]
@@ -42,9 +42,11 @@ enum McpCommand {
             --transport <stdio|sse|http|streamable_http|PLUGIN>   default stdio\n  \
             --env K=V          child environment (repeatable)\n  \
             --header \"K: V\"    HTTP header (repeatable)\n  \
-            --cwd DIR          child working folder\n\
+            --cwd DIR          child working folder\n  \
+            --include GLOB     only the server's tools matching it (repeatable; `*`, `?`, `[..]`)\n  \
+            --exclude GLOB     never the server's tools matching it (repeatable; wins over --include)\n\
             For stdio, everything after -- is the command and its arguments, verbatim.",
-        override_usage = "toolport mcp add [--transport <stdio|sse|http|PLUGIN>] <name> <url | -- command [args…]> [--env K=V]… [--header \"K: V\"]… [--cwd DIR]"
+        override_usage = "toolport mcp add [--transport <stdio|sse|http|PLUGIN>] <name> <url | -- command [args…]> [--env K=V]… [--header \"K: V\"]… [--cwd DIR] [--include GLOB]… [--exclude GLOB]…"
     )]
     Add {
         /// Everything after `add`, parsed by the same library parser as `/mcp add`.
@@ -317,6 +319,9 @@ async fn get_view(paths: &Paths, name: &str, json: bool) -> Result<String> {
         Some(true) => line("inheritEnv", "yes"),
         None => {}
     }
+    if !masked.tools.is_empty() {
+        line("tools", &tool_filter_text(&masked.tools));
+    }
     for (key, value) in masked.wasm.as_ref().map(grants::sandbox_lines).unwrap_or_default() {
         line(key, &value);
     }
@@ -355,6 +360,17 @@ async fn get_view(paths: &Paths, name: &str, json: bool) -> Result<String> {
         Err(msg) => line("valid", &format!("no ({msg})")),
     }
     Ok(out)
+}
+
+/// `include ["read_*","search"] exclude ["*_delete"]`: each list as JSON, so a glob with a
+/// comma or a space reads back exactly; an empty list is left out.
+fn tool_filter_text(filter: &ToolFilter) -> String {
+    [("include", filter.include()), ("exclude", filter.exclude())]
+        .into_iter()
+        .filter(|(_, globs)| !globs.is_empty())
+        .map(|(key, globs)| format!("{key} {}", Value::from(globs.to_vec())))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Connects `name` alone (every other server paused) and reads the revision it negotiated;

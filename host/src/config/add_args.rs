@@ -6,12 +6,14 @@
 //! add [--transport stdio] <name> -- <command> [args…]      (everything after -- verbatim)
 //! add [--transport stdio] <name> <command> [args…]         (args verbatim from the command on)
 //!     [--env K=V]… [--header "K: V"]… [--cwd DIR]           (before the target)
+//!     [--include GLOB]… [--exclude GLOB]…                   (the `tools` filter)
 //! ```
 
 use serde_json::{Map, Value};
 
 use super::model::ServerDef;
 use super::normalize::normalize_type;
+use super::tool_filter::ToolFilter;
 
 /// The usage line of `/mcp add` (reference-behaviour A).
 pub const ADD_USAGE: &str = "Usage: /mcp add --transport <stdio|sse|http> <name> <target>";
@@ -39,6 +41,8 @@ pub fn parse_add_args(args: &[String]) -> Result<AddRequest, String> {
     let mut env = Vec::new();
     let mut headers = Vec::new();
     let mut cwd: Option<String> = None;
+    let mut include: Vec<String> = Vec::new();
+    let mut exclude: Vec<String> = Vec::new();
     let mut positional: Vec<String> = Vec::new();
     let mut verbatim: Option<Vec<String>> = None;
 
@@ -83,6 +87,8 @@ pub fn parse_add_args(args: &[String]) -> Result<AddRequest, String> {
                 headers.push((k.to_string(), v.trim().to_string()));
             }
             "--cwd" => cwd = Some(value("--cwd")?),
+            "--include" => include.push(glob(value("--include")?, "--include")?),
+            "--exclude" => exclude.push(glob(value("--exclude")?, "--exclude")?),
             f if f.starts_with('-') && f.len() > 1 && positional.len() < 2 => {
                 return Err(format!("unknown option {f}"));
             }
@@ -97,12 +103,15 @@ pub fn parse_add_args(args: &[String]) -> Result<AddRequest, String> {
     let mut positional = positional.into_iter();
     let name = positional.next().map(|n| n.trim().to_string()).filter(|n| !n.is_empty());
     let name = name.ok_or("missing server name")?;
+    let tools = ToolFilter::new(include, exclude)
+        .map_err(|bad| format!("--{} has a bad glob \"{}\": {}", bad.field, bad.glob, bad.reason))?;
     let mut def = ServerDef {
         name: name.clone(),
         transport: Some(transport.clone()),
         env,
         headers,
         cwd: cwd.map(|c| c.trim().to_string()).filter(|c| !c.is_empty()),
+        tools,
         ..ServerDef::default()
     };
     let rest: Vec<String> = positional.collect();
@@ -123,6 +132,15 @@ pub fn parse_add_args(args: &[String]) -> Result<AddRequest, String> {
         }
     }
     Ok(AddRequest { name, def })
+}
+
+/// One `--include`/`--exclude` value, trimmed as the file's globs are; blank is refused.
+fn glob(value: String, flag: &str) -> Result<String, String> {
+    let glob = value.trim();
+    if glob.is_empty() {
+        return Err(format!("{flag} needs a glob"));
+    }
+    Ok(glob.to_string())
 }
 
 fn is_stdio(t: Option<&str>) -> bool {
@@ -169,6 +187,26 @@ mod tests {
         assert_eq!(r.def.transport.as_deref(), Some("stdio"));
         assert_eq!(r.def.command.as_deref(), Some("npx"));
         assert_eq!(r.def.args, ["-y", "pkg"]);
+        Ok(())
+    }
+
+    #[test]
+    fn include_and_exclude_repeat_and_become_the_tools_filter() -> Result<(), String> {
+        let r = p("--include 'read_*' --exclude=*_delete --include search files -- npx --include x")?;
+        assert_eq!(r.def.tools.include(), ["read_*", "search"]);
+        assert_eq!(r.def.tools.exclude(), ["*_delete"]);
+        assert_eq!(r.def.args, ["--include", "x"], "after the command, flags are the command's");
+        assert_eq!(
+            Value::Object(r.to_json())["tools"],
+            json!({"include":["read_*","search"],"exclude":["*_delete"]})
+        );
+        assert_eq!(p("files npx")?.to_json().get("tools"), None);
+        assert_eq!(
+            p("--exclude '[a' files -- npx"),
+            Err("--exclude has a bad glob \"[a\": unclosed character class; missing ']'".into())
+        );
+        assert_eq!(p("--include ' ' files -- npx"), Err("--include needs a glob".into()));
+        assert_eq!(p("files --include"), Err("--include needs a value".into()));
         Ok(())
     }
 

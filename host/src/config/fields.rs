@@ -28,7 +28,13 @@ impl<'a> Fields<'a> {
 
     /// `<owner>"<field>" must be <what>`.
     pub fn err(&self, key: &str, what: &str) -> String {
-        format!("{}\"{}{key}\" must be {what}", self.owner, self.prefix)
+        self.says(key, &format!("must be {what}"))
+    }
+
+    /// `<owner>"<field>" <text>`: a message about a field whose type is right but whose value
+    /// is not (a glob that does not compile).
+    pub fn says(&self, key: &str, text: &str) -> String {
+        format!("{}\"{}{key}\" {text}", self.owner, self.prefix)
     }
 
     fn get(&self, key: &str) -> Option<&'a Value> {

@@ -18,6 +18,7 @@ mod plugin_edit;
 mod resolve;
 mod sandbox_fields;
 mod store;
+mod tool_filter;
 mod unknown_keys;
 mod validate;
 mod workspace;
@@ -41,6 +42,7 @@ pub use plugin_edit::{
 };
 pub use resolve::{load_resolved, missing_rows, resolve};
 pub use store::parse_json;
+pub use tool_filter::ToolFilter;
 pub use validate::validate;
 /// The write path for other agents' config files (`clients/`): same lock, re-read and rename;
 /// a lock held across several edits, for a file of secrets (`auth/`).

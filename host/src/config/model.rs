@@ -5,6 +5,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::tool_filter::ToolFilter;
+
 /// Default time to connect and initialize a server: long enough for `npx` to start a package.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_millis(30_000);
 /// Default time for the whole `tools/list` walk (all pages).
@@ -95,6 +97,9 @@ pub struct ServerDef {
     pub oauth: Option<OAuthDef>,
     /// `type: wasm`: the component and its sandbox (`args` and `env` above are its own).
     pub wasm: Option<WasmDef>,
+    /// `tools: { include, exclude }`: which of the server's own tools reach the pipeline
+    /// (applied before the name policy; empty keeps every tool).
+    pub tools: ToolFilter,
 }
 
 /// A sandboxed server's component, grants and limits (`type: "wasm"`).

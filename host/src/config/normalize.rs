@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use super::fields::{Fields, Trim};
 use super::model::{Grant, IdpDef, Limits, OAuthDef, ServerDef, Timeouts, WasmDef};
 use super::sandbox_fields::{self, Guest};
+use super::tool_filter::ToolFilter;
 
 /// The built-in transport type names; plugins may not take them.
 pub const BUILTIN_TRANSPORTS: [&str; 4] = ["stdio", "sse", "streamable_http", "wasm"];
@@ -69,6 +70,7 @@ impl ServerDef {
             timeouts: timeouts(&fields)?,
             oauth: oauth(&fields)?,
             wasm,
+            tools: tool_filter(&fields)?,
         })
     }
 
@@ -116,6 +118,9 @@ impl ServerDef {
         if let Some(o) = &self.oauth {
             m.insert("oauth".into(), Value::Object(oauth_json(o)));
         }
+        if let Some(t) = tool_filter_json(&self.tools) {
+            m.insert("tools".into(), t);
+        }
         if let Some(w) = &self.wasm {
             put_str(&mut m, "component", &w.component);
             put_str(&mut m, "builtin", &w.builtin);
@@ -141,10 +146,13 @@ impl ServerDef {
         for (k, v) in input {
             if known_here(k) {
                 match (known.get(k), v) {
-                    // `oauth`, `grants` and `limits` keep the user's own keys inside them too.
-                    (Some(Value::Object(nv)), Value::Object(given))
+                    // `oauth`, `grants`, `limits` and `tools` keep the user's own keys inside
+                    // them too, even when none of ours is left (`tools: {"x-note": …}`).
+                    (nv @ (Some(Value::Object(_)) | None), Value::Object(given))
                         if NESTED_FIELDS.contains(&k.as_str()) =>
                     {
+                        let empty = Map::new();
+                        let nv = nv.and_then(Value::as_object).unwrap_or(&empty);
                         let mut merged: Map<String, Value> = given
                             .iter()
                             .filter(|(key, _)| nv.contains_key(*key) || !nested_known(k, key))
@@ -153,7 +161,9 @@ impl ServerDef {
                         for (key, value) in nv {
                             merged.entry(key.clone()).or_insert_with(|| value.clone());
                         }
-                        out.insert(k.clone(), Value::Object(merged));
+                        if known.contains_key(k) || !merged.is_empty() {
+                            out.insert(k.clone(), Value::Object(merged));
+                        }
                     }
                     (Some(nv), _) => {
                         out.insert(k.clone(), nv.clone());
@@ -171,14 +181,14 @@ impl ServerDef {
     }
 }
 
-const KNOWN_FIELDS: [&str; 10] =
-    ["type", "url", "command", "args", "env", "headers", "cwd", "inheritEnv", "timeouts", "oauth"];
+const KNOWN_FIELDS: [&str; 11] =
+    ["type", "url", "command", "args", "env", "headers", "cwd", "inheritEnv", "timeouts", "oauth", "tools"];
 
 /// The fields of a `wasm` server's sandbox.
 const WASM_FIELDS: [&str; 5] = ["component", "builtin", "grants", "limits", "sha256"];
 
 /// Objects whose unknown keys survive a merge.
-const NESTED_FIELDS: [&str; 3] = ["oauth", "grants", "limits"];
+const NESTED_FIELDS: [&str; 4] = ["oauth", "grants", "limits", "tools"];
 
 /// Whether `key` is one of ours inside the nested object `field`.
 fn nested_known(field: &str, key: &str) -> bool {
@@ -186,6 +196,7 @@ fn nested_known(field: &str, key: &str) -> bool {
         "oauth" => OAUTH_FIELDS.contains(&key),
         "grants" => ["hosts", "env", "dirs"].contains(&key),
         "limits" => ["memoryMb", "callMs"].contains(&key),
+        "tools" => ["include", "exclude"].contains(&key),
         _ => false,
     }
 }
@@ -295,6 +306,28 @@ fn oauth_json(o: &OAuthDef) -> Map<String, Value> {
         m.insert("idp".into(), Value::Object(i));
     }
     m
+}
+
+/// `tools: { include, exclude }`: arrays of globs, trimmed, blanks dropped; an empty or absent
+/// `include` keeps every tool. A glob that does not compile names the field, the glob and why.
+fn tool_filter(fields: &Fields<'_>) -> Result<ToolFilter, String> {
+    let Some(t) = fields.object("tools")? else { return Ok(ToolFilter::default()) };
+    let globs = |key: &str| -> Result<Vec<String>, String> {
+        let list = t.strings(key, Trim::Yes)?.unwrap_or_default();
+        Ok(list.into_iter().filter(|g| !g.is_empty()).collect())
+    };
+    ToolFilter::new(globs("include")?, globs("exclude")?)
+        .map_err(|bad| t.says(bad.field, &format!("has a bad glob \"{}\": {}", bad.glob, bad.reason)))
+}
+
+fn tool_filter_json(f: &ToolFilter) -> Option<Value> {
+    let mut m = Map::new();
+    for (key, globs) in [("include", f.include()), ("exclude", f.exclude())] {
+        if !globs.is_empty() {
+            m.insert(key.into(), globs.iter().cloned().map(Value::String).collect());
+        }
+    }
+    (!m.is_empty()).then_some(Value::Object(m))
 }
 
 fn timeouts_json(t: &Timeouts) -> Option<Value> {
@@ -440,6 +473,45 @@ mod tests {
             (json!({"scopes":"a b"}), "\"oauth.scopes\" must be an array of strings"),
         ] {
             let err = ServerDef::from_json("s", &json!({"url":"u","oauth":bad})).err().unwrap_or_default();
+            assert_eq!(err, format!("server \"s\": {message}"));
+        }
+    }
+
+    #[test]
+    fn tool_filters_read_write_merge_and_name_bad_fields() {
+        let d =
+            def(json!({"command":"x","tools":{"include":[" read_* ","","search"],"exclude":["*_delete"]}}));
+        assert_eq!(d.tools.include(), ["read_*", "search"]);
+        assert_eq!(d.tools.exclude(), ["*_delete"]);
+        assert!(d.tools.allows("read_file") && !d.tools.allows("read_delete") && !d.tools.allows("write"));
+        assert_eq!(
+            Value::Object(d.to_json())["tools"],
+            json!({"include":["read_*","search"],"exclude":["*_delete"]})
+        );
+        assert!(def(json!({"command":"x"})).tools.is_empty());
+        assert!(def(json!({"command":"x","tools":{"include":[]}})).tools.is_empty());
+        assert_eq!(def(json!({"command":"x","tools":{"include":[]}})).to_json().get("tools"), None);
+        // The user's own keys inside `tools` survive, with or without globs beside them.
+        for given in [
+            json!({"command":"x","tools":{"x-why":"audit","exclude":[" rm "]}}),
+            json!({"command":"x","tools":{"x-why":"audit","include":[]}}),
+        ] {
+            let merged = def(given.clone()).merge_into(given.as_object().unwrap_or(&Map::new()));
+            let tools = Value::Object(merged)["tools"].clone();
+            assert_eq!(tools["x-why"], "audit", "{tools}");
+            assert_eq!(tools.get("include"), None, "{tools}");
+        }
+        for (bad, message) in [
+            (json!("read_*"), "\"tools\" must be an object"),
+            (json!({"include":"read_*"}), "\"tools.include\" must be an array of strings"),
+            (json!({"exclude":[1]}), "\"tools.exclude\" must be an array of strings"),
+            (
+                json!({"include":["ok"],"exclude":["[a"]}),
+                "\"tools.exclude\" has a bad glob \"[a\": unclosed character class; missing ']'",
+            ),
+        ] {
+            let err =
+                ServerDef::from_json("s", &json!({"command":"x","tools":bad})).err().unwrap_or_default();
             assert_eq!(err, format!("server \"s\": {message}"));
         }
     }

@@ -55,6 +55,8 @@ pub fn missing_rows(resolved: &Resolved) -> Vec<ServerStatus> {
             workspace_enabled: true,
             paused: resolved.paused.contains(name),
             tools: 0,
+            listed: 0,
+            exposed: 0,
             error: Some(MISSING_SERVER_ERROR.to_string()),
             protocol_version: None,
             denied: None,

@@ -1,5 +1,6 @@
 //! The deterministic half of start (DESIGN §1): for the connected servers, in definition
-//! order whatever finished first, name policy → host collision rules → tool shape → registry.
+//! order whatever finished first, the server's tool filter → name policy → host collision
+//! rules → tool shape → registry.
 //! Each step works on the same [`ToolRecord`]s; a server that fails a step is dropped from the
 //! later ones with its reason.
 
@@ -25,7 +26,7 @@ pub struct LiveServer {
     pub def: ServerDef,
     /// Its session: the registry routes its tools' calls here.
     pub conn: Arc<Connection>,
-    /// Its tools as last listed (the input to the name policy).
+    /// Its tools as last listed (the input to its tool filter, then the name policy).
     pub tools: Vec<Tool>,
 }
 
@@ -53,11 +54,14 @@ pub async fn run(
     output_checks: &OutputChecks,
     live: Vec<LiveServer>,
 ) -> Outcome {
+    // 0. The server's own filter (`tools.include` / `tools.exclude`), on its own names: a
+    // filtered tool reaches no plugin, no collision rule and no surface, so it cannot be called.
     let mut candidates: Vec<Candidate> = live
         .into_iter()
         .map(|server| {
-            let records =
-                server.tools.iter().cloned().map(|t| ToolRecord::listed(&server.def.name, t)).collect();
+            let records = filtered(&server.def, &server.tools)
+                .map(|t| ToolRecord::listed(&server.def.name, t.clone()))
+                .collect();
             Candidate { server, records: Ok(records) }
         })
         .collect();
@@ -108,6 +112,16 @@ pub async fn run(
         registry.records().iter().map(|r| (r.server.clone(), r.original.clone())).collect();
     output_checks.retain(&on_surface);
     Outcome { checked, registry }
+}
+
+/// The tools of `def`'s server that its filter keeps, in listing order.
+fn filtered<'a>(def: &'a ServerDef, tools: &'a [Tool]) -> impl Iterator<Item = &'a Tool> {
+    if !def.tools.is_empty() && tracing::enabled!(tracing::Level::DEBUG) {
+        let dropped: Vec<&str> =
+            tools.iter().map(|t| t.name.as_ref()).filter(|n| !def.tools.allows(n)).collect();
+        tracing::debug!(server = %def.name, ?dropped, "tools left out by the server's tool filter");
+    }
+    tools.iter().filter(|t| def.tools.allows(&t.name))
 }
 
 /// The policy's verdicts applied to one server's records: renamed, hidden, or the server

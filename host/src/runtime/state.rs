@@ -92,6 +92,10 @@ impl Slot {
             _ => None,
         };
         let denied = self.conn().and_then(|c| c.refused()).map(|d| clip_foreign(&d).into_owned());
+        let listed = match &self.link {
+            Link::Live { tools, .. } if r.active() => tools.len(),
+            _ => 0,
+        };
         ServerStatus {
             name: r.def.name.clone(),
             transport: r.def.transport.clone(),
@@ -99,6 +103,8 @@ impl Slot {
             workspace_enabled: r.enabled,
             paused: r.paused,
             tools,
+            listed,
+            exposed: tools,
             error,
             protocol_version,
             denied,
