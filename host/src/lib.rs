@@ -46,6 +46,8 @@ pub use plugin::raise_fd_limit;
 pub use runtime::{
     CallError, CallOutcome, CallProgress, Revision, Runtime, RuntimeOptions, ToolRecord, render_call,
 };
+/// What the surface costs in tokens, per server and per tool (`tools --tokens`).
+pub use runtime::{ServerCost, TokenCosts, ToolCost};
 // Servers' questions: the elicitation form an embedding host answers (default: decline),
 // sampling (default: refused, "this host has no model"), the bound on SEP-2322 input rounds.
 pub use runtime::{

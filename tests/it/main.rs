@@ -54,6 +54,7 @@ mod session_support;
 mod smoke;
 mod structured_output;
 mod tool_filters;
+mod tool_tokens;
 mod transport_support;
 mod transports;
 mod wasm_builtins;

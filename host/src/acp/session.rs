@@ -31,7 +31,11 @@ const READ_ONLY: &str = "Over ACP, /mcp only shows the status view: the client c
 /// The slash commands advertised in `available_commands_update`: (name, description, hint).
 pub const COMMANDS: &[(&str, &str, Option<&str>)] = &[
     ("mcp", "Show this session's MCP servers and their status", None),
-    ("tools", "Show the tool surface in this session's shape", Some("[shape]")),
+    (
+        "tools",
+        "Show the tool surface in this session's shape, or its cost in tokens",
+        Some("[tokens] [shape]"),
+    ),
     ("call", "Call one tool with JSON object arguments", Some("<tool> [json]")),
 ];
 
@@ -120,6 +124,7 @@ impl AcpSession {
         match command::parse(text) {
             Ok(Command::Mcp(cmd)) => self.mcp(&cmd),
             Ok(Command::Tools { shape }) => self.runtime.tools_text(shape.as_deref()).await,
+            Ok(Command::ToolTokens { shape }) => self.runtime.token_costs_text(shape.as_deref()).await,
             Ok(Command::Call { tool, arguments }) => render_call(&self.runtime.call(&tool, &arguments).await),
             // Reading changes nothing, so ACP's read-only view allows these as it allows /tools.
             Ok(Command::Resources) => live::catalog_text(&self.runtime, false),

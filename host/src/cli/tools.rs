@@ -16,9 +16,13 @@ pub struct ToolsArgs {
     /// Tool-shape plugin to convert with (default: the workspace's `toolShape`, else `openai`).
     #[arg(long, value_name = "NAME")]
     shape: Option<String>,
-    /// Print the converted tools as one JSON array.
+    /// Print the converted tools as one JSON array (with `--tokens`, the costs as one object).
     #[arg(long)]
     json: bool,
+    /// What each server's and each tool's definition costs in tokens (o200k_base), dearest
+    /// first, with each server's share and the total.
+    #[arg(long)]
+    tokens: bool,
 }
 
 /// `toolport call <tool> [json-args]`.
@@ -91,6 +95,16 @@ async fn start_with(paths: &Paths, policy: ElicitPolicy) -> anyhow::Result<Runti
 /// Prints the tool surface.
 pub async fn run_tools(paths: &Paths, args: ToolsArgs) -> anyhow::Result<ExitCode> {
     let runtime = start(paths).await?;
+    if args.tokens {
+        let costs = runtime.token_costs(args.shape.as_deref()).await;
+        runtime.shutdown().await;
+        let costs = costs?;
+        match args.json {
+            true => println!("{}", serde_json::to_string_pretty(&costs.to_json())?),
+            false => print!("{}", costs.render_text()),
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let tools = runtime.tools_in(args.shape.as_deref()).await;
     runtime.shutdown().await;
     let tools = tools?;

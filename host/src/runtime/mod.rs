@@ -34,6 +34,7 @@ mod server_requests;
 mod state;
 mod structured_output;
 mod supervisor;
+mod token_costs;
 mod tool_call;
 
 pub use catalog::{Catalog, Offered};
@@ -49,6 +50,7 @@ pub use request_state::MAX_INPUT_ROUNDS;
 pub use sampling::{NO_MODEL, Sampler};
 pub(crate) use server_requests::ServerNotices;
 pub use supervisor::Revision;
+pub use token_costs::{ServerCost, TokenCosts, ToolCost};
 pub use tool_call::{CallProgress, settle_cancellations};
 
 use std::sync::Arc;
@@ -152,6 +154,35 @@ impl Runtime {
             out.extend(converted);
         }
         Ok(out)
+    }
+
+    /// What each tool's definition costs in tokens, in `shape` (or the workspace's): what
+    /// `tools --tokens` and `/tools tokens` print.
+    pub async fn token_costs(&self, shape: Option<&str>) -> anyhow::Result<TokenCosts> {
+        let (registry, workspace_shape) = {
+            let state = self.supervisor.lock();
+            (state.registry.clone(), state.resolved.settings.tool_shape.clone())
+        };
+        let Some(shape) = shape else {
+            let tools = registry.records().iter().map(|r| (r.server.as_str(), r.name.as_str(), &r.shaped));
+            return Ok(TokenCosts::count(&workspace_shape, tools));
+        };
+        let mut shaped = Vec::new();
+        for (def, records) in registry.by_server() {
+            let infos: Vec<_> = records.iter().map(ToolRecord::info).collect();
+            let converted =
+                self.supervisor.plugins.convert(shape, def, &infos).await.map_err(anyhow::Error::msg)?;
+            shaped.extend(records.iter().zip(converted));
+        }
+        Ok(TokenCosts::count(shape, shaped.iter().map(|(r, v)| (r.server.as_str(), r.name.as_str(), v))))
+    }
+
+    /// [`Runtime::token_costs`] as a person reads it in the session and in an ACP reply.
+    pub async fn token_costs_text(&self, shape: Option<&str>) -> String {
+        match self.token_costs(shape).await {
+            Ok(costs) => costs.render_text(),
+            Err(e) => format!("{e:#}"),
+        }
     }
 
     /// [`Runtime::tools_in`] as a person reads it in the session and in an ACP reply: pretty

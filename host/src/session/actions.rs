@@ -189,7 +189,9 @@ pub const COMMANDS: &[SlashCommand] = &[
         word: "/tools",
         aliases: &[],
         slash: Slash::Tools,
-        help: Some("/tools  Show the converted tool surface"),
+        help: Some(
+            "/tools [tokens] [shape]  Show the converted tool surface, or what each tool costs in tokens",
+        ),
         completes: Completes::Nothing,
     },
     SlashCommand {

@@ -25,6 +25,11 @@ pub enum Command {
         /// A tool-shape plugin name, e.g. `anthropic`.
         shape: Option<String>,
     },
+    /// `/tools tokens [shape]`: what each server's and tool's definition costs in tokens.
+    ToolTokens {
+        /// A tool-shape plugin name, as for [`Command::Tools`].
+        shape: Option<String>,
+    },
     /// `/call <tool> [json]`.
     Call {
         /// The final tool name.
@@ -96,7 +101,7 @@ impl fmt::Display for ParseError {
                 write!(f, "Unbalanced quotes in /mcp {action}: close every ' and \" you open")
             }
             Self::CallUsage => f.write_str("Usage: /call <tool> [json]"),
-            Self::ToolsUsage => f.write_str("Usage: /tools [shape]"),
+            Self::ToolsUsage => f.write_str("Usage: /tools [tokens] [shape]"),
             Self::ReadUsage => f.write_str("Usage: /read <server> <uri>"),
             Self::PromptUsage => f.write_str("Usage: /prompt <name> [json]"),
             Self::UnknownCommand(cmd) => write!(f, "Unknown command: {cmd}. Type /help for the commands."),
@@ -175,12 +180,13 @@ pub fn parse_mcp(rest: &str) -> Result<McpCommand, ParseError> {
 }
 
 fn parse_tools(rest: &str) -> Result<Command, ParseError> {
-    let mut words = rest.split_whitespace();
+    let mut words = rest.split_whitespace().peekable();
+    let tokens = words.next_if_eq(&"tokens").is_some();
     let shape = words.next().map(str::to_string);
     if words.next().is_some() {
         return Err(ParseError::ToolsUsage);
     }
-    Ok(Command::Tools { shape })
+    Ok(if tokens { Command::ToolTokens { shape } } else { Command::Tools { shape } })
 }
 
 fn parse_call(rest: &str) -> Result<Command, ParseError> {
@@ -300,6 +306,9 @@ mod tests {
     fn other_commands() {
         assert_eq!(parse("/tools"), Ok(Command::Tools { shape: None }));
         assert_eq!(parse("/tools anthropic"), Ok(Command::Tools { shape: Some("anthropic".into()) }));
+        assert_eq!(parse("/tools tokens"), Ok(Command::ToolTokens { shape: None }));
+        assert_eq!(parse("/tools tokens gemini"), Ok(Command::ToolTokens { shape: Some("gemini".into()) }));
+        assert_eq!(parse("/tools tokens gemini x"), Err(ParseError::ToolsUsage));
         assert_eq!(parse("/tools a b"), Err(ParseError::ToolsUsage));
         assert_eq!(parse("/resources"), Ok(Command::Resources));
         assert_eq!(parse("/prompts"), Ok(Command::Prompts));

@@ -10,7 +10,7 @@ use super::actions::{self, COMMANDS, Completes, McpAction};
 pub const TRANSPORTS: &[&str] = &["stdio", "sse", "http", "streamable_http"];
 
 /// The flags of `/mcp add`.
-pub const ADD_FLAGS: &[&str] = &["--transport", "--env", "--header", "--cwd"];
+pub const ADD_FLAGS: &[&str] = &["--transport", "--env", "--header", "--cwd", "--include", "--exclude"];
 
 /// What completion can offer besides the fixed words.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -130,7 +130,8 @@ mod tests {
         );
         assert_eq!(complete("/mcp add --transport t", &known()).1, ["tcp"]);
         assert_eq!(complete("/mcp add --t", &known()).1, ["--transport"]);
-        assert_eq!(complete("/mcp add --transport stdio x --e", &known()).1, ["--env"]);
+        assert_eq!(complete("/mcp add --transport stdio x --e", &known()).1, ["--env", "--exclude"]);
+        assert_eq!(complete("/mcp add --i", &known()).1, ["--include"]);
     }
 
     #[test]

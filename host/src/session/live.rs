@@ -99,6 +99,9 @@ impl Session {
             Ok(Command::Quit) => Reply { text: String::new(), quit: true },
             Ok(Command::Help) => Reply::text(command::help_text()),
             Ok(Command::Tools { shape }) => Reply::text(self.tools(shape.as_deref()).await),
+            Ok(Command::ToolTokens { shape }) => {
+                Reply::text(self.runtime.token_costs_text(shape.as_deref()).await)
+            }
             Ok(Command::Call { tool, arguments }) => Reply::text(self.call(&tool, &arguments).await),
             Ok(Command::Resources) => Reply::text(catalog_text(&self.runtime, false)),
             Ok(Command::Read { server, uri }) => Reply::text(read_text(&self.runtime, &server, &uri).await),
