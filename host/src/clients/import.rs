@@ -232,6 +232,23 @@ pub(crate) fn to_store(client: Client, entry: &Value) -> Result<Mapped, String> 
     if !timeouts.is_empty() {
         def.insert("timeouts".into(), Value::Object(timeouts));
     }
+    let filter_keys = match client {
+        Client::Gemini => Some(("includeTools", "excludeTools")),
+        Client::Codex => Some(("enabled_tools", "disabled_tools")),
+        _ => None,
+    };
+    if let Some((include, exclude)) = filter_keys {
+        let mut tools = Map::new();
+        for (from, to) in [(include, "include"), (exclude, "exclude")] {
+            if let Some(names) = obj.get(from).filter(|v| !v.is_null()) {
+                tools.insert(to.into(), literal_globs(names));
+            }
+            used.push(from);
+        }
+        if !tools.is_empty() {
+            def.insert("tools".into(), Value::Object(tools));
+        }
+    }
     let mut notes = Vec::new();
     let dropped: Vec<&str> = obj.keys().map(String::as_str).filter(|k| !used.contains(k)).collect();
     if !dropped.is_empty() {
@@ -243,6 +260,23 @@ pub(crate) fn to_store(client: Client, entry: &Value) -> Result<Mapped, String> 
         ));
     }
     Ok(Mapped { def, transport, notes })
+}
+
+/// A client's list of exact tool names as globs that match only those names (a name with a
+/// `*` or `[` in it means the character). Anything but strings is left for the store's
+/// validation to name.
+fn literal_globs(names: &Value) -> Value {
+    let Some(list) = names.as_array() else { return names.clone() };
+    let escape = |name: &str| {
+        name.chars().fold(String::new(), |mut out, c| {
+            if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') {
+                out.push('\\');
+            }
+            out.push(c);
+            out
+        })
+    };
+    Value::Array(list.iter().map(|v| v.as_str().map_or_else(|| v.clone(), |n| escape(n).into())).collect())
 }
 
 /// Codex's header sources beside `http_headers`: `env_http_headers` (header → variable) and
@@ -335,6 +369,21 @@ mod tests {
                 "timeouts":{"connectMs":10000,"callMs":1500}})
         );
         assert_eq!((transport, notes), ("http", vec!["not carried over: enabled".to_string()]));
+        Ok(())
+    }
+
+    #[test]
+    fn gemini_and_codex_tool_lists_become_filters_on_the_exact_names() -> Result<(), String> {
+        let gemini =
+            map(Client::Gemini, json!({"command":"x","includeTools":["read","a*b"],"excludeTools":["rm"]}))?;
+        assert_eq!(gemini.0["tools"], json!({"include": ["read", "a\\*b"], "exclude": ["rm"]}));
+        assert!(gemini.2.is_empty(), "{:?}", gemini.2);
+        let codex =
+            map(Client::Codex, json!({"command":"x","enabled_tools":["read"],"disabled_tools":["rm"]}))?;
+        assert_eq!(codex.0["tools"], json!({"include": ["read"], "exclude": ["rm"]}));
+        let filter =
+            crate::config::ToolFilter::new(vec!["a\\*b".into()], vec![]).map_err(|e| format!("{e:?}"))?;
+        assert!(filter.allows("a*b") && !filter.allows("axb"));
         Ok(())
     }
 
