@@ -265,8 +265,15 @@ mod tests {
         std::fs::write(tmp.path().join("secret.txt"), "secret")?;
         let store = ResultsStore::new(&dir, DEFAULT_MAX_BYTES);
         let hex = "0123456789abcdef0123456789abcdef";
-        for bad in ["../secret", "..%2Fsecret", "", "/etc/passwd", &hex.to_uppercase(), &hex[..31], &format!("{hex}0")]
-        {
+        for bad in [
+            "../secret",
+            "..%2Fsecret",
+            "",
+            "/etc/passwd",
+            &hex.to_uppercase(),
+            &hex[..31],
+            &format!("{hex}0"),
+        ] {
             assert!(matches!(store.read(bad), Err(ReadError::BadId(_))), "{bad:?} was not refused");
         }
         let traversal = format!("{}../secret", &hex[..23]);

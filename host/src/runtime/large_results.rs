@@ -24,7 +24,8 @@ use crate::tokens;
 pub(crate) const STORED_META: &str = "toolport/storedResult";
 /// Tokens kept back from a preview for its note (and `serve`'s resource link), so the bounded
 /// result as a whole still fits in `maxResultTokens`: a second toolport in front passes it on
-/// unchanged.
+/// unchanged. Half of what is left when that is less than twice this (a bound too small for
+/// a note still gets a preview).
 const NOTE_RESERVE: usize = 200;
 /// How much of a stored result is tokenized to estimate its size (counting 30 MB would cost
 /// seconds; the note says `~`).
@@ -75,16 +76,18 @@ impl Bound {
                 Some(text) => (Cow::Borrowed(text), StoredKind::Text),
                 None => (Cow::Owned(block.to_string()), StoredKind::Json),
             };
-            if tokens::within(&text, left).is_none() {
+            let Some(fits) = tokens::within(&text, left) else {
                 left = left.saturating_sub(tokens::count(&text));
                 content.push(block);
                 continue;
-            }
-            let keep = left.saturating_sub(NOTE_RESERVE);
+            };
+            let keep = left - NOTE_RESERVE.min(left / 2);
             left = 0;
             // A prefix of base64 or of a JSON object tells a model nothing: only text is previewed.
             if kind == StoredKind::Text {
-                let preview = tokens::within(&text, keep).unwrap_or(&text);
+                // Cut from what fits, not from the whole text: the tokenizer reads a budget's
+                // worth once.
+                let preview = tokens::within(fits, keep).unwrap_or(fits);
                 if !preview.is_empty() {
                     let mut cut = block.clone();
                     cut["text"] = Value::String(preview.to_string());
@@ -127,7 +130,10 @@ fn note(stored: &Stored, what: &str, tokens: usize) -> Value {
             format!("[result truncated: {} bytes, ~{tokens} tokens; the whole result {place}]", stored.bytes)
         }
         StoredKind::Json => {
-            format!("[{what} block left out: {} bytes, ~{tokens} tokens; the whole block {place}]", stored.bytes)
+            format!(
+                "[{what} block left out: {} bytes, ~{tokens} tokens; the whole block {place}]",
+                stored.bytes
+            )
         }
     };
     let meta = json!({
@@ -232,7 +238,10 @@ mod tests {
     #[test]
     fn a_result_within_the_budget_is_unchanged() -> anyhow::Result<()> {
         let tmp = tempfile::tempdir()?;
-        let small = outcome(vec![json!({"type": "text", "text": "hello world"}), json!({"type": "text", "text": "again"})]);
+        let small = outcome(vec![
+            json!({"type": "text", "text": "hello world"}),
+            json!({"type": "text", "text": "again"}),
+        ]);
         assert_eq!(bound(tmp.path(), 10).apply(small.clone()), small);
         assert!(std::fs::read_dir(tmp.path())?.next().is_none(), "nothing is stored");
         Ok(())
@@ -248,7 +257,10 @@ mod tests {
         assert_eq!(result.content.len(), 2, "{:?}", result.content);
         let preview = result.content[0]["text"].as_str().unwrap_or_default();
         assert!(text.starts_with(preview) && !preview.is_empty());
-        assert!(tokens::count(preview) <= 100, "the note's reserve comes off the preview");
+        assert!(
+            tokens::count(preview) <= 150,
+            "the note's reserve (half of a small budget) comes off the preview"
+        );
         assert_eq!(result.content[0]["annotations"], json!({"priority": 1.0}));
         let meta = &result.content[1]["_meta"][STORED_META];
         let path = PathBuf::from(meta["path"].as_str().unwrap_or_default());
@@ -271,14 +283,16 @@ mod tests {
     fn a_large_image_is_stored_as_json_and_left_out() -> anyhow::Result<()> {
         let tmp = tempfile::tempdir()?;
         let image = json!({"type": "image", "data": "QUFB".repeat(5000), "mimeType": "image/png"});
-        let result = bound(tmp.path(), 500).apply(outcome(vec![json!({"type": "text", "text": "see:"}), image.clone()]));
+        let result = bound(tmp.path(), 500)
+            .apply(outcome(vec![json!({"type": "text", "text": "see:"}), image.clone()]));
         assert_eq!(result.content[0], json!({"type": "text", "text": "see:"}));
         assert_eq!(result.content.len(), 2);
         let note = result.content[1]["text"].as_str().unwrap_or_default();
         assert!(note.starts_with("[image block left out: 20049 bytes, ~"), "{note}");
         let meta = &result.content[1]["_meta"][STORED_META];
         assert_eq!(meta["mimeType"], "application/json");
-        let stored: Value = serde_json::from_slice(&std::fs::read(meta["path"].as_str().unwrap_or_default())?)?;
+        let stored: Value =
+            serde_json::from_slice(&std::fs::read(meta["path"].as_str().unwrap_or_default())?)?;
         assert_eq!(stored, image);
         Ok(())
     }
