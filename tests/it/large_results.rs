@@ -246,3 +246,16 @@ fn serve_returns_the_preview_the_note_and_a_link_that_reads_the_whole_text() {
     let message = escape["error"]["message"].as_str().unwrap_or_default();
     assert_eq!(message, r#"not a stored result id: "../mcp.json""#, "{escape}");
 }
+
+#[test]
+fn the_sessions_call_gets_the_same_preview_and_note() {
+    let env = big_env(json!({ "maxResultTokens": 100 }));
+    let mut session = crate::session_support::Scripted::start(&env);
+    let answer = session.run(r#"/call big {"size": 20000}"#);
+    let (preview, note) = answer.trim_end().rsplit_once('\n').unwrap_or_else(|| panic!("{answer}"));
+    assert!(!preview.is_empty() && big_lines(20000).starts_with(preview), "{answer}");
+    assert!(note.starts_with("[result truncated: 20000 bytes, ~"), "{answer}");
+    let (path, _) = stored_place(note);
+    let stored = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(stored == big_lines(20000).as_bytes());
+}
