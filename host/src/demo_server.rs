@@ -29,8 +29,9 @@ use serde_json::{Value, json};
 pub const CRASH_EXIT_CODE: i32 = 3;
 /// Default size of the `big` tool's text.
 const DEFAULT_BIG_BYTES: usize = 64 * 1024;
-/// Largest `big` result, so a typo cannot exhaust the machine.
-const MAX_BIG_BYTES: usize = 16 * 1024 * 1024;
+/// Largest `big` result, so a typo cannot exhaust the machine (and under the 64 MiB a stdio
+/// message may be, with JSON's escapes).
+const MAX_BIG_BYTES: usize = 48 * 1024 * 1024;
 /// Longest `sleep`, so a stray call cannot hold a test run for hours.
 const MAX_SLEEP_MS: u64 = 600_000;
 /// Most input-required rounds `confirm` may be told to ask (beyond any client's limit).
@@ -93,6 +94,23 @@ pub struct DemoServerArgs {
     /// (on 2026-07-28 sessions; rmcp refuses them on older ones).
     #[arg(long)]
     pub confirm: bool,
+    /// `big` returns numbered lines instead of `x`s: line i (from 0) is `{i:08} the quick brown
+    /// fox jumps over the lazy dog\n`, the whole cut at `size` bytes. Deterministic, so a test
+    /// can make the same text and compare bytes.
+    #[arg(long)]
+    pub big_lines: bool,
+}
+
+/// The `--big-lines` text of `size` bytes.
+fn big_lines(size: usize) -> String {
+    let mut text = String::with_capacity(size + 64);
+    let mut i = 0usize;
+    while text.len() < size {
+        text.push_str(&format!("{i:08} the quick brown fox jumps over the lazy dog\n"));
+        i += 1;
+    }
+    text.truncate(size);
+    text
 }
 
 /// The `outputSchema` of the `--bad-structured` tools that have a valid one.
@@ -308,7 +326,9 @@ impl DemoServer {
             }
             "big" => {
                 let size = args.get("size").and_then(Value::as_u64).map_or(DEFAULT_BIG_BYTES, |s| s as usize);
-                CallToolResult::success(vec![ContentBlock::text("x".repeat(size.min(MAX_BIG_BYTES)))])
+                let size = size.min(MAX_BIG_BYTES);
+                let text = if self.args.big_lines { big_lines(size) } else { "x".repeat(size) };
+                CallToolResult::success(vec![ContentBlock::text(text)])
             }
             "pid" => CallToolResult::success(vec![ContentBlock::text(std::process::id().to_string())]),
             "late" => CallToolResult::success(vec![ContentBlock::text("late")]),

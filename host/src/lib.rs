@@ -31,6 +31,7 @@ mod config;
 mod paths;
 mod plugin;
 mod redact;
+mod results_store;
 mod runtime;
 mod serve;
 mod session;

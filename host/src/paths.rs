@@ -70,6 +70,12 @@ impl Paths {
         self.home.join("cache")
     }
 
+    /// `<home>/results/`: call results too large for a model's context, kept whole
+    /// (`results_store.rs`).
+    pub fn results_dir(&self) -> PathBuf {
+        self.home.join("results")
+    }
+
     /// `<home>/credentials.json`: OAuth tokens, never in the store (DESIGN §2).
     pub fn credentials(&self) -> PathBuf {
         self.home.join("credentials.json")

@@ -20,21 +20,27 @@ pub fn count(text: &str) -> usize {
     encoder().encode_ordinary(text).len()
 }
 
-/// The longest a token of `o200k_base` gets in bytes, rounded up: a prefix this many bytes per
-/// allowed token is sure to hold more tokens than allowed, if the text has that many.
-const MAX_TOKEN_BYTES: usize = 128;
+/// Bytes per allowed token the first probe takes: English runs about four bytes a token, so a
+/// probe this long usually settles the question at once.
+const FIRST_PROBE_BYTES_PER_TOKEN: usize = 8;
 
 /// The beginning of `text` that fits in `max` tokens, or `None` when the whole text does.
-/// Only a bounded prefix is encoded, so asking about a 30 MB result costs what asking about
-/// `max` tokens of it does. The cut falls on a token boundary (hence a char boundary).
+/// Only a prefix is encoded, doubled until it holds more than `max` tokens or is the whole
+/// text, so asking about a 30 MB result costs about what encoding `max` tokens of it does. The
+/// cut falls on a token boundary (hence a char boundary).
 pub fn within(text: &str, max: usize) -> Option<&str> {
-    let probe =
-        floor_char_boundary(text, max.saturating_mul(MAX_TOKEN_BYTES).saturating_add(MAX_TOKEN_BYTES));
-    let tokens = encoder().encode_ordinary(&text[..probe]);
-    if tokens.len() <= max {
-        return (probe < text.len() && count(text) > max).then(|| &text[..prefix_len(&tokens, max, text)]);
+    let mut probe_len = max.saturating_mul(FIRST_PROBE_BYTES_PER_TOKEN).max(64);
+    loop {
+        let probe = floor_char_boundary(text, probe_len);
+        let tokens = encoder().encode_ordinary(&text[..probe]);
+        if tokens.len() > max {
+            return Some(&text[..prefix_len(&tokens, max, text)]);
+        }
+        if probe == text.len() {
+            return None;
+        }
+        probe_len = probe_len.saturating_mul(2);
     }
-    Some(&text[..prefix_len(&tokens, max, text)])
 }
 
 /// The byte length of the first `max` tokens of `tokens`, which encode a prefix of `text`.

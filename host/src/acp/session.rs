@@ -62,6 +62,7 @@ impl AcpSession {
             cache_dir: Some(paths.cache_dir()),
             credentials: Some(paths.credentials()),
             workspace_root: Some(params.cwd.clone()),
+            results_dir: Some(paths.results_dir()),
             ..options
         };
         let runtime = Runtime::start(resolved, options).await?;

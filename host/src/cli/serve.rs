@@ -69,6 +69,7 @@ pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
         cache_dir: Some(paths.cache_dir()),
         credentials: Some(paths.credentials()),
         workspace_root: Some(paths.workspace_root.clone()),
+        results_dir: Some(paths.results_dir()),
         ..Default::default()
     };
     let gateway = Gateway::start(resolved, options).await?;

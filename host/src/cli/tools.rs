@@ -82,6 +82,7 @@ async fn start_with(paths: &Paths, policy: ElicitPolicy) -> anyhow::Result<Runti
         cache_dir: Some(paths.cache_dir()),
         credentials: Some(paths.credentials()),
         elicitor: Some(Arc::new(TerminalElicitor::new(policy))),
+        results_dir: Some(paths.results_dir()),
         workspace_root: Some(paths.workspace_root.clone()),
         ..Default::default()
     };

@@ -357,7 +357,17 @@ pub struct WorkspaceSettings {
     pub tool_shape: String,
     /// `reservedToolNames`; default `bash`, `read_file`, `write_file`, `apply_patch`.
     pub reserved_tool_names: Vec<String>,
+    /// `maxResultTokens`: a call result longer than this (in `tokens::TOKENIZER` tokens) is
+    /// stored whole under `<home>/results/` and the model gets its beginning and a note;
+    /// default [`DEFAULT_MAX_RESULT_TOKENS`].
+    pub max_result_tokens: usize,
+    /// `maxResultsFolderBytes`: the most `<home>/results/` keeps (the oldest results go
+    /// first); default 512 MiB.
+    pub max_results_folder_bytes: u64,
 }
+
+/// The default `maxResultTokens`: a long file or page fits, a 30 MB log does not.
+pub const DEFAULT_MAX_RESULT_TOKENS: usize = 25_000;
 
 impl Default for WorkspaceSettings {
     fn default() -> Self {
@@ -366,6 +376,8 @@ impl Default for WorkspaceSettings {
             name_policy: None,
             tool_shape: "openai".to_string(),
             reserved_tool_names: DEFAULT_RESERVED_TOOL_NAMES.iter().map(|s| s.to_string()).collect(),
+            max_result_tokens: DEFAULT_MAX_RESULT_TOKENS,
+            max_results_folder_bytes: crate::results_store::DEFAULT_MAX_BYTES,
         }
     }
 }

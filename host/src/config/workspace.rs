@@ -45,6 +45,14 @@ impl WorkspaceSettings {
                 Some(names) => names.into_iter().filter(|n| !n.is_empty()).collect(),
                 None => defaults.reserved_tool_names,
             },
+            max_result_tokens: match fields.positive("maxResultTokens", " (tokens)").map_err(at)? {
+                Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
+                None => defaults.max_result_tokens,
+            },
+            max_results_folder_bytes: fields
+                .positive("maxResultsFolderBytes", " (bytes)")
+                .map_err(at)?
+                .unwrap_or(defaults.max_results_folder_bytes),
         })
     }
 }
@@ -144,6 +152,26 @@ mod tests {
             e.as_deref(),
             Some("/w/.toolport/workspace.json: \"enabledMcpServers\" must be an array of strings")
         );
+    }
+
+    #[test]
+    fn result_bounds_are_positive_integers() -> anyhow::Result<()> {
+        let s = from(json!({"maxResultTokens": 10, "maxResultsFolderBytes": 2048}))?;
+        assert_eq!((s.max_result_tokens, s.max_results_folder_bytes), (10, 2048));
+        assert_eq!(from(json!({}))?.max_result_tokens, 25_000);
+        for bad in [json!(0), json!(-5), json!(1.5), json!("100")] {
+            let e = from(json!({ "maxResultTokens": bad })).err().map(|e| e.0);
+            assert_eq!(
+                e.as_deref(),
+                Some("/w/.toolport/workspace.json: \"maxResultTokens\" must be a positive integer (tokens)")
+            );
+        }
+        let e = from(json!({"maxResultsFolderBytes": 0})).err().map(|e| e.0);
+        assert_eq!(
+            e.as_deref(),
+            Some("/w/.toolport/workspace.json: \"maxResultsFolderBytes\" must be a positive integer (bytes)")
+        );
+        Ok(())
     }
 
     #[test]

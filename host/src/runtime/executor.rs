@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::connection::{Event, is_transport_failure, service_error};
+use super::large_results;
 use super::person_clock;
 use super::request_state::{self, RoundsError};
 use super::structured_output;
@@ -17,7 +18,8 @@ use super::tool_call::CallProgress;
 /// server's progress reports go to `progress`; a call that times out, or whose future is
 /// dropped, is cancelled at the server (`tool_call`). Input-required rounds are answered on
 /// the way (`request_state`), and time spent waiting for a person does not count against the
-/// timeout (`person_clock`).
+/// timeout (`person_clock`). A result over the workspace's `maxResultTokens` comes back as its
+/// beginning and a note, the whole of it stored (`large_results`).
 pub async fn call(
     supervisor: &Supervisor,
     name: &str,
@@ -72,7 +74,8 @@ pub async fn call_with(
         Some(Ok(result)) => {
             let mut outcome = CallOutcome::from_result(result);
             outcome.note_refusals(conn.refusals_since(refusals_before));
-            structured_output::checked(output_check.as_ref(), name, &server, outcome)
+            let outcome = structured_output::checked(output_check.as_ref(), name, &server, outcome)?;
+            large_results::bounded(supervisor, name, &server, outcome).await
         }
         Some(Err(RoundsError::Service(e))) if is_transport_failure(&e) => {
             let reason = match conn.death_reason().await {

@@ -4,8 +4,9 @@
 //!
 //! This file is the front door and nothing else: [`Runtime::start`] is the one way to get a
 //! runtime, and every entry point (CLI, session, ACP, an embedding host) calls it. The state
-//! and what changes it live in `supervisor.rs`, the routing of calls in `executor.rs`, the
-//! deterministic checks in `pipeline.rs` and `names.rs`; resources and prompts in `catalog.rs`
+//! and what changes it live in `supervisor.rs`, the routing of calls in `executor.rs` (a
+//! result over `maxResultTokens` stored whole by `large_results.rs`), the deterministic checks
+//! in `pipeline.rs` and `names.rs`; resources and prompts in `catalog.rs`
 //! (the merged view), `catalog_list.rs` (listing) and `catalog_calls.rs` (read, `prompts/get`);
 //! the answers to servers' own questions (elicitation, sampling, roots) in `server_requests.rs`,
 //! with the host-facing forms in `elicitation.rs` and `sampling.rs`, the input-required rounds
@@ -19,6 +20,7 @@ mod connection;
 mod convert;
 mod elicitation;
 mod executor;
+mod large_results;
 mod names;
 mod options;
 mod outcome_json;
@@ -44,6 +46,7 @@ pub use elicitation::{
     FieldKind, Form,
 };
 pub use executor::{CallError, CallOutcome, render_call};
+pub(crate) use large_results::StoredText;
 pub use options::RuntimeOptions;
 pub use record::ToolRecord;
 pub use request_state::MAX_INPUT_ROUNDS;
@@ -259,6 +262,12 @@ impl Runtime {
     /// sent `list_changed`, was retried or reconciled away).
     pub fn revisions(&self) -> tokio::sync::watch::Receiver<Revision> {
         self.supervisor.revisions()
+    }
+
+    /// The result stored whole at `uri` (`toolport://results/<id>`, named in the note of a
+    /// result over `maxResultTokens`), or why not; `None` when `uri` is not such a URI.
+    pub(crate) async fn stored_result(&self, uri: &str) -> Option<Result<StoredText, String>> {
+        large_results::read(self.supervisor.options.results_dir.clone(), uri).await
     }
 
     /// The server behind the tool `name` on the surface.

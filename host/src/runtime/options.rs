@@ -30,6 +30,11 @@ pub struct RuntimeOptions {
     /// `<home>/credentials.json`, where OAuth tokens live. `None`: a server that asks for a
     /// sign-in stays at "authorization required" (an embedding host that signs in itself).
     pub credentials: Option<PathBuf>,
+    /// `<home>/results/`, where a call result over the workspace's `maxResultTokens` is kept
+    /// whole while the caller gets its beginning and a note (`large_results.rs`). `None`
+    /// passes every result on whole, however large (an embedding host that bounds results
+    /// itself).
+    pub results_dir: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for RuntimeOptions {
@@ -42,6 +47,7 @@ impl std::fmt::Debug for RuntimeOptions {
             .field("sampler", &self.sampler.is_some())
             .field("workspace_root", &self.workspace_root)
             .field("credentials", &self.credentials)
+            .field("results_dir", &self.results_dir)
             .finish()
     }
 }

@@ -33,7 +33,7 @@ const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 /// The runtime's state and the operations that change it.
 pub struct Supervisor {
     pub(super) plugins: Plugins,
-    options: RuntimeOptions,
+    pub(super) options: RuntimeOptions,
     state: Mutex<State>,
     ops: tokio::sync::Mutex<()>,
     /// Connection events (and the executor's evidence of a dead server) arrive here.

@@ -14,9 +14,9 @@ use rmcp::model::{
     ContentBlock, DiscoverResult, GetPromptRequestParams, GetPromptResponse, Implementation,
     InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, Reference, ServerCapabilities,
-    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
-    UnsubscribeRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference,
+    ResourceContents, ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, ServiceError, SubscriptionContext};
 use rmcp::{ErrorData as McpError, Peer, RoleClient, RoleServer, ServerHandler};
@@ -26,7 +26,7 @@ use super::changes;
 use super::input_rounds::{Rounds, Step};
 use super::relay::Relay;
 use super::surface;
-use crate::runtime::{CallError, CallProgress, CatalogError, Runtime};
+use crate::runtime::{CallError, CallProgress, CatalogError, Runtime, StoredText};
 
 /// What every session shares.
 pub struct Shared {
@@ -247,6 +247,9 @@ impl ServerHandler for Front {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        if let Some(stored) = self.runtime().stored_result(&request.uri).await {
+            return stored_contents(&request.uri, stored);
+        }
         let server = self.resource_owner(&request.uri)?;
         let subject = format!("resource {}", crate::text::escape_line(&request.uri));
         let result = self.forward(&server, subject, |peer| async move { peer.read_resource(request).await });
@@ -355,7 +358,7 @@ fn respond(step: Step) -> Result<CallToolResponse, McpError> {
     };
     match outcome {
         Ok(outcome) => {
-            let result: CallToolResult = serde_json::from_value(outcome.to_json())
+            let result: CallToolResult = serde_json::from_value(outcome.with_result_links().to_json())
                 .map_err(|e| McpError::internal_error(format!("cannot pass the result on: {e}"), None))?;
             Ok(CallToolResponse::Complete(result))
         }
@@ -368,6 +371,19 @@ fn respond(step: Step) -> Result<CallToolResponse, McpError> {
         // The model should read why: not connected, timed out, a result that breaks its schema.
         Err(e) => Ok(error_result(e)),
     }
+}
+
+/// A result stored whole by the runtime (`toolport://results/<id>`) as `resources/read`
+/// answers it; an id it does not hold is the protocol's "not found".
+fn stored_contents(uri: &str, stored: Result<StoredText, String>) -> Result<ReadResourceResponse, McpError> {
+    let stored = stored.map_err(|message| McpError::resource_not_found(message, None))?;
+    let contents = ResourceContents::TextResourceContents {
+        uri: uri.to_string(),
+        mime_type: Some(stored.mime_type.to_string()),
+        text: stored.text,
+        meta: None,
+    };
+    Ok(ReadResourceResponse::Complete(ReadResourceResult::new(vec![contents])))
 }
 
 /// A downstream call's progress, sent to the client under the client's own token, until the

@@ -49,6 +49,7 @@ impl Session {
             cache_dir: Some(paths.cache_dir()),
             credentials: Some(paths.credentials()),
             workspace_root: Some(paths.workspace_root.clone()),
+            results_dir: Some(paths.results_dir()),
             ..options
         };
         let runtime = Runtime::start(resolved, options).await?;
