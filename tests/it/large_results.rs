@@ -3,17 +3,16 @@
 //! and `serve` adds a resource link that `resources/read` answers with the whole text. The
 //! server is the real demo-server, sending 30 MB.
 
-use std::io::{BufRead as _, BufReader, Write as _};
+use std::io::Write as _;
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin};
 use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::common::Env;
+use crate::common::{Env, Piped};
 use crate::runtime_support::{demo, write_config};
-use crate::serve_support::serve_command;
 
 /// What the demo-server's `big` sends with `--big-lines` (its documented generator): line i
 /// is `{i:08} the quick brown fox jumps over the lazy dog\n`, cut at `size` bytes.
@@ -147,25 +146,7 @@ struct Client {
 
 impl Client {
     fn start(env: &Env) -> Self {
-        let argv = serve_command(env);
-        let mut child = Command::new(&argv[0])
-            .args(&argv[1..])
-            .env_remove("RUST_LOG")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawn toolport serve: {e}"));
-        let stdin = child.stdin.take().unwrap_or_else(|| panic!("no stdin"));
-        let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    return;
-                }
-            }
-        });
+        let Piped { child, stdin, lines } = env.spawn_piped(true, &["serve"]);
         let mut client = Self { child, stdin, lines };
         let init = client.request(
             0,
