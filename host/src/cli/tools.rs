@@ -6,11 +6,13 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use serde_json::Value;
-use toolport::{ElicitPolicy, Paths, Runtime, RuntimeOptions, TerminalElicitor, escape_line};
+use toolport::{
+    ElicitPolicy, LAZY_SERVER, Paths, Runtime, RuntimeOptions, Surface, TerminalElicitor, escape_line,
+};
 
 use super::ExitError;
 
-/// `toolport tools [--shape NAME] [--json]`.
+/// `toolport tools [--shape NAME] [--json] [--lazy]`.
 #[derive(Debug, clap::Args)]
 pub struct ToolsArgs {
     /// Tool-shape plugin to convert with (default: the workspace's `toolShape`, else `openai`).
@@ -19,6 +21,10 @@ pub struct ToolsArgs {
     /// Print the converted tools as one JSON array.
     #[arg(long)]
     json: bool,
+    /// Show what `serve --lazy` lists (search_tools, describe_tool, call_tool) instead of every
+    /// tool; the default when the workspace's `surface` is `lazy`.
+    #[arg(long)]
+    lazy: bool,
 }
 
 /// `toolport call <tool> [json-args]`.
@@ -91,7 +97,11 @@ async fn start_with(paths: &Paths, policy: ElicitPolicy) -> anyhow::Result<Runti
 /// Prints the tool surface.
 pub async fn run_tools(paths: &Paths, args: ToolsArgs) -> anyhow::Result<ExitCode> {
     let runtime = start(paths).await?;
-    let tools = runtime.tools_in(args.shape.as_deref()).await;
+    let tools = if args.lazy || runtime.settings().surface == Surface::Lazy {
+        runtime.shape_own(LAZY_SERVER, &toolport::lazy_tools(), args.shape.as_deref()).await
+    } else {
+        runtime.tools_in(args.shape.as_deref()).await
+    };
     runtime.shutdown().await;
     let tools = tools?;
     if args.json {
