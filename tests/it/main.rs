@@ -29,6 +29,7 @@ mod faults_sse;
 mod faults_support;
 mod foreign_text;
 mod grants_cli;
+mod lazy_surface;
 mod names_checked;
 mod peers;
 mod plugin_cmds;
