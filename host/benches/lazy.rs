@@ -76,7 +76,7 @@ fn tokens(definitions: &[Value]) -> usize {
 
 fn main() {
     let dir = fixture();
-    let paths = Paths::new(&dir.path().join("home"), &dir.path().join("ws"));
+    let paths = Paths::new(dir.path().join("home"), dir.path().join("ws"));
     let rt = tokio::runtime::Runtime::new().unwrap();
     let runtime: Runtime = rt.block_on(async {
         let resolved = load_resolved(&paths, &Default::default()).unwrap();

@@ -169,17 +169,24 @@ fn serve_lazy_lists_three_tools_that_search_describe_and_call_the_rest() {
     let described = client.call("describe_tool", json!({"name": "add"}));
     assert_eq!(described["structuredContent"], shaped_add);
     let unknown = client.call("describe_tool", json!({"name": "nope"}));
-    assert_eq!((unknown["isError"].as_bool(), text(&unknown).as_str()), (Some(true), "Unknown MCP tool: nope"));
+    assert_eq!(
+        (unknown["isError"].as_bool(), text(&unknown).as_str()),
+        (Some(true), "Unknown MCP tool: nope")
+    );
 
     let sum = client.call("call_tool", json!({"name": "b_add", "arguments": {"a": 2, "b": 3}}));
     assert_eq!(text(&sum), "5", "{sum}");
     assert_eq!(sum["structuredContent"], json!({"sum": 5.0}));
     let unknown = client.call("call_tool", json!({"name": "nope", "arguments": {}}));
-    assert_eq!((unknown["isError"].as_bool(), text(&unknown).as_str()), (Some(true), "Unknown MCP tool: nope"));
+    assert_eq!(
+        (unknown["isError"].as_bool(), text(&unknown).as_str()),
+        (Some(true), "Unknown MCP tool: nope")
+    );
 
     // A real tool named like one of the three is reached through call_tool: the demo-server
     // itself answers (it has no handler for its extra tools), not the lazy surface.
-    let answer = client.request("tools/call", json!({"name": "call_tool", "arguments": {"name": "search_tools"}}));
+    let answer =
+        client.request("tools/call", json!({"name": "call_tool", "arguments": {"name": "search_tools"}}));
     let message = answer["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("unknown tool: search_tools"), "{answer}");
 
@@ -246,7 +253,10 @@ fn the_workspace_surface_makes_serve_lazy_and_search_follows_list_changed() {
         .unwrap_or_else(|e| panic!("{e}"));
     let (code, _, stderr) = run(&env, &["tools"]);
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("workspace.json: \"surface\" must be \"full\" or \"lazy\", not \"some\""), "{stderr}");
+    assert!(
+        stderr.contains("workspace.json: \"surface\" must be \"full\" or \"lazy\", not \"some\""),
+        "{stderr}"
+    );
 }
 
 /// The fixture the search quality and the bench use: server-everything, server-memory and
@@ -314,7 +324,9 @@ const TASKS: &[(&str, &str)] = &[
 /// Whether `name` is the tool `expected` names.
 fn is_expected(name: &str, expected: &str) -> bool {
     match expected.strip_prefix('*') {
-        Some(base) => name.starts_with('d') && name.ends_with(base) && name[1..].starts_with(char::is_numeric),
+        Some(base) => {
+            name.starts_with('d') && name.ends_with(base) && name[1..].starts_with(char::is_numeric)
+        }
         None => name == expected,
     }
 }
@@ -329,7 +341,10 @@ fn search_finds_the_tool_for_nine_in_ten_plain_tasks() {
     let everything = client.search("echo back the input string", 1);
     assert_eq!(everything, ["echo"], "server-everything is not behind serve");
     let memory = client.search("knowledge graph", 1);
-    assert!(memory.first().is_some_and(|n| !n.starts_with('d')), "server-memory is not behind serve: {memory:?}");
+    assert!(
+        memory.first().is_some_and(|n| !n.starts_with('d')),
+        "server-memory is not behind serve: {memory:?}"
+    );
     let generated = client.search("generated tool number 40", 8);
     assert_eq!(generated.len(), 8, "not all eight demo-servers are behind serve: {generated:?}");
 
