@@ -60,6 +60,8 @@ pub use runtime::{
 /// written: what a binary awaits before ending server processes on a signal.
 pub use runtime::settle_cancellations;
 pub use runtime::{Catalog, CatalogError, Offered, PromptOutcome, ResourceRead};
+// The lazy surface's search: BM25 over a registry snapshot (what `search_tools` answers from).
+pub use runtime::{ToolHit, ToolIndex};
 pub use status::{
     ServerState, ServerStatus, Trailer, render as render_status, render_json as render_status_json,
 };
@@ -73,8 +75,8 @@ pub use auth::{Completion as SignInCompletion, CredentialsFile, SignedIn, login,
 pub use config::MASK as SECRET_MASK;
 pub use config::{
     ConfigError, DirGrant, GlobalStore, Grant, Grants, IdpDef, Limits, OAuthDef, PluginDef, PluginKind,
-    Resolved, ResolvedServer, ServerDef, Timeouts, ToolFilter, TransportKind, WasmDef, WorkspaceSettings,
-    load_resolved, parse_json, resolve, same_path, validate,
+    Resolved, ResolvedServer, ServerDef, Surface, Timeouts, ToolFilter, TransportKind, WasmDef,
+    WorkspaceSettings, load_resolved, parse_json, resolve, same_path, validate,
 };
 pub use paths::Paths;
 
@@ -87,8 +89,8 @@ pub use config::{
 // The store's plugin entries and the workspace's plugin choices (`plugin add|remove`,
 // `workspace set|unset`), edited the same way.
 pub use config::{
-    PluginRequest, PluginUsers, WorkspacePluginKey, add_plugin, plugin_entry, remove_plugin,
-    set_workspace_plugin,
+    PluginRequest, PluginUsers, SURFACE_KEY, WorkspacePluginKey, add_plugin, plugin_entry, remove_plugin,
+    set_workspace_plugin, set_workspace_surface,
 };
 // A sandboxed entry's grants and pin (`mcp|plugin grant|revoke|pin`), edited the same way.
 pub use config::{
@@ -108,7 +110,7 @@ pub use clients::{
 pub use acp::{AcpLimits, AcpOptions, serve as serve_acp};
 pub use ask::{ElicitPolicy, TerminalElicitor};
 // `toolport serve`: the surface as one MCP server (stdio, or streamable HTTP at `/mcp`).
-pub use serve::{ConfigWatch, Gateway, HttpOptions};
+pub use serve::{ConfigWatch, Gateway, HttpOptions, LAZY_SERVER, lazy_tools};
 pub use session::{Reply, Session, run_interactive};
 /// The token that stops [`Gateway::serve_http`] (tokio-util's, as rmcp takes it).
 pub use tokio_util::sync::CancellationToken;

@@ -30,6 +30,7 @@ mod faults_support;
 mod foreign_text;
 mod grants_cli;
 mod large_results;
+mod lazy_surface;
 mod names_checked;
 mod peers;
 mod plugin_cmds;

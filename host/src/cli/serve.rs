@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 
-use toolport::{CancellationToken, Gateway, HttpOptions, Paths, RuntimeOptions};
+use toolport::{CancellationToken, Gateway, HttpOptions, Paths, RuntimeOptions, Surface};
 
 use super::ExitError;
 
@@ -34,6 +34,10 @@ pub struct ServeArgs {
     /// Do not follow edits of the store and the workspace file.
     #[arg(long)]
     no_watch: bool,
+    /// Show the lazy surface whatever the workspace's `surface` says: three tools
+    /// (search_tools, describe_tool, call_tool) instead of every tool.
+    #[arg(long)]
+    lazy: bool,
 }
 
 /// Serves until the client closes stdin (stdio) or toolport is signalled (HTTP).
@@ -72,7 +76,8 @@ pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
         results_dir: Some(paths.results_dir()),
         ..Default::default()
     };
-    let gateway = Gateway::start(resolved, options).await?;
+    let surface = args.lazy.then_some(Surface::Lazy);
+    let gateway = Gateway::start_with_surface(resolved, options, surface).await?;
     for warning in gateway.runtime().warnings() {
         eprintln!("{warning}");
     }

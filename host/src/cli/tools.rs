@@ -6,11 +6,13 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use serde_json::Value;
-use toolport::{ElicitPolicy, Paths, Runtime, RuntimeOptions, TerminalElicitor, escape_line};
+use toolport::{
+    ElicitPolicy, LAZY_SERVER, Paths, Runtime, RuntimeOptions, Surface, TerminalElicitor, escape_line,
+};
 
 use super::ExitError;
 
-/// `toolport tools [--shape NAME] [--json]`.
+/// `toolport tools [--shape NAME] [--json] [--lazy]`.
 #[derive(Debug, clap::Args)]
 pub struct ToolsArgs {
     /// Tool-shape plugin to convert with (default: the workspace's `toolShape`, else `openai`).
@@ -23,6 +25,10 @@ pub struct ToolsArgs {
     /// first, with each server's share and the total.
     #[arg(long)]
     tokens: bool,
+    /// Show what `serve --lazy` lists (search_tools, describe_tool, call_tool) instead of every
+    /// tool; the default when the workspace's `surface` is `lazy`.
+    #[arg(long)]
+    lazy: bool,
 }
 
 /// `toolport call <tool> [json-args]`.
@@ -96,8 +102,12 @@ async fn start_with(paths: &Paths, policy: ElicitPolicy) -> anyhow::Result<Runti
 /// Prints the tool surface.
 pub async fn run_tools(paths: &Paths, args: ToolsArgs) -> anyhow::Result<ExitCode> {
     let runtime = start(paths).await?;
+    let lazy = args.lazy || runtime.settings().surface == Surface::Lazy;
     if args.tokens {
-        let costs = runtime.token_costs(args.shape.as_deref()).await;
+        let costs = match lazy {
+            true => lazy_costs(&runtime, args.shape.as_deref()).await,
+            false => runtime.token_costs(args.shape.as_deref()).await,
+        };
         runtime.shutdown().await;
         let costs = costs?;
         match args.json {
@@ -106,7 +116,11 @@ pub async fn run_tools(paths: &Paths, args: ToolsArgs) -> anyhow::Result<ExitCod
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let tools = runtime.tools_in(args.shape.as_deref()).await;
+    let tools = if lazy {
+        runtime.shape_own(LAZY_SERVER, &toolport::lazy_tools(), args.shape.as_deref()).await
+    } else {
+        runtime.tools_in(args.shape.as_deref()).await
+    };
     runtime.shutdown().await;
     let tools = tools?;
     if args.json {
@@ -115,6 +129,15 @@ pub async fn run_tools(paths: &Paths, args: ToolsArgs) -> anyhow::Result<ExitCod
         print!("{}", render_tools(&tools));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the lazy surface's three definitions cost, counted as the full surface's are.
+async fn lazy_costs(runtime: &Runtime, shape: Option<&str>) -> anyhow::Result<toolport::TokenCosts> {
+    let shape_name = shape.map_or_else(|| runtime.settings().tool_shape, str::to_string);
+    let own = toolport::lazy_tools();
+    let shaped = runtime.shape_own(LAZY_SERVER, &own, shape).await?;
+    let named = own.iter().zip(&shaped).map(|(tool, shaped)| (LAZY_SERVER, tool.name.as_ref(), shaped));
+    Ok(toolport::TokenCosts::count(&shape_name, named))
 }
 
 /// Calls one tool and prints its result (its text, or with `--json` all of it); exit 1 when

@@ -1,6 +1,7 @@
-//! `toolport workspace set|unset namePolicy|toolShape`: which name policy and tool shape this
-//! workspace uses, written to `<root>/.toolport/workspace.json` through the locked writer once
-//! the plugin is known to exist and to be of that kind.
+//! `toolport workspace set|unset namePolicy|toolShape|surface`: which name policy and tool shape
+//! this workspace uses, and whether `serve` shows every tool or the lazy surface, written to
+//! `<root>/.toolport/workspace.json` through the locked writer once the plugin is known to exist
+//! and to be of that kind (or the surface to be `full` or `lazy`).
 
 use std::process::ExitCode;
 
@@ -9,7 +10,7 @@ use clap::Subcommand;
 
 use super::ExitError;
 use super::mcp::edit_error;
-use toolport::{GlobalStore, Paths, PluginHost, WorkspacePluginKey, WorkspaceSettings};
+use toolport::{GlobalStore, Paths, PluginHost, SURFACE_KEY, Surface, WorkspacePluginKey, WorkspaceSettings};
 
 /// `toolport workspace <subcommand>`.
 #[derive(Debug, clap::Args)]
@@ -20,17 +21,20 @@ pub struct WorkspaceArgs {
 
 #[derive(Debug, Subcommand)]
 enum WorkspaceCommand {
-    /// Use a plugin (built-in or configured) as this workspace's name policy or tool shape.
-    #[command(after_help = "Example: toolport workspace set namePolicy namespace")]
+    /// Use a plugin (built-in or configured) as this workspace's name policy or tool shape, or
+    /// choose the surface `serve` shows (`full` or `lazy`).
+    #[command(
+        after_help = "Examples: toolport workspace set namePolicy namespace\n          toolport workspace set surface lazy"
+    )]
     Set {
         /// The workspace key.
         #[arg(value_enum)]
         key: KeyArg,
-        /// The plugin's name.
+        /// The plugin's name (for `surface`: `full` or `lazy`).
         #[arg(value_name = "PLUGIN")]
         plugin: String,
     },
-    /// Go back to the default: no name policy; the `openai` tool shape.
+    /// Go back to the default: no name policy; the `openai` tool shape; the `full` surface.
     Unset {
         /// The workspace key.
         #[arg(value_enum)]
@@ -45,13 +49,17 @@ enum KeyArg {
     NamePolicy,
     #[value(name = "toolShape", alias = "tool-shape")]
     ToolShape,
+    #[value(name = "surface")]
+    Surface,
 }
 
 impl KeyArg {
-    fn key(self) -> WorkspacePluginKey {
+    /// The plugin key, or `None` for `surface` (which names no plugin).
+    fn key(self) -> Option<WorkspacePluginKey> {
         match self {
-            Self::NamePolicy => WorkspacePluginKey::NamePolicy,
-            Self::ToolShape => WorkspacePluginKey::ToolShape,
+            Self::NamePolicy => Some(WorkspacePluginKey::NamePolicy),
+            Self::ToolShape => Some(WorkspacePluginKey::ToolShape),
+            Self::Surface => None,
         }
     }
 }
@@ -68,26 +76,40 @@ fn default_of(key: WorkspacePluginKey) -> String {
 /// Runs a `workspace` subcommand.
 pub async fn run(paths: &Paths, args: WorkspaceArgs) -> Result<ExitCode> {
     let file = paths.workspace_file();
+    let root = &paths.workspace_root;
     match args.command {
         WorkspaceCommand::Set { key, plugin } => {
-            let key = key.key();
-            let plugin = plugin.trim();
-            check_plugin(paths, key, plugin)?;
-            let old = toolport::set_workspace_plugin(&paths.workspace_root, key, Some(plugin))
-                .map_err(edit_error)?;
-            let was = old.unwrap_or_else(|| default_of(key));
-            println!("workspace {}: {plugin} (was {was}) -> {}", key.as_str(), file.display());
+            let value = plugin.trim();
+            let (name, old, default) = match key.key() {
+                Some(key) => {
+                    check_plugin(paths, key, value)?;
+                    let old = toolport::set_workspace_plugin(root, key, Some(value)).map_err(edit_error)?;
+                    (key.as_str(), old, default_of(key))
+                }
+                None => {
+                    let surface = Surface::parse(value).ok_or_else(|| {
+                        ExitError::usage(format!("{SURFACE_KEY} \"{value}\": must be \"full\" or \"lazy\""))
+                    })?;
+                    let old = toolport::set_workspace_surface(root, Some(surface)).map_err(edit_error)?;
+                    (SURFACE_KEY, old, WorkspaceSettings::default().surface.as_str().to_string())
+                }
+            };
+            let was = old.unwrap_or(default);
+            println!("workspace {name}: {value} (was {was}) -> {}", file.display());
         }
         WorkspaceCommand::Unset { key } => {
-            let key = key.key();
-            let old = toolport::set_workspace_plugin(&paths.workspace_root, key, None).map_err(edit_error)?;
-            let default = default_of(key);
+            let (name, old, default) = match key.key() {
+                Some(key) => {
+                    let old = toolport::set_workspace_plugin(root, key, None).map_err(edit_error)?;
+                    (key.as_str(), old, default_of(key))
+                }
+                None => {
+                    let old = toolport::set_workspace_surface(root, None).map_err(edit_error)?;
+                    (SURFACE_KEY, old, WorkspaceSettings::default().surface.as_str().to_string())
+                }
+            };
             let was = old.unwrap_or_else(|| default.clone());
-            println!(
-                "workspace {}: unset, now the default {default} (was {was}) -> {}",
-                key.as_str(),
-                file.display()
-            );
+            println!("workspace {name}: unset, now the default {default} (was {was}) -> {}", file.display());
         }
     }
     Ok(ExitCode::SUCCESS)

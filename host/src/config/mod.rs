@@ -37,8 +37,8 @@ pub use grant_input::same_path;
 pub(crate) use host_pattern::{HostMatch, HostPattern, origin_of};
 pub use model::*;
 pub use plugin_edit::{
-    PluginRequest, PluginUsers, WorkspacePluginKey, add_plugin, plugin_entry, remove_plugin,
-    set_workspace_plugin,
+    PluginRequest, PluginUsers, SURFACE_KEY, WorkspacePluginKey, add_plugin, plugin_entry, remove_plugin,
+    set_workspace_plugin, set_workspace_surface,
 };
 pub use resolve::{load_resolved, missing_rows, resolve};
 pub use store::parse_json;

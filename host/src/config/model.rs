@@ -364,6 +364,40 @@ pub struct WorkspaceSettings {
     /// `maxResultsFolderBytes`: the most `<home>/results/` keeps (the oldest results go
     /// first); default 512 MiB.
     pub max_results_folder_bytes: u64,
+    /// `surface`: what `serve` shows a model; default every tool.
+    pub surface: Surface,
+}
+
+/// What `toolport serve` lists as its tools: every tool of the surface, or three tools that
+/// search, describe and call them (a model's context then holds three definitions, not
+/// hundreds). Either way the registry, its names and its collision rules are the same: lazy is
+/// only a view of it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Surface {
+    /// Every tool under its final name (the default).
+    #[default]
+    Full,
+    /// `search_tools`, `describe_tool` and `call_tool` only.
+    Lazy,
+}
+
+impl Surface {
+    /// The spelling of `workspace.json`'s `surface`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Full => "full",
+            Self::Lazy => "lazy",
+        }
+    }
+
+    /// Reads `workspace.json`'s spelling; `None` for anything else.
+    pub fn parse(text: &str) -> Option<Surface> {
+        match text.trim() {
+            "full" => Some(Self::Full),
+            "lazy" => Some(Self::Lazy),
+            _ => None,
+        }
+    }
 }
 
 /// The default `maxResultTokens`: a long file or page fits, a 30 MB log does not.
@@ -378,6 +412,7 @@ impl Default for WorkspaceSettings {
             reserved_tool_names: DEFAULT_RESERVED_TOOL_NAMES.iter().map(|s| s.to_string()).collect(),
             max_result_tokens: DEFAULT_MAX_RESULT_TOKENS,
             max_results_folder_bytes: crate::results_store::DEFAULT_MAX_BYTES,
+            surface: Surface::Full,
         }
     }
 }

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::error::{ConfigError, EditError};
 use super::grant_edit::GrantRequest;
 use super::grant_input::{check_env_name, check_host_pattern, dir_spec};
-use super::model::{GlobalStore, Limits, PluginDef, PluginKind, WorkspaceSettings};
+use super::model::{GlobalStore, Limits, PluginDef, PluginKind, Surface, WorkspaceSettings};
 use super::store::plugin_from_json;
 use super::write::{Doc, edit_store, edit_workspace};
 use crate::paths::Paths;
@@ -250,14 +250,28 @@ pub fn set_workspace_plugin(
     key: WorkspacePluginKey,
     plugin: Option<&str>,
 ) -> Result<Option<String>, EditError> {
+    set_workspace_value(root, key.as_str(), plugin.map(str::trim))
+}
+
+/// Sets (`Some`) or removes (`None`, back to the default `full`) the workspace's `surface`.
+/// Returns the value the key had, as written.
+pub fn set_workspace_surface(root: &Path, surface: Option<Surface>) -> Result<Option<String>, EditError> {
+    set_workspace_value(root, SURFACE_KEY, surface.map(Surface::as_str))
+}
+
+/// The workspace key of [`set_workspace_surface`].
+pub const SURFACE_KEY: &str = "surface";
+
+/// One string key of the workspace file set or removed; its old value returned.
+fn set_workspace_value(root: &Path, key: &str, value: Option<&str>) -> Result<Option<String>, EditError> {
     edit_workspace(root, |doc: &mut Doc| {
-        let old = doc.get(key.as_str()).and_then(Value::as_str).map(str::to_string);
-        match plugin {
-            Some(name) => {
-                doc.insert(key.as_str().into(), Value::String(name.trim().to_string()));
+        let old = doc.get(key).and_then(Value::as_str).map(str::to_string);
+        match value {
+            Some(value) => {
+                doc.insert(key.into(), Value::String(value.to_string()));
             }
             None => {
-                doc.shift_remove(key.as_str());
+                doc.shift_remove(key);
             }
         }
         Ok(old)
@@ -354,6 +368,20 @@ mod tests {
         assert_eq!(doc["x"], 1);
         assert!(remove_plugin(&paths, "a", false)?.is_empty());
         assert!(matches!(remove_plugin(&paths, "a", false), Err(EditError::Config(_))));
+        Ok(())
+    }
+
+    #[test]
+    fn the_surface_is_set_and_unset_beside_the_other_keys() -> anyhow::Result<()> {
+        let root = tempfile::tempdir()?;
+        std::fs::create_dir(root.path().join(".toolport"))?;
+        let file = root.path().join(".toolport/workspace.json");
+        std::fs::write(&file, r#"{"enabledMcpServers":["a"],"x":1}"#)?;
+        assert_eq!(set_workspace_surface(root.path(), Some(Surface::Lazy))?, None);
+        assert_eq!(WorkspaceSettings::load(root.path())?.surface, Surface::Lazy);
+        assert_eq!(set_workspace_surface(root.path(), None)?.as_deref(), Some("lazy"));
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&file)?)?;
+        assert_eq!(doc, json!({"enabledMcpServers": ["a"], "x": 1}));
         Ok(())
     }
 }

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::error::ConfigError;
 use super::fields::{Fields, Trim};
-use super::model::WorkspaceSettings;
+use super::model::{Surface, WorkspaceSettings};
 use super::store::parse_json;
 use crate::paths::{WORKSPACE_DIR, WORKSPACE_FILE};
 
@@ -53,6 +53,12 @@ impl WorkspaceSettings {
                 .positive("maxResultsFolderBytes", " (bytes)")
                 .map_err(at)?
                 .unwrap_or(defaults.max_results_folder_bytes),
+            surface: match fields.string("surface").map_err(at)? {
+                None => defaults.surface,
+                Some(text) => Surface::parse(&text).ok_or_else(|| {
+                    at(format!("\"surface\" must be \"full\" or \"lazy\", not {}", Value::String(text)))
+                })?,
+            },
         })
     }
 }
@@ -142,6 +148,21 @@ mod tests {
         assert_eq!(s.name_policy.as_deref(), Some("namespace"));
         assert_eq!(s.tool_shape, "anthropic");
         assert_eq!(s.reserved_tool_names, ["x"]);
+        Ok(())
+    }
+
+    #[test]
+    fn the_surface_is_full_or_lazy() -> anyhow::Result<()> {
+        assert_eq!(from(json!({}))?.surface, Surface::Full);
+        assert_eq!(from(json!({"surface": "lazy"}))?.surface, Surface::Lazy);
+        assert_eq!(from(json!({"surface": " full "}))?.surface, Surface::Full);
+        let e = from(json!({"surface": "Lazy"})).err().map(|e| e.0);
+        assert_eq!(
+            e.as_deref(),
+            Some("/w/.toolport/workspace.json: \"surface\" must be \"full\" or \"lazy\", not \"Lazy\"")
+        );
+        let e = from(json!({"surface": true})).err().map(|e| e.0);
+        assert_eq!(e.as_deref(), Some("/w/.toolport/workspace.json: \"surface\" must be a string"));
         Ok(())
     }
 

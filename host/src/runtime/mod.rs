@@ -38,6 +38,7 @@ mod structured_output;
 mod supervisor;
 mod token_costs;
 mod tool_call;
+mod tool_search;
 
 pub use catalog::{Catalog, Offered};
 pub use catalog_calls::{CatalogError, PromptOutcome, ResourceRead};
@@ -55,13 +56,14 @@ pub(crate) use server_requests::ServerNotices;
 pub use supervisor::Revision;
 pub use token_costs::{ServerCost, TokenCosts, ToolCost};
 pub use tool_call::{CallProgress, settle_cancellations};
+pub use tool_search::{ToolHit, ToolIndex};
 
 use std::sync::Arc;
 
 use anyhow::Context as _;
 use serde_json::Value;
 
-use crate::config::{ConfigError, Resolved, missing_rows};
+use crate::config::{ConfigError, Resolved, ServerDef, WorkspaceSettings, missing_rows};
 use crate::plugin::PluginHost;
 use crate::status::{ServerState, ServerStatus, summarize_error};
 use crate::text::escape_line;
@@ -186,6 +188,30 @@ impl Runtime {
             Ok(costs) => costs.render_text(),
             Err(e) => format!("{e:#}"),
         }
+    }
+
+    /// The workspace settings the runtime was last started or reconciled with (`serve` reads
+    /// its `surface` from them on every listing, so an edited file takes effect).
+    pub fn settings(&self) -> WorkspaceSettings {
+        self.supervisor.lock().resolved.settings.clone()
+    }
+
+    /// Tools of the host's own (the lazy surface's three) in `shape`, or in the workspace's
+    /// shape when `None`, converted by the same tool-shape plugin as every server's tools, as
+    /// if a server named `server` listed them.
+    pub async fn shape_own(
+        &self,
+        server: &str,
+        tools: &[rmcp::model::Tool],
+        shape: Option<&str>,
+    ) -> anyhow::Result<Vec<Value>> {
+        let shape = match shape {
+            Some(shape) => shape.to_string(),
+            None => self.supervisor.lock().resolved.settings.tool_shape.clone(),
+        };
+        let def = ServerDef { name: server.to_string(), ..ServerDef::default() };
+        let infos: Vec<_> = tools.iter().map(record::tool_info).collect();
+        self.supervisor.plugins.convert(&shape, &def, &infos).await.map_err(anyhow::Error::msg)
     }
 
     /// [`Runtime::tools_in`] as a person reads it in the session and in an ACP reply: pretty

@@ -24,6 +24,7 @@ use tokio::sync::mpsc;
 
 use super::changes;
 use super::input_rounds::{Rounds, Step};
+use super::lazy::{Lazy, Route};
 use super::relay::Relay;
 use super::surface;
 use crate::runtime::{CallError, CallProgress, CatalogError, Runtime, StoredText};
@@ -36,6 +37,8 @@ pub struct Shared {
     pub relay: Arc<Relay>,
     /// Calls of 2026-07-28 clients waiting for an answer between two requests.
     pub rounds: Arc<Rounds>,
+    /// Whether the lazy surface is shown, and its search index.
+    pub lazy: Lazy,
 }
 
 /// One client session's handler.
@@ -170,6 +173,9 @@ impl ServerHandler for Front {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        if self.shared.lazy.active(self.runtime()) {
+            return Ok(ListToolsResult::with_all_items(super::lazy::lazy_tools()));
+        }
         Ok(ListToolsResult::with_all_items(surface::tools(self.runtime())))
     }
 
@@ -189,7 +195,15 @@ impl ServerHandler for Front {
             };
             return respond(rounds.drive(call, asks, &context.ct).await);
         }
-        let name = request.name.to_string();
+        let (name, arguments) = (request.name.to_string(), request.arguments.unwrap_or_default());
+        // The lazy surface answers its search and describe itself; `call_tool` names the real one.
+        let (name, arguments) = match self.shared.lazy.active(self.runtime()) {
+            true => match self.shared.lazy.route(self.runtime(), &name, arguments) {
+                Route::Answered(answer) => return answer.map(CallToolResponse::Complete),
+                Route::Call { name, arguments } => (name, arguments),
+            },
+            false => (name, arguments),
+        };
         let (asks_to, asks) = mpsc::unbounded_channel();
         let waiting = self.runtime().server_of(&name).map(|server| {
             let capabilities = context.client_capabilities().unwrap_or_default();
@@ -207,7 +221,6 @@ impl ServerHandler for Front {
             }
             None => (None, None),
         };
-        let arguments = request.arguments.unwrap_or_default();
         let runtime = self.runtime().clone();
         // Its own task: on 2026-07-28 the call outlives the request that started it. Aborting
         // the task drops the call, which cancels it at the server (`notifications/cancelled`).

@@ -4,7 +4,9 @@
 //! questions and notices go back to the client whose call they belong to (`relay.rs`); changes
 //! of the surface reach every client as `list_changed` (`changes.rs`), including those that
 //! come from editing the config files (`config_watch.rs`). A 2026-07-28 client, which cannot
-//! be sent a question, gets it as an input-required result instead (`input_rounds.rs`). Over stdio, or streamable HTTP at
+//! be sent a question, gets it as an input-required result instead (`input_rounds.rs`). With the
+//! lazy surface a client sees three tools that search, describe and call the rest (`lazy.rs`).
+//! Over stdio, or streamable HTTP at
 //! `/mcp` with the checks a port needs (`http.rs`). A server that fails or dies is reconnected
 //! with a backoff (`revive.rs`). Both protocol revisions, as rmcp serves
 //! them: 2025-11-25 sessions and stateless 2026-07-28 requests.
@@ -14,6 +16,7 @@ mod config_watch;
 mod front;
 mod http;
 mod input_rounds;
+mod lazy;
 mod relay;
 mod revive;
 mod surface;
@@ -27,11 +30,13 @@ use tokio_util::sync::CancellationToken;
 
 pub use config_watch::ConfigWatch;
 pub use http::HttpOptions;
+pub use lazy::{LAZY_SERVER, lazy_tools};
 
-use crate::config::Resolved;
+use crate::config::{Resolved, Surface};
 use crate::paths::Paths;
 use crate::runtime::{Runtime, RuntimeOptions};
 use front::{Front, Shared};
+use lazy::Lazy;
 use relay::Relay;
 
 /// toolport as an MCP server: a runtime whose servers' questions go to the serving side's
@@ -54,7 +59,18 @@ impl Gateway {
     /// Starts the runtime like [`Runtime::start`]. `options.elicitor` and `options.sampler`
     /// are replaced: a server's question goes to the client whose call asked it (declined
     /// when that client cannot answer).
-    pub async fn start(resolved: Resolved, mut options: RuntimeOptions) -> anyhow::Result<Gateway> {
+    pub async fn start(resolved: Resolved, options: RuntimeOptions) -> anyhow::Result<Gateway> {
+        Self::start_with_surface(resolved, options, None).await
+    }
+
+    /// [`Gateway::start`] showing `surface` whatever the workspace's `surface` says (`None`:
+    /// follow it, as it is edited too). [`Surface::Lazy`] lists `search_tools`, `describe_tool`
+    /// and `call_tool` instead of every tool (`serve --lazy`).
+    pub async fn start_with_surface(
+        resolved: Resolved,
+        mut options: RuntimeOptions,
+        surface: Option<Surface>,
+    ) -> anyhow::Result<Gateway> {
         let relay = Arc::new(Relay::default());
         options.elicitor = Some(relay.elicitor());
         options.sampler = Some(relay.sampler());
@@ -64,7 +80,8 @@ impl Gateway {
             tokio::spawn(changes::report(runtime.clone())).abort_handle(),
             tokio::spawn(revive::run(runtime.clone())).abort_handle(),
         ];
-        Ok(Gateway { shared: Arc::new(Shared { runtime, relay, rounds: Default::default() }), tasks })
+        let lazy = Lazy::new(surface);
+        Ok(Gateway { shared: Arc::new(Shared { runtime, relay, rounds: Default::default(), lazy }), tasks })
     }
 
     /// The runtime behind it.
