@@ -3,16 +3,14 @@
 //! and `serve` adds a resource link that `resources/read` answers with the whole text. The
 //! server is the real demo-server, sending 30 MB.
 
-use std::io::Write as _;
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin};
-use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::common::{Env, Piped};
+use crate::common::Env;
 use crate::runtime_support::{demo, write_config};
+use crate::serve_support::StdioClient;
 
 /// What the demo-server's `big` sends with `--big-lines` (its documented generator): line i
 /// is `{i:08} the quick brown fox jumps over the lazy dog\n`, cut at `size` bytes.
@@ -137,62 +135,12 @@ fn a_max_result_tokens_that_is_not_a_positive_integer_is_a_configuration_error()
     }
 }
 
-/// `toolport serve` over stdio, spoken to line by line.
-struct Client {
-    child: Child,
-    stdin: ChildStdin,
-    lines: mpsc::Receiver<String>,
-}
-
-impl Client {
-    fn start(env: &Env) -> Self {
-        let Piped { child, stdin, lines } = env.spawn_piped(true, &["serve"]);
-        let mut client = Self { child, stdin, lines };
-        let init = client.request(
-            0,
-            "initialize",
-            json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }),
-        );
-        assert!(init.get("result").is_some(), "{init}");
-        client.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
-        client
-    }
-
-    fn send(&mut self, message: &Value) {
-        writeln!(self.stdin, "{message}").unwrap_or_else(|e| panic!("write to serve: {e}"));
-        self.stdin.flush().unwrap_or_else(|e| panic!("flush: {e}"));
-    }
-
-    /// Sends a request and waits for the answer with its id (notifications are skipped).
-    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
-        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
-        loop {
-            let line = self
-                .lines
-                .recv_timeout(Duration::from_secs(300))
-                .unwrap_or_else(|e| panic!("no answer to {method}: {e}"));
-            let message: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:.500}"));
-            if message["id"] == id {
-                return message;
-            }
-        }
-    }
-}
-
-impl Drop for Client {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn serve_returns_the_preview_the_note_and_a_link_that_reads_the_whole_text() {
     let env = big_env(json!({}));
     let expected = big_lines(THIRTY_MB);
-    let mut client = Client::start(&env);
-    let answer =
-        client.request(1, "tools/call", json!({ "name": "big", "arguments": { "size": THIRTY_MB } }));
+    let mut client = StdioClient::start(&env, &[]);
+    let answer = client.request("tools/call", json!({ "name": "big", "arguments": { "size": THIRTY_MB } }));
     let result = &answer["result"];
     let content = result["content"].as_array().cloned().unwrap_or_else(|| panic!("{answer:.2000}"));
     assert_eq!(content.len(), 3, "preview, note, link: {answer:.2000}");
@@ -209,7 +157,7 @@ fn serve_returns_the_preview_the_note_and_a_link_that_reads_the_whole_text() {
                 "mimeType": "text/plain", "size": THIRTY_MB })
     );
     assert_eq!(result["isError"], false);
-    let read = client.request(2, "resources/read", json!({ "uri": uri }));
+    let read = client.request("resources/read", json!({ "uri": uri }));
     let contents = &read["result"]["contents"][0];
     assert_eq!(
         (contents["uri"].as_str(), contents["mimeType"].as_str()),
@@ -220,10 +168,10 @@ fn serve_returns_the_preview_the_note_and_a_link_that_reads_the_whole_text() {
     assert!(stored == expected.as_bytes());
     // An id nothing stored, and one that tries to leave the folder: clear errors.
     let unknown = "toolport://results/0123456789abcdef0123456789abcdef";
-    let missing = client.request(3, "resources/read", json!({ "uri": unknown }));
+    let missing = client.request("resources/read", json!({ "uri": unknown }));
     let message = missing["error"]["message"].as_str().unwrap_or_default();
     assert!(message.starts_with("no stored result 0123456789abcdef0123456789abcdef in "), "{missing}");
-    let escape = client.request(4, "resources/read", json!({ "uri": "toolport://results/../mcp.json" }));
+    let escape = client.request("resources/read", json!({ "uri": "toolport://results/../mcp.json" }));
     let message = escape["error"]["message"].as_str().unwrap_or_default();
     assert_eq!(message, r#"not a stored result id: "../mcp.json""#, "{escape}");
 }

@@ -5,9 +5,7 @@
 //! server-memory and eight demo-servers of 40 generated tools); calls through the executor with
 //! progress relayed; the CLI that sets and shows it.
 
-use std::io::{BufRead, BufReader, Write as _};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::{OnceLock, mpsc};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -15,82 +13,16 @@ use serde_json::{Value, json};
 use crate::common::Env;
 use crate::peers::{everything_stdio, install, node, peers};
 use crate::runtime_support::{demo, write_config};
-use crate::serve_support::serve_command;
+use crate::serve_support::StdioClient;
 
-/// How long one request may take (serve connects every server first; Node starts slowly).
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// A hand-driven MCP client of `toolport serve` over stdio (2025-11-25): requests by id,
-/// notifications kept for the test to read.
-struct Client {
-    child: Child,
-    stdin: ChildStdin,
-    lines: mpsc::Receiver<Value>,
-    notifications: Vec<Value>,
-    next_id: u64,
+/// What the lazy tests ask of serve, on the shared stdio client.
+trait Lazy {
+    fn tool_names(&mut self) -> Vec<String>;
+    fn call(&mut self, name: &str, arguments: Value) -> Value;
+    fn search(&mut self, query: &str, limit: u64) -> Vec<String>;
 }
 
-impl Client {
-    /// `toolport serve [extra…]` on `env`, initialized.
-    fn start(env: &Env, extra: &[&str]) -> Self {
-        let argv = serve_command(env);
-        let mut child = Command::new(&argv[0])
-            .args(&argv[1..])
-            .args(extra)
-            .env_remove("RUST_LOG")
-            .env_remove("TOOLPORT_HOME")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawn toolport serve: {e}"));
-        let stdin = child.stdin.take().unwrap_or_else(|| panic!("no stdin"));
-        let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Ok(value) = serde_json::from_str::<Value>(&line) {
-                    let _ = tx.send(value);
-                }
-            }
-        });
-        let mut client = Self { child, stdin, lines, notifications: Vec::new(), next_id: 1 };
-        let init = client.request(
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "lazy-test", "version": "1"}}),
-        );
-        assert!(init.get("result").is_some(), "initialize: {init}");
-        client.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        client
-    }
-
-    fn send(&mut self, message: &Value) {
-        writeln!(self.stdin, "{message}").unwrap_or_else(|e| panic!("write to serve: {e}"));
-        self.stdin.flush().unwrap_or_else(|e| panic!("flush: {e}"));
-    }
-
-    /// The whole JSON-RPC response to one request (`result` or `error`).
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        let deadline = Instant::now() + REQUEST_TIMEOUT;
-        loop {
-            let left = deadline.checked_duration_since(Instant::now()).unwrap_or_default();
-            let message = self.lines.recv_timeout(left).unwrap_or_else(|_| panic!("no answer to {method}"));
-            if message.get("id") == Some(&json!(id)) && message.get("method").is_none() {
-                return message;
-            }
-            if message.get("id").is_some() && message.get("method").is_some() {
-                // A request of the server's own (roots, …): this client has nothing to offer.
-                let refusal = json!({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "not offered"}});
-                self.send(&refusal);
-                continue;
-            }
-            self.notifications.push(message);
-        }
-    }
-
+impl Lazy for StdioClient {
     /// The names `tools/list` shows.
     fn tool_names(&mut self) -> Vec<String> {
         let listed = self.request("tools/list", json!({}));
@@ -109,13 +41,6 @@ impl Client {
         let result = self.call("search_tools", json!({"query": query, "limit": limit}));
         let hits = result["structuredContent"]["tools"].as_array().cloned().unwrap_or_default();
         hits.iter().filter_map(|h| h["name"].as_str().map(String::from)).collect()
-    }
-}
-
-impl Drop for Client {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -153,7 +78,7 @@ fn serve_lazy_lists_three_tools_that_search_describe_and_call_the_rest() {
     let shaped_add = full.iter().find(|t| t["function"]["name"] == "add").cloned();
     let shaped_add = shaped_add.unwrap_or_else(|| panic!("no add in {stdout}"));
 
-    let mut client = Client::start(&env, &["--lazy"]);
+    let mut client = StdioClient::start(&env, &["--lazy"]);
     assert_eq!(client.tool_names(), THE_THREE);
 
     let hits = client.search("add two numbers together", 3);
@@ -226,7 +151,7 @@ fn the_workspace_surface_makes_serve_lazy_and_search_follows_list_changed() {
     let names: Vec<&str> = shown.iter().filter_map(|t| t["function"]["name"].as_str()).collect();
     assert_eq!(names, THE_THREE);
 
-    let mut client = Client::start(&env, &[]);
+    let mut client = StdioClient::start(&env, &[]);
     assert_eq!(client.tool_names(), THE_THREE);
     // The demo-server adds `late` ("Appeared after list_changed") 300 ms after it started.
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -245,7 +170,7 @@ fn the_workspace_surface_makes_serve_lazy_and_search_follows_list_changed() {
     let (code, stdout, stderr) = run(&env, &["workspace", "unset", "surface"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.starts_with("workspace surface: unset, now the default full (was lazy) -> "), "{stdout}");
-    let mut client = Client::start(&env, &[]);
+    let mut client = StdioClient::start(&env, &[]);
     let names = client.tool_names();
     assert!(names.contains(&"echo".to_string()) && !names.contains(&"search_tools".to_string()), "{names:?}");
 
@@ -335,7 +260,7 @@ fn is_expected(name: &str, expected: &str) -> bool {
 fn search_finds_the_tool_for_nine_in_ten_plain_tasks() {
     let env = Env::new();
     fixture(&env);
-    let mut client = Client::start(&env, &["--lazy"]);
+    let mut client = StdioClient::start(&env, &["--lazy"]);
     assert_eq!(client.tool_names(), THE_THREE);
     // Every fixture server connected: the index has all their tools.
     let everything = client.search("echo back the input string", 1);

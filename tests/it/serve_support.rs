@@ -1,12 +1,15 @@
-//! `toolport serve` as the tests start it: the command a client spawns over stdio, and
-//! `serve --http` on a free loopback port, read back from its listening line.
+//! `toolport serve` as the tests start it: the command a client spawns over stdio, a
+//! hand-driven JSON-RPC client of it over stdio, and `serve --http` on a free loopback port,
+//! read back from its listening line.
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read as _, Write as _};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
 
 use crate::common::{Env, toolport_path};
 
@@ -160,3 +163,87 @@ pub const MCP_HEADERS: [(&str, &str); 2] =
 
 /// An `initialize` request body.
 pub const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+
+/// How long one request may take (serve connects every server first; Node starts slowly; a
+/// 30 MB result takes a while in a debug build).
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// A hand-driven MCP client of `toolport serve` over stdio (2025-11-25): requests by id,
+/// notifications kept for the test to read.
+pub struct StdioClient {
+    child: Child,
+    stdin: ChildStdin,
+    lines: mpsc::Receiver<Value>,
+    /// Notifications seen while waiting for answers, in order.
+    pub notifications: Vec<Value>,
+    next_id: u64,
+}
+
+impl StdioClient {
+    /// `toolport serve [extra…]` on `env`, initialized.
+    pub fn start(env: &Env, extra: &[&str]) -> Self {
+        let argv = serve_command(env);
+        let mut child = Command::new(&argv[0])
+            .args(&argv[1..])
+            .args(extra)
+            .env_remove("RUST_LOG")
+            .env_remove("TOOLPORT_HOME")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn toolport serve: {e}"));
+        let stdin = child.stdin.take().unwrap_or_else(|| panic!("no stdin"));
+        let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Ok(value) = serde_json::from_str::<Value>(&line) {
+                    let _ = tx.send(value);
+                }
+            }
+        });
+        let mut client = Self { child, stdin, lines, notifications: Vec::new(), next_id: 1 };
+        let init = client.request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "toolport-tests", "version": "1"}}),
+        );
+        assert!(init.get("result").is_some(), "initialize: {init}");
+        client.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        client
+    }
+
+    pub fn send(&mut self, message: &Value) {
+        writeln!(self.stdin, "{message}").unwrap_or_else(|e| panic!("write to serve: {e}"));
+        self.stdin.flush().unwrap_or_else(|e| panic!("flush: {e}"));
+    }
+
+    /// The whole JSON-RPC response to one request (`result` or `error`).
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let deadline = Instant::now() + REQUEST_TIMEOUT;
+        loop {
+            let left = deadline.checked_duration_since(Instant::now()).unwrap_or_default();
+            let message = self.lines.recv_timeout(left).unwrap_or_else(|_| panic!("no answer to {method}"));
+            if message.get("id") == Some(&json!(id)) && message.get("method").is_none() {
+                return message;
+            }
+            if message.get("id").is_some() && message.get("method").is_some() {
+                // A request of the server's own (roots, …): this client has nothing to offer.
+                let refusal = json!({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "not offered"}});
+                self.send(&refusal);
+                continue;
+            }
+            self.notifications.push(message);
+        }
+    }
+}
+
+impl Drop for StdioClient {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
