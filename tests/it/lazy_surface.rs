@@ -256,6 +256,41 @@ fn is_expected(name: &str, expected: &str) -> bool {
     }
 }
 
+/// Switching the workspace's surface while `serve` runs is a change of its tool list: the
+/// client hears `list_changed` and lists the other surface, with no server changed.
+#[test]
+fn switching_the_surface_under_a_running_serve_notifies_list_changed() {
+    let env = two_demos(json!({}));
+    let mut client = StdioClient::start(&env, &[]);
+    let full = client.tool_names();
+    assert!(full.len() > 3 && !full.contains(&"describe_tool".to_string()), "{full:?}");
+    let (code, _, stderr) = run(&env, &["workspace", "set", "surface", "lazy"]);
+    assert_eq!(code, 0, "{stderr}");
+    let heard = |client: &StdioClient| {
+        client.notifications.iter().filter(|n| n["method"] == "notifications/tools/list_changed").count()
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while heard(&client) == 0 {
+        assert!(Instant::now() < deadline, "no list_changed after the switch: {:?}", client.notifications);
+        client.request("ping", json!({}));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(client.tool_names(), THE_THREE);
+    let (code, _, stderr) = run(&env, &["workspace", "unset", "surface"]);
+    assert_eq!(code, 0, "{stderr}");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while heard(&client) < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "no list_changed after the switch back: {:?}",
+            client.notifications
+        );
+        client.request("ping", json!({}));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(client.tool_names(), full);
+}
+
 #[test]
 fn search_finds_the_tool_for_nine_in_ten_plain_tasks() {
     let env = Env::new();

@@ -5,13 +5,13 @@
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read as _, Write as _};
 use std::net::TcpStream;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{Env, toolport_path};
+use crate::common::{Env, Piped, toolport_path};
 
 /// How long `serve --http` may take to print its listening line (it connects downstream first).
 const LISTEN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -171,9 +171,7 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
 /// A hand-driven MCP client of `toolport serve` over stdio (2025-11-25): requests by id,
 /// notifications kept for the test to read.
 pub struct StdioClient {
-    child: Child,
-    stdin: ChildStdin,
-    lines: mpsc::Receiver<Value>,
+    serve: Piped,
     /// Notifications seen while waiting for answers, in order.
     pub notifications: Vec<Value>,
     next_id: u64,
@@ -182,28 +180,9 @@ pub struct StdioClient {
 impl StdioClient {
     /// `toolport serve [extra…]` on `env`, initialized.
     pub fn start(env: &Env, extra: &[&str]) -> Self {
-        let argv = serve_command(env);
-        let mut child = Command::new(&argv[0])
-            .args(&argv[1..])
-            .args(extra)
-            .env_remove("RUST_LOG")
-            .env_remove("TOOLPORT_HOME")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawn toolport serve: {e}"));
-        let stdin = child.stdin.take().unwrap_or_else(|| panic!("no stdin"));
-        let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Ok(value) = serde_json::from_str::<Value>(&line) {
-                    let _ = tx.send(value);
-                }
-            }
-        });
-        let mut client = Self { child, stdin, lines, notifications: Vec::new(), next_id: 1 };
+        let args: Vec<&str> = ["serve"].into_iter().chain(extra.iter().copied()).collect();
+        let serve = env.spawn_piped(true, &args);
+        let mut client = Self { serve, notifications: Vec::new(), next_id: 1 };
         let init = client.request(
             "initialize",
             json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "toolport-tests", "version": "1"}}),
@@ -214,8 +193,8 @@ impl StdioClient {
     }
 
     pub fn send(&mut self, message: &Value) {
-        writeln!(self.stdin, "{message}").unwrap_or_else(|e| panic!("write to serve: {e}"));
-        self.stdin.flush().unwrap_or_else(|e| panic!("flush: {e}"));
+        writeln!(self.serve.stdin, "{message}").unwrap_or_else(|e| panic!("write to serve: {e}"));
+        self.serve.stdin.flush().unwrap_or_else(|e| panic!("flush: {e}"));
     }
 
     /// The whole JSON-RPC response to one request (`result` or `error`).
@@ -226,7 +205,9 @@ impl StdioClient {
         let deadline = Instant::now() + REQUEST_TIMEOUT;
         loop {
             let left = deadline.checked_duration_since(Instant::now()).unwrap_or_default();
-            let message = self.lines.recv_timeout(left).unwrap_or_else(|_| panic!("no answer to {method}"));
+            let line =
+                self.serve.lines.recv_timeout(left).unwrap_or_else(|_| panic!("no answer to {method}"));
+            let Ok(message) = serde_json::from_str::<Value>(&line) else { continue };
             if message.get("id") == Some(&json!(id)) && message.get("method").is_none() {
                 return message;
             }
@@ -243,7 +224,7 @@ impl StdioClient {
 
 impl Drop for StdioClient {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let _ = self.serve.child.kill();
+        let _ = self.serve.child.wait();
     }
 }

@@ -24,7 +24,7 @@ use super::record::ToolRecord;
 use super::server_requests::Answers;
 use super::state::{Gone, Link, Registry, Slot};
 use super::structured_output::OutputChecks;
-use crate::config::{Resolved, ResolvedServer};
+use crate::config::{Resolved, ResolvedServer, Surface};
 use crate::plugin::PluginHost;
 
 /// How long shutdown waits for an operation in progress before closing anyway.
@@ -46,7 +46,7 @@ pub struct Supervisor {
     /// Bumped whenever what a client of the runtime sees changes (`serve`'s `list_changed`).
     revision: watch::Sender<Revision>,
     /// What the last [`Revision`] was taken of.
-    published: Mutex<(Vec<ToolRecord>, Catalog)>,
+    published: Mutex<(Vec<ToolRecord>, Catalog, Surface)>,
 }
 
 /// How often each part of the surface has changed since the runtime started: a client that
@@ -99,7 +99,7 @@ impl Supervisor {
             generation: AtomicU64::new(0),
             output_checks: OutputChecks::default(),
             revision: watch::channel(Revision::default()).0,
-            published: Mutex::new((Vec::new(), Catalog::default())),
+            published: Mutex::new((Vec::new(), Catalog::default(), Surface::default())),
         });
         tokio::spawn(event_loop(Arc::downgrade(&supervisor), rx));
         {
@@ -311,12 +311,16 @@ impl Supervisor {
     /// Compares the surface with what the last revision was taken of and bumps the parts
     /// that differ. Called after every step that can change it.
     fn publish(&self) {
-        let tools = self.lock().registry.records().to_vec();
+        let (tools, surface) = {
+            let state = self.lock();
+            (state.registry.records().to_vec(), state.resolved.settings.surface)
+        };
         let catalog = super::catalog_calls::catalog(self);
         let mut published = self.published.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let mut next = *self.revision.borrow();
-        let (old_tools, old_catalog) = &*published;
-        if *old_tools != tools {
+        let (old_tools, old_catalog, old_surface) = &*published;
+        // The workspace's `surface` switching between full and lazy changes what `serve` lists.
+        if *old_tools != tools || *old_surface != surface {
             next.tools += 1;
         }
         if old_catalog.resources != catalog.resources || old_catalog.templates != catalog.templates {
@@ -325,7 +329,7 @@ impl Supervisor {
         if old_catalog.prompts != catalog.prompts {
             next.prompts += 1;
         }
-        *published = (tools, catalog);
+        *published = (tools, catalog, surface);
         if next != *self.revision.borrow() {
             self.revision.send_replace(next);
         }
