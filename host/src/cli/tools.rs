@@ -102,7 +102,7 @@ async fn start_with(paths: &Paths, policy: ElicitPolicy) -> anyhow::Result<Runti
 /// Prints the tool surface.
 pub async fn run_tools(paths: &Paths, args: ToolsArgs) -> anyhow::Result<ExitCode> {
     let runtime = start(paths).await?;
-    let lazy = args.lazy || runtime.settings().surface == Surface::Lazy;
+    let lazy = args.lazy || runtime.surface() == Surface::Lazy;
     if args.tokens {
         let costs = match lazy {
             true => lazy_costs(&runtime, args.shape.as_deref()).await,

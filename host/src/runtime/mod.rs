@@ -63,7 +63,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use serde_json::Value;
 
-use crate::config::{ConfigError, Resolved, ServerDef, WorkspaceSettings, missing_rows};
+use crate::config::{ConfigError, Resolved, ServerDef, Surface, WorkspaceSettings, missing_rows};
 use crate::plugin::PluginHost;
 use crate::status::{ServerState, ServerStatus, summarize_error};
 use crate::text::escape_line;
@@ -150,13 +150,19 @@ impl Runtime {
     /// `_toolport/tools/list` show.
     pub async fn tools_in(&self, shape: Option<&str>) -> anyhow::Result<Vec<Value>> {
         let Some(shape) = shape else { return Ok(self.tools()) };
+        Ok(self.converted(shape).await?.into_iter().map(|(_, shaped)| shaped).collect())
+    }
+
+    /// Every record with its definition in `shape`, converted server by server (a tool-shape
+    /// plugin sees one server's tools at a time, as when the surface was built).
+    async fn converted(&self, shape: &str) -> anyhow::Result<Vec<(ToolRecord, Value)>> {
         let registry = self.supervisor.lock().registry.clone();
         let mut out = Vec::new();
         for (def, records) in registry.by_server() {
             let infos: Vec<_> = records.iter().map(ToolRecord::info).collect();
             let converted =
                 self.supervisor.plugins.convert(shape, def, &infos).await.map_err(anyhow::Error::msg)?;
-            out.extend(converted);
+            out.extend(records.iter().cloned().zip(converted));
         }
         Ok(out)
     }
@@ -164,21 +170,15 @@ impl Runtime {
     /// What each tool's definition costs in tokens, in `shape` (or the workspace's): what
     /// `tools --tokens` and `/tools tokens` print.
     pub async fn token_costs(&self, shape: Option<&str>) -> anyhow::Result<TokenCosts> {
-        let (registry, workspace_shape) = {
-            let state = self.supervisor.lock();
-            (state.registry.clone(), state.resolved.settings.tool_shape.clone())
-        };
         let Some(shape) = shape else {
-            let tools = registry.records().iter().map(|r| (r.server.as_str(), r.name.as_str(), &r.shaped));
+            let (records, workspace_shape) = {
+                let state = self.supervisor.lock();
+                (state.registry.records().to_vec(), state.resolved.settings.tool_shape.clone())
+            };
+            let tools = records.iter().map(|r| (r.server.as_str(), r.name.as_str(), &r.shaped));
             return Ok(TokenCosts::count(&workspace_shape, tools));
         };
-        let mut shaped = Vec::new();
-        for (def, records) in registry.by_server() {
-            let infos: Vec<_> = records.iter().map(ToolRecord::info).collect();
-            let converted =
-                self.supervisor.plugins.convert(shape, def, &infos).await.map_err(anyhow::Error::msg)?;
-            shaped.extend(records.iter().zip(converted));
-        }
+        let shaped = self.converted(shape).await?;
         Ok(TokenCosts::count(shape, shaped.iter().map(|(r, v)| (r.server.as_str(), r.name.as_str(), v))))
     }
 
@@ -194,6 +194,12 @@ impl Runtime {
     /// its `surface` from them on every listing, so an edited file takes effect).
     pub fn settings(&self) -> WorkspaceSettings {
         self.supervisor.lock().resolved.settings.clone()
+    }
+
+    /// The workspace's `surface` now: what `serve` asks on every listing and call, without
+    /// copying the rest of the settings.
+    pub fn surface(&self) -> Surface {
+        self.supervisor.lock().resolved.settings.surface
     }
 
     /// Tools of the host's own (the lazy surface's three) in `shape`, or in the workspace's

@@ -98,7 +98,7 @@ impl Lazy {
     /// Whether the lazy surface is shown now: the forced choice, else the workspace's (read
     /// again each time, so an edited file takes effect).
     pub fn active(&self, runtime: &Runtime) -> bool {
-        self.forced.unwrap_or_else(|| runtime.settings().surface) == Surface::Lazy
+        self.forced.unwrap_or_else(|| runtime.surface()) == Surface::Lazy
     }
 
     /// The index of the runtime's tools now, rebuilt when their revision moved on (a server's
