@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Installs one of the reference MCP servers (npm `@modelcontextprotocol/server-NAME`, pinned)
-# into <target>/peers, once, beside server-everything (tests/peers/install.sh). Installed into
+# into <target>/peers, once (server-everything through tests/peers/install.sh). Installed into
 # the folder's own package.json, so `npx @modelcontextprotocol/server-NAME` run from that folder
 # finds it there and downloads nothing. `install_filesystem.sh` and `install_memory.sh` name
-# the two the tests and benches use.
+# the others the tests and benches use.
 #
 #   tests/peers/install_reference.sh NAME [TARGET_DIR]     prints the peers folder on success
 #
-# Idempotent and safe to run beside install.sh: both work under the same exclusive `flock` on
+# Idempotent and safe to run from several tests at once: every install works under one `flock` on
 # <peers>/.lock, and a stamp file per server (written last) marks a complete install.
 set -euo pipefail
 

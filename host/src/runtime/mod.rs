@@ -135,6 +135,11 @@ impl Runtime {
         self.supervisor.lock().registry.records().to_vec()
     }
 
+    /// The record named `name` on the surface, if any (one lookup, no copy of the others).
+    pub fn record(&self, name: &str) -> Option<ToolRecord> {
+        self.supervisor.lock().registry.route(name).map(|(record, _)| record.clone())
+    }
+
     /// The final tool names, in surface order (completion, listings).
     pub fn tool_names(&self) -> Vec<String> {
         self.supervisor.lock().registry.records().iter().map(|r| r.name.clone()).collect()

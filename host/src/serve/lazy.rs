@@ -162,8 +162,7 @@ impl Lazy {
 /// `describe_tool`: the record's shaped definition, or the executor's words for an unknown name.
 fn describe(runtime: &Runtime, arguments: &Map<String, Value>) -> Result<CallToolResult, McpError> {
     let name = required_string(arguments, "name")?;
-    let found = runtime.records().into_iter().find(|r| r.name == name);
-    Ok(match found {
+    Ok(match runtime.record(&name) {
         Some(record) => structured(record.shaped),
         None => {
             let unknown = crate::runtime::CallError::UnknownTool(name);
