@@ -22,11 +22,18 @@ pub fn clip_foreign(text: &str) -> Cow<'_, str> {
     if text.len() <= MAX_FOREIGN_TEXT_BYTES {
         return Cow::Borrowed(text);
     }
-    let mut cut = MAX_FOREIGN_TEXT_BYTES;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
+    let cut = floor_char_boundary(text, MAX_FOREIGN_TEXT_BYTES);
     Cow::Owned(format!("{}… ({} more bytes cut)", &text[..cut], text.len() - cut))
+}
+
+/// The largest char boundary of `text` at or below `at` (where a byte bound may cut a text
+/// without splitting a character).
+pub fn floor_char_boundary(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
 }
 
 /// Whether `c` must not reach a terminal or a log line as itself: control characters (C0, DEL,

@@ -6,6 +6,8 @@
 
 use tiktoken_rs::CoreBPE;
 
+use crate::text::floor_char_boundary;
+
 /// The encoding every count is made in.
 pub const TOKENIZER: &str = "o200k_base";
 
@@ -48,15 +50,6 @@ fn prefix_len(tokens: &[tiktoken_rs::Rank], max: usize, text: &str) -> usize {
     let kept = &tokens[..max.min(tokens.len())];
     let bytes = encoder().decode_bytes(kept).map(|b| b.len()).unwrap_or(0);
     floor_char_boundary(text, bytes)
-}
-
-/// The largest char boundary of `text` at or below `at`.
-fn floor_char_boundary(text: &str, at: usize) -> usize {
-    let mut at = at.min(text.len());
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
 }
 
 #[cfg(test)]

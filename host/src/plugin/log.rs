@@ -6,7 +6,7 @@
 use super::bindings::Level;
 use super::bindings::policy::toolport::plugin::log::Host;
 use super::store::State;
-use crate::text::escape_line;
+use crate::text::{escape_line, floor_char_boundary};
 
 /// Longest log line a plugin may write; the rest is cut so a plugin cannot flood the log.
 const MAX_LOG_LINE: usize = 4096;
@@ -27,11 +27,7 @@ impl Host for State {
         }
         let mut message = message;
         if message.len() > MAX_LOG_LINE {
-            let mut cut = MAX_LOG_LINE;
-            while !message.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            message.truncate(cut);
+            message.truncate(floor_char_boundary(&message, MAX_LOG_LINE));
         }
         let message = escape_line(&message);
         if let Some(sink) = &self.log_sink {

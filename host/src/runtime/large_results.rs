@@ -161,10 +161,7 @@ fn estimate(text: &str) -> usize {
     if text.len() <= SAMPLE_BYTES {
         return tokens::count(text);
     }
-    let mut end = SAMPLE_BYTES;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = crate::text::floor_char_boundary(text, SAMPLE_BYTES);
     let sampled = tokens::count(&text[..end]).max(1);
     ((text.len() as f64) * (sampled as f64) / (end as f64)).round() as usize
 }
