@@ -124,36 +124,32 @@ fn block_len(block: &Value) -> usize {
 /// (toolport://results/<id>)]`, or for a block that is not text `[image block left out: …;
 /// the whole block is stored at …]`; the stored result's place also in `_meta`.
 fn note(stored: &Stored, what: &str, tokens: usize) -> Value {
-    let place = format!("is stored at {} ({})", stored.path.display(), stored.uri());
-    let text = match stored.kind {
-        StoredKind::Text => {
-            format!("[result truncated: {} bytes, ~{tokens} tokens; the whole result {place}]", stored.bytes)
-        }
-        StoredKind::Json => {
-            format!(
-                "[{what} block left out: {} bytes, ~{tokens} tokens; the whole block {place}]",
-                stored.bytes
-            )
-        }
-    };
+    let whole = if stored.kind == StoredKind::Text { "result" } else { "block" };
+    let size = format!("{} bytes, ~{tokens} tokens", stored.bytes);
+    let place = format!("the whole {whole} is stored at {} ({})", stored.path.display(), stored.uri());
     let meta = json!({
         "uri": stored.uri(),
         "path": stored.path.display().to_string(),
         "bytes": stored.bytes,
         "mimeType": stored.kind.mime_type(),
     });
-    json!({ "type": "text", "text": text, "_meta": { STORED_META: meta } })
+    json!({ "type": "text", "text": cut_text(stored.kind, what, &size, &place), "_meta": { STORED_META: meta } })
 }
 
 /// The note when the folder could not take the result: the cut is still said, and why.
 fn unstored_note(text: &str, what: &str, kind: StoredKind, e: &anyhow::Error) -> Value {
     let size = format!("{} bytes, ~{} tokens", text.len(), estimate(text));
     let why = format!("it could not be stored: {}", crate::text::escape_line(&format!("{e:#}")));
-    let text = match kind {
-        StoredKind::Text => format!("[result truncated: {size}; {why}]"),
-        StoredKind::Json => format!("[{what} block left out: {size}; {why}]"),
-    };
-    json!({ "type": "text", "text": text })
+    json!({ "type": "text", "text": cut_text(kind, what, &size, &why) })
+}
+
+/// `[result truncated: <size>; <rest>]` for a text block, `[<what> block left out: <size>;
+/// <rest>]` for any other: the one wording of both notes.
+fn cut_text(kind: StoredKind, what: &str, size: &str, rest: &str) -> String {
+    match kind {
+        StoredKind::Text => format!("[result truncated: {size}; {rest}]"),
+        StoredKind::Json => format!("[{what} block left out: {size}; {rest}]"),
+    }
 }
 
 /// `text`'s tokens: counted when short, else scaled from its first [`SAMPLE_BYTES`].
@@ -277,6 +273,26 @@ mod tests {
     }
 
     #[test]
+    fn a_result_the_folder_cannot_take_still_says_it_was_cut_and_why() -> anyhow::Result<()> {
+        let tmp = tempfile::tempdir()?;
+        // The results folder would be inside a regular file: it cannot be created.
+        let blocker = tmp.path().join("file");
+        std::fs::write(&blocker, "x")?;
+        let text = "word ".repeat(400);
+        let result =
+            bound(&blocker.join("results"), 50).apply(outcome(vec![json!({"type": "text", "text": text})]));
+        assert_eq!(result.content.len(), 2, "{:?}", result.content);
+        let note = result.content[1]["text"].as_str().unwrap_or_default();
+        let start = format!(
+            "[result truncated: 2000 bytes, ~{} tokens; it could not be stored: cannot create ",
+            estimate(&text)
+        );
+        assert!(note.starts_with(&start) && note.ends_with(']'), "{note}");
+        assert!(result.content[1].get("_meta").is_none(), "no stored result is named");
+        Ok(())
+    }
+
+    #[test]
     fn a_large_image_is_stored_as_json_and_left_out() -> anyhow::Result<()> {
         let tmp = tempfile::tempdir()?;
         let image = json!({"type": "image", "data": "QUFB".repeat(5000), "mimeType": "image/png"});
@@ -286,6 +302,7 @@ mod tests {
         assert_eq!(result.content.len(), 2);
         let note = result.content[1]["text"].as_str().unwrap_or_default();
         assert!(note.starts_with("[image block left out: 20049 bytes, ~"), "{note}");
+        assert!(note.contains(" tokens; the whole block is stored at "), "{note}");
         let meta = &result.content[1]["_meta"][STORED_META];
         assert_eq!(meta["mimeType"], "application/json");
         let stored: Value =
