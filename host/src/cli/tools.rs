@@ -133,7 +133,7 @@ pub async fn run_tools(paths: &Paths, args: ToolsArgs) -> anyhow::Result<ExitCod
 
 /// What the lazy surface's three definitions cost, counted as the full surface's are.
 async fn lazy_costs(runtime: &Runtime, shape: Option<&str>) -> anyhow::Result<toolport::TokenCosts> {
-    let shape_name = shape.map_or_else(|| runtime.settings().tool_shape, str::to_string);
+    let shape_name = shape.map_or_else(|| runtime.tool_shape(), str::to_string);
     let own = toolport::lazy_tools();
     let shaped = runtime.shape_own(LAZY_SERVER, &own, shape).await?;
     let named = own.iter().zip(&shaped).map(|(tool, shaped)| (LAZY_SERVER, tool.name.as_ref(), shaped));

@@ -63,7 +63,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use serde_json::Value;
 
-use crate::config::{ConfigError, Resolved, ServerDef, Surface, WorkspaceSettings, missing_rows};
+use crate::config::{ConfigError, Resolved, ServerDef, Surface, missing_rows};
 use crate::plugin::PluginHost;
 use crate::status::{ServerState, ServerStatus, summarize_error};
 use crate::text::escape_line;
@@ -195,10 +195,9 @@ impl Runtime {
         }
     }
 
-    /// The workspace settings the runtime was last started or reconciled with (`serve` reads
-    /// its `surface` from them on every listing, so an edited file takes effect).
-    pub fn settings(&self) -> WorkspaceSettings {
-        self.supervisor.lock().resolved.settings.clone()
+    /// The workspace's tool shape now (`toolShape`, default `openai`).
+    pub fn tool_shape(&self) -> String {
+        self.supervisor.lock().resolved.settings.tool_shape.clone()
     }
 
     /// The workspace's `surface` now: what `serve` asks on every listing and call, without
@@ -216,10 +215,7 @@ impl Runtime {
         tools: &[rmcp::model::Tool],
         shape: Option<&str>,
     ) -> anyhow::Result<Vec<Value>> {
-        let shape = match shape {
-            Some(shape) => shape.to_string(),
-            None => self.supervisor.lock().resolved.settings.tool_shape.clone(),
-        };
+        let shape = shape.map_or_else(|| self.tool_shape(), str::to_string);
         let def = ServerDef { name: server.to_string(), ..ServerDef::default() };
         let infos: Vec<_> = tools.iter().map(record::tool_info).collect();
         self.supervisor.plugins.convert(&shape, &def, &infos).await.map_err(anyhow::Error::msg)
