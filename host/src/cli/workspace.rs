@@ -62,14 +62,22 @@ impl KeyArg {
             Self::Surface => None,
         }
     }
-}
 
-/// What an unset key means: the workspace file's own default.
-fn default_of(key: WorkspacePluginKey) -> String {
-    let defaults = WorkspaceSettings::default();
-    match key {
-        WorkspacePluginKey::NamePolicy => defaults.name_policy.unwrap_or_else(|| "none".to_string()),
-        WorkspacePluginKey::ToolShape => defaults.tool_shape,
+    /// The key as `workspace.json` spells it.
+    fn name(self) -> &'static str {
+        self.key().map_or(SURFACE_KEY, WorkspacePluginKey::as_str)
+    }
+
+    /// What an unset key means: the workspace file's own default.
+    fn default(self) -> String {
+        let defaults = WorkspaceSettings::default();
+        match self.key() {
+            Some(WorkspacePluginKey::NamePolicy) => {
+                defaults.name_policy.unwrap_or_else(|| "none".to_string())
+            }
+            Some(WorkspacePluginKey::ToolShape) => defaults.tool_shape,
+            None => defaults.surface.as_str().to_string(),
+        }
     }
 }
 
@@ -80,36 +88,35 @@ pub async fn run(paths: &Paths, args: WorkspaceArgs) -> Result<ExitCode> {
     match args.command {
         WorkspaceCommand::Set { key, plugin } => {
             let value = plugin.trim();
-            let (name, old, default) = match key.key() {
-                Some(key) => {
-                    check_plugin(paths, key, value)?;
-                    let old = toolport::set_workspace_plugin(root, key, Some(value)).map_err(edit_error)?;
-                    (key.as_str(), old, default_of(key))
+            let old = match key.key() {
+                Some(plugin_key) => {
+                    check_plugin(paths, plugin_key, value)?;
+                    toolport::set_workspace_plugin(root, plugin_key, Some(value))
                 }
                 None => {
                     let surface = Surface::parse(value).ok_or_else(|| {
                         ExitError::usage(format!("{SURFACE_KEY} \"{value}\": must be \"full\" or \"lazy\""))
                     })?;
-                    let old = toolport::set_workspace_surface(root, Some(surface)).map_err(edit_error)?;
-                    (SURFACE_KEY, old, WorkspaceSettings::default().surface.as_str().to_string())
+                    toolport::set_workspace_surface(root, Some(surface))
                 }
-            };
-            let was = old.unwrap_or(default);
-            println!("workspace {name}: {value} (was {was}) -> {}", file.display());
+            }
+            .map_err(edit_error)?;
+            let was = old.unwrap_or_else(|| key.default());
+            println!("workspace {}: {value} (was {was}) -> {}", key.name(), file.display());
         }
         WorkspaceCommand::Unset { key } => {
-            let (name, old, default) = match key.key() {
-                Some(key) => {
-                    let old = toolport::set_workspace_plugin(root, key, None).map_err(edit_error)?;
-                    (key.as_str(), old, default_of(key))
-                }
-                None => {
-                    let old = toolport::set_workspace_surface(root, None).map_err(edit_error)?;
-                    (SURFACE_KEY, old, WorkspaceSettings::default().surface.as_str().to_string())
-                }
-            };
+            let old = match key.key() {
+                Some(plugin_key) => toolport::set_workspace_plugin(root, plugin_key, None),
+                None => toolport::set_workspace_surface(root, None),
+            }
+            .map_err(edit_error)?;
+            let default = key.default();
             let was = old.unwrap_or_else(|| default.clone());
-            println!("workspace {name}: unset, now the default {default} (was {was}) -> {}", file.display());
+            println!(
+                "workspace {}: unset, now the default {default} (was {was}) -> {}",
+                key.name(),
+                file.display()
+            );
         }
     }
     Ok(ExitCode::SUCCESS)
