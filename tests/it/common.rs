@@ -4,6 +4,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc;
+use std::time::Duration;
 
 use assert_cmd::Command;
 use tempfile::TempDir;
@@ -49,6 +50,15 @@ impl Env {
         cmd.args(args);
         cmd.env_remove("RUST_LOG").env_remove("TOOLPORT_HOME");
         cmd
+    }
+
+    /// Runs [`Env::cmd`] to its end, killed after `within`: exit code (-1 when killed),
+    /// stdout, stderr.
+    pub fn run(&self, args: &[&str], within: Duration) -> (i32, String, String) {
+        let out =
+            self.cmd(args).timeout(within).output().unwrap_or_else(|e| panic!("toolport {args:?}: {e}"));
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
     }
 }
 

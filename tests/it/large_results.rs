@@ -35,9 +35,7 @@ fn big_env(workspace: Value) -> Env {
 }
 
 fn run(env: &Env, args: &[&str]) -> (i32, String, String) {
-    let out = env.cmd(args).timeout(Duration::from_secs(300)).output().unwrap_or_else(|e| panic!("{e}"));
-    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+    env.run(args, Duration::from_secs(300))
 }
 
 /// The stored file and URI a note names: `… is stored at <path> (toolport://results/<id>)]`.

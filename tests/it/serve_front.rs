@@ -37,9 +37,7 @@ fn stdio_front(inner: &Env) -> Value {
 }
 
 fn run(env: &Env, args: &[&str]) -> (i32, String, String) {
-    let out = env.cmd(args).timeout(Duration::from_secs(60)).output().unwrap_or_else(|e| panic!("{e}"));
-    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+    env.run(args, Duration::from_secs(60))
 }
 
 /// The final names of `toolport tools` (OpenAI function tools).
