@@ -264,7 +264,8 @@ pub(crate) fn to_store(client: Client, entry: &Value) -> Result<Mapped, String> 
 
 /// A client's list of exact tool names as globs that match only those names (a name with a
 /// `*` or `[` in it means the character). Anything but strings is left for the store's
-/// validation to name.
+/// validation to name. Not `globset::escape`: it leaves `\` as it is, and our filters read `\`
+/// as an escape (`config/tool_filter.rs`).
 fn literal_globs(names: &Value) -> Value {
     let Some(list) = names.as_array() else { return names.clone() };
     let escape = |name: &str| {
