@@ -108,7 +108,8 @@ pub fn render_call(result: &Result<CallOutcome, CallError>) -> String {
     }
 }
 
-/// A tool's result with nothing dropped: every content block, `structuredContent`, `isError`.
+/// A tool's result with nothing dropped: every content block, `structuredContent`, `isError`,
+/// `_meta`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallOutcome {
     /// Every content block, as the server sent it (text, image, audio, resource, link).
@@ -117,6 +118,9 @@ pub struct CallOutcome {
     pub structured: Option<Value>,
     /// The server's `isError`: the tool ran and failed (an LLM should see this).
     pub is_error: bool,
+    /// The result's `_meta`, when the server sent one: its own keys, for the client (serve
+    /// passes it on as it came).
+    pub meta: Option<Map<String, Value>>,
 }
 
 impl CallOutcome {
@@ -141,7 +145,12 @@ impl CallOutcome {
     /// From rmcp's result type.
     pub(crate) fn from_result(result: rmcp::model::CallToolResult) -> Self {
         let content = result.content.iter().filter_map(|block| serde_json::to_value(block).ok()).collect();
-        Self { content, structured: result.structured_content, is_error: result.is_error.unwrap_or(false) }
+        Self {
+            content,
+            structured: result.structured_content,
+            is_error: result.is_error.unwrap_or(false),
+            meta: result.meta.map(|meta| meta.0),
+        }
     }
 
     /// Text blocks plainly, every other block as one line of JSON; blocks separated by
@@ -273,6 +282,7 @@ mod tests {
             ],
             structured: None,
             is_error: false,
+            meta: None,
         };
         assert_eq!(
             outcome.render_text(),

@@ -225,7 +225,7 @@ mod tests {
     }
 
     fn outcome(content: Vec<Value>) -> CallOutcome {
-        CallOutcome { content, structured: Some(json!({"kept": true})), is_error: false }
+        CallOutcome { content, structured: Some(json!({"kept": true})), is_error: false, meta: None }
     }
 
     #[test]

@@ -162,7 +162,7 @@ mod tests {
     }
 
     fn outcome(structured: Option<Value>, is_error: bool) -> CallOutcome {
-        CallOutcome { content: Vec::new(), structured, is_error }
+        CallOutcome { content: Vec::new(), structured, is_error, meta: None }
     }
 
     #[test]

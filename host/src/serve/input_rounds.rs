@@ -149,7 +149,7 @@ mod tests {
             let (answer, answered) = oneshot::channel();
             let _ = asks_to.send(Ask { request: question(), answer });
             let said = answered.await.unwrap_or_default();
-            Ok(CallOutcome { content: vec![said], structured: None, is_error: false })
+            Ok(CallOutcome { content: vec![said], structured: None, is_error: false, meta: None })
         });
         let never = CancellationToken::new();
         let Step::Input(asked) = rounds.drive(call, asks, &never).await else { panic!("no question") };
