@@ -26,6 +26,7 @@ use super::changes;
 use super::input_rounds::{Rounds, Step};
 use super::lazy::{Lazy, Route};
 use super::relay::Relay;
+use super::result_type::Complete;
 use super::surface;
 use crate::runtime::{CallError, CallProgress, CatalogError, Runtime, StoredText};
 
@@ -67,7 +68,9 @@ impl Front {
 
     /// Sends `request` to `server`'s session: a JSON-RPC error of the server reaches the
     /// client with its own code and message; a timeout or a dead server is toolport's error.
-    async fn forward<T, Fut>(
+    /// The server's result is passed on whole (its `_meta` too), marked complete where it
+    /// does not say (`result_type.rs`).
+    async fn forward<T: Complete, Fut>(
         &self,
         server: &str,
         subject: String,
@@ -82,7 +85,7 @@ impl Front {
                 other => other.map(Ok),
             }
         });
-        kept.await.map_err(catalog_error)?
+        kept.await.map_err(catalog_error)?.map(Complete::completed)
     }
 
     /// Passes the client's roots on to every server, when it has any.
@@ -373,7 +376,7 @@ fn respond(step: Step) -> Result<CallToolResponse, McpError> {
         Ok(outcome) => {
             let result: CallToolResult = serde_json::from_value(outcome.with_result_links().to_json())
                 .map_err(|e| McpError::internal_error(format!("cannot pass the result on: {e}"), None))?;
-            Ok(CallToolResponse::Complete(result))
+            Ok(CallToolResponse::Complete(result.completed()))
         }
         // An unknown tool is a result the model reads, as most servers answer it.
         Err(e @ CallError::UnknownTool(_)) => Ok(error_result(e)),

@@ -4,12 +4,13 @@
 //! questions and notices go back to the client whose call they belong to (`relay.rs`); changes
 //! of the surface reach every client as `list_changed` (`changes.rs`), including those that
 //! come from editing the config files (`config_watch.rs`). A 2026-07-28 client, which cannot
-//! be sent a question, gets it as an input-required result instead (`input_rounds.rs`). With the
-//! lazy surface a client sees three tools that search, describe and call the rest (`lazy.rs`).
-//! Over stdio, or streamable HTTP at
-//! `/mcp` with the checks a port needs (`http.rs`). A server that fails or dies is reconnected
-//! with a backoff (`revive.rs`). Both protocol revisions, as rmcp serves
-//! them: 2025-11-25 sessions and stateless 2026-07-28 requests.
+//! be sent a question, gets it as an input-required result instead (`input_rounds.rs`), and
+//! every complete result with `resultType: "complete"`, a server's too (`result_type.rs`).
+//! With the lazy surface a client sees three tools that search, describe and call the rest
+//! (`lazy.rs`). Over stdio, or streamable HTTP at `/mcp` with the checks a port needs
+//! (`http.rs`). A server that fails or dies is reconnected with a backoff (`revive.rs`). Both
+//! protocol revisions, as rmcp serves them: 2025-11-25 sessions and stateless 2026-07-28
+//! requests.
 
 mod changes;
 mod config_watch;
@@ -18,6 +19,7 @@ mod http;
 mod input_rounds;
 mod lazy;
 mod relay;
+mod result_type;
 mod revive;
 mod surface;
 
