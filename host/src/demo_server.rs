@@ -16,10 +16,10 @@ use anyhow::Context as _;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverResult, ElicitRequest,
     ElicitRequestParams, Implementation, InitializeRequestParams, InitializeResult, InputRequest,
-    InputRequiredResult, JsonObject, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    RequestStateCodec, Resource, ResourceContents, ServerCapabilities, ServerConfig, ServerNotification,
-    SubscriptionFilter, Tool,
+    InputRequiredResult, JsonObject, ListResourcesResult, ListToolsResult, MetaObject,
+    PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, RequestStateCodec, Resource, ResourceContents, ServerCapabilities, ServerConfig,
+    ServerNotification, SubscriptionFilter, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -99,6 +99,10 @@ pub struct DemoServerArgs {
     /// can make the same text and compare bytes.
     #[arg(long)]
     pub big_lines: bool,
+    /// Puts this JSON object as `_meta` on every tool result and `resources/read` result: what
+    /// a client behind a host must receive as the server sent it.
+    #[arg(long, value_name = "JSON")]
+    pub result_meta: Option<String>,
 }
 
 /// The `--big-lines` text of `size` bytes.
@@ -154,6 +158,8 @@ struct DemoServer {
     changed: Arc<AtomicBool>,
     /// Seals `confirm`'s `requestState` (a client echoes it, so it must not be forgeable).
     state: Arc<RequestStateCodec>,
+    /// `--result-meta`, parsed.
+    meta: Option<MetaObject>,
 }
 
 /// What `confirm` keeps in its `requestState` between rounds.
@@ -172,11 +178,18 @@ impl DemoServer {
         getrandom::fill(&mut key).map_err(|e| anyhow::anyhow!("no randomness for the state key: {e}"))?;
         let state = RequestStateCodec::try_new(key.to_vec())
             .map_err(|e| anyhow::anyhow!("cannot build the request-state codec: {e}"))?;
+        let meta = match &args.result_meta {
+            Some(text) => Some(MetaObject(serde_json::from_str(text).with_context(|| {
+                format!("--result-meta {text} is not a JSON object: give one like '{{\"k\": 1}}'")
+            })?)),
+            None => None,
+        };
         Ok(Self {
             args: Arc::new(args),
             calls: Arc::default(),
             changed: Arc::default(),
             state: Arc::new(state),
+            meta,
         })
     }
 
@@ -547,9 +560,12 @@ impl ServerHandler for DemoServer {
     ) -> Result<ReadResourceResponse, McpError> {
         let index = request.uri.strip_prefix("demo://item/").and_then(|i| i.parse::<usize>().ok());
         match index {
-            Some(i) if (1..=self.args.resources).contains(&i) => Ok(ReadResourceResponse::Complete(
-                ReadResourceResult::new(vec![ResourceContents::text(format!("item {i}"), request.uri)]),
-            )),
+            Some(i) if (1..=self.args.resources).contains(&i) => {
+                let mut result =
+                    ReadResourceResult::new(vec![ResourceContents::text(format!("item {i}"), request.uri)]);
+                result.meta = self.meta.clone();
+                Ok(ReadResourceResponse::Complete(result))
+            }
             _ => Err(McpError::resource_not_found(format!("no resource {}", request.uri), None)),
         }
     }
@@ -566,7 +582,7 @@ impl ServerHandler for DemoServer {
             return self.confirm(&request, context.id.to_string());
         }
         let args = request.arguments.unwrap_or_default();
-        let result = if base == "sleep" {
+        let mut result = if base == "sleep" {
             let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0).min(MAX_SLEEP_MS);
             self.sleep(ms, &context).await?
         } else if base == "headed" && self.args.header_tools {
@@ -581,6 +597,7 @@ impl ServerHandler for DemoServer {
         } else {
             self.answer(base, &args)?
         };
+        result.meta = self.meta.clone();
         let done = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
         if self.args.crash_after.is_some_and(|n| done >= n) {
             // Answer first, then die: the client sees this call succeed and the next one fail.
