@@ -1,5 +1,6 @@
 //! Real MCP clients through `toolport serve`: the official Python SDK (`tests/serve/client.py`,
-//! a `ClientSession` per scenario) and the MCP Inspector's CLI, over stdio (the client spawns
+//! a `ClientSession` per scenario, or `mcp.Client` in its default mode, which speaks
+//! 2026-07-28) and the MCP Inspector's CLI, over stdio (the client spawns
 //! `toolport serve`) and over streamable HTTP (`serve --http 127.0.0.1:0`). The downstream
 //! servers are real: server-everything and the binary's own demo-server. Both clients come from
 //! `tests/peers/install_clients.sh`; a failed install fails these tests, never skips them.
@@ -109,7 +110,13 @@ fn everything_direct_tools() -> Vec<String> {
     names(&value["tools"])
 }
 
-fn check_basics(seen: &Value, direct: &[String]) {
+/// The SDK's low-level session, which negotiates 2025-11-25 with `initialize`.
+const SESSION: &[&str] = &["--client", "session"];
+/// `mcp.Client` in its default mode (what the SDK recommends): `server/discover`, 2026-07-28.
+const DEFAULT_CLIENT: &[&str] = &["--client", "default"];
+
+fn check_basics(seen: &Value, direct: &[String], protocol: &str) {
+    assert_eq!(seen["protocol"], protocol, "the client negotiated another revision: {seen}");
     let tools = names(&seen["tools"]);
     for tool in direct {
         assert!(tools.contains(tool), "{tool} (listed directly) is missing through serve: {tools:?}");
@@ -141,18 +148,55 @@ fn check_basics(seen: &Value, direct: &[String]) {
 }
 
 #[test]
-fn serve_python_sdk_lists_calls_reads_and_prompts_over_stdio() {
+fn serve_python_sdk_session_lists_calls_reads_and_prompts_on_2025_11_25_over_stdio() {
     let env = everything_env();
     let direct = everything_direct_tools();
-    check_basics(&py("basics", &Via::Stdio(&env), &[]), &direct);
+    check_basics(&py("basics", &Via::Stdio(&env), SESSION), &direct, "2025-11-25");
 }
 
 #[test]
-fn serve_python_sdk_lists_calls_reads_and_prompts_over_http() {
+fn serve_python_sdk_session_lists_calls_reads_and_prompts_on_2025_11_25_over_http() {
     let env = everything_env();
     let direct = everything_direct_tools();
     let serve = ServeHttp::start(&env);
-    check_basics(&py("basics", &Via::Http(&serve.url), &[]), &direct);
+    check_basics(&py("basics", &Via::Http(&serve.url), SESSION), &direct, "2025-11-25");
+}
+
+/// Every result says `resultType` (the default client rejects one that does not), though
+/// server-everything, speaking 2025-11-25 to serve, sends none.
+#[test]
+fn serve_python_sdk_default_client_lists_calls_reads_and_prompts_on_2026_07_28_over_stdio() {
+    let env = everything_env();
+    let direct = everything_direct_tools();
+    check_basics(&py("basics", &Via::Stdio(&env), DEFAULT_CLIENT), &direct, "2026-07-28");
+}
+
+#[test]
+fn serve_python_sdk_default_client_lists_calls_reads_and_prompts_on_2026_07_28_over_http() {
+    let env = everything_env();
+    let direct = everything_direct_tools();
+    let serve = ServeHttp::start(&env);
+    check_basics(&py("basics", &Via::Http(&serve.url), DEFAULT_CLIENT), &direct, "2026-07-28");
+}
+
+/// A server's `_meta` on a call result reaches the client as the server sent it, on both
+/// revisions.
+#[test]
+fn serve_passes_a_call_results_meta_to_the_python_sdk() {
+    let env = Env::new();
+    let meta = json!({"example.com/trace": "t-1", "example.com/cost": {"units": 3}});
+    let demo_server = demo(&["--result-meta", &meta.to_string()]);
+    write_config(&env, json!({ "demo": demo_server }), &["demo"], json!({}));
+    let serve = ServeHttp::start(&env);
+    let args = ["--tool", "echo", "--args", r#"{"message": "with meta"}"#];
+    for (client, protocol) in [(SESSION, "2025-11-25"), (DEFAULT_CLIENT, "2026-07-28")] {
+        let seen = py("call", &Via::Http(&serve.url), &[client, &args].concat());
+        assert_eq!(
+            seen,
+            json!({"protocol": protocol, "is_error": false, "texts": ["with meta"], "meta": meta}),
+            "{client:?}"
+        );
+    }
 }
 
 /// A demo-server that adds `late` 3 s after it starts: long enough for serve to start and the
@@ -417,5 +461,15 @@ fn serve_forwards_completion_to_the_prompts_server() {
     let env = everything_env();
     let args = ["--prompt", "completable-prompt", "--argument", "department", "--value", "S"];
     let seen = py("complete", &Via::Stdio(&env), &args);
+    assert_eq!(seen["values"], json!(["Sales", "Support"]), "{seen}");
+}
+
+/// The same through the default `mcp.Client` (2026-07-28), which needs the server's
+/// completion marked `resultType: "complete"`.
+#[test]
+fn serve_forwards_completion_to_the_python_sdks_default_client() {
+    let env = everything_env();
+    let args = ["--prompt", "completable-prompt", "--argument", "department", "--value", "S"];
+    let seen = py("complete", &Via::Stdio(&env), &[DEFAULT_CLIENT, &args].concat());
     assert_eq!(seen["values"], json!(["Sales", "Support"]), "{seen}");
 }

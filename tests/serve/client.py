@@ -5,8 +5,15 @@ object on stdout for the Rust tests (tests/it/serve_clients.rs) to assert on.
     client.py SCENARIO --url http://127.0.0.1:PORT/mcp [options]
     client.py SCENARIO [options] -- COMMAND [ARG...]        (spawned, spoken to over stdio)
 
+Two ways to be the SDK's client (--client):
+  session       the low-level `ClientSession` and its `initialize` (negotiates 2025-11-25): the
+                default, what every scenario was first written with
+  default       `mcp.Client` as the SDK recommends it, in its default mode (`auto`: asks
+                `server/discover` and speaks 2026-07-28 to a server that answers it)
+
 Scenarios (each prints what it saw, never a verdict; the tests judge):
-  basics        tools/list, tools/call echo, resources/read, prompts/get
+  basics        tools/list, tools/call echo, resources/read, prompts/get, and the negotiated
+                protocol version
   list-changed  tools/list, wait for notifications/tools/list_changed, tools/list again
   elicit        call --tool, answering its elicitation/create with --answer (JSON) via the
                 SDK's elicitation_callback
@@ -15,7 +22,8 @@ Scenarios (each prints what it saw, never a verdict; the tests judge):
   progress      call --tool with --args and a progress callback; the progress it was sent
   latency       call --tool with --args --calls times in one session (milliseconds each)
   list          tools/list --calls times in one session (milliseconds each, and the tool count)
-  call          call --tool with --args, offering no capability at all (no callbacks)
+  call          call --tool with --args, offering no capability at all (no callbacks); the
+                result's content and `_meta`
   complete      completion/complete of --prompt's argument --argument from the prefix --value
   sample        call trigger-sampling-request, answering its sampling/createMessage with
                 --answer's "text" via the SDK's sampling_callback
@@ -34,7 +42,7 @@ import sys
 import time
 
 import anyio
-from mcp import types
+from mcp import Client, types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -48,7 +56,7 @@ def names(listing):
     return [t.name for t in listing.tools]
 
 
-async def basics(session, args, _events):
+async def basics(session, args, events):
     tools = await session.list_tools()
     echo = await session.call_tool("echo", {"message": args.message})
     resources = await session.list_resources()
@@ -56,6 +64,7 @@ async def basics(session, args, _events):
     prompts = await session.list_prompts()
     prompt = await session.get_prompt(args.prompt)
     return {
+        "protocol": events["protocol"],
         "tools": names(tools),
         "echo": {"is_error": bool(echo.is_error), "texts": texts(echo)},
         "resources": [str(r.uri) for r in resources.resources],
@@ -147,10 +156,15 @@ async def list_latency(session, _args, _events):
     return {"ms": millis, "tools": count}
 
 
-async def call(session, args, _events):
+async def call(session, args, events):
     await session.list_tools()
     result = await session.call_tool(args.tool, json.loads(args.args))
-    return {"is_error": bool(result.is_error), "texts": texts(result)}
+    return {
+        "protocol": events["protocol"],
+        "is_error": bool(result.is_error),
+        "texts": texts(result),
+        "meta": result.meta,
+    }
 
 
 async def complete(session, args, _events):
@@ -203,6 +217,7 @@ SCENARIOS = {
 
 async def run(args, command):
     events = {"list_changed": anyio.Event(), "asked": [], "sampled": [], "logs": [], "logged": anyio.Event()}
+    events["protocol"] = None
 
     async def on_message(message):
         if isinstance(message, types.ToolListChangedNotification):
@@ -240,18 +255,22 @@ async def run(args, command):
     if args.scenario != "call":
         extra["elicitation_callback"] = on_elicit
 
-    async def drive(read, write):
-        async with ClientSession(read, write, message_handler=on_message, **extra) as session:
-            await session.initialize()
-            return await SCENARIOS[args.scenario](session, args, events)
+    async def drive(transport):
+        if args.client == "default":
+            # `mcp.Client` has the same methods as a session, so every scenario runs on either.
+            async with Client(transport, message_handler=on_message, **extra) as client:
+                events["protocol"] = client.protocol_version
+                return await SCENARIOS[args.scenario](client, args, events)
+        async with transport as (read, write):
+            async with ClientSession(read, write, message_handler=on_message, **extra) as session:
+                events["protocol"] = (await session.initialize()).protocol_version
+                return await SCENARIOS[args.scenario](session, args, events)
 
     if args.url:
-        async with streamable_http_client(args.url) as (read, write):
-            return await drive(read, write)
+        return await drive(streamable_http_client(args.url))
     params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
     with open(args.errlog or os.devnull, "w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            return await drive(read, write)
+        return await drive(stdio_client(params, errlog=errlog))
 
 
 def main():
@@ -262,6 +281,8 @@ def main():
         argv, command = argv[:at], argv[at + 1 :]
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scenario", choices=sorted(SCENARIOS))
+    p.add_argument("--client", choices=["session", "default"], default="session",
+                   help="the low-level ClientSession (2025-11-25) or mcp.Client in its default mode")
     p.add_argument("--url", help="streamable HTTP endpoint (else the command after --, over stdio)")
     p.add_argument("--errlog", help="where a stdio server's stderr goes (default: discarded)")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds for the whole scenario")
