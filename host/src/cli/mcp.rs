@@ -324,10 +324,10 @@ async fn get_view(paths: &Paths, name: &str, json: bool) -> Result<String> {
     if !masked.tools.is_empty() {
         line("tools", &tool_filter_text(&masked.tools));
     }
-    line("roots", &roots_text(&masked.roots));
     for (key, value) in masked.wasm.as_ref().map(grants::sandbox_lines).unwrap_or_default() {
         line(key, &value);
     }
+    line("roots", &roots_text(&masked.roots));
     let t = masked.timeouts;
     line(
         "timeouts",
