@@ -75,7 +75,7 @@ pub use auth::{Completion as SignInCompletion, CredentialsFile, SignedIn, login,
 pub use config::MASK as SECRET_MASK;
 pub use config::{
     ConfigError, DirGrant, GlobalStore, Grant, Grants, IdpDef, Limits, OAuthDef, PluginDef, PluginKind,
-    Resolved, ResolvedServer, ServerDef, Surface, Timeouts, ToolFilter, TransportKind, WasmDef,
+    Resolved, ResolvedServer, Roots, ServerDef, Surface, Timeouts, ToolFilter, TransportKind, WasmDef,
     WorkspaceSettings, load_resolved, parse_json, resolve, same_path, validate,
 };
 pub use paths::Paths;

@@ -74,16 +74,27 @@ pub struct ServerStatus {
 /// Columns an error summary is clipped to, so one bad server cannot flood the view.
 pub const ERROR_SUMMARY_COLUMNS: usize = 120;
 
+/// Columns of a reserved-name report (`MCP tool name conflicts with built-in tool: …`): the
+/// host's own text naming every conflicting tool and both fixes, which 120 columns would cut
+/// off; still bounded, since a workspace may reserve many names.
+const RESERVED_REPORT_COLUMNS: usize = 1_000;
+
 /// CR/LF become spaces, every other control or format character is escaped (the text is a
 /// server's or a plugin's, and reaches a terminal), and longer than [`ERROR_SUMMARY_COLUMNS`] is
-/// clipped with `...`. The status view, the progress lines and the `Warning:` lines all use it.
+/// clipped with `...` (a reserved-name report: [`RESERVED_REPORT_COLUMNS`]). The status view,
+/// the progress lines and the `Warning:` lines all use it.
 pub fn summarize_error(error: &str) -> String {
     let flat: String = error.chars().map(|c| if c == '\r' || c == '\n' { ' ' } else { c }).collect();
     let flat = escape_line(flat.trim());
-    if flat.chars().count() <= ERROR_SUMMARY_COLUMNS {
+    let columns = if flat.starts_with(crate::runtime::RESERVED_CONFLICT) {
+        RESERVED_REPORT_COLUMNS
+    } else {
+        ERROR_SUMMARY_COLUMNS
+    };
+    if flat.chars().count() <= columns {
         return flat.to_string();
     }
-    let mut clipped: String = flat.chars().take(ERROR_SUMMARY_COLUMNS - 3).collect();
+    let mut clipped: String = flat.chars().take(columns - 3).collect();
     clipped.push_str("...");
     clipped
 }

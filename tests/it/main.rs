@@ -41,6 +41,7 @@ mod plugins;
 mod plugins_cli;
 mod policy;
 mod resources_prompts;
+mod roots_per_server;
 mod runtime;
 mod runtime_live;
 mod runtime_support;

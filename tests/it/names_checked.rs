@@ -11,7 +11,7 @@ use toolport::PLUGIN_BUILD_DIR;
 
 use crate::common::Env;
 use crate::faults_support::{OK, assert_failed, assert_neighbour_fine, fault, healthy, start, write};
-use crate::runtime_support::{call_text, demo, names};
+use crate::runtime_support::{call_text, demo, names, reserved_one};
 
 /// The `fault-policy` fixture as the workspace's name policy, with room for a 5 MB rename.
 fn fault_policy() -> Value {
@@ -49,7 +49,7 @@ async fn lookalikes_of_a_reserved_name_are_refused() {
         "zw",
         "MCP server zw returned an invalid tool name: bash\\u{200b} (control or format character U+200B)",
     );
-    assert_failed(&runtime, "wide", "MCP tool name conflicts with built-in tool: ｂａｓｈ");
+    assert_failed(&runtime, "wide", &reserved_one("ｂａｓｈ"));
     assert_neighbour_fine(&runtime).await;
     runtime.shutdown().await;
     before.assert_unchanged(&env);

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::common::Env;
-use crate::runtime_support::{demo, names, write_config};
+use crate::runtime_support::{demo, names, reserved_one, write_config};
 
 struct Run {
     code: i32,
@@ -116,12 +116,12 @@ fn blank_tool_name_fails_the_server() {
 fn reserved_names_fail_the_server_ignoring_case() {
     assert_eq!(
         warnings(json!({ "a": demo(&["--extra-tool", "Read_File"]) }), json!({})),
-        ["Warning: MCP unavailable: a (MCP tool name conflicts with built-in tool: Read_File)"]
+        [format!("Warning: MCP unavailable: a ({})", reserved_one("Read_File"))]
     );
     // The workspace's reservedToolNames replaces the default four.
     assert_eq!(
         warnings(json!({ "a": demo(&["--extra-tool", "bash"]) }), json!({ "reservedToolNames": ["ADD"] })),
-        ["Warning: MCP unavailable: a (MCP tool name conflicts with built-in tool: add)"]
+        [format!("Warning: MCP unavailable: a ({})", reserved_one("add"))]
     );
 }
 

@@ -9,7 +9,7 @@ use toolport::load_resolved;
 use toolport::{CallError, RuntimeOptions};
 
 use crate::common::Env;
-use crate::runtime_support::{call_text, demo, eventually, names, paths, start, write_config};
+use crate::runtime_support::{call_text, demo, eventually, names, paths, reserved_one, start, write_config};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn all_five_states_in_one_workspace() {
@@ -187,10 +187,7 @@ async fn an_embedding_agents_builtin_tools_are_reserved() {
     write_config(&env, json!({ "a": demo(&[]) }), &["a"], json!({}));
     let options = RuntimeOptions { builtin_tools: vec!["Echo".into()], ..RuntimeOptions::default() };
     let runtime = start(&env, &[], options).await;
-    assert_eq!(
-        runtime.status()[0].error.as_deref(),
-        Some("MCP tool name conflicts with built-in tool: echo")
-    );
+    assert_eq!(runtime.status()[0].error.as_deref(), Some(reserved_one("echo").as_str()));
     runtime.shutdown().await;
 }
 

@@ -32,6 +32,16 @@ pub fn write_config(env: &Env, servers: Value, enabled: &[&str], extra: Value) {
     std::fs::write(file, workspace.to_string()).unwrap_or_else(|e| panic!("write workspace: {e}"));
 }
 
+/// What a server listing the one reserved name `tool` is put in `error` with: reference-behaviour
+/// A's sentence, then the two fixes (issue 25 item 7).
+pub fn reserved_one(tool: &str) -> String {
+    format!(
+        "MCP tool name conflicts with built-in tool: {tool}. Fix: leave it out (\"tools\": {{\"exclude\": \
+         [\"{tool}\"]}} in the server's definition, or toolport mcp add … --exclude {tool} when adding it), or \
+         prefix every tool with its server's name (toolport workspace set namePolicy namespace)"
+    )
+}
+
 /// The paths of `env`.
 pub fn paths(env: &Env) -> Paths {
     Paths::new(env.home(), env.root())

@@ -437,10 +437,13 @@ fn serve_forwards_sampling_to_the_python_sdk() {
     assert!(texts.iter().any(|t| t.contains("hi from the client's model")), "{seen}");
 }
 
-/// The client's roots replace the workspace root that downstream servers are told of.
+/// The client's roots replace the workspace root for a server set to `roots: "client"`.
 #[test]
 fn serve_passes_the_python_clients_roots_on() {
-    let env = everything_env();
+    let env = Env::new();
+    let mut everything = everything_stdio();
+    everything["roots"] = json!("client");
+    write_config(&env, json!({ "everything": everything }), &["everything"], json!({}));
     let seen = py("roots", &Via::Stdio(&env), &["--uri", "file:///client/project/", "--wait", "15"]);
     let texts = names(&seen["texts"]);
     assert!(texts.iter().any(|t| t.contains("file:///client/project/")), "{seen}");

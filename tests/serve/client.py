@@ -27,8 +27,8 @@ Scenarios (each prints what it saw, never a verdict; the tests judge):
   complete      completion/complete of --prompt's argument --argument from the prefix --value
   sample        call trigger-sampling-request, answering its sampling/createMessage with
                 --answer's "text" via the SDK's sampling_callback
-  roots         offer the root --uri via list_roots_callback; call get-roots-list until it
-                names it (or --wait s pass)
+  roots         offer the root --uri via list_roots_callback; call --roots-tool until it
+                names it (or --wait s pass), then call --then once (when given)
   logging       logging/setLevel debug, call toggle-simulated-logging, wait --wait s for a
                 notifications/message
 
@@ -183,12 +183,13 @@ async def roots(session, args, _events):
     said = []
     with anyio.move_on_after(args.wait):
         while True:
-            result = await session.call_tool("get-roots-list", {})
+            result = await session.call_tool(args.roots_tool, {})
             said = texts(result)
             if any(args.uri in t for t in said):
                 break
             await anyio.sleep(0.2)
-    return {"texts": said}
+    then = texts(await session.call_tool(args.then, {})) if args.then else []
+    return {"texts": said, "then": then}
 
 
 async def logging(session, args, events):
@@ -293,6 +294,8 @@ def main():
     p.add_argument("--write", nargs=2, metavar=("FILE", "CONTENT"),
                    help="list-changed: after the first listing, replace FILE with CONTENT")
     p.add_argument("--tool", default="sleep")
+    p.add_argument("--roots-tool", default="get-roots-list", help="roots: the tool that says the roots")
+    p.add_argument("--then", help="roots: a tool called once after --roots-tool named --uri")
     p.add_argument("--argument", default="department", help="complete: the argument's name")
     p.add_argument("--value", default="", help="complete: what was typed so far")
     p.add_argument("--args", default="{}", help="the tool's arguments as JSON")

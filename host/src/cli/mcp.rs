@@ -13,13 +13,14 @@ use super::ExitError;
 use super::grants::{self, Change, GrantFlags};
 use toolport::{
     Client, ClientHomes, ClientScope, ConfigError, EditError, GlobalStore, ImportOutcome, ImportReport,
-    ImportRequest, Paths, Runtime, RuntimeOptions, SECRET_MASK as MASK, SandboxEntry, ServerDef, ToolFilter,
-    Trailer, WorkspaceSettings, parse_add_args,
+    ImportRequest, Paths, Roots, Runtime, RuntimeOptions, SECRET_MASK as MASK, SandboxEntry, ServerDef,
+    ToolFilter, Trailer, WorkspaceSettings, parse_add_args,
 };
 
 /// The usage line printed with an `add` argument error.
 const CLI_ADD_USAGE: &str = "Usage: toolport mcp add [--transport <stdio|sse|http|streamable_http|PLUGIN>] <name> \
-     <url | -- command [args…]> [--env K=V]… [--header \"K: V\"]… [--cwd DIR] [--include GLOB]… [--exclude GLOB]…";
+     <url | -- command [args…]> [--env K=V]… [--header \"K: V\"]… [--cwd DIR] [--include GLOB]… [--exclude GLOB]… \
+     [--roots VALUE]…";
 
 /// `toolport mcp [<subcommand>]`; without one it lists.
 #[derive(Debug, clap::Args)]
@@ -44,9 +45,10 @@ enum McpCommand {
             --header \"K: V\"    HTTP header (repeatable)\n  \
             --cwd DIR          child working folder\n  \
             --include GLOB     only the server's tools matching it (repeatable; `*`, `?`, `[..]`)\n  \
-            --exclude GLOB     never the server's tools matching it (repeatable; wins over --include)\n\
+            --exclude GLOB     never the server's tools matching it (repeatable; wins over --include)\n  \
+            --roots VALUE      workspace (default), none, client, or a folder (repeatable for a list)\n\
             For stdio, everything after -- is the command and its arguments, verbatim.",
-        override_usage = "toolport mcp add [--transport <stdio|sse|http|PLUGIN>] <name> <url | -- command [args…]> [--env K=V]… [--header \"K: V\"]… [--cwd DIR] [--include GLOB]… [--exclude GLOB]…"
+        override_usage = "toolport mcp add [--transport <stdio|sse|http|PLUGIN>] <name> <url | -- command [args…]> [--env K=V]… [--header \"K: V\"]… [--cwd DIR] [--include GLOB]… [--exclude GLOB]… [--roots VALUE]…"
     )]
     Add {
         /// Everything after `add`, parsed by the same library parser as `/mcp add`.
@@ -325,6 +327,7 @@ async fn get_view(paths: &Paths, name: &str, json: bool) -> Result<String> {
     for (key, value) in masked.wasm.as_ref().map(grants::sandbox_lines).unwrap_or_default() {
         line(key, &value);
     }
+    line("roots", &roots_text(&masked.roots));
     let t = masked.timeouts;
     line(
         "timeouts",
@@ -371,6 +374,17 @@ fn tool_filter_text(filter: &ToolFilter) -> String {
         .map(|(key, globs)| format!("{key} {}", Value::from(globs.to_vec())))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// The `roots` setting as `mcp get` shows it: the keyword and what it means, or the paths as
+/// written (a JSON array, like the filter's globs).
+fn roots_text(roots: &Roots) -> String {
+    match roots {
+        Roots::Workspace => "workspace (the workspace root)".to_string(),
+        Roots::None => "none (no roots offered: the server keeps its own arguments)".to_string(),
+        Roots::Client => "client (under serve, the client's roots; else the workspace root)".to_string(),
+        Roots::Paths(paths) => Value::from(paths.clone()).to_string(),
+    }
 }
 
 /// Connects `name` alone (every other server paused) and reads the revision it negotiated;

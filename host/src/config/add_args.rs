@@ -7,11 +7,12 @@
 //! add [--transport stdio] <name> <command> [args…]         (args verbatim from the command on)
 //!     [--env K=V]… [--header "K: V"]… [--cwd DIR]           (before the target)
 //!     [--include GLOB]… [--exclude GLOB]…                   (the `tools` filter)
+//!     [--roots workspace|none|client | --roots PATH…]         (the `roots` setting)
 //! ```
 
 use serde_json::{Map, Value};
 
-use super::model::ServerDef;
+use super::model::{Roots, ServerDef};
 use super::normalize::normalize_type;
 use super::tool_filter::ToolFilter;
 
@@ -43,6 +44,7 @@ pub fn parse_add_args(args: &[String]) -> Result<AddRequest, String> {
     let mut cwd: Option<String> = None;
     let mut include: Vec<String> = Vec::new();
     let mut exclude: Vec<String> = Vec::new();
+    let mut roots: Vec<String> = Vec::new();
     let mut positional: Vec<String> = Vec::new();
     let mut verbatim: Option<Vec<String>> = None;
 
@@ -89,6 +91,7 @@ pub fn parse_add_args(args: &[String]) -> Result<AddRequest, String> {
             "--cwd" => cwd = Some(value("--cwd")?),
             "--include" => include.push(glob(value("--include")?, "--include")?),
             "--exclude" => exclude.push(glob(value("--exclude")?, "--exclude")?),
+            "--roots" => roots.push(value("--roots")?),
             f if f.starts_with('-') && f.len() > 1 && positional.len() < 2 => {
                 return Err(format!("unknown option {f}"));
             }
@@ -112,6 +115,7 @@ pub fn parse_add_args(args: &[String]) -> Result<AddRequest, String> {
         headers,
         cwd: cwd.map(|c| c.trim().to_string()).filter(|c| !c.is_empty()),
         tools,
+        roots: roots_setting(roots)?,
         ..ServerDef::default()
     };
     let rest: Vec<String> = positional.collect();
@@ -132,6 +136,24 @@ pub fn parse_add_args(args: &[String]) -> Result<AddRequest, String> {
         }
     }
     Ok(AddRequest { name, def })
+}
+
+/// The `--roots` values: none is the default, one keyword is that setting, anything else is a
+/// list of paths (a folder named like a keyword is written `./none`).
+fn roots_setting(values: Vec<String>) -> Result<Roots, String> {
+    let values: Vec<String> = values.iter().map(|v| v.trim().to_string()).collect();
+    if values.iter().any(String::is_empty) {
+        return Err("--roots needs a value".to_string());
+    }
+    let keywords: Vec<&String> = values.iter().filter(|v| Roots::from_keyword(v).is_some()).collect();
+    match (values.as_slice(), keywords.first()) {
+        ([], _) => Ok(Roots::Workspace),
+        ([one], Some(_)) => Ok(Roots::from_keyword(one).unwrap_or_default()),
+        (_, Some(word)) => Err(format!(
+            "--roots {word} cannot be combined with other --roots values (a folder of that name is ./{word})"
+        )),
+        (_, None) => Ok(Roots::Paths(values)),
+    }
 }
 
 /// One `--include`/`--exclude` value, trimmed as the file's globs are; blank is refused.

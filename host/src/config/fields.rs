@@ -41,6 +41,12 @@ impl<'a> Fields<'a> {
         self.obj.get(key).filter(|v| !v.is_null())
     }
 
+    /// The value of a field whose shape is the caller's to check (one of several types), `None`
+    /// when absent or `null`.
+    pub fn raw(&self, key: &str) -> Option<&'a Value> {
+        self.get(key)
+    }
+
     /// A trimmed string; absent and blank are both `None`.
     pub fn string(&self, key: &str) -> Result<Option<String>, String> {
         match self.get(key) {

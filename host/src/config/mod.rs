@@ -41,6 +41,7 @@ pub use plugin_edit::{
     set_workspace_plugin, set_workspace_surface,
 };
 pub use resolve::{load_resolved, missing_rows, resolve};
+pub(crate) use sandbox_fields::expand_home;
 pub use store::parse_json;
 pub use tool_filter::ToolFilter;
 pub use validate::validate;

@@ -100,6 +100,48 @@ pub struct ServerDef {
     /// `tools: { include, exclude }`: which of the server's own tools reach the pipeline
     /// (applied before the name policy; empty keeps every tool).
     pub tools: ToolFilter,
+    /// `roots`: what the server is told when it asks for the client's roots (`roots/list`).
+    pub roots: Roots,
+}
+
+/// A server's `roots` setting. Servers that act on roots (npm `server-filesystem`) replace their
+/// own directory arguments with them, so the workspace root cannot simply go to every server.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Roots {
+    /// `"workspace"` (the default): the workspace root, the one root.
+    #[default]
+    Workspace,
+    /// `"none"`: the roots capability is not advertised to this server at all, so it keeps
+    /// what its own arguments say.
+    None,
+    /// `"client"`: under `serve`, the roots of the client in front (when it offers any);
+    /// everywhere else, and with a client that offers none, the workspace root.
+    Client,
+    /// A list of folders as written: absolute, `~/…` (the home folder), or relative to the
+    /// workspace root (resolved when a server asks, so a changed root moves them too).
+    Paths(Vec<String>),
+}
+
+impl Roots {
+    /// The keyword of a setting that has one (`None` for a list of paths).
+    pub fn keyword(&self) -> Option<&'static str> {
+        match self {
+            Self::Workspace => Some("workspace"),
+            Self::None => Some("none"),
+            Self::Client => Some("client"),
+            Self::Paths(_) => None,
+        }
+    }
+
+    /// The setting a keyword names.
+    pub fn from_keyword(word: &str) -> Option<Self> {
+        match word {
+            "workspace" => Some(Self::Workspace),
+            "none" => Some(Self::None),
+            "client" => Some(Self::Client),
+            _ => None,
+        }
+    }
 }
 
 /// A sandboxed server's component, grants and limits (`type: "wasm"`).

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::fields::{Fields, Trim};
-use super::model::{Grant, IdpDef, Limits, OAuthDef, ServerDef, Timeouts, WasmDef};
+use super::model::{Grant, IdpDef, Limits, OAuthDef, Roots, ServerDef, Timeouts, WasmDef};
 use super::sandbox_fields::{self, Guest};
 use super::tool_filter::ToolFilter;
 
@@ -71,6 +71,7 @@ impl ServerDef {
             oauth: oauth(&fields)?,
             wasm,
             tools: tool_filter(&fields)?,
+            roots: roots(&fields)?,
         })
     }
 
@@ -120,6 +121,9 @@ impl ServerDef {
         }
         if let Some(t) = tool_filter_json(&self.tools) {
             m.insert("tools".into(), t);
+        }
+        if let Some(r) = roots_json(&self.roots) {
+            m.insert("roots".into(), r);
         }
         if let Some(w) = &self.wasm {
             put_str(&mut m, "component", &w.component);
@@ -181,8 +185,20 @@ impl ServerDef {
     }
 }
 
-const KNOWN_FIELDS: [&str; 11] =
-    ["type", "url", "command", "args", "env", "headers", "cwd", "inheritEnv", "timeouts", "oauth", "tools"];
+const KNOWN_FIELDS: [&str; 12] = [
+    "type",
+    "url",
+    "command",
+    "args",
+    "env",
+    "headers",
+    "cwd",
+    "inheritEnv",
+    "timeouts",
+    "oauth",
+    "tools",
+    "roots",
+];
 
 /// The fields of a `wasm` server's sandbox.
 const WASM_FIELDS: [&str; 5] = ["component", "builtin", "grants", "limits", "sha256"];
@@ -306,6 +322,36 @@ fn oauth_json(o: &OAuthDef) -> Map<String, Value> {
         m.insert("idp".into(), Value::Object(i));
     }
     m
+}
+
+/// What a bad `roots` is told.
+const ROOTS_MUST_BE: &str = "\"workspace\", \"none\", \"client\" or an array of paths";
+
+/// `roots`: one of the keywords, or an array of non-blank paths (trimmed; `~` and relative
+/// paths are resolved when a server asks). Absent is `"workspace"`.
+fn roots(fields: &Fields<'_>) -> Result<Roots, String> {
+    let bad = || fields.err("roots", ROOTS_MUST_BE);
+    match fields.raw("roots") {
+        None => Ok(Roots::Workspace),
+        Some(Value::String(word)) => Roots::from_keyword(word.trim()).ok_or_else(bad),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|item| {
+                item.as_str().map(str::trim).filter(|p| !p.is_empty()).map(String::from).ok_or_else(bad)
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Roots::Paths),
+        Some(_) => Err(bad()),
+    }
+}
+
+/// `roots` as the store holds it: omitted at the default.
+fn roots_json(roots: &Roots) -> Option<Value> {
+    match roots {
+        Roots::Workspace => None,
+        Roots::Paths(paths) => Some(paths.iter().cloned().map(Value::String).collect()),
+        other => other.keyword().map(|word| Value::String(word.into())),
+    }
 }
 
 /// `tools: { include, exclude }`: arrays of globs, trimmed, blanks dropped; an empty or absent

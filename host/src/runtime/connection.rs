@@ -78,6 +78,8 @@ struct Handler {
     events: mpsc::UnboundedSender<Event>,
     /// How the runtime answers the server's questions.
     answers: Arc<Answers>,
+    /// The server's `roots` setting: what it is offered and told.
+    roots: crate::config::Roots,
 }
 
 #[allow(deprecated)]
@@ -142,14 +144,14 @@ impl ClientHandler for Handler {
         &self,
         _context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, rmcp::ErrorData> {
-        Ok(self.answers.roots())
+        Ok(self.answers.roots(&self.roots))
     }
 
     fn get_info(&self) -> ClientConfig {
         // The version here is only what the `initialize` fallback offers; the stateless
         // revisions are chosen by the lifecycle (`transport::connect`).
         ClientConfig::new(
-            self.answers.capabilities(),
+            self.answers.capabilities(&self.roots),
             Implementation::new("toolport", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(transport::LEGACY_VERSION)
@@ -187,7 +189,13 @@ impl Connection {
     ) -> Result<(Arc<Connection>, Vec<Tool>), String> {
         let progress = ProgressRoutes::default();
         let credentials = answers.credentials.clone();
-        let handler = Handler { server: def.name.clone(), generation, events: events.clone(), answers };
+        let handler = Handler {
+            server: def.name.clone(),
+            generation,
+            events: events.clone(),
+            answers,
+            roots: def.roots.clone(),
+        };
         // Reports are routed as the transport reads them, ahead of the answer they precede.
         let routes = progress.clone();
         let tap = transport::ProgressTap::new(move |params| routes.deliver(params));

@@ -44,7 +44,7 @@ pub async fn call_with(
     if name.is_empty() {
         return Err(CallError::MissingName);
     }
-    let (original, server, conn, timeout, output_check) = {
+    let (original, server, conn, timeout, output_check, roots) = {
         let state = supervisor.lock();
         match state.registry.route(name) {
             Some((record, served)) => (
@@ -53,6 +53,7 @@ pub async fn call_with(
                 served.conn.clone(),
                 served.def.timeouts.call,
                 record.output.clone(),
+                served.def.roots.clone(),
             ),
             None => {
                 return Err(match state.gone.lookup(name) {
@@ -68,7 +69,8 @@ pub async fn call_with(
     let answers = &supervisor.answers;
     let refusals_before = conn.refusal_count();
     // The call timeout counts the server's time, not the person's answering its questions.
-    let rounds = request_state::call_tool(&conn.peer, &conn.progress, answers, &server, params, progress);
+    let rounds =
+        request_state::call_tool(&conn.peer, &conn.progress, answers, &server, &roots, params, progress);
     match person_clock::within(&answers.clock, timeout, rounds).await {
         None => Err(CallError::Timeout { tool: name.to_string(), server, ms: timeout.as_millis() }),
         Some(Ok(result)) => {

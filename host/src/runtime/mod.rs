@@ -22,6 +22,7 @@ mod elicitation;
 mod executor;
 mod large_results;
 mod names;
+pub(crate) use names::RESERVED_CONFLICT;
 mod options;
 mod outcome_json;
 mod person_clock;
@@ -286,7 +287,9 @@ impl Runtime {
     /// told is only logged.
     pub async fn set_workspace_root(&self, path: std::path::PathBuf) {
         if self.supervisor.answers.set_root(path) {
-            self.announce_roots().await;
+            // Every setting but `"none"` may derive from it (a client server without a
+            // client's roots, the relative folders of a list).
+            self.announce_roots(|roots| *roots != crate::config::Roots::None).await;
         }
     }
 
@@ -365,21 +368,27 @@ impl Runtime {
         let _ = self.supervisor.answers.notices.set(notices);
     }
 
-    /// Answers `roots/list` with a host's client's roots (`None`: the workspace root again),
-    /// telling every connected server when that changes.
+    /// Answers `roots/list` of the servers set to `roots: "client"` with a host's client's roots
+    /// (`None`: the workspace root again), telling those servers when that changes; the others
+    /// keep what their setting says.
     #[allow(deprecated)] // roots are deprecated in 2026-07-28, still what 2025-11-25 uses
     pub(crate) async fn set_client_roots(&self, roots: Option<Vec<rmcp::model::Root>>) {
         if self.supervisor.answers.set_client_roots(roots) {
-            self.announce_roots().await;
+            self.announce_roots(|roots| *roots == crate::config::Roots::Client).await;
         }
     }
 
-    /// `notifications/roots/list_changed` to every connected server; one that cannot be told
-    /// is only logged.
-    async fn announce_roots(&self) {
+    /// `notifications/roots/list_changed` to every connected server whose `roots` setting
+    /// `affected` picks; one that cannot be told is only logged.
+    async fn announce_roots(&self, affected: impl Fn(&crate::config::Roots) -> bool) {
         let conns: Vec<(String, Arc<connection::Connection>)> = {
             let state = self.supervisor.lock();
-            state.slots.iter().filter_map(|s| Some((s.name().to_string(), s.conn()?.clone()))).collect()
+            state
+                .slots
+                .iter()
+                .filter(|s| affected(&s.resolved.def.roots))
+                .filter_map(|s| Some((s.name().to_string(), s.conn()?.clone())))
+                .collect()
         };
         for (server, conn) in conns {
             if let Err(e) = conn.peer.notify_roots_list_changed().await {

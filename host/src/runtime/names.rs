@@ -73,7 +73,8 @@ impl Claims {
 
     /// Checks `server`'s final names: each valid ([`name_fault`]), then against the reserved
     /// ones, each other and the names claimed before it. First failure wins, tool by tool;
-    /// comparisons use [`name_key`].
+    /// comparisons use [`name_key`]. A reserved name is reported with every other reserved
+    /// name the server lists and the two fixes ([`reserved_message`]), so one edit is enough.
     pub fn admit<'a>(
         &mut self,
         server: &str,
@@ -92,7 +93,7 @@ impl Claims {
             }
             let key = name_key(tool);
             if self.reserved.contains(&key) {
-                return Err(format!("MCP tool name conflicts with built-in tool: {tool}"));
+                return Err(reserved_message(&self.reserved_among(tools.clone())));
             }
             if !own.insert(key.clone()) {
                 return Err(format!("MCP server {server} returned duplicate tool: {tool}"));
@@ -106,6 +107,39 @@ impl Claims {
         }
         Ok(())
     }
+
+    /// The valid names among `tools` that are reserved, in list order, each once.
+    fn reserved_among<'a>(&self, tools: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+        let mut seen = HashSet::new();
+        tools
+            .into_iter()
+            .filter(|tool| name_fault(tool).is_none())
+            .filter(|tool| {
+                let key = name_key(tool);
+                self.reserved.contains(&key) && seen.insert(key)
+            })
+            .collect()
+    }
+}
+
+/// How every reserved-name report starts (reference-behaviour A's contract).
+pub(crate) const RESERVED_CONFLICT: &str = "MCP tool name conflicts with built-in tool: ";
+
+/// `MCP tool name conflicts with built-in tool: <tools>` (reference-behaviour A's sentence, every
+/// reserved name of the server at once), then the two fixes: leave them out with the server's
+/// tool filter, or let the `namespace` policy prefix every tool with its server's name.
+pub fn reserved_message(tools: &[&str]) -> String {
+    let listed = tools.join(", ");
+    let quoted: Vec<String> = tools.iter().map(|t| format!("\"{t}\"")).collect();
+    let flags: Vec<String> = tools.iter().map(|t| format!("--exclude {t}")).collect();
+    let them = if tools.len() == 1 { "it" } else { "them" };
+    format!(
+        "{RESERVED_CONFLICT}{listed}. Fix: leave {them} out \
+         (\"tools\": {{\"exclude\": [{}]}} in the server's definition, or toolport mcp add … {} when adding it), \
+         or prefix every tool with its server's name (toolport workspace set namePolicy namespace)",
+        quoted.join(", "),
+        flags.join(" ")
+    )
 }
 
 #[cfg(test)]
@@ -138,7 +172,21 @@ mod tests {
     #[test]
     fn reserved_name_ignores_case() {
         let out = check_all(&[server("a", &["Read_File"])], &reserved());
-        assert_eq!(out, vec![Err("MCP tool name conflicts with built-in tool: Read_File".to_string())]);
+        assert_eq!(out, vec![Err(reserved_message(&["Read_File"]))]);
+    }
+
+    #[test]
+    fn every_reserved_name_is_named_at_once_with_the_fixes() {
+        let out =
+            check_all(&[server("files", &["read_file", "list", "WRITE_FILE", "read_file"])], &reserved());
+        assert_eq!(
+            out,
+            vec![Err("MCP tool name conflicts with built-in tool: read_file, WRITE_FILE. Fix: leave them out \
+                 (\"tools\": {\"exclude\": [\"read_file\", \"WRITE_FILE\"]} in the server's definition, \
+                 or toolport mcp add … --exclude read_file --exclude WRITE_FILE when adding it), or prefix every \
+                 tool with its server's name (toolport workspace set namePolicy namespace)"
+                .to_string())]
+        );
     }
 
     #[test]
@@ -162,7 +210,7 @@ mod tests {
         assert_eq!(
             out,
             vec![
-                Err("MCP tool name conflicts with built-in tool: bash".to_string()),
+                Err(reserved_message(&["bash"])),
                 Ok(()),
                 Err("MCP tool name conflict: echo already provided by b".to_string()),
             ]
@@ -179,7 +227,7 @@ mod tests {
     #[test]
     fn custom_reserved_set_replaces_the_default() {
         let out = check_all(&[server("a", &["bash", "deploy"])], &["Deploy".to_string()]);
-        assert_eq!(out, vec![Err("MCP tool name conflicts with built-in tool: deploy".to_string())]);
+        assert_eq!(out, vec![Err(reserved_message(&["deploy"]))]);
     }
 
     #[test]
@@ -230,7 +278,7 @@ mod tests {
     fn reserved_and_collisions_compare_after_nfkc_and_case_folding() {
         // Full-width letters and a ligature normalise to the ASCII names they imitate.
         let out = check_all(&[server("a", &["ｂａｓｈ"])], &reserved());
-        assert_eq!(out, vec![Err("MCP tool name conflicts with built-in tool: ｂａｓｈ".to_string())]);
+        assert_eq!(out, vec![Err(reserved_message(&["ｂａｓｈ"]))]);
         let out = check_all(&[server("a", &["ﬁnd"]), server("b", &["FIND"])], &reserved());
         assert_eq!(out, vec![Ok(()), Err("MCP tool name conflict: FIND already provided by a".to_string())]);
     }

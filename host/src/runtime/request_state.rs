@@ -18,6 +18,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::server_requests::Answers;
 use super::tool_call::{CallProgress, ProgressRoutes, call_once};
+use crate::config::Roots;
 
 /// Most input-required answers one call may get before toolport gives up: a form or two is
 /// normal, ten means a server that keeps asking (the bound rmcp's own helper uses).
@@ -60,6 +61,7 @@ pub async fn call_tool(
     routes: &ProgressRoutes,
     answers: &Answers,
     server: &str,
+    roots: &Roots,
     mut params: CallToolRequestParams,
     progress: Option<UnboundedSender<CallProgress>>,
 ) -> Result<CallToolResult, RoundsError> {
@@ -85,7 +87,7 @@ pub async fn call_tool(
             }
             tokio::time::sleep(STATE_ONLY_PAUSE).await;
         }
-        let responses = answer_all(answers, server, requests).await?;
+        let responses = answer_all(answers, server, roots, requests).await?;
         params.input_responses = (!responses.is_empty()).then_some(responses);
         params.request_state = request_state;
     }
@@ -96,6 +98,7 @@ pub async fn call_tool(
 async fn answer_all(
     answers: &Answers,
     server: &str,
+    roots: &Roots,
     requests: BTreeMap<String, InputRequest>,
 ) -> Result<BTreeMap<String, Value>, RoundsError> {
     let mut responses = BTreeMap::new();
@@ -106,7 +109,7 @@ async fn answer_all(
                 Ok(result) => encode(result)?,
                 Err(refused) => return Err(RoundsError::Input(refused.message.into_owned())),
             },
-            InputRequest::ListRoots(_) => encode(answers.roots())?,
+            InputRequest::ListRoots(_) => encode(answers.roots(roots))?,
             _ => {
                 return Err(RoundsError::Input(format!(
                     "input request {key} is of a kind toolport does not know"

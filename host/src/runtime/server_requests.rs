@@ -1,6 +1,6 @@
 //! What the client answers when a server asks it something: elicitation (through the host's
-//! [`Elicitor`]), sampling (refused unless the host supplies a [`Sampler`]) and roots (the
-//! workspace root, the one root). One [`Answers`] per runtime, shared by every connection's
+//! [`Elicitor`]), sampling (refused unless the host supplies a [`Sampler`]) and roots (what the
+//! server's `roots` setting says: the workspace root, the client's, its own list, or none). One [`Answers`] per runtime, shared by every connection's
 //! handler and by the input-required rounds of `request_state.rs`, so a question reaches the
 //! person the same way whichever revision the server speaks.
 // Roots and sampling are deprecated by SEP-2577 in 2026-07-28 but still what 2025-11-25
@@ -21,6 +21,7 @@ use rmcp::model::{
 use super::elicitation::{self, DeclineAll, Elicitor};
 use super::person_clock::PersonClock;
 use super::sampling::{NO_MODEL, Sampler};
+use crate::config::Roots;
 
 /// The JSON-RPC error code of a refused sampling request: the one MCP's own example uses for
 /// a request the client will not carry out.
@@ -40,7 +41,8 @@ pub struct Answers {
     elicitor: Arc<dyn Elicitor>,
     sampler: Option<Arc<dyn Sampler>>,
     root: Mutex<Option<PathBuf>>,
-    /// Roots a host's own client gave (`serve`), answered instead of the workspace root.
+    /// Roots a host's own client gave (`serve`), answered instead of the workspace root to the
+    /// servers set to `roots: "client"`.
     client_roots: Mutex<Option<Vec<Root>>>,
     /// Where servers' notifications go besides the log.
     pub(crate) notices: OnceLock<Arc<dyn ServerNotices>>,
@@ -75,14 +77,17 @@ impl Answers {
         self
     }
 
-    /// What the client advertises: roots (with `listChanged`, since the root can be changed),
-    /// sampling (so a server that needs it asks and hears why not), and the elicitation modes
-    /// the host's elicitor answers.
-    pub fn capabilities(&self) -> ClientCapabilities {
+    /// What the client advertises to a server with the `roots` setting `setting`: roots (with
+    /// `listChanged`, since the root can be changed; not at all under `"none"`, so the server
+    /// keeps its own arguments), sampling (so a server that needs it asks and hears why not),
+    /// and the elicitation modes the host's elicitor answers.
+    pub fn capabilities(&self, setting: &Roots) -> ClientCapabilities {
         let mut capabilities = ClientCapabilities::default();
-        let mut roots = RootsCapabilities::default();
-        roots.list_changed = Some(true);
-        capabilities.roots = Some(roots);
+        if *setting != Roots::None {
+            let mut roots = RootsCapabilities::default();
+            roots.list_changed = Some(true);
+            capabilities.roots = Some(roots);
+        }
         capabilities.sampling = Some(SamplingCapability::default());
         let modes = self.elicitor.modes();
         if modes.form || modes.url {
@@ -136,13 +141,26 @@ impl Answers {
         })
     }
 
-    /// `roots/list`: the workspace root, or none when the host named none.
-    pub fn roots(&self) -> ListRootsResult {
-        if let Some(roots) = self.client_roots.lock().ok().and_then(|r| r.clone()) {
-            return ListRootsResult::new(roots);
-        }
-        let root = self.root.lock().ok().and_then(|r| r.clone());
-        ListRootsResult::new(root.iter().filter_map(|path| root_of(path)).collect())
+    /// `roots/list` for a server with the `roots` setting `setting`: the workspace root (none
+    /// when the host named none), the client's roots where the setting is `"client"` and a
+    /// client gave some, or the setting's own folders (`~` expanded, relative ones under the
+    /// workspace root). `"none"` answers an empty list to a server that asks all the same.
+    pub fn roots(&self, setting: &Roots) -> ListRootsResult {
+        let workspace = self.root.lock().ok().and_then(|r| r.clone());
+        let roots = match setting {
+            Roots::None => Vec::new(),
+            Roots::Client => match self.client_roots.lock().ok().and_then(|r| r.clone()) {
+                Some(roots) => roots,
+                None => workspace.iter().filter_map(|path| root_of(path)).collect(),
+            },
+            Roots::Workspace => workspace.iter().filter_map(|path| root_of(path)).collect(),
+            Roots::Paths(paths) => paths
+                .iter()
+                .filter_map(|p| listed_folder(p, workspace.as_deref()))
+                .filter_map(|p| root_of(&p))
+                .collect(),
+        };
+        ListRootsResult::new(roots)
     }
 
     /// Answers `roots/list` with a host's client's roots from now on (`None`: the workspace
@@ -173,6 +191,22 @@ fn refusal(message: String) -> McpError {
     McpError::new(ErrorCode(SAMPLING_REFUSED), message, None)
 }
 
+/// One folder of a `roots` list as a path: `~` is the home folder, a relative path is under the
+/// workspace root (left out, logged, when there is none).
+fn listed_folder(written: &str, workspace: Option<&Path>) -> Option<PathBuf> {
+    let path = crate::config::expand_home(written);
+    if path.is_absolute() {
+        return Some(path);
+    }
+    match workspace {
+        Some(root) => Some(root.join(path)),
+        None => {
+            tracing::warn!("root {written} is relative and there is no workspace root: left out");
+            None
+        }
+    }
+}
+
 /// A folder as a root: its `file://` URI and its name (a relative path is made absolute
 /// first). A path that still is no folder URI is left out, logged, since a server could not
 /// resolve it.
@@ -189,7 +223,7 @@ fn root_of(path: &Path) -> Option<Root> {
             })
         }
         Err(()) => {
-            tracing::warn!("workspace root {} is not an absolute path: no root advertised", path.display());
+            tracing::warn!("root {} is not an absolute path: not advertised", path.display());
             None
         }
     }
@@ -202,20 +236,43 @@ mod tests {
     #[test]
     fn the_workspace_is_the_one_root() {
         let answers = Answers::new(None, None, Some(PathBuf::from("/work/my project")));
-        let roots = answers.roots().roots;
+        let roots = answers.roots(&Roots::Workspace).roots;
         assert_eq!(roots.len(), 1);
         assert_eq!(roots[0].uri, "file:///work/my%20project/");
         assert_eq!(roots[0].name.as_deref(), Some("my project"));
         assert!(!answers.set_root(PathBuf::from("/work/my project")));
         assert!(answers.set_root(PathBuf::from("/other")));
-        assert_eq!(answers.roots().roots[0].uri, "file:///other/");
+        assert_eq!(answers.roots(&Roots::Workspace).roots[0].uri, "file:///other/");
+    }
+
+    #[test]
+    fn each_setting_answers_its_own_roots() {
+        let answers = Answers::new(None, None, Some(PathBuf::from("/work/ws")));
+        let uris = |setting: &Roots| -> Vec<String> {
+            answers.roots(setting).roots.into_iter().map(|r| r.uri).collect()
+        };
+        assert!(uris(&Roots::None).is_empty());
+        assert_eq!(uris(&Roots::Client), ["file:///work/ws/"], "no client roots: the workspace root");
+        let listed = Roots::Paths(vec!["/data".into(), "docs/api".into()]);
+        assert_eq!(uris(&listed), ["file:///data/", "file:///work/ws/docs/api/"]);
+        assert!(answers.set_client_roots(Some(vec![Root::new("file:///client/")])));
+        assert_eq!(uris(&Roots::Client), ["file:///client/"]);
+        assert_eq!(
+            uris(&Roots::Workspace),
+            ["file:///work/ws/"],
+            "the client's roots go only to client servers"
+        );
+        let rootless = Answers::new(None, None, None);
+        assert!(rootless.roots(&Roots::Paths(vec!["docs".into()])).roots.is_empty());
     }
 
     #[test]
     fn capabilities_follow_the_elicitor() {
-        let value = |a: &Answers| serde_json::to_value(a.capabilities()).unwrap_or_default();
+        let value = |a: &Answers| serde_json::to_value(a.capabilities(&Roots::Workspace)).unwrap_or_default();
         let declining = value(&Answers::new(None, None, None));
         assert_eq!(declining["roots"], serde_json::json!({"listChanged": true}));
+        let none = serde_json::to_value(Answers::new(None, None, None).capabilities(&Roots::None));
+        assert!(none.is_ok_and(|v| v.get("roots").is_none()), "\"none\" advertises no roots");
         assert!(declining.get("sampling").is_some());
         assert!(declining.get("elicitation").is_none(), "{declining}");
     }
