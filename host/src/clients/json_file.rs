@@ -226,7 +226,9 @@ mod tests {
         assert_eq!(outcome, InstallOutcome::Replaced);
         assert_eq!(
             text,
-            "{\"mcpServers\": {\"toolport\": {\"timeout\": 9000, \"command\": \"/bin/toolport\", \"trust\": true, \"args\": [\"serve\"]}}}"
+            // Appending a key makes the tree lay the object out on lines; the user's keys keep
+            // their places.
+            "{\"mcpServers\": {\"toolport\": {\n      \"timeout\": 9000,\n      \"command\": \"/bin/toolport\",\n      \"trust\": true,\n      \"args\": [\"serve\"]\n    }}}"
         );
         // The user's keys beside toolport's are no difference.
         assert_eq!(install(Some(&text), false, false)?, (InstallOutcome::Unchanged, text.clone()));
