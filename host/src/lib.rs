@@ -102,7 +102,8 @@ pub use config::{
 // imported into the store (`toolport install`, `toolport mcp import`).
 pub use clients::{
     Client, ClientHomes, ClientScope, ImportLine, ImportOutcome, ImportReport, ImportRequest, InstallOutcome,
-    InstallRequest, Installed, Launch, import as import_servers, install as install_client,
+    InstallRequest, Installed, Launch, NotOnPath, command_on_path, import as import_servers,
+    install as install_client,
 };
 
 // Entry points built on the runtime: the interactive session and the ACP agent, and the

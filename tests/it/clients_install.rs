@@ -2,11 +2,14 @@
 //! every client and scope: the client's file keeps every other byte (unknown keys, order,
 //! indentation, JSONC and TOML comments), a second install changes nothing, and importing the
 //! same file into a fresh toolport home brings the other servers with `${VAR}` text intact and
-//! leaves toolport's own entry behind.
+//! leaves toolport's own entry behind. Where the agent itself can say what it makes of the file
+//! without signing in (Claude Code's `claude mcp list`, Gemini CLI's `gemini mcp list`,
+//! installed by `tests/peers/install_agents.sh`), it is asked.
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Command, Output};
+use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -162,13 +165,19 @@ impl Homes {
         Self { env: Env::new(), user: tempfile::tempdir().unwrap_or_else(|e| panic!("temp HOME: {e}")) }
     }
 
-    /// `toolport --home … --workspace … <args>` with `HOME` set to the temporary one and the
-    /// variables that would move the clients' files elsewhere removed.
+    /// `toolport --home … --workspace … <args>` with `HOME` set to the temporary one, the
+    /// variables that would move the clients' files elsewhere removed, and a `PATH` of the
+    /// system's folders only (no toolport on it).
     fn run(&self, args: &[&str], code: i32) -> Output {
+        self.run_with_path(args, code, SYSTEM_PATH)
+    }
+
+    fn run_with_path(&self, args: &[&str], code: i32, path: &str) -> Output {
         let o = self
             .env
             .cmd(args)
             .env("HOME", self.user.path())
+            .env("PATH", path)
             .env_remove("CODEX_HOME")
             .env_remove("XDG_CONFIG_HOME")
             .output()
@@ -180,6 +189,33 @@ impl Homes {
     fn file(&self, scope: &str, rel: &str) -> PathBuf {
         if scope == "user" { self.user.path().join(rel) } else { self.env.root().join(rel) }
     }
+}
+
+/// A `PATH` on which no toolport is found.
+const SYSTEM_PATH: &str = "/usr/bin:/bin";
+
+/// The folder `tests/peers/install_agents.sh` fills.
+fn agents() -> PathBuf {
+    static AGENTS: OnceLock<String> = OnceLock::new();
+    PathBuf::from(crate::peers::install("peers/install_agents.sh", &AGENTS))
+}
+
+/// A real agent's command (`claude`, `gemini`) run in the workspace with the temporary `HOME`
+/// and Node on `PATH`; it must succeed. Its stdout then stderr (Gemini CLI lists on stderr).
+fn agent(homes: &Homes, bin: &str, args: &[&str]) -> String {
+    let node_dir = crate::peers::node().parent().map(Path::to_path_buf).unwrap_or_default();
+    let o = Command::new(agents().join("node_modules/.bin").join(bin))
+        .args(args)
+        .current_dir(homes.env.root())
+        .env("HOME", homes.user.path())
+        .env("PATH", format!("{}:{SYSTEM_PATH}", node_dir.display()))
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("GEMINI_API_KEY")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap_or_else(|e| panic!("run {bin} {args:?}: {e}"));
+    assert!(o.status.success(), "{bin} {args:?}\nstdout: {}\nstderr: {}", stdout(&o), stderr(&o));
+    format!("{}{}", stdout(&o), stderr(&o))
 }
 
 fn stdout(o: &Output) -> String {
@@ -428,4 +464,261 @@ fn import_from_a_given_file_with_enable() {
     );
     assert_eq!(read_json(&homes.env.workspace_file()), json!({"enabledMcpServers": ["a", "c"]}));
     assert_eq!(read_json(&homes.env.store())["mcpServers"]["a"]["env"], json!({"K": "${input:api-key}"}));
+}
+
+/// `~/.claude.json` as Claude Code 2.1 writes it after `claude mcp add` in two projects and
+/// `claude mcp add --scope user` once: the local scope lives under `projects.<path>`.
+fn claude_json(root: &Path) -> String {
+    format!(
+        r#"{{
+  "numStartups": 3,
+  "mcpServers": {{
+    "user-one": {{"type": "stdio", "command": "npx", "args": ["user-one"], "env": {{}}}},
+    "both": {{"type": "stdio", "command": "npx", "args": ["from-user"], "env": {{}}}}
+  }},
+  "projects": {{
+    "/somewhere/else": {{
+      "allowedTools": [],
+      "mcpServers": {{"elsewhere": {{"type": "stdio", "command": "npx", "args": ["elsewhere"], "env": {{}}}}}}
+    }},
+    "{root}": {{
+      "allowedTools": [],
+      "mcpServers": {{
+        "local-one": {{"type": "stdio", "command": "npx", "args": ["local-one"], "env": {{"K": "${{LOCAL_K}}"}}}},
+        "both": {{"type": "stdio", "command": "npx", "args": ["from-local"], "env": {{}}}}
+      }},
+      "enabledMcpjsonServers": [],
+      "disabledMcpjsonServers": [],
+      "hasTrustDialogAccepted": false
+    }}
+  }}
+}}
+"#,
+        root = root.display()
+    )
+}
+
+#[test]
+fn claude_codes_local_scope_is_imported_by_default_and_installable() {
+    let homes = Homes::new();
+    let file = homes.user.path().join(".claude.json");
+    let before = claude_json(homes.env.root());
+    write(&file, &before);
+    let store = homes.env.store();
+
+    // No --scope: the local scope (this project's entry) first, then the user scope.
+    let o = homes.run(&["mcp", "import", "--from", "claude-code"], 0);
+    assert_eq!(
+        stdout(&o),
+        format!(
+            "imported: local-one (stdio)\nimported: both (stdio)\nimported: user-one (stdio)\n\
+             skipped: both already defined\n\
+             mcp import: 3 imported, 1 skipped ({} -> {})\n",
+            file.display(),
+            store.display()
+        )
+    );
+    let servers = &read_json(&store)["mcpServers"];
+    assert_eq!(servers["both"]["args"], json!(["from-local"]), "the local entry wins, as in Claude Code");
+    assert_eq!(servers["local-one"]["env"], json!({"K": "${LOCAL_K}"}));
+    assert!(servers.get("elsewhere").is_none(), "another project's entry was imported");
+
+    // --scope local alone, into a fresh toolport home.
+    let Homes { env, user } = homes;
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("temp home: {e}"));
+    let homes = Homes { env: Env { home, workspace: env.workspace }, user };
+    let o = homes.run(&["mcp", "import", "--from", "claude-code", "--scope", "local"], 0);
+    assert!(
+        stdout(&o).starts_with(
+            "imported: local-one (stdio)\nimported: both (stdio)\nmcp import: 2 imported, 0 skipped"
+        ),
+        "{}",
+        stdout(&o)
+    );
+
+    // install --scope local writes this project's entry and nothing else.
+    let o = homes.run(&["install", "--client", "claude-code", "--scope", "local"], 0);
+    assert_eq!(stdout(&o), format!("installed: toolport -> {} (claude-code, local scope)\n", file.display()));
+    let after = read_json(&file);
+    let mut expected: Value = serde_json::from_str(&before).unwrap_or_else(|e| panic!("{e}"));
+    let bin = toolport_path().display().to_string();
+    let home = homes.env.home().display().to_string();
+    expected["projects"][homes.env.root().display().to_string()]["mcpServers"]["toolport"] =
+        json!({"type": "stdio", "command": bin, "args": ["serve", "--home", home], "env": {}});
+    assert_eq!(after, expected);
+    let text = read(&file);
+    assert!(text.starts_with("{\n  \"numStartups\": 3,\n  \"mcpServers\": {\n    \"user-one\""), "{text}");
+
+    // Claude Code itself finds it in this project, and it connects.
+    let listed = agent(&homes, "claude", &["mcp", "list"]);
+    assert!(
+        listed.contains(&format!("toolport: {bin} serve --home {home} - ✔ Connected")),
+        "claude mcp list:\n{listed}"
+    );
+    assert!(listed.contains("local-one: npx local-one"), "claude mcp list:\n{listed}");
+
+    let o = homes.run(&["install", "--client", "cursor", "--scope", "local"], 2);
+    assert_eq!(stderr(&o), "toolport: cursor has no local scope: use --scope user or project\n");
+}
+
+#[test]
+fn codex_servers_turned_off_stay_off_with_enable() {
+    let homes = Homes::new();
+    let file = homes.user.path().join(".codex/config.toml");
+    write(
+        &file,
+        "[mcp_servers.on]\ncommand = \"npx\"\nargs = [\"on\"]\n\n[mcp_servers.off]\ncommand = \"npx\"\nargs = [\"off\"]\nenabled = false\n",
+    );
+    let o = homes.run(&["mcp", "import", "--from", "codex", "--enable"], 0);
+    assert_eq!(
+        stdout(&o),
+        format!(
+            "imported: on (stdio, enabled)\nimported: off (stdio)\n  \
+             note: turned off in the client's file (enabled = false), so not enabled here: `toolport mcp enable off` enables it\n\
+             mcp import: 2 imported, 0 skipped ({} -> {})\n",
+            file.display(),
+            homes.env.store().display()
+        )
+    );
+    assert_eq!(read_json(&homes.env.workspace_file()), json!({"enabledMcpServers": ["on"]}));
+    assert_eq!(
+        read_json(&homes.env.store())["mcpServers"]["off"],
+        json!({"type": "stdio", "command": "npx", "args": ["off"]})
+    );
+    homes.run(&["mcp", "enable", "off"], 0);
+    assert_eq!(read_json(&homes.env.workspace_file()), json!({"enabledMcpServers": ["on", "off"]}));
+}
+
+#[test]
+fn force_replaces_only_the_keys_toolport_writes() {
+    let homes = Homes::new();
+    let bin = toolport_path().display().to_string();
+    let home = homes.env.home().display().to_string();
+    let codex = homes.user.path().join(".codex/config.toml");
+    write(
+        &codex,
+        "[mcp_servers.toolport]\n# mine\ncommand = \"/old/toolport\"\nargs = [\"serve\"]\nstartup_timeout_sec = 30\ntool_timeout_sec = 600\nenv = { RUST_LOG = \"debug\" }\n",
+    );
+    homes.run(&["install", "--client", "codex"], 1);
+    let o = homes.run(&["install", "--client", "codex", "--force"], 0);
+    assert!(stdout(&o).starts_with("replaced: toolport -> "), "{}", stdout(&o));
+    assert_eq!(
+        read(&codex),
+        format!(
+            "[mcp_servers.toolport]\n# mine\ncommand = \"{bin}\"\nargs = [\"serve\", \"--home\", \"{home}\"]\nstartup_timeout_sec = 30\ntool_timeout_sec = 600\nenv = {{ RUST_LOG = \"debug\" }}\n"
+        )
+    );
+    // The user's keys are no difference: installing again changes nothing.
+    let o = homes.run(&["install", "--client", "codex"], 0);
+    assert!(stdout(&o).starts_with("already installed: toolport in "), "{}", stdout(&o));
+
+    let claude = homes.user.path().join(".claude.json");
+    write(
+        &claude,
+        "{\"mcpServers\": {\"toolport\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:1/mcp\", \"headers\": {\"X\": \"1\"}, \"env\": {\"RUST_LOG\": \"debug\"}, \"timeout\": 5}}}\n",
+    );
+    homes.run(&["install", "--client", "claude-code", "--force"], 0);
+    assert_eq!(
+        read_json(&claude)["mcpServers"]["toolport"],
+        json!({"type": "stdio", "env": {"RUST_LOG": "debug"}, "timeout": 5, "command": bin, "args": ["serve", "--home", home]})
+    );
+}
+
+#[test]
+fn gemini_settings_never_get_a_trailing_comma_and_gemini_reads_them() {
+    let homes = Homes::new();
+    let file = homes.user.path().join(".gemini/settings.json");
+    let commas = "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\"},\n  }\n}\n";
+    write(&file, commas);
+    let o = homes.run(&["install", "--client", "gemini"], 2);
+    assert_eq!(
+        stderr(&o),
+        format!("toolport: {}:3:26: Trailing commas are not allowed\n", file.display()),
+        "Gemini CLI refuses this file too"
+    );
+    assert_eq!(read(&file), commas);
+
+    let before = "{\n  // mine\n  \"theme\": \"Default\",\n  \"mcpServers\": {\n    \"a\": {\"command\": \"/bin/true\"}\n  }\n}\n";
+    write(&file, before);
+    homes.run(&["install", "--client", "gemini"], 0);
+    let after = read(&file);
+    let stripped: String = after.lines().filter(|l| !l.trim_start().starts_with("//")).collect();
+    let v: Value =
+        serde_json::from_str(&stripped).unwrap_or_else(|e| panic!("not JSON once comments go: {e}\n{after}"));
+    assert_eq!(v["mcpServers"]["toolport"]["args"][0], json!("serve"));
+    let listed = agent(&homes, "gemini", &["mcp", "list"]);
+    let (bin, home) = (toolport_path().display().to_string(), homes.env.home().display().to_string());
+    assert!(
+        listed.contains(&format!("toolport: {bin} serve --home {home} (stdio)")),
+        "gemini mcp list:\n{listed}"
+    );
+    assert!(
+        listed.contains("a: /bin/true  (stdio)") || listed.contains("a: /bin/true (stdio)"),
+        "gemini mcp list:\n{listed}"
+    );
+}
+
+#[test]
+fn a_project_entry_names_toolport_on_path_or_says_why_not() {
+    let bin = toolport_path();
+    let bin_dir = bin.parent().map(Path::to_path_buf).unwrap_or_default();
+    let homes = Homes::new();
+    let file = homes.env.root().join(".mcp.json");
+    let home = homes.env.home().display().to_string();
+    let home_warning = format!(
+        "toolport: warning: {}'s \"toolport\" entry passes --home {home}, a folder on this machine only: a teammate's toolport would use it too. Install from toolport's default home (~/.toolport, no --home or $TOOLPORT_HOME) for an entry without it\n",
+        file.display()
+    );
+
+    // Not on PATH: the absolute path, and a warning saying what to do.
+    let o = homes.run(&["install", "--client", "claude-code", "--scope", "project"], 0);
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "toolport: warning: {} is meant to be shared, but its \"toolport\" entry names {}, a path that will not exist on a teammate's machine: \"toolport\" is not on PATH. Put this toolport on PATH, then run `toolport install --client claude-code --scope project --force` again\n{home_warning}",
+            file.display(),
+            bin.display()
+        )
+    );
+    assert_eq!(read_json(&file)["mcpServers"]["toolport"]["command"], json!(bin.display().to_string()));
+
+    // Another toolport first on PATH: still the absolute path, and the warning names the other.
+    let other = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let fake = other.path().join("toolport");
+    write(&fake, "#!/bin/sh\n");
+    let exec = <fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755);
+    fs::set_permissions(&fake, exec).unwrap_or_else(|e| panic!("chmod {}: {e}", fake.display()));
+    let path = format!("{}:{}:{SYSTEM_PATH}", other.path().display(), bin_dir.display());
+    let o = homes.run_with_path(&["install", "--client", "claude-code", "--scope", "project"], 0, &path);
+    assert!(
+        stderr(&o).contains(&format!(
+            "\"toolport\" on PATH is another binary, {}. Put this toolport on PATH",
+            fake.display()
+        )),
+        "{}",
+        stderr(&o)
+    );
+
+    // On PATH: the bare name, which a teammate's PATH finds too (a change: --force).
+    let path = format!("{}:{SYSTEM_PATH}", bin_dir.display());
+    homes.run_with_path(&["install", "--client", "claude-code", "--scope", "project"], 1, &path);
+    let o = homes.run_with_path(
+        &["install", "--client", "claude-code", "--scope", "project", "--force"],
+        0,
+        &path,
+    );
+    assert_eq!(stderr(&o), home_warning);
+    assert_eq!(
+        read_json(&file)["mcpServers"]["toolport"],
+        json!({"type": "stdio", "command": "toolport", "args": ["serve", "--home", home], "env": {}})
+    );
+    // The user's own file keeps the absolute path, PATH or not.
+    homes.run_with_path(&["install", "--client", "claude-code"], 0, &path);
+    assert_eq!(
+        read_json(&homes.user.path().join(".claude.json"))["mcpServers"]["toolport"]["command"],
+        json!(bin.display().to_string())
+    );
+    // And toolport's own entry is still recognised on import.
+    let o = homes.run(&["mcp", "import", "--from", "claude-code", "--scope", "project"], 0);
+    assert!(stdout(&o).starts_with("skipped: toolport is toolport itself\n"), "{}", stdout(&o));
 }

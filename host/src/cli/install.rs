@@ -10,13 +10,14 @@ use clap::builder::{PossibleValuesParser, TypedValueParser as _};
 use super::ExitError;
 use toolport::{Client, ClientHomes, ClientScope, InstallOutcome, InstallRequest, Launch, Paths};
 
-/// `toolport install --client <name> [--scope user|project] [--name NAME] [--force]`.
+/// `toolport install --client <name> [--scope user|project|local] [--name NAME] [--force]`.
 #[derive(Debug, clap::Args)]
 pub struct InstallArgs {
     /// The agent whose config file gets the entry.
     #[arg(long, value_parser = client_parser())]
     pub client: Client,
-    /// The user's file (every project) or this workspace's.
+    /// The user's file (every project), this workspace's (shared), or Claude Code's local
+    /// scope (the user's file, this workspace only).
     #[arg(long, default_value = "user", value_parser = scope_parser())]
     pub scope: ClientScope,
     /// The entry's name in the client's file.
@@ -34,14 +35,23 @@ pub fn client_parser() -> impl clap::builder::TypedValueParser<Value = Client> {
 
 /// `--scope` values.
 pub fn scope_parser() -> impl clap::builder::TypedValueParser<Value = ClientScope> {
-    PossibleValuesParser::new(["user", "project"]).try_map(|s| s.parse::<ClientScope>())
+    PossibleValuesParser::new(["user", "project", "local"]).try_map(|s| s.parse::<ClientScope>())
 }
 
 /// Writes the entry and says what happened; a different entry of that name exits 1.
 pub async fn run(paths: &Paths, args: InstallArgs) -> Result<ExitCode> {
     let exe = std::env::current_exe().context("cannot find the path of the running toolport")?;
     let homes = ClientHomes::from_env(&paths.workspace_root)?;
-    let launch = Launch::serve(&exe, explicit_home(paths).as_deref());
+    let home = explicit_home(paths);
+    let mut launch = Launch::serve(&exe, home.as_deref());
+    // A project file travels with the project: it names toolport as PATH finds it, where that
+    // is this binary. The user's own files keep the absolute path, which needs no PATH (a
+    // desktop app or an editor often starts servers with a bare one).
+    let shared = args.scope == ClientScope::Project;
+    let on_path = shared.then(|| toolport::command_on_path(&exe, std::env::var_os("PATH").as_deref()));
+    if let Some(Ok(name)) = &on_path {
+        launch.command = name.clone();
+    }
     let req =
         InstallRequest { client: args.client, scope: args.scope, name: args.name, launch, force: args.force };
     let done = toolport::install_client(paths, &homes, &req).map_err(super::mcp::edit_error)?;
@@ -58,6 +68,29 @@ pub async fn run(paths: &Paths, args: InstallArgs) -> Result<ExitCode> {
             ))
             .into());
         }
+    }
+    if let Some(Err(why)) = &on_path {
+        let (cmd, scope) = (req.launch.command.as_str(), req.scope.name());
+        let problem = match why {
+            toolport::NotOnPath::Missing { name } => format!("\"{name}\" is not on PATH"),
+            toolport::NotOnPath::Other { name, found } => {
+                format!("\"{name}\" on PATH is another binary, {}", found.display())
+            }
+        };
+        eprintln!(
+            "toolport: warning: {file} is meant to be shared, but its \"{name}\" entry names {cmd}, \
+             a path that will not exist on a teammate's machine: {problem}. Put this toolport on PATH, \
+             then run `toolport install --client {} --scope {scope} --force` again",
+            req.client
+        );
+    }
+    if shared && let Some(home) = &home {
+        eprintln!(
+            "toolport: warning: {file}'s \"{name}\" entry passes --home {}, a folder on this machine \
+             only: a teammate's toolport would use it too. Install from toolport's default home \
+             (~/.toolport, no --home or $TOOLPORT_HOME) for an entry without it",
+            home.display()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

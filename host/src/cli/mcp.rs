@@ -133,9 +133,10 @@ enum McpCommand {
         /// The agent whose file is read.
         #[arg(long, value_parser = super::install::client_parser())]
         from: Client,
-        /// Its user file or this workspace's.
-        #[arg(long, default_value = "user", value_parser = super::install::scope_parser())]
-        scope: ClientScope,
+        /// Its user file, this workspace's, or Claude Code's local scope. Default: user, and
+        /// for claude-code local then user (both in ~/.claude.json).
+        #[arg(long, value_parser = super::install::scope_parser())]
+        scope: Option<ClientScope>,
         /// Read this file instead of the agent's usual one.
         #[arg(long, value_name = "PATH")]
         file: Option<std::path::PathBuf>,
@@ -201,10 +202,16 @@ fn import_view(paths: &Paths, report: &ImportReport) -> String {
     for line in &report.lines {
         let name = toolport::escape_line(&line.name);
         match &line.outcome {
-            ImportOutcome::Imported { transport, enabled, notes } => {
+            ImportOutcome::Imported { transport, enabled, off_in_client, notes } => {
                 imported += 1;
                 let enabled = if *enabled { ", enabled" } else { "" };
                 out.push_str(&format!("imported: {name} ({transport}{enabled})\n"));
+                if *off_in_client {
+                    out.push_str(&format!(
+                        "  note: turned off in the client's file (enabled = false), so not enabled here: \
+                         `toolport mcp enable {name}` enables it\n"
+                    ));
+                }
                 for note in notes {
                     out.push_str(&format!("  note: {}\n", toolport::escape_line(note)));
                 }

@@ -32,14 +32,18 @@ pub enum ClientScope {
     User,
     /// The file inside the workspace root (shared with the project, often committed).
     Project,
+    /// Claude Code's default for `claude mcp add`: the user's own file, under this project's
+    /// entry (`~/.claude.json` → `projects.<workspace root>.mcpServers`), never shared.
+    Local,
 }
 
 /// How a client's file is written, which decides the editor that changes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Format {
-    /// A JSON object holding the servers under `key`. `jsonc`: comments and trailing commas
-    /// are allowed (the client reads them too), and kept.
-    Json { key: &'static str, jsonc: bool },
+    /// A JSON object holding the servers under `key` (for Claude Code's local scope, under
+    /// `projects.<root>.` that). `comments`, `trailing_commas`: what the client reads too, so
+    /// what toolport accepts, and keeps.
+    Json { key: &'static str, comments: bool, trailing_commas: bool },
     /// Codex's TOML, `[mcp_servers.<name>]` tables.
     CodexToml,
 }
@@ -61,47 +65,82 @@ impl Client {
         }
     }
 
-    /// The scopes the client has: Claude Desktop knows no projects.
+    /// The scopes the client has: Claude Desktop knows no projects, only Claude Code has a
+    /// local one.
     pub fn scopes(self) -> &'static [ClientScope] {
         match self {
             Self::ClaudeDesktop => &[ClientScope::User],
+            Self::ClaudeCode => &[ClientScope::User, ClientScope::Project, ClientScope::Local],
             _ => &[ClientScope::User, ClientScope::Project],
+        }
+    }
+
+    /// What `mcp import --from` reads without `--scope`: what the client itself loads from
+    /// the user's file in this project. Claude Code's `claude mcp add` writes to the local
+    /// scope unless told otherwise, so that comes first (it wins over a user entry of the same
+    /// name, as in Claude Code), then the user scope: both are in `~/.claude.json`.
+    pub fn default_import_scopes(self) -> &'static [ClientScope] {
+        match self {
+            Self::ClaudeCode => &[ClientScope::Local, ClientScope::User],
+            _ => &[ClientScope::User],
         }
     }
 
     pub(crate) fn format(self) -> Format {
         match self {
             Self::Codex => Format::CodexToml,
-            Self::VsCode => Format::Json { key: "servers", jsonc: true },
-            // Gemini CLI strips comments from its settings before parsing them.
-            Self::Gemini => Format::Json { key: "mcpServers", jsonc: true },
+            Self::VsCode => Format::Json { key: "servers", comments: true, trailing_commas: true },
+            // Gemini CLI strips comments from its settings, then `JSON.parse`s them: a trailing
+            // comma is an error there (0.61: "Expected double-quoted property name").
+            Self::Gemini => Format::Json { key: "mcpServers", comments: true, trailing_commas: false },
             Self::ClaudeCode | Self::ClaudeDesktop | Self::Cursor => {
-                Format::Json { key: "mcpServers", jsonc: false }
+                Format::Json { key: "mcpServers", comments: false, trailing_commas: false }
             }
         }
     }
 
+    /// The keys leading to the servers' object in a JSON file: `[key]`, or for Claude Code's
+    /// local scope `["projects", <workspace root>, key]` (Claude Code keys its projects by
+    /// their absolute path).
+    pub(crate) fn servers_path(self, scope: ClientScope, homes: &ClientHomes) -> Vec<String> {
+        let key = match self.format() {
+            Format::Json { key, .. } => key,
+            Format::CodexToml => "mcp_servers",
+        };
+        match scope {
+            ClientScope::Local => {
+                vec!["projects".into(), homes.workspace_root.display().to_string(), key.into()]
+            }
+            ClientScope::User | ClientScope::Project => vec![key.into()],
+        }
+    }
+
     /// The file this client reads its servers from in `scope`. A scope the client does not
-    /// have is a usage error naming the one it has.
+    /// have is a usage error naming the ones it has.
     pub fn config_file(self, scope: ClientScope, homes: &ClientHomes) -> Result<PathBuf, ConfigError> {
-        if !self.scopes().contains(&scope) {
-            return Err(ConfigError(format!(
+        let unsupported = || {
+            let has: Vec<_> = self.scopes().iter().map(|s| s.name()).collect();
+            ConfigError(format!(
                 "{} has no {} scope: use --scope {}",
                 self.name(),
                 scope.name(),
-                ClientScope::User.name()
-            )));
+                has.join(" or ")
+            ))
+        };
+        if !self.scopes().contains(&scope) {
+            return Err(unsupported());
         }
         let home = &homes.home;
         let root = &homes.workspace_root;
         Ok(match (self, scope) {
-            (Self::ClaudeCode, ClientScope::User) => home.join(".claude.json"),
+            (Self::ClaudeCode, ClientScope::User | ClientScope::Local) => home.join(".claude.json"),
             (Self::ClaudeCode, ClientScope::Project) => root.join(".mcp.json"),
             (Self::ClaudeDesktop, _) => homes.config_dir.join("Claude").join("claude_desktop_config.json"),
             (Self::Codex, ClientScope::User) => {
                 homes.codex_home.clone().unwrap_or_else(|| home.join(".codex")).join("config.toml")
             }
             (Self::Codex, ClientScope::Project) => root.join(".codex").join("config.toml"),
+            (_, ClientScope::Local) => return Err(unsupported()),
             (Self::Gemini, ClientScope::User) => home.join(".gemini").join("settings.json"),
             (Self::Gemini, ClientScope::Project) => root.join(".gemini").join("settings.json"),
             (Self::Cursor, ClientScope::User) => home.join(".cursor").join("mcp.json"),
@@ -135,6 +174,7 @@ impl ClientScope {
         match self {
             Self::User => "user",
             Self::Project => "project",
+            Self::Local => "local",
         }
     }
 }
@@ -146,7 +186,8 @@ impl FromStr for ClientScope {
         match s {
             "user" => Ok(Self::User),
             "project" => Ok(Self::Project),
-            _ => Err(format!("unknown scope \"{s}\": user or project")),
+            "local" => Ok(Self::Local),
+            _ => Err(format!("unknown scope \"{s}\": user, project or local")),
         }
     }
 }
@@ -228,6 +269,51 @@ impl Launch {
             m.insert("env".into(), Value::Object(serde_json::Map::new()));
         }
         m
+    }
+}
+
+/// Keys of an entry that only a new entry gets: Claude Code's empty `env`, which a user's own
+/// variables replace and a forced install must not wipe.
+const NEW_ONLY: [&str; 1] = ["env"];
+
+/// Keys that describe another transport (or, where toolport writes no `type`, name one): a
+/// stdio entry must not keep them, or the client reads a remote server.
+const OTHER_TRANSPORT: [&str; 6] =
+    ["url", "httpUrl", "headers", "http_headers", "env_http_headers", "bearer_token_env_var"];
+
+/// The change that turns an existing entry into toolport's: the keys toolport writes set, the
+/// other transport's keys removed, and every other key (the user's `startup_timeout_sec`,
+/// `env`, `trust`, …) left as it is. Empty: the entry already starts toolport as wanted.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct EntryEdit {
+    /// Keys to set, in the entry's order.
+    pub set: Vec<(String, serde_json::Value)>,
+    /// Keys to remove.
+    pub remove: Vec<String>,
+}
+
+impl EntryEdit {
+    /// What turns `existing` into `wanted` (an [`Launch::entry`]).
+    pub(crate) fn plan(
+        existing: &serde_json::Map<String, serde_json::Value>,
+        wanted: &serde_json::Map<String, serde_json::Value>,
+    ) -> Self {
+        let set = wanted
+            .iter()
+            .filter(|(k, _)| !NEW_ONLY.contains(&k.as_str()))
+            .filter(|(k, v)| existing.get(k.as_str()) != Some(v))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let stale = |k: &&String| {
+            OTHER_TRANSPORT.contains(&k.as_str()) || (k.as_str() == "type" && !wanted.contains_key("type"))
+        };
+        let remove = existing.keys().filter(stale).cloned().collect();
+        Self { set, remove }
+    }
+
+    /// Nothing to change.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.set.is_empty() && self.remove.is_empty()
     }
 }
 

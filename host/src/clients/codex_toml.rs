@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 use toml_edit::{DocumentMut, InlineTable, Item, Table};
 
-use super::client::InstallOutcome;
+use super::client::{EntryEdit, InstallOutcome};
 use crate::config::ConfigError;
 
 /// The table that holds Codex's servers.
@@ -33,7 +33,9 @@ pub(crate) fn servers(path: &Path, doc: &DocumentMut) -> Result<Map<String, Valu
 }
 
 /// Puts `entry` at `mcp_servers.<name>`: a new `[mcp_servers.<name>]` table when absent, left
-/// alone when the same, replaced (in place) only with `force`.
+/// alone when it already starts toolport as wanted, changed only with `force` — and then only
+/// in the keys toolport writes ([`EntryEdit`]): the user's `startup_timeout_sec`,
+/// `tool_timeout_sec`, `env` and the rest stay, in place, with their comments.
 pub(crate) fn put_server(
     path: &Path,
     doc: &mut DocumentMut,
@@ -48,45 +50,75 @@ pub(crate) fn put_server(
         t.set_implicit(true);
         Item::Table(t)
     });
-    let wanted = Value::Object(entry.clone());
-    let existing = servers.as_table_like().ok_or_else(|| must_be_table(path))?.get(name);
-    let outcome = match existing {
-        None => InstallOutcome::Added,
-        Some(item) if item_json(item) == wanted => return Ok(InstallOutcome::Unchanged),
-        Some(_) if force => InstallOutcome::Replaced,
-        Some(_) => return Ok(InstallOutcome::Conflict),
-    };
-    match servers {
-        Item::Table(servers) => {
+    let inline_servers = matches!(servers, Item::Value(toml_edit::Value::InlineTable(_)));
+    let servers = servers.as_table_like_mut().ok_or_else(|| must_be_table(path))?;
+    if !servers.contains_key(name) {
+        let item = if inline_servers {
+            Item::Value(toml_edit::Value::InlineTable(inline(entry)))
+        } else {
             let mut table = Table::new();
             for (k, v) in entry {
                 if let Some(v) = toml_value(v) {
                     table.insert(k, Item::Value(v));
                 }
             }
-            match servers.get(name).and_then(Item::as_table) {
-                // A replacement keeps the old table's place and the comment above it.
-                Some(old) => {
-                    table.set_position(old.position());
-                    *table.decor_mut() = old.decor().clone();
-                }
-                None if nonempty => table.decor_mut().set_prefix("\n"),
-                None => {}
+            if nonempty {
+                table.decor_mut().set_prefix("\n");
             }
-            servers.insert(name, Item::Table(table));
-        }
-        Item::Value(toml_edit::Value::InlineTable(servers)) => {
-            let mut table = InlineTable::new();
-            for (k, v) in entry {
-                if let Some(v) = toml_value(v) {
-                    table.insert(k, v);
-                }
-            }
-            servers.insert(name, toml_edit::Value::InlineTable(table));
-        }
-        _ => return Err(must_be_table(path)),
+            Item::Table(table)
+        };
+        servers.insert(name, item);
+        return Ok(InstallOutcome::Added);
     }
-    Ok(outcome)
+    let Some(existing) = servers.get_mut(name) else { return Ok(InstallOutcome::Added) };
+    let old = match item_json(existing) {
+        Value::Object(m) => Some(m),
+        _ => None,
+    };
+    let edit = old.as_ref().map(|old| EntryEdit::plan(old, entry));
+    if edit.as_ref().is_some_and(EntryEdit::is_empty) {
+        return Ok(InstallOutcome::Unchanged);
+    }
+    if !force {
+        return Ok(InstallOutcome::Conflict);
+    }
+    match (existing.as_table_like_mut(), edit) {
+        (Some(table), Some(edit)) => {
+            for key in &edit.remove {
+                table.remove(key);
+            }
+            for (key, value) in &edit.set {
+                let Some(mut v) = toml_value(value) else { continue };
+                // An existing key keeps its place and its comments (the value is replaced under
+                // the key: `insert` would reformat the key and lose the comment above it); a
+                // new one goes last.
+                match table.get_mut(key) {
+                    Some(item) => {
+                        if let Some(old) = item.as_value() {
+                            *v.decor_mut() = old.decor().clone();
+                        }
+                        *item = Item::Value(v);
+                    }
+                    None => {
+                        table.insert(key, Item::Value(v));
+                    }
+                }
+            }
+        }
+        // Not a table: nothing of the user's to keep.
+        _ => *existing = Item::Value(toml_edit::Value::InlineTable(inline(entry))),
+    }
+    Ok(InstallOutcome::Replaced)
+}
+
+fn inline(entry: &Map<String, Value>) -> InlineTable {
+    let mut table = InlineTable::new();
+    for (k, v) in entry {
+        if let Some(v) = toml_value(v) {
+            table.insert(k, v);
+        }
+    }
+    table
 }
 
 fn must_be_table(path: &Path) -> ConfigError {
@@ -190,6 +222,20 @@ mod tests {
         let (outcome, text) = install(old, true)?;
         assert_eq!(outcome, InstallOutcome::Replaced);
         assert!(text.contains("command = \"/bin/toolport\""), "{text}");
+        Ok(())
+    }
+
+    #[test]
+    fn force_keeps_the_users_own_keys_and_comments() -> anyhow::Result<()> {
+        let old = "[mcp_servers.toolport]\ncommand = \"/old/toolport\" # was here\nstartup_timeout_sec = 30\nurl = \"http://x\"\ntool_timeout_sec = 120\n";
+        assert_eq!(install(old, false)?.0, InstallOutcome::Conflict);
+        let (outcome, text) = install(old, true)?;
+        assert_eq!(outcome, InstallOutcome::Replaced);
+        assert_eq!(
+            text,
+            "[mcp_servers.toolport]\ncommand = \"/bin/toolport\" # was here\nstartup_timeout_sec = 30\ntool_timeout_sec = 120\nargs = [\"serve\"]\n"
+        );
+        assert_eq!(install(&text, false)?, (InstallOutcome::Unchanged, text.clone()));
         Ok(())
     }
 

@@ -17,8 +17,9 @@ use crate::paths::Paths;
 pub struct ImportRequest {
     /// The client whose servers are read.
     pub client: Client,
-    /// Its user file or this project's (ignored when `file` is given).
-    pub scope: ClientScope,
+    /// Its user file, this project's, or Claude Code's local scope; `None`: the client's
+    /// [`Client::default_import_scopes`]. With `file`, which part of that file is read.
+    pub scope: Option<ClientScope>,
     /// Read this file instead of the client's usual one.
     pub file: Option<PathBuf>,
     /// Also enable each imported server in this workspace.
@@ -54,6 +55,9 @@ pub enum ImportOutcome {
         transport: &'static str,
         /// Whether it was also enabled in this workspace.
         enabled: bool,
+        /// The client's file turns it off (Codex's `enabled = false`): the user's choice, so
+        /// `--enable` leaves it disabled here too.
+        off_in_client: bool,
         /// What the user should know: fields toolport has no place for, client-only
         /// variables kept as text. Never a value.
         notes: Vec<String>,
@@ -66,24 +70,34 @@ pub enum ImportOutcome {
 /// changes nothing; a server that cannot be mapped, that the store already has, or that is
 /// toolport itself is skipped with its reason and the rest go on.
 pub fn import(paths: &Paths, homes: &ClientHomes, req: &ImportRequest) -> Result<ImportReport, EditError> {
+    let scopes = match req.scope {
+        Some(scope) => vec![scope],
+        None => req.client.default_import_scopes().to_vec(),
+    };
+    // Every scope of one import is in the same file (Claude Code's local and user scopes are
+    // both `~/.claude.json`).
     let file = match &req.file {
         Some(f) => f.clone(),
-        None => req.client.config_file(req.scope, homes)?,
+        None => req.client.config_file(scopes[0], homes)?,
     };
     let text = match std::fs::read_to_string(&file) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let names: Vec<_> = scopes.iter().map(|s| s.name()).collect();
             return Err(anyhow::anyhow!(
                 "{}: no such file ({} keeps its {} servers there; pass --file PATH for another)",
                 file.display(),
                 req.client,
-                req.scope.name()
+                names.join(" and ")
             )
             .into());
         }
         Err(e) => return Err(ConfigError(format!("{}: cannot read: {e}", file.display())).into()),
     };
-    let servers = read_servers(req.client, &file, &text)?;
+    let mut servers = Vec::new();
+    for scope in &scopes {
+        servers.extend(read_servers(req.client, *scope, homes, &file, &text)?);
+    }
     let store = paths.store_file();
     let mut lines = Vec::new();
     for (name, entry) in &servers {
@@ -96,6 +110,7 @@ pub fn import(paths: &Paths, homes: &ClientHomes, req: &ImportRequest) -> Result
                     Ok(()) => ImportOutcome::Imported {
                         transport: mapped.transport,
                         enabled: false,
+                        off_in_client: mapped.off_in_client,
                         notes: mapped.notes,
                     },
                     Err(EditError::AlreadyExists(_)) => ImportOutcome::Skipped("already defined".into()),
@@ -108,7 +123,7 @@ pub fn import(paths: &Paths, homes: &ClientHomes, req: &ImportRequest) -> Result
     }
     if req.enable {
         for line in &mut lines {
-            if let ImportOutcome::Imported { enabled, .. } = &mut line.outcome {
+            if let ImportOutcome::Imported { enabled, off_in_client: false, .. } = &mut line.outcome {
                 enable_server(paths, &line.name)
                     .with_context(|| format!("imported {} but cannot enable it", line.name))?;
                 *enabled = true;
@@ -118,12 +133,22 @@ pub fn import(paths: &Paths, homes: &ClientHomes, req: &ImportRequest) -> Result
     Ok(ImportReport { file, lines })
 }
 
-/// The client's servers as JSON objects, in file order.
-fn read_servers(client: Client, file: &Path, text: &str) -> Result<Map<String, Value>, ConfigError> {
-    match client.format() {
-        Format::Json { key, jsonc } => json_file::parse(file, Some(text), jsonc)?.servers(file, key),
-        Format::CodexToml => codex_toml::servers(file, &codex_toml::parse(file, Some(text))?),
-    }
+/// The client's servers in `scope` as JSON objects, in file order.
+fn read_servers(
+    client: Client,
+    scope: ClientScope,
+    homes: &ClientHomes,
+    file: &Path,
+    text: &str,
+) -> Result<Vec<(String, Value)>, ConfigError> {
+    let servers = match client.format() {
+        Format::Json { comments, trailing_commas, .. } => {
+            let dialect = json_file::Dialect { comments, trailing_commas };
+            json_file::parse(file, Some(text), dialect)?.servers(file, &client.servers_path(scope, homes))?
+        }
+        Format::CodexToml => codex_toml::servers(file, &codex_toml::parse(file, Some(text))?)?,
+    };
+    Ok(servers.into_iter().collect())
 }
 
 /// An entry that starts toolport's `serve`: the one `install` wrote (here or by another copy
@@ -145,6 +170,8 @@ pub(crate) struct Mapped {
     pub def: Map<String, Value>,
     pub transport: &'static str,
     pub notes: Vec<String>,
+    /// The client's entry turns the server off (Codex's `enabled = false`).
+    pub off_in_client: bool,
 }
 
 /// Maps one of `client`'s entries to a store definition: stdio `{type, command, args, env,
@@ -207,8 +234,12 @@ pub(crate) fn to_store(client: Client, entry: &Value) -> Result<Mapped, String> 
             }
         }
     }
+    let mut off_in_client = false;
     if client == Client::Codex {
         codex_extras(obj, &mut def, &mut used)?;
+        // Codex's own switch: the server stays defined, and off.
+        off_in_client = obj.get("enabled") == Some(&Value::Bool(false));
+        used.push("enabled");
     }
     let mut timeouts = Map::new();
     match client {
@@ -259,7 +290,7 @@ pub(crate) fn to_store(client: Client, entry: &Value) -> Result<Mapped, String> 
             "uses {client}'s own ${{…}} variables, kept as text: toolport expands only ${{VAR}} from the environment"
         ));
     }
-    Ok(Mapped { def, transport, notes })
+    Ok(Mapped { def, transport, notes, off_in_client })
 }
 
 /// A client's list of exact tool names as globs that match only those names (a name with a
@@ -369,7 +400,11 @@ mod tests {
             json!({"type":"http","url":"https://a/mcp","headers":{"X":"1","Y":"${YV}","Authorization":"Bearer ${TOK}"},
                 "timeouts":{"connectMs":10000,"callMs":1500}})
         );
-        assert_eq!((transport, notes), ("http", vec!["not carried over: enabled".to_string()]));
+        assert_eq!((transport, notes), ("http", vec![]));
+        let off = |v| to_store(Client::Codex, &v).map(|m| m.off_in_client);
+        assert_eq!(off(json!({"command":"x","enabled":true})), Ok(false));
+        assert_eq!(off(json!({"command":"x","enabled":false})), Ok(true));
+        assert_eq!(off(json!({"command":"x"})), Ok(false));
         Ok(())
     }
 

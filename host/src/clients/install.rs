@@ -48,9 +48,10 @@ pub fn install(paths: &Paths, homes: &ClientHomes, req: &InstallRequest) -> Resu
     let entry = req.launch.entry(req.client);
     let locks = paths.home.join(LOCKS_DIR);
     let outcome = edit_text(&file, LockAt::In(&locks), |path, text| match req.client.format() {
-        Format::Json { key, jsonc } => {
-            let mut doc = json_file::parse(path, text, jsonc)?;
-            let outcome = doc.put_server(path, key, name, &entry, req.force)?;
+        Format::Json { comments, trailing_commas, .. } => {
+            let mut doc = json_file::parse(path, text, json_file::Dialect { comments, trailing_commas })?;
+            let keys = req.client.servers_path(req.scope, homes);
+            let outcome = doc.put_server(path, &keys, name, &entry, req.force)?;
             Ok((changed(&outcome).then(|| doc.render()), outcome))
         }
         Format::CodexToml => {
