@@ -21,6 +21,9 @@ Scenarios (each prints what it saw, never a verdict; the tests judge):
                 --answer's "text" via the SDK's sampling_callback
   roots         offer the root --uri via list_roots_callback; call get-roots-list until it
                 names it (or --wait s pass)
+  hung          how long initialize took and its instructions, tools/list, call --tool with
+                --args, then re-list on each notifications/tools/list_changed until --expect
+                is listed (or --wait s pass)
   logging       logging/setLevel debug, call toggle-simulated-logging, wait --wait s for a
                 notifications/message
 
@@ -83,6 +86,27 @@ async def list_changed(session, args, events):
     notified = events["list_changed"].is_set()
     after = names(await session.list_tools())
     return {"notified": notified, "before": before, "after": after}
+
+
+async def hung(session, args, events):
+    before = names(await session.list_tools())
+    called = await session.call_tool(args.tool, json.loads(args.args))
+    after, notified = before, False
+    with anyio.move_on_after(args.wait):
+        while args.expect not in after:
+            await events["list_changed"].wait()
+            # A fresh event for the next change: several servers may come up one by one.
+            events["list_changed"] = anyio.Event()
+            notified = True
+            after = names(await session.list_tools())
+    return {
+        "initialize_s": events["initialize_s"],
+        "instructions": events["instructions"],
+        "before": before,
+        "called": {"is_error": bool(called.is_error), "texts": texts(called)},
+        "notified": notified,
+        "after": after,
+    }
 
 
 async def elicit(session, args, events):
@@ -193,6 +217,7 @@ SCENARIOS = {
     "logging": logging,
     "basics": basics,
     "list-changed": list_changed,
+    "hung": hung,
     "elicit": elicit,
     "cancel": cancel,
     "latency": latency,
@@ -242,7 +267,10 @@ async def run(args, command):
 
     async def drive(read, write):
         async with ClientSession(read, write, message_handler=on_message, **extra) as session:
-            await session.initialize()
+            started = time.monotonic()
+            init = await session.initialize()
+            events["initialize_s"] = round(time.monotonic() - started, 3)
+            events["instructions"] = init.instructions
             return await SCENARIOS[args.scenario](session, args, events)
 
     if args.url:
@@ -272,6 +300,7 @@ def main():
     p.add_argument("--write", nargs=2, metavar=("FILE", "CONTENT"),
                    help="list-changed: after the first listing, replace FILE with CONTENT")
     p.add_argument("--tool", default="sleep")
+    p.add_argument("--expect", default="", help="hung: the tool to wait for")
     p.add_argument("--argument", default="department", help="complete: the argument's name")
     p.add_argument("--value", default="", help="complete: what was typed so far")
     p.add_argument("--args", default="{}", help="the tool's arguments as JSON")
