@@ -28,6 +28,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 import uvicorn
 from mcp.server.lowlevel import Server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 
 # A 1x1 red pixel PNG and a tiny silent WAV: the scenarios only check type, data and MIME type.
 PNG = (
@@ -385,6 +386,8 @@ server = Server(
     on_get_prompt=get_prompt,
     on_completion=complete,
     on_set_logging_level=set_level,
+    # 2026-07-28 has no resources/subscribe: a client listens (SEP-2575) for the URIs it wants.
+    on_subscriptions_listen=ListenHandler(InMemorySubscriptionBus()),
 )
 
 

@@ -141,7 +141,14 @@ def mark(entry):
     return "missing" if entry is None else ("pass" if entry[0] == "SUCCESS" else entry[0].lower())
 
 passed = lambda r: sum(1 for s, _ in r.values() if s == "SUCCESS")
-regressions, figures = [], []
+# Checks toolport is known to lose, with why; each is printed as "known loss", never passes
+# quietly, and is a regression again once it passes (so the entry must then go).
+KNOWN = {
+    ("fixture-modern", "tools-call-with-logging", "tools-call-with-logging"):
+        "toolport passes the log level as logging/setLevel, which a 2026-07-28 server no longer "
+        "takes (the level now rides each request's _meta); its log messages are not sent",
+}
+regressions, figures, known = [], [], []
 pairs = sys.argv[1:]
 for label, folder in zip(pairs[0::2], pairs[1::2]):
     direct, through = checks(os.path.join(folder, "direct")), checks(os.path.join(folder, "through"))
@@ -158,6 +165,13 @@ for label, folder in zip(pairs[0::2], pairs[1::2]):
         name = f"{key[0]} / {key[1]}"
         must_pass = (d is not None and d[0] == "SUCCESS") or key[0] == "dns-rebinding-protection"
         regressed = must_pass and (t is None or t[0] != "SUCCESS")
+        why = KNOWN.get((label.split(" ")[0], *key))
+        if why and regressed:
+            known.append(f"{label}: {name}: {why}")
+            print(f"| {name} | {mark(d)} | {mark(t)} (known loss) |")
+            continue
+        if why:
+            regressions.append(f"{label}: {name}: passes now: drop it from KNOWN in server.sh")
         if regressed:
             regressions.append(f"{label}: {name}: {mark(t)} {t[1] if t else ''}".strip())
         print(f"| {name} | {mark(d)} | {mark(t)}{' **REGRESSION**' if regressed else ''} |")
@@ -165,6 +179,11 @@ for label, folder in zip(pairs[0::2], pairs[1::2]):
     figures.append(f"{label}: {passed(direct)}/{len(direct)} direct, {passed(through)}/{len(through)} through toolport")
 for figure in figures:
     print(figure)
+if known:
+    print()
+    print(f"{len(known)} known loss(es) through toolport:")
+    for k in known:
+        print(f"- {k}")
 if regressions:
     print()
     print(f"{len(regressions)} regression(s) through toolport:")

@@ -18,6 +18,7 @@ mod http;
 mod input_rounds;
 mod lazy;
 mod relay;
+mod resource_watch;
 mod revive;
 mod surface;
 
