@@ -1,22 +1,27 @@
 #!/usr/bin/env bash
-# The official MCP conformance suite's server scenarios against server-everything, first
-# directly and then through `toolport serve --http` fronting that same server; compares the two
-# check by check.
+# The official MCP conformance suite's server scenarios, each server first directly and then
+# through `toolport serve --http` fronting that same server, compared check by check:
+#   - our fixture (tests/conformance/fixture_server.py, what the scenarios ask of a server), at
+#     the suite's default revision and at 2025-11-25, twice: speaking 2026-07-28 to toolport
+#     (questions as input-required results) and `--legacy` (questions as requests to the client,
+#     what the suite's TypeScript reference server does);
+#   - server-everything at the default revision.
 #
 #   tests/conformance/server.sh
 #
 # Environment: TOOLPORT_BIN (default <target>/debug/toolport), CARGO_TARGET_DIR,
 # CONFORMANCE_OUT (where results and logs go; default a temporary folder, printed at the end).
 #
-# Prints a markdown table (check | direct | through toolport) and exits non-zero when a check
-# that passes directly does not pass through toolport, or when `dns-rebinding-protection`
-# (which server-everything fails: it accepts any Host) does not pass against toolport.
+# Prints one markdown table per comparison (`### <server> at <revision>`, then
+# check | direct | through toolport) and exits non-zero when a check that passes directly does
+# not pass through toolport, or when `dns-rebinding-protection` (which server-everything fails:
+# it accepts any Host) does not pass against toolport.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 target="${CARGO_TARGET_DIR:-$here/../../target}"
 bin="${TOOLPORT_BIN:-$target/debug/toolport}"
-# How long server-everything and toolport may take to start listening.
+# How long a server and toolport may take to start listening.
 START_TIMEOUT_S=30
 
 [[ -x "$bin" ]] || { echo "server.sh: $bin is missing: build it first (cargo build -p toolport)" >&2; exit 1; }
@@ -25,6 +30,8 @@ peers="$(bash "$here/../peers/install.sh" "$target")"
 node="$suite_dir/bin/node"
 suite="$suite_dir/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 everything="$peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+clients="$(bash "$here/../peers/install_clients.sh" "$target")"
+python="$clients/venv/bin/python"
 
 out="${CONFORMANCE_OUT:-$(mktemp -d)}"
 mkdir -p "$out"
@@ -52,32 +59,70 @@ wait_for_line() {
   return 1
 }
 
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-PORT="$port" "$node" "$everything" streamableHttp >"$out/everything.log" 2>&1 </dev/null &
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# Starts `toolport serve --http` fronting the one server NAME at URL; prints serve's URL.
+start_serve() {
+  local name="$1" url="$2" home="$out/$1/home" workspace="$out/$1/workspace"
+  mkdir -p "$home" "$workspace/.toolport"
+  printf '{"mcpServers": {"%s": {"type": "http", "url": "%s"}}}\n' "$name" "$url" >"$home/mcp.json"
+  printf '{"enabledMcpServers": ["%s"]}\n' "$name" >"$workspace/.toolport/workspace.json"
+  env -u RUST_LOG -u TOOLPORT_HOME "$bin" --home "$home" --workspace "$workspace" serve --http 127.0.0.1:0 \
+    >"$out/$name/serve.stdout" 2>"$out/$name/serve.log" </dev/null &
+  pids+=($!)
+  local line
+  line="$(wait_for_line "$out/$name/serve.log" 'toolport serve: listening on http://[^ ]+/mcp' "toolport serve ($name)" "${pids[-1]}")"
+  echo "${line#toolport serve: listening on }"
+}
+
+# Runs the suite against URL into FOLDER, with any further suite options. The suite exits
+# non-zero whenever a check fails; the comparison is the verdict.
+suite_run() {
+  local url="$1" folder="$2"
+  shift 2
+  "$node" "$suite" server --url "$url" -o "$folder" "$@" >"$folder.log" 2>&1 || true
+}
+
+# LABEL DIRECT_URL SERVE_URL [suite options]: one comparison, results under $out/runs/LABEL.
+compare() {
+  local label="$1" direct="$2" through="$3" folder="$out/runs/${1// /_}"
+  shift 3
+  mkdir -p "$folder"
+  echo "$label: direct $direct, through toolport $through" >&2
+  suite_run "$direct" "$folder/direct" "$@"
+  suite_run "$through" "$folder/through" "$@"
+  comparisons+=("$label" "$folder")
+}
+comparisons=()
+
+for mode in modern legacy; do
+  name="fixture-$mode"
+  mkdir -p "$out/$name"
+  port="$(free_port)"
+  flag=()
+  [[ "$mode" == legacy ]] && flag=(--legacy)
+  "$python" "$here/fixture_server.py" "$port" "${flag[@]}" >"$out/$name/fixture.log" 2>&1 </dev/null &
+  pids+=($!)
+  wait_for_line "$out/$name/fixture.log" "fixture listening on port $port" "the fixture ($mode)" "${pids[-1]}" >/dev/null
+  direct_url="http://127.0.0.1:$port/mcp"
+  serve_url="$(start_serve "$name" "$direct_url")"
+  compare "$name at the default revision" "$direct_url" "$serve_url"
+  compare "$name at 2025-11-25" "$direct_url" "$serve_url" --spec-version 2025-11-25
+done
+
+mkdir -p "$out/everything"
+port="$(free_port)"
+PORT="$port" "$node" "$everything" streamableHttp >"$out/everything/server.log" 2>&1 </dev/null &
 pids+=($!)
-wait_for_line "$out/everything.log" "listening on port $port" "server-everything" "${pids[-1]}" >/dev/null
+wait_for_line "$out/everything/server.log" "listening on port $port" "server-everything" "${pids[-1]}" >/dev/null
 direct_url="http://127.0.0.1:$port/mcp"
-
-# The suite exits non-zero whenever a check fails; the comparison below is the verdict.
-echo "direct: $direct_url" >&2
-"$node" "$suite" server --url "$direct_url" -o "$out/direct" >"$out/direct.log" 2>&1 || true
-
-home="$out/home"
-workspace="$out/workspace"
-mkdir -p "$home" "$workspace/.toolport"
-printf '{"mcpServers": {"everything": {"type": "http", "url": "%s"}}}\n' "$direct_url" >"$home/mcp.json"
-printf '{"enabledMcpServers": ["everything"]}\n' >"$workspace/.toolport/workspace.json"
-env -u RUST_LOG -u TOOLPORT_HOME "$bin" --home "$home" --workspace "$workspace" serve --http 127.0.0.1:0 \
-  >"$out/serve.stdout" 2>"$out/serve.log" </dev/null &
-pids+=($!)
-line="$(wait_for_line "$out/serve.log" 'toolport serve: listening on http://[^ ]+/mcp' "toolport serve" "${pids[-1]}")"
-serve_url="${line#toolport serve: listening on }"
-
-echo "through toolport: $serve_url" >&2
-"$node" "$suite" server --url "$serve_url" -o "$out/through" >"$out/through.log" 2>&1 || true
+serve_url="$(start_serve everything "$direct_url")"
+compare "server-everything at the default revision" "$direct_url" "$serve_url"
 
 status=0
-python3 - "$out/direct" "$out/through" <<'PY' || status=$?
+python3 - "${comparisons[@]}" <<'PY' || status=$?
 import json, os, re, sys
 
 def checks(folder):
@@ -92,30 +137,53 @@ def checks(folder):
             found[(m.group(1), check["id"])] = check["status"], check.get("errorMessage") or ""
     return found
 
-direct, through = checks(sys.argv[1]), checks(sys.argv[2])
-if not direct:
-    sys.exit("server.sh: the direct run produced no checks (see direct.log)")
-if not through:
-    sys.exit("server.sh: the run through toolport produced no checks (see through.log)")
-
 def mark(entry):
     return "missing" if entry is None else ("pass" if entry[0] == "SUCCESS" else entry[0].lower())
 
-regressions = []
-print("| check | direct | through toolport |")
-print("|---|---|---|")
-for key in sorted(set(direct) | set(through)):
-    d, t = direct.get(key), through.get(key)
-    name = f"{key[0]} / {key[1]}"
-    must_pass = (d is not None and d[0] == "SUCCESS") or key[0] == "dns-rebinding-protection"
-    regressed = must_pass and (t is None or t[0] != "SUCCESS")
-    if regressed:
-        regressions.append(f"{name}: {mark(t)} {t[1] if t else ''}".strip())
-    print(f"| {name} | {mark(d)} | {mark(t)}{' **REGRESSION**' if regressed else ''} |")
 passed = lambda r: sum(1 for s, _ in r.values() if s == "SUCCESS")
-print()
-print(f"direct: {passed(direct)} of {len(direct)} checks pass; "
-      f"through toolport: {passed(through)} of {len(through)}")
+# Checks toolport is known to lose, with why; each is printed as "known loss", never passes
+# quietly, and is a regression again once it passes (so the entry must then go).
+KNOWN = {
+    ("fixture-modern", "tools-call-with-logging", "tools-call-with-logging"):
+        "toolport passes the log level as logging/setLevel, which a 2026-07-28 server no longer "
+        "takes (the level now rides each request's _meta); its log messages are not sent",
+}
+regressions, figures, known = [], [], []
+pairs = sys.argv[1:]
+for label, folder in zip(pairs[0::2], pairs[1::2]):
+    direct, through = checks(os.path.join(folder, "direct")), checks(os.path.join(folder, "through"))
+    if not direct:
+        sys.exit(f"server.sh: {label}: the direct run produced no checks (see {folder}/direct.log)")
+    if not through:
+        sys.exit(f"server.sh: {label}: the run through toolport produced no checks (see {folder}/through.log)")
+    print(f"### {label}")
+    print()
+    print("| check | direct | through toolport |")
+    print("|---|---|---|")
+    for key in sorted(set(direct) | set(through)):
+        d, t = direct.get(key), through.get(key)
+        name = f"{key[0]} / {key[1]}"
+        must_pass = (d is not None and d[0] == "SUCCESS") or key[0] == "dns-rebinding-protection"
+        regressed = must_pass and (t is None or t[0] != "SUCCESS")
+        why = KNOWN.get((label.split(" ")[0], *key))
+        if why and regressed:
+            known.append(f"{label}: {name}: {why}")
+            print(f"| {name} | {mark(d)} | {mark(t)} (known loss) |")
+            continue
+        if why:
+            regressions.append(f"{label}: {name}: passes now: drop it from KNOWN in server.sh")
+        if regressed:
+            regressions.append(f"{label}: {name}: {mark(t)} {t[1] if t else ''}".strip())
+        print(f"| {name} | {mark(d)} | {mark(t)}{' **REGRESSION**' if regressed else ''} |")
+    print()
+    figures.append(f"{label}: {passed(direct)}/{len(direct)} direct, {passed(through)}/{len(through)} through toolport")
+for figure in figures:
+    print(figure)
+if known:
+    print()
+    print(f"{len(known)} known loss(es) through toolport:")
+    for k in known:
+        print(f"- {k}")
 if regressions:
     print()
     print(f"{len(regressions)} regression(s) through toolport:")

@@ -27,6 +27,7 @@ use super::input_rounds::{Rounds, Step};
 use super::lazy::{Lazy, Route};
 use super::relay::Relay;
 use super::result_type::Complete;
+use super::resource_watch;
 use super::surface;
 use crate::runtime::{CallError, CallProgress, CatalogError, Runtime, StoredText};
 
@@ -356,9 +357,19 @@ impl ServerHandler for Front {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let server = self.resource_owner(&request.uri)?;
-        if self.shared.relay.subscribe(&request.uri, self.session, context.peer.clone()) {
+        let relay = self.shared.relay.clone();
+        if relay.subscribe(&request.uri, self.session, context.peer.clone()) {
             let subject = format!("subscription to {}", crate::text::escape_line(&request.uri));
-            self.forward(&server, subject, |peer| async move { peer.subscribe(request).await }).await?;
+            let uri = request.uri.clone();
+            let watcher = relay.clone();
+            let sent =
+                self.forward(&server, subject, |peer| resource_watch::subscribe(peer, request, watcher));
+            // A refused subscription leaves no subscriber behind, or the next client's
+            // subscription would be taken as already made.
+            if let Err(e) = sent.await {
+                relay.unsubscribe(&uri, self.session);
+                return Err(e);
+            }
         }
         Ok(())
     }
@@ -369,7 +380,8 @@ impl ServerHandler for Front {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let server = self.resource_owner(&request.uri)?;
-        if self.shared.relay.unsubscribe(&request.uri, self.session) {
+        let relay = &self.shared.relay;
+        if relay.unsubscribe(&request.uri, self.session) && !relay.unwatch(&request.uri) {
             let subject = format!("subscription to {}", crate::text::escape_line(&request.uri));
             self.forward(&server, subject, |peer| async move { peer.unsubscribe(request).await }).await?;
         }

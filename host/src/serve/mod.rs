@@ -19,6 +19,7 @@ mod http;
 mod input_rounds;
 mod lazy;
 mod relay;
+mod resource_watch;
 mod result_type;
 mod revive;
 mod surface;

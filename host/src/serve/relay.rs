@@ -54,6 +54,9 @@ pub struct Relay {
     subscribers: Mutex<Vec<Subscriber>>,
     /// Sessions that sent `logging/setLevel`: they hear log messages no call is waiting for.
     listeners: Mutex<Vec<(u64, Peer<RoleServer>)>>,
+    /// The `subscriptions/listen` streams opened for a URI on a 2026-07-28 server (which has
+    /// no `resources/subscribe`): the sender ends the stream once no client is subscribed.
+    watches: Mutex<Vec<(String, oneshot::Sender<()>)>>,
 }
 
 /// Removes its caller from the relay when the call ends, however it ends.
@@ -114,6 +117,33 @@ impl Relay {
         let mut subscribers = lock(&self.subscribers);
         subscribers.retain(|s| !(s.uri == uri && s.session == session));
         !subscribers.iter().any(|s| s.uri == uri)
+    }
+
+    /// Holds the stream that watches `uri` on a 2026-07-28 server until [`Relay::unwatch`].
+    pub fn watch(&self, uri: &str, stop: oneshot::Sender<()>) {
+        lock(&self.watches).push((uri.to_string(), stop));
+    }
+
+    /// Ends the stream [`Relay::watch`] holds for `uri`; `false` if there is none (the
+    /// server is then one that takes `resources/unsubscribe`).
+    pub fn unwatch(&self, uri: &str) -> bool {
+        let mut watches = lock(&self.watches);
+        let Some(at) = watches.iter().position(|(watched, _)| watched == uri) else { return false };
+        let (_, stop) = watches.swap_remove(at);
+        let _ = stop.send(());
+        true
+    }
+
+    /// Sends `notifications/resources/updated` to every client subscribed to its URI.
+    pub fn resource_updated(&self, params: &ResourceUpdatedNotificationParam) {
+        let peers: Vec<Peer<RoleServer>> =
+            lock(&self.subscribers).iter().filter(|s| s.uri == params.uri).map(|s| s.peer.clone()).collect();
+        for peer in peers {
+            let params = params.clone();
+            tokio::spawn(async move {
+                let _ = peer.notify_resource_updated(params).await;
+            });
+        }
     }
 
     /// `session` (through `peer`) hears log messages that belong to no call from now on.
@@ -253,17 +283,7 @@ impl ServerNotices for Asker {
     }
 
     fn resource_updated(&self, _server: &str, params: &ResourceUpdatedNotificationParam) {
-        let peers: Vec<Peer<RoleServer>> = lock(&self.0.subscribers)
-            .iter()
-            .filter(|s| s.uri == params.uri)
-            .map(|s| s.peer.clone())
-            .collect();
-        for peer in peers {
-            let params = params.clone();
-            tokio::spawn(async move {
-                let _ = peer.notify_resource_updated(params).await;
-            });
-        }
+        self.0.resource_updated(params);
     }
 }
 
