@@ -26,8 +26,8 @@ use super::changes;
 use super::input_rounds::{Rounds, Step};
 use super::lazy::{Lazy, Route};
 use super::relay::Relay;
-use super::result_type::Complete;
 use super::resource_watch;
+use super::result_type::Complete;
 use super::surface;
 use crate::runtime::{CallError, CallProgress, CatalogError, Runtime, StoredText};
 
