@@ -99,7 +99,8 @@ pub async fn serve(
     config.allowed_hosts = hosts;
     config.allowed_origins = origins;
     let sessions = Arc::new(LocalSessionManager::default());
-    let service = StreamableHttpService::new(move || Ok(Front::new(shared.clone())), sessions.clone(), config);
+    let service =
+        StreamableHttpService::new(move || Ok(Front::new(shared.clone())), sessions.clone(), config);
     let gate = Gate { token: options.token.clone(), places: Arc::new(Semaphore::new(options.max_requests)) };
     let router = axum::Router::new()
         .route_service("/mcp", service)
