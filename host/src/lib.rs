@@ -68,6 +68,9 @@ pub use status::{
 /// Ends every stdio server process group still alive (SIGTERM, a grace, SIGKILL): what a
 /// binary calls before it exits or when it is signalled, so no server or helper outlives it.
 pub use transport::end_server_processes;
+/// On SIGINT or SIGTERM: every server group SIGTERMed at once, a short grace, SIGKILL, each
+/// server reaped; and on a second signal, SIGKILL to them all without waiting.
+pub use transport::{end_server_processes_promptly, kill_server_processes};
 
 // Where the files live, and what they resolve into.
 /// OAuth sign-in for the CLI and embedding hosts.

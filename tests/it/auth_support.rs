@@ -27,7 +27,7 @@ pub const SHORT_TOKEN_SECONDS: &str = "2";
 pub const PAST_EXPIRY: Duration = Duration::from_millis(3_000);
 
 /// The Python of the SDK venv; a failed install fails the test (a missing peer is a failure).
-fn python() -> PathBuf {
+pub fn python() -> PathBuf {
     static CLIENTS: OnceLock<String> = OnceLock::new();
     PathBuf::from(install("peers/install_clients.sh", &CLIENTS)).join("venv/bin/python")
 }

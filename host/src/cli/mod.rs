@@ -118,8 +118,14 @@ pub fn main() -> ExitCode {
             return ExitCode::from(EXIT_FAILURE);
         }
     };
-    let outcome = runtime.block_on(run(cli));
-    runtime.shutdown_timeout(RUNTIME_SHUTDOWN);
+    let (outcome, signalled) = runtime.block_on(run(cli));
+    if signalled {
+        // Signalled: the servers are ended already; blocking work still running (serve's
+        // read of stdin, which no one can interrupt) is not waited for.
+        runtime.shutdown_background();
+    } else {
+        runtime.shutdown_timeout(RUNTIME_SHUTDOWN);
+    }
     match outcome {
         Ok(code) => code,
         Err(err) => {
@@ -145,24 +151,48 @@ fn exit_status(err: &anyhow::Error) -> u8 {
 
 /// Runs the command until it ends or toolport gets SIGINT/SIGTERM, then ends every server
 /// process group still alive: servers run in groups of their own, so a terminal's Ctrl-C
-/// reaches only toolport, and closing them is toolport's job (dropping the command's future
-/// drops its connections; [`toolport::end_server_processes`] finishes their groups).
-async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+/// reaches only toolport, and closing them is toolport's job. After a normal end the servers
+/// get a grace to leave on their own ([`toolport::end_server_processes`]); after a signal
+/// toolport must be out fast (an agent kills it within a second: Claude Code sends SIGKILL
+/// 600 ms after SIGINT), so every group is sent SIGTERM at once, with a short grace before
+/// SIGKILL ([`toolport::end_server_processes_promptly`]), and a second signal ends them with
+/// SIGKILL and leaves without waiting. The flag says whether a signal ended the command.
+async fn run(cli: Cli) -> (anyhow::Result<ExitCode>, bool) {
     if let Command::DemoServer(args) = cli.command {
         // The demo server is itself a stdio server: it keeps the default signal behaviour.
-        return crate::demo_server::run(args).await.map(|()| ExitCode::SUCCESS);
+        return (crate::demo_server::run(args).await.map(|()| ExitCode::SUCCESS), false);
     }
-    let outcome = tokio::select! {
-        outcome = dispatch(cli) => outcome,
-        signal = shutdown_signal() => {
-            tracing::info!("received {signal}: closing the servers");
-            Ok(ExitCode::from(signal.exit_status()))
+    let mut signals = Signals::listen();
+    let signal = tokio::select! {
+        outcome = dispatch(cli) => {
+            // A call cut short is cancelled at its server before the server is ended.
+            let ended = async {
+                toolport::settle_cancellations().await;
+                toolport::end_server_processes().await;
+            };
+            tokio::select! {
+                () = ended => return (outcome, false),
+                signal = signals.next() => {
+                    tracing::info!("received {signal} while closing the servers: killing them");
+                    toolport::kill_server_processes();
+                    return (outcome, true);
+                }
+            }
         }
+        signal = signals.next() => signal,
     };
-    // A call cut short by the signal is cancelled at its server before the server is ended.
-    toolport::settle_cancellations().await;
-    toolport::end_server_processes().await;
-    outcome
+    tracing::info!("received {signal}: closing the servers");
+    tokio::select! {
+        () = async {
+            toolport::settle_cancellations().await;
+            toolport::end_server_processes_promptly().await;
+        } => {}
+        again = signals.next() => {
+            tracing::info!("received {again} again: killing the servers");
+            toolport::kill_server_processes();
+        }
+    }
+    (Ok(ExitCode::from(signal.exit_status())), true)
 }
 
 /// A signal that asks toolport to stop.
@@ -191,21 +221,33 @@ impl std::fmt::Display for Stop {
     }
 }
 
-/// Waits for SIGINT or SIGTERM. If a handler cannot be installed, that signal keeps its
-/// default action (the servers then still die with toolport via the parent-death signal).
-async fn shutdown_signal() -> Stop {
-    use tokio::signal::unix::{SignalKind, signal};
-    let listen = |kind: SignalKind| match signal(kind) {
-        Ok(stream) => Some(stream),
-        Err(e) => {
-            tracing::warn!("cannot handle signal {}: {e}", kind.as_raw_value());
-            None
+/// SIGINT and SIGTERM, listened for from the start of the command. If a handler cannot be
+/// installed, that signal keeps its default action (the servers then still die with toolport
+/// via the parent-death signal).
+struct Signals {
+    interrupt: Option<tokio::signal::unix::Signal>,
+    terminate: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    fn listen() -> Self {
+        use tokio::signal::unix::{SignalKind, signal};
+        let listen = |kind: SignalKind| match signal(kind) {
+            Ok(stream) => Some(stream),
+            Err(e) => {
+                tracing::warn!("cannot handle signal {}: {e}", kind.as_raw_value());
+                None
+            }
+        };
+        Self { interrupt: listen(SignalKind::interrupt()), terminate: listen(SignalKind::terminate()) }
+    }
+
+    /// The next SIGINT or SIGTERM.
+    async fn next(&mut self) -> Stop {
+        tokio::select! {
+            _ = next(&mut self.interrupt) => Stop::Interrupt,
+            _ = next(&mut self.terminate) => Stop::Terminate,
         }
-    };
-    let (mut interrupt, mut terminate) = (listen(SignalKind::interrupt()), listen(SignalKind::terminate()));
-    tokio::select! {
-        _ = next(&mut interrupt) => Stop::Interrupt,
-        _ = next(&mut terminate) => Stop::Terminate,
     }
 }
 

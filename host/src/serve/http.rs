@@ -2,7 +2,8 @@
 //! a port needs that stdio does not: `Host` and `Origin` checked against DNS rebinding (rmcp's
 //! checks, given loopback lists), a bearer token required off loopback (compared in constant
 //! time), and caps on body size and on requests in flight (a response that streams holds its
-//! place until it ends).
+//! place until it ends), and `DELETE` of an unknown or ended session answered 404
+//! (`ended_sessions.rs`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -20,6 +21,7 @@ use subtle::ConstantTimeEq as _;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
+use super::ended_sessions;
 use super::front::{Front, Shared};
 
 /// How `serve --http` listens.
@@ -96,14 +98,13 @@ pub async fn serve(
     let mut config = StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token());
     config.allowed_hosts = hosts;
     config.allowed_origins = origins;
-    let service = StreamableHttpService::new(
-        move || Ok(Front::new(shared.clone())),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+    let sessions = Arc::new(LocalSessionManager::default());
+    let service =
+        StreamableHttpService::new(move || Ok(Front::new(shared.clone())), sessions.clone(), config);
     let gate = Gate { token: options.token.clone(), places: Arc::new(Semaphore::new(options.max_requests)) };
     let router = axum::Router::new()
         .route_service("/mcp", service)
+        .layer(axum::middleware::from_fn_with_state(sessions, ended_sessions::refuse_unknown))
         .layer(tower_http::limit::RequestBodyLimitLayer::new(options.max_body_bytes))
         .layer(axum::middleware::from_fn_with_state(Arc::new(gate), admit));
     let listener = tokio::net::TcpListener::bind(options.addr)

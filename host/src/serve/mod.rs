@@ -14,6 +14,7 @@
 
 mod changes;
 mod config_watch;
+mod ended_sessions;
 mod front;
 mod http;
 mod input_rounds;

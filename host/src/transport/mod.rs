@@ -23,6 +23,9 @@ pub use in_order::ProgressTap;
 pub use lifecycle::LEGACY_VERSION;
 pub use plugin::SSE_PLUGIN;
 pub use process_group::end_all as end_server_processes;
+pub use process_group::{
+    end_all_promptly as end_server_processes_promptly, kill_all as kill_server_processes,
+};
 
 use std::time::Duration;
 

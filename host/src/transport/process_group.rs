@@ -23,6 +23,12 @@ pub const TERM_GRACE: Duration = Duration::from_secs(1);
 /// How often the host looks whether a group is gone during the grace; a group cannot be
 /// waited for like a child, only probed with signal 0.
 const PROBE_EVERY: Duration = Duration::from_millis(20);
+/// The grace between SIGTERM and SIGKILL when toolport itself was signalled
+/// ([`end_all_promptly`]): whoever signalled it kills it soon after (Claude Code sends
+/// SIGINT, SIGTERM 100 ms later and SIGKILL 500 ms after that), and toolport must be out by
+/// then with its servers ended. Node and Python servers exit on SIGTERM in milliseconds; one
+/// that traps it is killed.
+pub const SIGNAL_TERM_GRACE: Duration = Duration::from_millis(100);
 
 /// Process groups started by this process and not yet known to be empty.
 static LIVE: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
@@ -82,7 +88,7 @@ impl Group {
     /// and its helpers to exit, then SIGKILL to the rest. Quick when the group is already
     /// empty (the server and its helpers exited on their own).
     pub async fn end(&self, child: Option<&mut Child>) {
-        end_group(self.id, child).await;
+        end_group(self.id, child, TERM_GRACE).await;
     }
 }
 
@@ -109,12 +115,32 @@ pub async fn end_all() {
     }
     let groups: Vec<i32> =
         LIVE.lock().map(|mut live| std::mem::take(&mut *live).into_iter().collect()).unwrap_or_default();
-    futures::future::join_all(groups.into_iter().map(|id| end_group(id, None))).await;
+    futures::future::join_all(groups.into_iter().map(|id| end_group(id, None, TERM_GRACE))).await;
 }
 
-async fn end_group(id: i32, mut child: Option<&mut Child>) {
+/// Ends every group this process started at once, for an exit on SIGINT or SIGTERM: SIGTERM
+/// to all of them now (no wait for servers to leave on their own), [`SIGNAL_TERM_GRACE`],
+/// then SIGKILL to what is left. Returns once every group is empty, its leader reaped by the
+/// task that watches it (a server is then no zombie left behind). The groups stay listed
+/// until reaped, so [`kill_all`] still finds them if a second signal cuts this short.
+pub async fn end_all_promptly() {
+    let groups: Vec<i32> = LIVE.lock().map(|live| live.iter().copied().collect()).unwrap_or_default();
+    futures::future::join_all(groups.into_iter().map(|id| end_group(id, None, SIGNAL_TERM_GRACE))).await;
+}
+
+/// SIGKILL to every group not yet known to be gone, without waiting: toolport was signalled
+/// twice and leaves at once.
+pub fn kill_all() {
+    let groups: Vec<i32> =
+        LIVE.lock().map(|mut live| std::mem::take(&mut *live).into_iter().collect()).unwrap_or_default();
+    for id in groups {
+        let _ = killpg(Pid::from_raw(id), Signal::SIGKILL);
+    }
+}
+
+async fn end_group(id: i32, mut child: Option<&mut Child>, grace: Duration) {
     let group = Pid::from_raw(id);
-    let deadline = tokio::time::Instant::now() + TERM_GRACE;
+    let deadline = tokio::time::Instant::now() + grace;
     let mut signalled = false;
     loop {
         if leader_gone(&mut child) && killpg(group, None) == Err(Errno::ESRCH) {
