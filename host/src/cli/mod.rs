@@ -185,6 +185,9 @@ async fn run(cli: Cli) -> (anyhow::Result<ExitCode>, bool) {
     tokio::select! {
         () = async {
             toolport::settle_cancellations().await;
+            // A cancellation written is not yet read: SIGTERM at once would kill a server
+            // before it hears that its call was abandoned.
+            tokio::time::sleep(CANCEL_READ_GRACE).await;
             toolport::end_server_processes_promptly().await;
         } => {}
         again = signals.next() => {
@@ -194,6 +197,11 @@ async fn run(cli: Cli) -> (anyhow::Result<ExitCode>, bool) {
     }
     (Ok(ExitCode::from(signal.exit_status())), true)
 }
+
+/// How long servers get to read the `notifications/cancelled` just written before SIGTERM:
+/// reading a line takes microseconds, and 50 ms keeps the exit well inside an agent's 500 ms
+/// between SIGINT and SIGKILL.
+const CANCEL_READ_GRACE: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// A signal that asks toolport to stop.
 #[derive(Debug, Clone, Copy)]
