@@ -50,6 +50,7 @@ mod serve_clients;
 mod serve_conformance;
 mod serve_front;
 mod serve_http;
+mod serve_hung;
 mod serve_signals;
 mod serve_support;
 mod server_questions;

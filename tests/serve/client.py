@@ -29,6 +29,9 @@ Scenarios (each prints what it saw, never a verdict; the tests judge):
                 --answer's "text" via the SDK's sampling_callback
   roots         offer the root --uri via list_roots_callback; call --roots-tool until it
                 names it (or --wait s pass), then call --then once (when given)
+  hung          how long initialize took and its instructions, tools/list, call --tool with
+                --args, then re-list on each notifications/tools/list_changed until --expect
+                is listed (or --wait s pass)
   logging       logging/setLevel debug, call toggle-simulated-logging, wait --wait s for a
                 notifications/message
 
@@ -92,6 +95,27 @@ async def list_changed(session, args, events):
     notified = events["list_changed"].is_set()
     after = names(await session.list_tools())
     return {"notified": notified, "before": before, "after": after}
+
+
+async def hung(session, args, events):
+    before = names(await session.list_tools())
+    called = await session.call_tool(args.tool, json.loads(args.args))
+    after, notified = before, False
+    with anyio.move_on_after(args.wait):
+        while args.expect not in after:
+            await events["list_changed"].wait()
+            # A fresh event for the next change: several servers may come up one by one.
+            events["list_changed"] = anyio.Event()
+            notified = True
+            after = names(await session.list_tools())
+    return {
+        "initialize_s": events["initialize_s"],
+        "instructions": events["instructions"],
+        "before": before,
+        "called": {"is_error": bool(called.is_error), "texts": texts(called)},
+        "notified": notified,
+        "after": after,
+    }
 
 
 async def elicit(session, args, events):
@@ -208,6 +232,7 @@ SCENARIOS = {
     "logging": logging,
     "basics": basics,
     "list-changed": list_changed,
+    "hung": hung,
     "elicit": elicit,
     "cancel": cancel,
     "latency": latency,
@@ -264,7 +289,11 @@ async def run(args, command):
                 return await SCENARIOS[args.scenario](client, args, events)
         async with transport as (read, write):
             async with ClientSession(read, write, message_handler=on_message, **extra) as session:
-                events["protocol"] = (await session.initialize()).protocol_version
+                started = time.monotonic()
+                init = await session.initialize()
+                events["initialize_s"] = round(time.monotonic() - started, 3)
+                events["instructions"] = init.instructions
+                events["protocol"] = init.protocol_version
                 return await SCENARIOS[args.scenario](session, args, events)
 
     if args.url:
@@ -296,6 +325,7 @@ def main():
     p.add_argument("--tool", default="sleep")
     p.add_argument("--roots-tool", default="get-roots-list", help="roots: the tool that says the roots")
     p.add_argument("--then", help="roots: a tool called once after --roots-tool named --uri")
+    p.add_argument("--expect", default="", help="hung: the tool to wait for")
     p.add_argument("--argument", default="department", help="complete: the argument's name")
     p.add_argument("--value", default="", help="complete: what was typed so far")
     p.add_argument("--args", default="{}", help="the tool's arguments as JSON")

@@ -78,9 +78,14 @@ pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
     };
     let surface = args.lazy.then_some(Surface::Lazy);
     let gateway = Gateway::start_with_surface(resolved, options, surface).await?;
-    for warning in gateway.runtime().warnings() {
-        eprintln!("{warning}");
-    }
+    // Servers connect in the background: the warnings once each one is up or has failed.
+    let runtime = gateway.runtime().clone();
+    let warned = tokio::spawn(async move {
+        runtime.settled().await;
+        for warning in runtime.warnings() {
+            eprintln!("{warning}");
+        }
+    });
     let _watch = if args.no_watch { None } else { Some(gateway.watch(paths.clone())?) };
     let served = match http {
         None => gateway.serve_stdio().await,
@@ -89,6 +94,7 @@ pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
             gateway.serve_http(options, CancellationToken::new(), ready).await
         }
     };
+    warned.abort();
     gateway.runtime().shutdown().await;
     served.map(|()| ExitCode::SUCCESS)
 }

@@ -77,11 +77,12 @@ pub struct DemoArgs {}
 /// Starts the runtime for a command, printing startup warnings to stderr; a server's
 /// questions are asked on the terminal.
 pub(super) async fn start(paths: &Paths) -> anyhow::Result<Runtime> {
-    start_with(paths, ElicitPolicy::Ask).await
+    start_with(paths, ElicitPolicy::Ask, None).await
 }
 
-/// [`start`], answering servers' questions by `policy`.
-async fn start_with(paths: &Paths, policy: ElicitPolicy) -> anyhow::Result<Runtime> {
+/// [`start`], answering servers' questions by `policy`; with `for_call`, only until the
+/// server that owns that tool is known ([`Runtime::start_for_call`]).
+async fn start_with(paths: &Paths, policy: ElicitPolicy, for_call: Option<&str>) -> anyhow::Result<Runtime> {
     let resolved = toolport::load_resolved(paths, &BTreeSet::new())?;
     let options = RuntimeOptions {
         progress: true,
@@ -92,7 +93,10 @@ async fn start_with(paths: &Paths, policy: ElicitPolicy) -> anyhow::Result<Runti
         workspace_root: Some(paths.workspace_root.clone()),
         ..Default::default()
     };
-    let runtime = Runtime::start(resolved, options).await?;
+    let runtime = match for_call {
+        Some(tool) => Runtime::start_for_call(resolved, options, tool).await?,
+        None => Runtime::start(resolved, options).await?,
+    };
     for warning in runtime.warnings() {
         eprintln!("{warning}");
     }
@@ -144,7 +148,7 @@ async fn lazy_costs(runtime: &Runtime, shape: Option<&str>) -> anyhow::Result<to
 /// the tool reports `isError`.
 pub async fn run_call(paths: &Paths, args: CallArgs) -> anyhow::Result<ExitCode> {
     let policy = args.elicit.map(ElicitPolicy::from).unwrap_or_default();
-    let runtime = start_with(paths, policy).await?;
+    let runtime = start_with(paths, policy, Some(&args.tool)).await?;
     let outcome =
         super::call_progress::call(&runtime, &args.tool, args.arguments.as_deref().unwrap_or_default()).await;
     runtime.shutdown().await;

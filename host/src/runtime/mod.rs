@@ -54,6 +54,7 @@ pub use record::ToolRecord;
 pub use request_state::MAX_INPUT_ROUNDS;
 pub use sampling::{NO_MODEL, Sampler};
 pub(crate) use server_requests::ServerNotices;
+pub use state::CONNECTING;
 pub use supervisor::Revision;
 pub use token_costs::{ServerCost, TokenCosts, ToolCost};
 pub use tool_call::{CallProgress, settle_cancellations};
@@ -90,6 +91,46 @@ impl Runtime {
         Ok(Runtime { supervisor: Supervisor::start(resolved, plugins, options).await })
     }
 
+    /// [`Runtime::start`] that returns as soon as the plugins are loaded and checked, with no
+    /// server connected yet: every active server connects in the background and its tools,
+    /// resources and prompts join the surface as it comes up (each a new [`Revision`]), in
+    /// definition order as ever. Until then its status row says `connecting`. What `serve` uses,
+    /// so one hung server cannot hold up a client's `initialize`.
+    pub fn start_in_background(resolved: Resolved, options: RuntimeOptions) -> anyhow::Result<Runtime> {
+        let plugins = PluginHost::new(options.cache_dir.clone(), &resolved.plugins)
+            .context("cannot start the plugin host")?;
+        plugin_choice::check(&resolved, &plugins)?;
+        Ok(Runtime { supervisor: Supervisor::start_in_background(resolved, plugins, options) })
+    }
+
+    /// The runtime for one call of `tool` (`toolport call`): starts like
+    /// [`Runtime::start_in_background`] and returns as soon as which server owns `tool` can no
+    /// longer change — every server defined before it connected or failed — or every server is
+    /// done. A hung server defined after the owner then costs the call nothing; the surface it
+    /// calls is the one connecting every server would give for that name.
+    pub async fn start_for_call(
+        resolved: Resolved,
+        options: RuntimeOptions,
+        tool: &str,
+    ) -> anyhow::Result<Runtime> {
+        let runtime = Self::start_in_background(resolved, options)?;
+        runtime.supervisor.decided(tool).await;
+        Ok(runtime)
+    }
+
+    /// Waits until every server the start connects has connected or failed, or until `wait`
+    /// after the start began, whichever is first: at once after [`Runtime::start`], and at once
+    /// for every request once that time has passed (a hung server costs only the early ones).
+    pub async fn settle(&self, wait: std::time::Duration) {
+        let _ = tokio::time::timeout_at(self.supervisor.started + wait, self.settled()).await;
+    }
+
+    /// Waits until every server the start connects has connected or failed.
+    pub async fn settled(&self) {
+        let mut settled = self.supervisor.settled();
+        let _ = settled.wait_for(|done| *done).await;
+    }
+
     /// One row per defined server in definition order, then the `missing` rows.
     pub fn status(&self) -> Vec<ServerStatus> {
         let state = self.supervisor.lock();
@@ -108,6 +149,8 @@ impl Runtime {
             .status()
             .into_iter()
             .filter(|s| matches!(s.state, ServerState::Error | ServerState::Missing))
+            // Still connecting is not unavailable (a call that did not need to wait for it).
+            .filter(|s| s.error.as_deref() != Some(CONNECTING))
             .map(|s| {
                 // Clipped and escaped like the status view: the error is a server's or a
                 // plugin's text, printed to a terminal.

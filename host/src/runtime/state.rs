@@ -13,6 +13,10 @@ use crate::redact::redact_urls;
 use crate::status::{ServerState, ServerStatus};
 use crate::text::clip_foreign;
 
+/// The `error` of a server whose connect is still under way: of the status view's five states
+/// it is `error` (not usable yet), and this says why.
+pub const CONNECTING: &str = "connecting";
+
 /// Where a server's connection stands.
 pub enum Link {
     /// Not connected: not active, or not connected yet.
@@ -80,8 +84,9 @@ impl Slot {
                 (Link::Failed(reason), _) => (ServerState::Error, 0, Some(reason.clone())),
                 (Link::Live { .. }, Some(Ok(n))) => (ServerState::Connected, *n, None),
                 (Link::Live { .. }, Some(Err(reason))) => (ServerState::Error, 0, Some(reason.clone())),
-                // Only seen while a connect is still under way (a status read mid-reconcile).
-                _ => (ServerState::Error, 0, Some("connecting".to_string())),
+                // A connect still under way: at the start of `serve` (which connects in the
+                // background), or a status read mid-reconcile.
+                _ => (ServerState::Error, 0, Some(CONNECTING.to_string())),
             }
         };
         // Every error reached here clipped where it was built; this keeps a row bounded, and

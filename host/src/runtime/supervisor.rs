@@ -9,9 +9,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use anyhow::Context as _;
+use futures::StreamExt as _;
 use futures::future::join_all;
+use futures::stream::FuturesUnordered;
 use rmcp::model::Tool;
 use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
 
 use super::catalog::{Catalog, ServerCatalog};
 use super::catalog_list;
@@ -47,6 +50,12 @@ pub struct Supervisor {
     revision: watch::Sender<Revision>,
     /// What the last [`Revision`] was taken of.
     published: Mutex<(Vec<ToolRecord>, Catalog, Surface)>,
+    /// `true` once every server the start connects has connected or failed.
+    settled: watch::Sender<bool>,
+    /// When the start began (a listing waits for servers at most a fixed time after it).
+    pub(super) started: tokio::time::Instant,
+    /// Cancelled by shutdown: a background start stops connecting.
+    stop: CancellationToken,
 }
 
 /// How often each part of the surface has changed since the runtime started: a client that
@@ -78,6 +87,51 @@ impl Supervisor {
     /// Connects every active server concurrently and builds the registry; the event loop runs
     /// until the returned supervisor is dropped.
     pub async fn start(resolved: Resolved, plugins: PluginHost, options: RuntimeOptions) -> Arc<Supervisor> {
+        let supervisor = Self::new(resolved, plugins, options);
+        {
+            let _ops = supervisor.ops.lock().await;
+            let all = supervisor.not_yet_connected();
+            supervisor.connect(&all).await;
+            supervisor.rebuild().await;
+        }
+        supervisor.settled.send_replace(true);
+        supervisor
+    }
+
+    /// [`Supervisor::start`] without waiting: returns at once with nothing connected, then
+    /// connects every active server concurrently in the background and rebuilds the registry
+    /// as each one's outcome arrives (in definition order every time, so the surface ends the
+    /// same as after [`Supervisor::start`]; each step is a new [`Revision`]). A hung server
+    /// then delays only its own tools. [`Supervisor::settled`] says when every one is done.
+    pub fn start_in_background(
+        resolved: Resolved,
+        plugins: PluginHost,
+        options: RuntimeOptions,
+    ) -> Arc<Supervisor> {
+        let supervisor = Self::new(resolved, plugins, options);
+        let weak = Arc::downgrade(&supervisor);
+        tokio::spawn(async move {
+            let Some(supervisor) = weak.upgrade() else { return };
+            {
+                let _ops = supervisor.ops.lock().await;
+                // A reconcile that came first connected what it changed: only the rest here.
+                let all = supervisor.not_yet_connected();
+                let connecting = async {
+                    supervisor.connect_each(&all).await;
+                    supervisor.rebuild().await;
+                };
+                // Shutdown ends the connects still under way (dropping one stops its process).
+                tokio::select! {
+                    () = connecting => {}
+                    () = supervisor.stop.cancelled() => return,
+                }
+            }
+            supervisor.settled.send_replace(true);
+        });
+        supervisor
+    }
+
+    fn new(resolved: Resolved, plugins: PluginHost, options: RuntimeOptions) -> Arc<Supervisor> {
         let (events, rx) = mpsc::unbounded_channel();
         let slots = resolved.servers.iter().cloned().map(Slot::new).collect();
         let answers = Arc::new(
@@ -100,15 +154,56 @@ impl Supervisor {
             output_checks: OutputChecks::default(),
             revision: watch::channel(Revision::default()).0,
             published: Mutex::new((Vec::new(), Catalog::default(), Surface::default())),
+            settled: watch::channel(false).0,
+            stop: CancellationToken::new(),
+            started: tokio::time::Instant::now(),
         });
         tokio::spawn(event_loop(Arc::downgrade(&supervisor), rx));
-        {
-            let _ops = supervisor.ops.lock().await;
-            let all: Vec<String> = supervisor.lock().slots.iter().map(|s| s.name().to_string()).collect();
-            supervisor.connect(&all).await;
-            supervisor.rebuild().await;
-        }
         supervisor
+    }
+
+    /// The servers no connect has been tried for yet (all of them at start).
+    fn not_yet_connected(&self) -> Vec<String> {
+        let state = self.lock();
+        state.slots.iter().filter(|s| matches!(s.link, Link::Idle)).map(|s| s.name().to_string()).collect()
+    }
+
+    /// Returns once the server that owns `tool` on the surface is decided, or the start's
+    /// connects are all done. Each server's tools depend only on itself and the servers defined
+    /// before it (its filter, the name policy and the shape see one server; a name two servers
+    /// share goes to the first-defined), so once every active server before the owner has
+    /// connected or failed and the owner's rebuilt tools include `tool`, no server still
+    /// connecting can change which one a call of `tool` goes to: the same as after connecting
+    /// all. What `toolport call` waits for.
+    pub async fn decided(&self, tool: &str) {
+        let mut settled = self.settled.subscribe();
+        loop {
+            if *settled.borrow_and_update() || self.owner_decided(tool) {
+                return;
+            }
+            if settled.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// See [`Supervisor::decided`]. A live server whose `checked` is `None` has not been
+    /// through a rebuild yet (the registry does not reflect it): not decided.
+    fn owner_decided(&self, tool: &str) -> bool {
+        let state = self.lock();
+        let Some((record, _)) = state.registry.route(tool) else { return false };
+        let Some(at) = state.slots.iter().position(|s| s.name() == record.server) else { return false };
+        let built = |s: &Slot| match &s.link {
+            Link::Idle => false,
+            Link::Failed(_) => true,
+            Link::Live { .. } => s.checked.is_some(),
+        };
+        built(&state.slots[at]) && state.slots[..at].iter().all(|s| !s.resolved.active() || built(s))
+    }
+
+    /// Whether the start's connects are all done (connected or failed), as it changes.
+    pub fn settled(&self) -> watch::Receiver<bool> {
+        self.settled.subscribe()
     }
 
     /// The state, for reading a consistent snapshot.
@@ -199,6 +294,7 @@ impl Supervisor {
     /// for an operation in progress (a retry, a reconcile) to finish first: a stuck one must
     /// not keep `/quit` or the end of a command from closing what is open.
     pub async fn shutdown(&self) {
+        self.stop.cancel();
         let _ops = tokio::time::timeout(SHUTDOWN_WAIT, self.ops.lock()).await.ok();
         let conns: Vec<Arc<Connection>> = {
             let mut state = self.lock();
@@ -218,52 +314,82 @@ impl Supervisor {
     /// Connects the named active servers concurrently, each under its own timeouts, and
     /// records each outcome in its slot. Callers hold `ops`.
     async fn connect(&self, names: &[String]) {
-        let targets: Vec<(String, ResolvedServer)> = {
-            let state = self.lock();
-            state
-                .slots
-                .iter()
-                .filter(|s| s.resolved.active() && names.iter().any(|n| n == s.name()))
-                .map(|s| (s.name().to_string(), s.resolved.clone()))
-                .collect()
-        };
+        let targets = self.targets(names);
         if targets.is_empty() {
             return;
         }
         let progress = Progress::new(self.options.progress);
-        let attempts = targets.iter().map(|(name, server)| {
-            let bar = progress.server(name);
-            let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
-            let events = self.events.clone();
-            let answers = self.answers.clone();
-            async move {
-                let outcome = open(server, self.plugins.host(), generation, events, answers).await;
-                progress::done(
-                    bar,
-                    name,
-                    &outcome.as_ref().map(|(_, tools)| tools.len()).map_err(Clone::clone),
-                );
-                // Resources and prompts after the tools, so the spinner's outcome is the
-                // tools'; a failure here is only a warning (`catalog_list`).
-                let catalog = match &outcome {
-                    Ok((conn, _)) => catalog_list::list_catalog(name, conn, server.def.timeouts.list).await,
-                    Err(_) => ServerCatalog::default(),
-                };
-                (outcome, catalog)
-            }
-        });
+        let attempts = targets.iter().map(|(name, server)| self.attempt(&progress, name, server));
         let outcomes = join_all(attempts).await;
         progress.finish();
-        let mut state = self.lock();
         for ((name, _), (outcome, catalog)) in targets.iter().zip(outcomes) {
-            if let Some(slot) = state.slots.iter_mut().find(|s| s.name() == name) {
-                slot.checked = None;
-                slot.catalog = catalog;
-                slot.link = match outcome {
-                    Ok((conn, tools)) => Link::Live { conn, tools },
-                    Err(reason) => Link::Failed(reason),
-                };
-            }
+            self.install(name, outcome, catalog);
+        }
+    }
+
+    /// [`Supervisor::connect`], recording each outcome and rebuilding as soon as it arrives
+    /// rather than after the slowest. Callers hold `ops`.
+    async fn connect_each(&self, names: &[String]) {
+        let targets = self.targets(names);
+        let progress = Progress::new(self.options.progress);
+        let shown = &progress;
+        let mut attempts: FuturesUnordered<_> = targets
+            .iter()
+            .map(|(name, server)| async move { (name, self.attempt(shown, name, server).await) })
+            .collect();
+        while let Some((name, (outcome, catalog))) = attempts.next().await {
+            self.install(name, outcome, catalog);
+            self.rebuild().await;
+            // Wakes whoever waits for a tool's owner (`decided`), though nothing settled yet.
+            self.settled.send_modify(|_| {});
+        }
+        drop(attempts);
+        progress.finish();
+    }
+
+    /// The named servers that are active, with their resolutions.
+    fn targets(&self, names: &[String]) -> Vec<(String, ResolvedServer)> {
+        let state = self.lock();
+        state
+            .slots
+            .iter()
+            .filter(|s| s.resolved.active() && names.iter().any(|n| n == s.name()))
+            .map(|s| (s.name().to_string(), s.resolved.clone()))
+            .collect()
+    }
+
+    /// One server's connect, list and catalog listing, drawn on `progress`.
+    async fn attempt(&self, progress: &Progress, name: &str, server: &ResolvedServer) -> Attempt {
+        let bar = progress.server(name);
+        let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
+        let events = self.events.clone();
+        let answers = self.answers.clone();
+        let outcome = open(server, self.plugins.host(), generation, events, answers).await;
+        progress::done(bar, name, &outcome.as_ref().map(|(_, tools)| tools.len()).map_err(Clone::clone));
+        // Resources and prompts after the tools, so the spinner's outcome is the tools'; a
+        // failure here is only a warning (`catalog_list`).
+        let catalog = match &outcome {
+            Ok((conn, _)) => catalog_list::list_catalog(name, conn, server.def.timeouts.list).await,
+            Err(_) => ServerCatalog::default(),
+        };
+        (outcome, catalog)
+    }
+
+    /// Records one connect's outcome in `name`'s slot (if it is still defined).
+    fn install(
+        &self,
+        name: &str,
+        outcome: Result<(Arc<Connection>, Vec<Tool>), String>,
+        catalog: ServerCatalog,
+    ) {
+        let mut state = self.lock();
+        if let Some(slot) = state.slots.iter_mut().find(|s| s.name() == name) {
+            slot.checked = None;
+            slot.catalog = catalog;
+            slot.link = match outcome {
+                Ok((conn, tools)) => Link::Live { conn, tools },
+                Err(reason) => Link::Failed(reason),
+            };
         }
     }
 
@@ -437,6 +563,9 @@ async fn open(
     let def = server.def.expanded(|name| std::env::var(name).ok()).map_err(|e| e.0)?;
     Connection::open(&def, kind, plugins, generation, events, answers).await
 }
+
+/// What one connect attempt ends with: the session and its tools (or why not), and its catalog.
+type Attempt = (Result<(Arc<Connection>, Vec<Tool>), String>, ServerCatalog);
 
 /// Applies connection events until the runtime is dropped.
 async fn event_loop(supervisor: Weak<Supervisor>, mut rx: mpsc::UnboundedReceiver<Event>) {

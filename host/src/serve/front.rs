@@ -31,6 +31,13 @@ use super::result_type::Complete;
 use super::surface;
 use crate::runtime::{CallError, CallProgress, CatalogError, Runtime, StoredText};
 
+/// How long after serve started a listing waits for servers still connecting: a client lists
+/// right after `initialize`, which is answered at once, and most local servers are up within a
+/// second or two, so the first listing is usually whole; a hung one delays only the listings
+/// of these first seconds, and those by no more than this (well inside every client's request timeout, Codex's 10 s
+/// `startup_timeout_sec` included). What comes up later is announced by `list_changed`.
+pub const LIST_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// What every session shares.
 pub struct Shared {
     /// The one runtime behind every client.
@@ -177,6 +184,7 @@ impl ServerHandler for Front {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        self.runtime().settle(LIST_WAIT).await;
         if self.shared.lazy.active(self.runtime()) {
             return Ok(ListToolsResult::with_all_items(super::lazy::lazy_tools()));
         }
@@ -208,6 +216,10 @@ impl ServerHandler for Front {
             },
             false => (name, arguments),
         };
+        // Called before its server is up (a client that calls without listing): wait as a list does.
+        if self.runtime().server_of(&name).is_none() {
+            self.runtime().settle(LIST_WAIT).await;
+        }
         let (asks_to, asks) = mpsc::unbounded_channel();
         let waiting = self.runtime().server_of(&name).map(|server| {
             let capabilities = context.client_capabilities().unwrap_or_default();
@@ -248,6 +260,7 @@ impl ServerHandler for Front {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
+        self.runtime().settle(LIST_WAIT).await;
         Ok(ListResourcesResult::with_all_items(surface::resources(&self.runtime().catalog())))
     }
 
@@ -256,6 +269,7 @@ impl ServerHandler for Front {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
+        self.runtime().settle(LIST_WAIT).await;
         Ok(ListResourceTemplatesResult::with_all_items(surface::templates(&self.runtime().catalog())))
     }
 
@@ -278,6 +292,7 @@ impl ServerHandler for Front {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
+        self.runtime().settle(LIST_WAIT).await;
         Ok(ListPromptsResult::with_all_items(surface::prompts(&self.runtime().catalog())))
     }
 

@@ -60,7 +60,9 @@ impl Drop for Gateway {
 }
 
 impl Gateway {
-    /// Starts the runtime like [`Runtime::start`]. `options.elicitor` and `options.sampler`
+    /// Starts the runtime like [`Runtime::start_in_background`]: it returns before any server
+    /// is up, so a client's `initialize` is answered at once however slow or hung a server
+    /// is, and each server's tools join as it connects. `options.elicitor` and `options.sampler`
     /// are replaced: a server's question goes to the client whose call asked it (declined
     /// when that client cannot answer).
     pub async fn start(resolved: Resolved, options: RuntimeOptions) -> anyhow::Result<Gateway> {
@@ -78,7 +80,7 @@ impl Gateway {
         let relay = Arc::new(Relay::default());
         options.elicitor = Some(relay.elicitor());
         options.sampler = Some(relay.sampler());
-        let runtime = Runtime::start(resolved, options).await?;
+        let runtime = Runtime::start_in_background(resolved, options)?;
         runtime.set_notices(relay.notices());
         let tasks = vec![
             tokio::spawn(changes::report(runtime.clone())).abort_handle(),

@@ -4,7 +4,7 @@
 
 use rmcp::model::{Prompt, Resource, ResourceTemplate, Tool};
 
-use crate::runtime::{Catalog, Runtime};
+use crate::runtime::{CONNECTING, Catalog, Runtime};
 use crate::status::{ServerState, ServerStatus, summarize_error};
 
 /// The surface's tools: each record's tool as its server listed it (title, description,
@@ -85,6 +85,10 @@ pub fn instructions(rows: &[ServerStatus]) -> String {
         any = true;
         let what = match row.state {
             ServerState::Connected => format!("connected, {} tools", row.tools),
+            _ if row.error.as_deref() == Some(CONNECTING) => {
+                "still connecting; its tools are added when it is up (notifications/tools/list_changed)"
+                    .to_string()
+            }
             _ => {
                 let state = format!("{:?}", row.state).to_lowercase();
                 match &row.error {
