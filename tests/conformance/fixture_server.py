@@ -437,7 +437,14 @@ def main():
     app = server.streamable_http_app(host="127.0.0.1")
     if legacy:
         app = legacy_only(app)
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        # Leave on SIGTERM even while a client still holds a stream open.
+        timeout_graceful_shutdown=1,
+    )
     instance = uvicorn.Server(config)
     original = instance.startup
 

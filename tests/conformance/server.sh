@@ -23,6 +23,9 @@ target="${CARGO_TARGET_DIR:-$here/../../target}"
 bin="${TOOLPORT_BIN:-$target/debug/toolport}"
 # How long a server and toolport may take to start listening.
 START_TIMEOUT_S=30
+# How long one suite run may take (about 30 s on 2 busy cores): a scenario left waiting on an
+# answer that never comes must fail the comparison, not hold CI for hours.
+SUITE_TIMEOUT_S=300
 
 [[ -x "$bin" ]] || { echo "server.sh: $bin is missing: build it first (cargo build -p toolport)" >&2; exit 1; }
 suite_dir="$(bash "$here/install.sh" "$target")"
@@ -36,9 +39,18 @@ python="$clients/venv/bin/python"
 out="${CONFORMANCE_OUT:-$(mktemp -d)}"
 mkdir -p "$out"
 pids=()
+# Ends every process started here: SIGTERM, then SIGKILL for any still there a few seconds on
+# (a server waiting for its clients' streams to close must not hold the script open).
 cleanup() {
+  local pid deadline=$((SECONDS + 5))
   for pid in "${pids[@]}"; do
     kill "$pid" 2>/dev/null || true
+  done
+  for pid in "${pids[@]}"; do
+    while kill -0 "$pid" 2>/dev/null && (( SECONDS < deadline )); do
+      sleep 0.1
+    done
+    kill -9 "$pid" 2>/dev/null || true
   done
   wait 2>/dev/null || true
 }
@@ -63,7 +75,8 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# Starts `toolport serve --http` fronting the one server NAME at URL; prints serve's URL.
+# Starts `toolport serve --http` fronting the one server NAME at URL; sets `serve_url`. Not
+# called in a command substitution: its pid must reach `pids` in this shell, for cleanup.
 start_serve() {
   local name="$1" url="$2" home="$out/$1/home" workspace="$out/$1/workspace"
   mkdir -p "$home" "$workspace/.toolport"
@@ -74,15 +87,21 @@ start_serve() {
   pids+=($!)
   local line
   line="$(wait_for_line "$out/$name/serve.log" 'toolport serve: listening on http://[^ ]+/mcp' "toolport serve ($name)" "${pids[-1]}")"
-  echo "${line#toolport serve: listening on }"
+  serve_url="${line#toolport serve: listening on }"
 }
 
 # Runs the suite against URL into FOLDER, with any further suite options. The suite exits
 # non-zero whenever a check fails; the comparison is the verdict.
 suite_run() {
-  local url="$1" folder="$2"
+  local url="$1" folder="$2" status=0
   shift 2
-  "$node" "$suite" server --url "$url" -o "$folder" "$@" >"$folder.log" 2>&1 || true
+  timeout --kill-after=5 "$SUITE_TIMEOUT_S" "$node" "$suite" server --url "$url" -o "$folder" "$@" \
+    >"$folder.log" 2>&1 || status=$?
+  if (( status == 124 || status == 137 )); then
+    echo "server.sh: the suite against $url did not finish within ${SUITE_TIMEOUT_S}s (see $folder.log)" >&2
+    tail -n 20 "$folder.log" >&2
+    exit 1
+  fi
 }
 
 # LABEL DIRECT_URL SERVE_URL [suite options]: one comparison, results under $out/runs/LABEL.
@@ -107,7 +126,7 @@ for mode in modern legacy; do
   pids+=($!)
   wait_for_line "$out/$name/fixture.log" "fixture listening on port $port" "the fixture ($mode)" "${pids[-1]}" >/dev/null
   direct_url="http://127.0.0.1:$port/mcp"
-  serve_url="$(start_serve "$name" "$direct_url")"
+  start_serve "$name" "$direct_url"
   compare "$name at the default revision" "$direct_url" "$serve_url"
   compare "$name at 2025-11-25" "$direct_url" "$serve_url" --spec-version 2025-11-25
 done
@@ -118,7 +137,7 @@ PORT="$port" "$node" "$everything" streamableHttp >"$out/everything/server.log" 
 pids+=($!)
 wait_for_line "$out/everything/server.log" "listening on port $port" "server-everything" "${pids[-1]}" >/dev/null
 direct_url="http://127.0.0.1:$port/mcp"
-serve_url="$(start_serve everything "$direct_url")"
+start_serve everything "$direct_url"
 compare "server-everything at the default revision" "$direct_url" "$serve_url"
 
 status=0
