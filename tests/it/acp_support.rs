@@ -32,7 +32,7 @@ impl Agent {
     /// `toolport acp <flags…>`.
     pub fn start_with(env: &Env, flags: &[&str]) -> Self {
         let args: Vec<&str> = std::iter::once("acp").chain(flags.iter().copied()).collect();
-        let crate::common::Piped { child, stdin, lines } = env.spawn_piped(false, &args);
+        let crate::common::Piped { child, stdin, lines, .. } = env.spawn_piped(false, &args);
         let stdin = Some(stdin);
         Self { child, stdin, lines }
     }

@@ -3,8 +3,8 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 use tempfile::TempDir;
@@ -68,11 +68,46 @@ pub struct Piped {
     pub child: Child,
     pub stdin: ChildStdin,
     pub lines: mpsc::Receiver<String>,
+    /// Every stderr line so far.
+    pub stderr: Arc<Mutex<Vec<String>>>,
+}
+
+impl Piped {
+    /// Waits (at most `within`) for a stderr line containing `text`; returns all of stderr.
+    pub fn wait_for_stderr(&self, text: &str, within: Duration) -> String {
+        wait_for_text(&self.stderr, text, within)
+    }
+}
+
+/// Collects `reader`'s lines as a thread reads them (so the writer never blocks on a full pipe).
+pub fn collect_lines(reader: impl std::io::Read + Send + 'static) -> Arc<Mutex<Vec<String>>> {
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let kept = lines.clone();
+    std::thread::spawn(move || {
+        for line in BufReader::new(reader).lines().map_while(Result::ok) {
+            if let Ok(mut kept) = kept.lock() {
+                kept.push(line);
+            }
+        }
+    });
+    lines
+}
+
+/// Waits (at most `within`) until one of `lines` contains `text`; returns them all, joined.
+pub fn wait_for_text(lines: &Mutex<Vec<String>>, text: &str, within: Duration) -> String {
+    let deadline = Instant::now() + within;
+    loop {
+        let printed = lines.lock().map(|l| l.join("\n")).unwrap_or_default();
+        if printed.contains(text) || Instant::now() > deadline {
+            return printed;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 impl Env {
     /// `toolport --home <home> [--workspace <root>] <args…>` with piped stdin and stdout,
-    /// stderr discarded and RUST_LOG cleared.
+    /// stderr collected and RUST_LOG cleared.
     pub fn spawn_piped(&self, with_workspace: bool, args: &[&str]) -> Piped {
         let mut cmd = std::process::Command::new(toolport_path());
         cmd.arg("--home").arg(self.home());
@@ -85,11 +120,12 @@ impl Env {
             .env_remove("TOOLPORT_HOME")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap_or_else(|e| panic!("spawn toolport {args:?}: {e}"));
         let stdin = child.stdin.take().unwrap_or_else(|| panic!("no stdin"));
         let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+        let stderr = collect_lines(child.stderr.take().unwrap_or_else(|| panic!("no stderr")));
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
@@ -98,7 +134,7 @@ impl Env {
                 }
             }
         });
-        Piped { child, stdin, lines }
+        Piped { child, stdin, lines, stderr }
     }
 }
 

@@ -234,7 +234,7 @@ fn read_until(lines: &mpsc::Receiver<String>, done: impl Fn(&str) -> bool) -> Op
 fn session_peak(bad: serde_json::Value, tool: &str) -> (Vec<String>, u64) {
     let env = Env::new();
     let before = write_pair(&env, bad);
-    let crate::common::Piped { mut child, mut stdin, lines } = env.spawn_piped(true, &["session"]);
+    let crate::common::Piped { mut child, mut stdin, lines, .. } = env.spawn_piped(true, &["session"]);
     writeln!(stdin, "/call {tool}\n/mcp").unwrap_or_else(|e| panic!("write: {e}"));
     let Some(answer) = read_until(&lines, |l| l.starts_with("- ok |")) else {
         let _ = child.kill();

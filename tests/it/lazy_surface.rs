@@ -17,19 +17,11 @@ use crate::serve_support::StdioClient;
 
 /// What the lazy tests ask of serve, on the shared stdio client.
 trait Lazy {
-    fn tool_names(&mut self) -> Vec<String>;
     fn call(&mut self, name: &str, arguments: Value) -> Value;
     fn search(&mut self, query: &str, limit: u64) -> Vec<String>;
 }
 
 impl Lazy for StdioClient {
-    /// The names `tools/list` shows.
-    fn tool_names(&mut self) -> Vec<String> {
-        let listed = self.request("tools/list", json!({}));
-        let tools = listed["result"]["tools"].as_array().cloned().unwrap_or_default();
-        tools.iter().filter_map(|t| t["name"].as_str().map(String::from)).collect()
-    }
-
     /// `tools/call` of `name`; the `result` (or panics with the error).
     fn call(&mut self, name: &str, arguments: Value) -> Value {
         let answer = self.request("tools/call", json!({"name": name, "arguments": arguments}));

@@ -74,6 +74,19 @@ impl Folders {
     fn read(&self, path: &Path) -> (i32, String) {
         self.call("read_text_file", json!({"path": path}))
     }
+
+    /// The server reads `path` and finds `content`.
+    fn reads(&self, path: &Path, content: &str) {
+        let (code, text) = self.read(path);
+        assert_eq!((code, text.trim()), (0, content), "{}", path.display());
+    }
+
+    /// The server refuses `path` as outside what it may read.
+    fn refuses(&self, path: &Path) {
+        let (code, text) = self.read(path);
+        assert_eq!(code, 1, "{text}");
+        assert!(text.contains(OUTSIDE), "{text}");
+    }
 }
 
 fn real(path: &Path) -> PathBuf {
@@ -92,11 +105,8 @@ fn filesystem_with_roots_none_keeps_its_argument_directory() {
     let f = Folders::new();
     write_config(&f.env, json!({ "fs": filesystem(&f.data(), json!("none")) }), &["fs"], json!({}));
     assert_eq!(f.allowed(), [shown(&f.data())]);
-    let (code, text) = f.read(&f.data().join("a.txt"));
-    assert_eq!((code, text.trim()), (0, "data file"));
-    let (code, text) = f.read(&f.root().join("w.txt"));
-    assert_eq!(code, 1, "{text}");
-    assert!(text.contains(OUTSIDE), "{text}");
+    f.reads(&f.data().join("a.txt"), "data file");
+    f.refuses(&f.root().join("w.txt"));
 }
 
 #[test]
@@ -104,11 +114,8 @@ fn filesystem_by_default_gets_the_workspace_root() {
     let f = Folders::new();
     write_config(&f.env, json!({ "fs": filesystem(&f.data(), Value::Null) }), &["fs"], json!({}));
     assert_eq!(f.allowed(), [shown(&f.root())]);
-    let (code, text) = f.read(&f.root().join("w.txt"));
-    assert_eq!((code, text.trim()), (0, "workspace file"));
-    let (code, text) = f.read(&f.data().join("a.txt"));
-    assert_eq!(code, 1, "{text}");
-    assert!(text.contains(OUTSIDE), "{text}");
+    f.reads(&f.root().join("w.txt"), "workspace file");
+    f.refuses(&f.data().join("a.txt"));
 }
 
 #[test]
@@ -121,13 +128,9 @@ fn filesystem_gets_a_list_of_roots_absolute_and_under_the_workspace() {
     // The argument is the workspace itself: only the listed roots may be read.
     write_config(&f.env, json!({ "fs": filesystem(&f.root(), roots) }), &["fs"], json!({}));
     assert_eq!(f.allowed(), [shown(&f.data()), shown(&sub)]);
-    let (code, text) = f.read(&sub.join("d.txt"));
-    assert_eq!((code, text.trim()), (0, "docs file"));
-    let (code, text) = f.read(&f.data().join("a.txt"));
-    assert_eq!((code, text.trim()), (0, "data file"));
-    let (code, text) = f.read(&f.root().join("w.txt"));
-    assert_eq!(code, 1, "{text}");
-    assert!(text.contains(OUTSIDE), "{text}");
+    f.reads(&sub.join("d.txt"), "docs file");
+    f.reads(&f.data().join("a.txt"), "data file");
+    f.refuses(&f.root().join("w.txt"));
 }
 
 /// Under `serve`, the client's roots reach the server set to `"client"` and only it: the one at

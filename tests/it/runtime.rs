@@ -214,13 +214,15 @@ fn unavailable_servers_warn_and_the_rest_still_work() {
     let env = Env::new();
     write_config(
         &env,
+        // `ok` last: defined before it, each failing server could have owned `echo`, so the
+        // call waits for every one to fail (a server after the owner is not waited for).
         json!({
-            "ok": demo(&[]),
             "legacy": { "type": "sse", "url": "http://127.0.0.1:9/sse" },
             "broken": { "type": "stdio", "command": "/nonexistent/server" },
             "refused": { "type": "streamable_http", "url": "http://127.0.0.1:9/mcp" },
+            "ok": demo(&[]),
         }),
-        &["ok", "legacy", "broken", "refused", "ghost"],
+        &["legacy", "broken", "refused", "ok", "ghost"],
         json!({}),
     );
     let r = run(&env, &["call", "echo", r#"{"message":"still here"}"#]);

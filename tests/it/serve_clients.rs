@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use crate::common::Env;
 use crate::peers::{everything_stdio, install, node};
 use crate::runtime_support::{demo, write_config};
-use crate::serve_support::{ServeHttp, serve_command};
+use crate::serve_support::{ServeHttp, StdioClient, serve_command};
 
 /// Tools server-everything lists only to clients with a capability toolport's own downstream
 /// connection may or may not advertise (roots, sampling): allowed through serve, not required.
@@ -108,6 +108,22 @@ fn everything_direct_tools() -> Vec<String> {
         .unwrap_or_else(|e| panic!("cannot run client.py directly: {e}"));
     let value: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("direct run: {e}"));
     names(&value["tools"])
+}
+
+/// `mcp list` counts the tools serve serves: server-everything lists some only to a client
+/// that advertises elicitation, and `mcp list` now advertises what serve does (issue 25 item 5:
+/// 15 shown, 17 served before).
+#[test]
+fn mcp_list_counts_the_tools_serve_serves_for_server_everything() {
+    let env = everything_env();
+    let out = env.cmd(["mcp", "list", "--json"]).output().unwrap_or_else(|e| panic!("mcp list: {e}"));
+    assert!(out.status.success(), "mcp list: {}", String::from_utf8_lossy(&out.stderr));
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("mcp list --json: {e}"));
+    let row = &list["servers"][0];
+    assert_eq!(row["state"], "connected", "{list}");
+    let served = StdioClient::start(&env, &[]).tool_names();
+    assert!(served.iter().any(|t| t.starts_with("trigger-elicitation")), "{served:?}");
+    assert_eq!(row["tools"], json!(served.len()), "mcp list and serve disagree: {list}\nserved: {served:?}");
 }
 
 /// The SDK's low-level session, which negotiates 2025-11-25 with `initialize`.
@@ -217,7 +233,7 @@ fn check_list_changed(seen: &Value) {
 #[test]
 fn serve_python_sdk_sees_list_changed_and_late_over_stdio() {
     let env = late_env();
-    check_list_changed(&py("list-changed", &Via::Stdio(&env), &["--wait", "20"]));
+    check_list_changed(&py("list-changed", &Via::Stdio(&env), &["--wait", "20", "--expect", "late"]));
 }
 
 /// Over HTTP serve runs before the client comes, so the change is made after the client's
@@ -230,7 +246,7 @@ fn serve_python_sdk_sees_a_config_edit_as_list_changed_over_http() {
     let serve = ServeHttp::start(&env);
     let workspace = env.workspace_file();
     let edited = json!({ "enabledMcpServers": ["demo", "more"] }).to_string();
-    let args = ["--wait", "20", "--write", workspace.to_str().unwrap_or_default(), &edited];
+    let args = ["--wait", "20", "--expect", "z_echo", "--write", workspace.to_str().unwrap_or_default(), &edited];
     let seen = py("list-changed", &Via::Http(&serve.url), &args);
     assert_eq!(names(&seen["before"]), ["echo", "add", "sleep", "fail", "big", "pid"], "{seen}");
     assert_eq!(seen["notified"], true, "no notifications/tools/list_changed reached the client: {seen}");

@@ -4,17 +4,17 @@
 //! what must hold is that it exits by itself and leaves no server behind; how fast is a figure
 //! (`bench/signal_exit.sh`), not an assertion. Also `DELETE /mcp` of an unknown session.
 
-use std::io::{BufRead, BufReader, Read as _, Write as _};
+use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
 use crate::auth_support::python;
-use crate::common::{Env, toolport_path};
+use crate::common::{Env, Piped, toolport_path};
 use crate::runtime_support::write_config;
-use crate::serve_support::{INITIALIZE, MCP_HEADERS, ServeHttp, http_post};
+use crate::serve_support::{INITIALIZE, MCP_HEADERS, SETTLED_LINE, ServeHttp, http_post};
 
 /// A bound on the exit that only a hang breaks (a debug build on a loaded machine included).
 const EXIT_BOUND: Duration = Duration::from_secs(5);
@@ -39,11 +39,15 @@ fn two_servers() -> Env {
     env
 }
 
-/// The pids of `parent`'s children, from /proc.
+/// The pids of `parent`'s children, from /proc: every thread's (a server is the child of
+/// the thread that spawned it, a runtime worker's as much as the main thread's).
 fn children(parent: u32) -> Vec<u32> {
-    let path = format!("/proc/{parent}/task/{parent}/children");
-    let text = std::fs::read_to_string(&path).unwrap_or_default();
-    text.split_whitespace().filter_map(|p| p.parse().ok()).collect()
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{parent}/task")) else { return Vec::new() };
+    tasks
+        .filter_map(Result::ok)
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|text| text.split_whitespace().filter_map(|p| p.parse().ok()).collect::<Vec<u32>>())
+        .collect()
 }
 
 /// Whether `pid` still exists as anything but a zombie.
@@ -82,29 +86,16 @@ fn signal_and_check(child: &mut Child, signal: &str, code: i32) {
     assert!(left.is_empty(), "servers left after {signal}: {left:?}");
 }
 
-fn serve_stdio(env: &Env) -> Child {
-    let mut child = Command::new(toolport_path())
-        .arg("--home")
-        .arg(env.home())
-        .arg("--workspace")
-        .arg(env.root())
-        .arg("serve")
-        .env_remove("RUST_LOG")
-        .env_remove("TOOLPORT_HOME")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn serve: {e}"));
-    let mut stdin = child.stdin.take().unwrap_or_else(|| panic!("stdin"));
-    writeln!(stdin, "{INITIALIZE}").unwrap_or_else(|e| panic!("write: {e}"));
-    let mut line = String::new();
-    let stdout = child.stdout.take().unwrap_or_else(|| panic!("stdout"));
-    BufReader::new(stdout).read_line(&mut line).unwrap_or_else(|e| panic!("read: {e}"));
+/// `serve` over stdio, initialized, its servers up. The client keeps stdin open (it stays in
+/// the returned [`Piped`]), as an agent does: serve must leave on the signal alone.
+fn serve_stdio(env: &Env) -> Piped {
+    let mut serve = env.spawn_piped(true, &["serve"]);
+    writeln!(serve.stdin, "{INITIALIZE}").unwrap_or_else(|e| panic!("write: {e}"));
+    let line = serve.lines.recv_timeout(EXIT_BOUND * 4).unwrap_or_else(|e| panic!("no initialize answer: {e}"));
     assert!(line.contains("\"result\""), "initialize: {line}");
-    // The client keeps stdin open, as an agent does: serve must leave on the signal alone.
-    std::mem::forget(stdin);
-    child
+    let printed = serve.wait_for_stderr(SETTLED_LINE, EXIT_BOUND * 6);
+    assert!(printed.contains(SETTLED_LINE), "serve's servers did not settle: {printed}");
+    serve
 }
 
 #[test]
@@ -112,7 +103,7 @@ fn serve_over_stdio_exits_on_sigterm_and_sigint_with_its_servers_ended() {
     let env = two_servers();
     for (signal, code) in [("TERM", 143), ("INT", 130)] {
         let mut serve = serve_stdio(&env);
-        signal_and_check(&mut serve, signal, code);
+        signal_and_check(&mut serve.child, signal, code);
     }
 }
 

@@ -3,17 +3,17 @@
 //! read back from its listening line.
 
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Read as _, Write as _};
+use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{Env, Piped, toolport_path};
+use crate::common::{Env, Piped, collect_lines, toolport_path, wait_for_text};
 
-/// How long `serve --http` may take to print its listening line (it connects downstream first).
+/// How long `serve --http` may take to print its listening line, and its servers to connect.
 const LISTEN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// `toolport --home H --workspace W serve`, as a client spawns it.
@@ -37,13 +37,31 @@ pub struct ServeHttp {
     pub stderr: Arc<Mutex<Vec<String>>>,
 }
 
+/// The stderr line serve prints once every server it connects has connected or failed.
+pub const SETTLED_LINE: &str = "toolport serve: every server has connected or failed";
+
 impl ServeHttp {
+    /// Started, and every server behind it connected or failed (serve listens before that:
+    /// these tests assert on the whole surface).
     pub fn start(env: &Env) -> Self {
         Self::start_with(env, &[], &[])
     }
 
-    /// With more arguments after `--http 127.0.0.1:0` and more environment variables.
+    /// [`ServeHttp::start`] with more arguments after `--http 127.0.0.1:0` and more
+    /// environment variables.
     pub fn start_with(env: &Env, extra: &[&str], vars: &[(&str, &str)]) -> Self {
+        let serve = Self::listening_with(env, extra, vars);
+        let printed = serve.wait_for_line(SETTLED_LINE, LISTEN_TIMEOUT);
+        assert!(printed.contains(SETTLED_LINE), "serve's servers did not settle; stderr:\n{printed}");
+        serve
+    }
+
+    /// Returned as soon as serve listens, its servers maybe still connecting.
+    pub fn listening(env: &Env) -> Self {
+        Self::listening_with(env, &[], &[])
+    }
+
+    fn listening_with(env: &Env, extra: &[&str], vars: &[(&str, &str)]) -> Self {
         let argv = serve_command(env);
         let mut child = Command::new(&argv[0])
             .args(&argv[1..])
@@ -57,45 +75,20 @@ impl ServeHttp {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap_or_else(|e| panic!("spawn toolport serve --http: {e}"));
-        let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
-        let (tx, rx) = mpsc::channel();
-        let lines = Arc::new(Mutex::new(Vec::new()));
-        let kept = lines.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Ok(mut kept) = kept.lock() {
-                    kept.push(line.clone());
-                }
-                let _ = tx.send(line);
-            }
-        });
-        let deadline = Instant::now() + LISTEN_TIMEOUT;
-        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-            match rx.recv_timeout(left) {
-                Ok(line) => {
-                    if let Some(url) = line.strip_prefix("toolport serve: listening on ") {
-                        return Self { child, url: url.trim().to_string(), stderr: lines };
-                    }
-                }
-                Err(_) => break,
-            }
+        let lines = collect_lines(child.stderr.take().unwrap_or_else(|| panic!("no stderr")));
+        const LISTENING: &str = "toolport serve: listening on ";
+        let printed = wait_for_text(&lines, LISTENING, LISTEN_TIMEOUT);
+        if let Some(url) = printed.lines().find_map(|l| l.strip_prefix(LISTENING)) {
+            return Self { child, url: url.trim().to_string(), stderr: lines };
         }
         let _ = child.kill();
         let _ = child.wait();
-        let seen = lines.lock().map(|l| l.join("\n")).unwrap_or_default();
-        panic!("toolport serve --http printed no listening line; stderr:\n{seen}");
+        panic!("toolport serve --http printed no listening line; stderr:\n{printed}");
     }
 
     /// Waits (at most `within`) for a stderr line containing `text`; returns all of stderr.
     pub fn wait_for_line(&self, text: &str, within: Duration) -> String {
-        let deadline = Instant::now() + within;
-        loop {
-            let printed = self.stderr.lock().map(|l| l.join("\n")).unwrap_or_default();
-            if printed.contains(text) || Instant::now() > deadline {
-                return printed;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_for_text(&self.stderr, text, within)
     }
 
     /// `host:port` of the listener.
@@ -178,7 +171,8 @@ pub struct StdioClient {
 }
 
 impl StdioClient {
-    /// `toolport serve [extra…]` on `env`, initialized.
+    /// `toolport serve [extra…]` on `env`, initialized, and every server behind it connected
+    /// or failed (serve answers before that: these tests assert on the whole surface).
     pub fn start(env: &Env, extra: &[&str]) -> Self {
         let args: Vec<&str> = ["serve"].into_iter().chain(extra.iter().copied()).collect();
         let serve = env.spawn_piped(true, &args);
@@ -189,7 +183,21 @@ impl StdioClient {
         );
         assert!(init.get("result").is_some(), "initialize: {init}");
         client.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        let printed = client.serve.wait_for_stderr(SETTLED_LINE, LISTEN_TIMEOUT);
+        assert!(printed.contains(SETTLED_LINE), "serve's servers did not settle; stderr:\n{printed}");
+        // What arrived while they connected (each server's tools announced) is not the test's.
+        while let Ok(line) = client.serve.lines.try_recv() {
+            let _ = line;
+        }
+        client.notifications.clear();
         client
+    }
+
+    /// The names `tools/list` shows.
+    pub fn tool_names(&mut self) -> Vec<String> {
+        let listed = self.request("tools/list", json!({}));
+        let tools = listed["result"]["tools"].as_array().cloned().unwrap_or_default();
+        tools.iter().filter_map(|t| t["name"].as_str().map(String::from)).collect()
     }
 
     pub fn send(&mut self, message: &Value) {

@@ -9,9 +9,8 @@
 #
 #   tests/peers/install_agents.sh [TARGET_DIR]     prints the agents folder on success
 #
-# Same shape as tests/peers/install_clients.sh (whose Node it uses): idempotent, safe from
-# several tests at once (an exclusive `flock`), and a stamp file written last marks a complete
-# install. Pinned to the versions issue 25 was found with.
+# Same shape as tests/peers/install_clients.sh (whose Node it uses): idempotent and locked
+# (tests/peers/once.sh). Pinned to the versions issue 25 was found with.
 set -euo pipefail
 
 CLAUDE_CODE_VERSION="${CLAUDE_CODE_VERSION:-2.1.328}"
@@ -20,17 +19,9 @@ GEMINI_CLI_VERSION="${GEMINI_CLI_VERSION:-0.61.0}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 target="${1:-${CARGO_TARGET_DIR:-$here/../../target}}"
 peers="$(bash "$here/install.sh" "$target")"
-mkdir -p "$target/agents"
-agents="$(cd "$target/agents" && pwd)"
-stamp="$agents/.installed-$CLAUDE_CODE_VERSION-$GEMINI_CLI_VERSION"
-
-exec 9>"$agents/.lock"
-flock 9
-
-if [[ -f "$stamp" ]]; then
-  echo "$agents"
-  exit 0
-fi
+source "$here/once.sh"
+once_begin "$target/agents" "$CLAUDE_CODE_VERSION-$GEMINI_CLI_VERSION"
+agents="$once_dir"
 
 PATH="$peers/bin:$PATH" npm install --silent --no-audit --no-fund --prefix "$agents" \
   "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" "@google/gemini-cli@$GEMINI_CLI_VERSION" >&2
@@ -39,5 +30,4 @@ for bin in claude gemini; do
     || { echo "install_agents.sh: no $bin after npm install" >&2; exit 1; }
 done
 
-touch "$stamp"
-echo "$agents"
+once_done

@@ -7,8 +7,7 @@
 #   tests/peers/install_clients.sh [TARGET_DIR]     prints the clients folder on success
 #
 # Same shape as tests/peers/install.sh (whose Node it uses, installing the peers first):
-# idempotent, safe from several tests at once (an exclusive `flock`), and a stamp file written
-# last marks a complete install. The pins are the ones bench/install.sh has always used, so the
+# idempotent and locked (tests/peers/once.sh). The pins are the ones bench/install.sh has always used, so the
 # tests and the benches drive the same clients; bench/install.sh calls this script.
 set -euo pipefail
 
@@ -18,17 +17,9 @@ INSPECTOR_VERSION="${INSPECTOR_VERSION:-2.12.0}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 target="${1:-${CARGO_TARGET_DIR:-$here/../../target}}"
 peers="$(bash "$here/install.sh" "$target")"
-mkdir -p "$target/clients"
-clients="$(cd "$target/clients" && pwd)"
-stamp="$clients/.installed-$MCP_VERSION-$INSPECTOR_VERSION"
-
-exec 9>"$clients/.lock"
-flock 9
-
-if [[ -f "$stamp" ]]; then
-  echo "$clients"
-  exit 0
-fi
+source "$here/once.sh"
+once_begin "$target/clients" "$MCP_VERSION-$INSPECTOR_VERSION"
+clients="$once_dir"
 
 # A half-made venv from an interrupted run is replaced, not trusted.
 rm -rf "$clients/venv"
@@ -44,5 +35,4 @@ launcher="$clients/inspector/node_modules/@modelcontextprotocol/inspector/client
 [[ -f "$cli" || -f "$launcher" ]] \
   || { echo "install_clients.sh: no Inspector CLI entry after npm install" >&2; exit 1; }
 
-touch "$stamp"
-echo "$clients"
+once_done

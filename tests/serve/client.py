@@ -14,7 +14,8 @@ Two ways to be the SDK's client (--client):
 Scenarios (each prints what it saw, never a verdict; the tests judge):
   basics        tools/list, tools/call echo, resources/read, prompts/get, and the negotiated
                 protocol version
-  list-changed  tools/list, wait for notifications/tools/list_changed, tools/list again
+  list-changed  tools/list, wait for notifications/tools/list_changed, tools/list again (on
+                each one until --expect is listed, when given)
   elicit        call --tool, answering its elicitation/create with --answer (JSON) via the
                 SDK's elicitation_callback
   cancel        call --tool with --args, abandon it after --cancel-after s (the SDK sends
@@ -90,10 +91,14 @@ async def list_changed(session, args, events):
         with open(path + ".tmp", "w") as f:
             f.write(content)
         os.replace(path + ".tmp", path)
+    after, notified = before, False
     with anyio.move_on_after(args.wait):
-        await events["list_changed"].wait()
-    notified = events["list_changed"].is_set()
-    after = names(await session.list_tools())
+        # Until --expect is listed: serve's own servers coming up are list changes too.
+        while not notified or (args.expect and args.expect not in after):
+            await events["list_changed"].wait()
+            events["list_changed"] = anyio.Event()
+            notified = True
+            after = names(await session.list_tools())
     return {"notified": notified, "before": before, "after": after}
 
 
@@ -325,7 +330,7 @@ def main():
     p.add_argument("--tool", default="sleep")
     p.add_argument("--roots-tool", default="get-roots-list", help="roots: the tool that says the roots")
     p.add_argument("--then", help="roots: a tool called once after --roots-tool named --uri")
-    p.add_argument("--expect", default="", help="hung: the tool to wait for")
+    p.add_argument("--expect", default="", help="hung, list-changed: the tool to wait for")
     p.add_argument("--argument", default="department", help="complete: the argument's name")
     p.add_argument("--value", default="", help="complete: what was typed so far")
     p.add_argument("--args", default="{}", help="the tool's arguments as JSON")

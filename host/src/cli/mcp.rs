@@ -4,6 +4,7 @@
 
 use std::collections::BTreeSet;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Result;
 use clap::Subcommand;
@@ -12,9 +13,9 @@ use serde_json::{Map, Value};
 use super::ExitError;
 use super::grants::{self, Change, GrantFlags};
 use toolport::{
-    Client, ClientHomes, ClientScope, ConfigError, EditError, GlobalStore, ImportOutcome, ImportReport,
+    Client, ClientHomes, ClientScope, ConfigError, EditError, ElicitPolicy, GlobalStore, ImportOutcome, ImportReport,
     ImportRequest, Paths, Roots, Runtime, RuntimeOptions, SECRET_MASK as MASK, SandboxEntry, ServerDef,
-    ToolFilter, Trailer, WorkspaceSettings, parse_add_args,
+    TerminalElicitor, ToolFilter, Trailer, WorkspaceSettings, parse_add_args,
 };
 
 /// The usage line printed with an `add` argument error.
@@ -238,6 +239,9 @@ async fn list_view(paths: &Paths, json: bool) -> Result<String> {
         progress: true,
         cache_dir: Some(paths.cache_dir()),
         credentials: Some(paths.credentials()),
+        // Advertised as `serve`, `call` and `tools` do: a server that lists some tools only
+        // to clients that can answer questions (server-everything) counts them here too.
+        elicitor: Some(Arc::new(TerminalElicitor::new(ElicitPolicy::Ask))),
         ..Default::default()
     };
     let runtime = Runtime::start(resolved, options).await?;

@@ -5,7 +5,9 @@ use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 
-use toolport::{CancellationToken, Gateway, HttpOptions, Paths, RuntimeOptions, Surface};
+use toolport::{
+    CancellationToken, Gateway, HttpOptions, Paths, RuntimeOptions, ServerState, ServerStatus, Surface,
+};
 
 use super::ExitError;
 
@@ -78,13 +80,15 @@ pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
     };
     let surface = args.lazy.then_some(Surface::Lazy);
     let gateway = Gateway::start_with_surface(resolved, options, surface).await?;
-    // Servers connect in the background: the warnings once each one is up or has failed.
+    // Servers connect in the background: the warnings once each one is up or has failed, then
+    // one line that says so (what an operator, or a script, waits for to see the whole surface).
     let runtime = gateway.runtime().clone();
     let warned = tokio::spawn(async move {
         runtime.settled().await;
         for warning in runtime.warnings() {
             eprintln!("{warning}");
         }
+        eprintln!("toolport serve: {}", settled_line(&runtime.status()));
     });
     let _watch = if args.no_watch { None } else { Some(gateway.watch(paths.clone())?) };
     let served = match http {
@@ -97,4 +101,13 @@ pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
     warned.abort();
     gateway.runtime().shutdown().await;
     served.map(|()| ExitCode::SUCCESS)
+}
+
+/// `every server has connected or failed: 2 connected, 1 unavailable`, counting the servers
+/// this workspace enables (disabled and paused ones are not waited for).
+fn settled_line(rows: &[ServerStatus]) -> String {
+    let connected = rows.iter().filter(|r| r.state == ServerState::Connected).count();
+    let unavailable =
+        rows.iter().filter(|r| matches!(r.state, ServerState::Error | ServerState::Missing)).count();
+    format!("every server has connected or failed: {connected} connected, {unavailable} unavailable")
 }

@@ -68,9 +68,21 @@ impl Front {
         &self.shared.runtime
     }
 
+    /// `find` on the runtime; when it finds nothing, again once the servers still connecting
+    /// have settled (at most [`LIST_WAIT`] after the start): a client that reads, gets or
+    /// calls what it knows without listing first must not miss a server that is coming up.
+    async fn known<T>(&self, find: impl Fn(&Runtime) -> Option<T>) -> Option<T> {
+        if let Some(found) = find(self.runtime()) {
+            return Some(found);
+        }
+        self.runtime().settle(LIST_WAIT).await;
+        find(self.runtime())
+    }
+
     /// The server that owns `uri`, or the protocol's "not found".
-    fn resource_owner(&self, uri: &str) -> Result<String, McpError> {
-        surface::resource_owner(&self.runtime().catalog(), uri)
+    async fn resource_owner(&self, uri: &str) -> Result<String, McpError> {
+        self.known(|runtime| surface::resource_owner(&runtime.catalog(), uri))
+            .await
             .ok_or_else(|| McpError::resource_not_found(format!("Unknown MCP resource: {uri}"), None))
     }
 
@@ -216,12 +228,8 @@ impl ServerHandler for Front {
             },
             false => (name, arguments),
         };
-        // Called before its server is up (a client that calls without listing): wait as a list does.
-        if self.runtime().server_of(&name).is_none() {
-            self.runtime().settle(LIST_WAIT).await;
-        }
         let (asks_to, asks) = mpsc::unbounded_channel();
-        let waiting = self.runtime().server_of(&name).map(|server| {
+        let waiting = self.known(|runtime| runtime.server_of(&name)).await.map(|server| {
             let capabilities = context.client_capabilities().unwrap_or_default();
             self.shared.relay.waiting(
                 &server,
@@ -281,7 +289,7 @@ impl ServerHandler for Front {
         if let Some(stored) = self.runtime().stored_result(&request.uri).await {
             return stored_contents(&request.uri, stored);
         }
-        let server = self.resource_owner(&request.uri)?;
+        let server = self.resource_owner(&request.uri).await?;
         let subject = format!("resource {}", crate::text::escape_line(&request.uri));
         let result = self.forward(&server, subject, |peer| async move { peer.read_resource(request).await });
         result.await.map(ReadResourceResponse::Complete)
@@ -301,8 +309,8 @@ impl ServerHandler for Front {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        let catalog = self.runtime().catalog();
-        let Some(server) = catalog.prompt(&request.name).map(|p| p.server.clone()) else {
+        let owner = self.known(|runtime| runtime.catalog().prompt(&request.name).map(|p| p.server.clone()));
+        let Some(server) = owner.await else {
             return Err(catalog_error(CatalogError::UnknownPrompt(request.name)));
         };
         let subject = format!("prompt {}", crate::text::escape_line(&request.name));
@@ -315,14 +323,16 @@ impl ServerHandler for Front {
         request: CompleteRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        let catalog = self.runtime().catalog();
-        let server = match &request.r#ref {
-            Reference::Prompt(prompt) => catalog.prompt(&prompt.name).map(|p| p.server.clone()),
-            Reference::Resource(resource) => surface::template_owner(&catalog, &resource.uri),
-            _ => None,
-        };
+        let owner = self.known(|runtime| {
+            let catalog = runtime.catalog();
+            match &request.r#ref {
+                Reference::Prompt(prompt) => catalog.prompt(&prompt.name).map(|p| p.server.clone()),
+                Reference::Resource(resource) => surface::template_owner(&catalog, &resource.uri),
+                _ => None,
+            }
+        });
         // Nothing to complete from is an empty completion, not an error (MCP's own default).
-        let Some(server) = server else { return Ok(CompleteResult::default()) };
+        let Some(server) = owner.await else { return Ok(CompleteResult::default()) };
         let subject = "completion".to_string();
         self.forward(&server, subject, |peer| async move { peer.complete(request).await }).await
     }
@@ -333,6 +343,9 @@ impl ServerHandler for Front {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         self.shared.relay.hear_logs(self.session, context.peer.clone());
+        // A client sets the level right after `initialize`: let the servers coming up now
+        // hear it too (one that connects later logs at its own default).
+        self.runtime().settle(LIST_WAIT).await;
         let logging: Vec<String> = self
             .runtime()
             .connected()
@@ -356,7 +369,7 @@ impl ServerHandler for Front {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let server = self.resource_owner(&request.uri)?;
+        let server = self.resource_owner(&request.uri).await?;
         let relay = self.shared.relay.clone();
         if relay.subscribe(&request.uri, self.session, context.peer.clone()) {
             let subject = format!("subscription to {}", crate::text::escape_line(&request.uri));
@@ -379,7 +392,7 @@ impl ServerHandler for Front {
         request: UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let server = self.resource_owner(&request.uri)?;
+        let server = self.resource_owner(&request.uri).await?;
         let relay = &self.shared.relay;
         if relay.unsubscribe(&request.uri, self.session) && !relay.unwatch(&request.uri) {
             let subject = format!("subscription to {}", crate::text::escape_line(&request.uri));

@@ -27,17 +27,28 @@ pub fn lifecycle() -> ClientLifecycleMode {
     ClientLifecycleMode::Auto { preferred_versions: preferred, legacy_version: Some(LEGACY_VERSION) }
 }
 
-/// Whether a failed start is a server that does not understand `server/discover` but did not
-/// say so with a JSON-RPC error (rmcp falls back by itself on an error): it answered the probe
-/// with another result (often `{}`), or offered only handshake revisions. The connection is then
-/// made again with `initialize` alone.
-pub fn wants_handshake_retry(error: &ClientInitializeError) -> bool {
+/// Whether a failed start may succeed on a fresh connection with another lifecycle, and which:
+/// - `initialize` alone for a server that does not understand `server/discover` but did not say
+///   so with a JSON-RPC error (rmcp falls back by itself on an error): it answered the probe with
+///   another result (often `{}`), or offered only handshake revisions; and for one whose error
+///   answer to the probe came after rmcp's 10 s wait had already sent `initialize` (a server
+///   still starting, `npx -y` fetching its package);
+/// - `server/discover` without that wait for one whose discovery *result* came that late: it
+///   speaks the stateless revision, only slowly.
+pub fn retry_lifecycle(error: &ClientInitializeError) -> Option<ClientLifecycleMode> {
     match error {
-        ClientInitializeError::ExpectedInitResult(Some(_)) => true,
-        ClientInitializeError::NoCompatibleProtocolVersion { server_supported, .. } => {
-            server_supported.iter().any(ProtocolVersion::has_initialize)
+        ClientInitializeError::ExpectedInitResult(Some(_))
+        | ClientInitializeError::UncorrelatedErrorResponse { .. } => Some(ClientLifecycleMode::Initialize),
+        ClientInitializeError::NoCompatibleProtocolVersion { server_supported, .. }
+            if server_supported.iter().any(ProtocolVersion::has_initialize) =>
+        {
+            Some(ClientLifecycleMode::Initialize)
         }
-        _ => false,
+        ClientInitializeError::ConflictInitResponseId(..) => {
+            let ClientLifecycleMode::Auto { preferred_versions, .. } = lifecycle() else { return None };
+            Some(ClientLifecycleMode::Discover { preferred_versions })
+        }
+        _ => None,
     }
 }
 
@@ -59,25 +70,25 @@ impl<H: ClientHandler> Start<H> {
     }
 }
 
-/// Why one connection attempt failed: the one-line message, and whether another attempt with
-/// the `initialize` handshake may succeed.
+/// Why one connection attempt failed: the one-line message, and the lifecycle another attempt
+/// may succeed with.
 #[derive(Debug)]
 pub struct StartError {
     /// The deepest cause, one line.
     pub message: String,
-    /// See [`wants_handshake_retry`].
-    pub handshake_retry: bool,
+    /// See [`retry_lifecycle`].
+    pub retry: Option<ClientLifecycleMode>,
 }
 
 impl StartError {
     /// A failure another handshake cannot fix (spawn, URL, transport, refusal).
     pub fn other(message: impl Into<String>) -> Self {
-        Self { message: message.into(), handshake_retry: false }
+        Self { message: message.into(), retry: None }
     }
 
     /// rmcp's start error, classified.
     pub fn from_init(error: &ClientInitializeError) -> Self {
-        Self { message: deepest_cause(error), handshake_retry: wants_handshake_retry(error) }
+        Self { message: deepest_cause(error), retry: retry_lifecycle(error) }
     }
 }
 
@@ -98,19 +109,30 @@ mod tests {
     #[test]
     fn a_non_discovery_answer_or_handshake_only_versions_retry_with_initialize() {
         let empty = ClientInitializeError::ExpectedInitResult(Some(rmcp::model::ServerResult::empty(())));
-        assert!(wants_handshake_retry(&empty));
+        assert_eq!(retry_lifecycle(&empty), Some(ClientLifecycleMode::Initialize));
         let old_only = ClientInitializeError::NoCompatibleProtocolVersion {
             client_supported: vec![ProtocolVersion::LATEST],
             server_supported: vec![ProtocolVersion::V_2025_06_18],
         };
-        assert!(wants_handshake_retry(&old_only));
+        assert_eq!(retry_lifecycle(&old_only), Some(ClientLifecycleMode::Initialize));
         let newer_only = ClientInitializeError::NoCompatibleProtocolVersion {
             client_supported: vec![ProtocolVersion::LATEST],
             server_supported: vec![
                 serde_json::from_value(serde_json::json!("2099-01-01")).unwrap_or_else(|e| panic!("{e}")),
             ],
         };
-        assert!(!wants_handshake_retry(&newer_only));
-        assert!(!wants_handshake_retry(&ClientInitializeError::ConnectionClosed("gone".into())));
+        assert_eq!(retry_lifecycle(&newer_only), None);
+        assert_eq!(retry_lifecycle(&ClientInitializeError::ConnectionClosed("gone".into())), None);
+    }
+
+    /// rmcp's probe waits 10 s, then sends `initialize` on the same connection; the probe's own
+    /// answer arriving after that is the `initialize` wait's error.
+    #[test]
+    fn a_probe_answered_after_the_wait_retries_by_what_the_answer_was() {
+        let (probe, init) = (rmcp::model::RequestId::Number(0), rmcp::model::RequestId::Number(1));
+        let late_result = ClientInitializeError::ConflictInitResponseId(init.clone(), probe.clone());
+        assert!(matches!(retry_lifecycle(&late_result), Some(ClientLifecycleMode::Discover { .. })));
+        let late_error = ClientInitializeError::UncorrelatedErrorResponse { expected: init, received: probe };
+        assert_eq!(retry_lifecycle(&late_error), Some(ClientLifecycleMode::Initialize));
     }
 }

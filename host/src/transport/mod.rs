@@ -29,7 +29,7 @@ pub use process_group::{
 
 use std::time::Duration;
 
-use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt};
+use rmcp::{ClientHandler, ClientServiceExt};
 
 use crate::auth::CredentialsFile;
 use crate::config::{ServerDef, TransportKind};
@@ -48,7 +48,8 @@ const HANDSHAKE_EXIT_WAIT: Duration = Duration::from_millis(300);
 /// Opens the transport for `def` (already `${VAR}`-expanded) and starts the MCP lifecycle
 /// ([`lifecycle::lifecycle`]: `server/discover`, else `initialize`). A server that answers the
 /// probe with something other than a discovery result (some 2025 servers answer every unknown
-/// method with `{}`) gets a fresh connection with `initialize` alone.
+/// method with `{}`) gets a fresh connection with `initialize` alone; one whose answer came
+/// after rmcp's 10 s probe wait gets one without that wait ([`lifecycle::retry_lifecycle`]).
 /// The error is one line naming the deepest cause, e.g. `Connection refused (os error 111)`
 /// or `process exited with status 1; stderr: …`. Callers bound it with the connect timeout;
 /// dropping the future kills a half-started child. The server's progress reports go to `tap`
@@ -63,9 +64,9 @@ pub async fn connect<H: ClientHandler + Clone>(
 ) -> Result<Connected<H>, String> {
     let first = Start { handler: handler.clone(), lifecycle: lifecycle::lifecycle(), tap: tap.clone() };
     let result = match open(def, kind, plugins, credentials, first).await {
-        Err(StartError { message, handshake_retry: true }) => {
-            tracing::info!(server = %def.name, "server/discover not understood ({message}); connecting with initialize");
-            let again = Start { handler, lifecycle: ClientLifecycleMode::Initialize, tap };
+        Err(StartError { message, retry: Some(lifecycle) }) => {
+            tracing::info!(server = %def.name, "the first start failed ({message}); connecting again with {lifecycle:?}");
+            let again = Start { handler, lifecycle, tap };
             open(def, kind, plugins, credentials, again).await
         }
         other => other,
@@ -107,7 +108,7 @@ async fn open<H: ClientHandler>(
                 Ok(service) => {
                     Ok(Connected { service, child: Some(child), pump: None, audit: None, refusals: None })
                 }
-                Err(e) if lifecycle::wants_handshake_retry(&e) => {
+                Err(e) if lifecycle::retry_lifecycle(&e).is_some() => {
                     child.stop().await;
                     Err(StartError::from_init(&e))
                 }

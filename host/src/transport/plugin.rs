@@ -20,7 +20,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
 
 use super::cause::deepest_cause;
-use super::lifecycle::{Start, StartError, wants_handshake_retry};
+use super::lifecycle::{Start, StartError, retry_lifecycle};
 use crate::config::ServerDef;
 use crate::plugin::{MAX_MESSAGE_BYTES, PluginHost, QueueReceiver};
 
@@ -88,7 +88,7 @@ pub async fn connect<H: ClientHandler>(
     let pump = transport.pump.clone();
     match start.serve(transport).await {
         Ok(service) => Ok((service, pump)),
-        Err(e) if wants_handshake_retry(&e) => Err(StartError::from_init(&e)),
+        Err(e) if retry_lifecycle(&e).is_some() => Err(StartError::from_init(&e)),
         // rmcp gave up first (and dropped the transport) unless the plugin had a reason.
         Err(e) => match tokio::time::timeout(FAILURE_REPORT_WAIT, pump.failure()).await {
             Ok(Some(reason)) => Err(StartError::other(reason)),

@@ -8,7 +8,7 @@ use rmcp::ClientHandler;
 use super::MAX_STDIO_MESSAGE_BYTES;
 use super::cause::deepest_cause;
 use super::connected::Connected;
-use super::lifecycle::{Start, StartError, wants_handshake_retry};
+use super::lifecycle::{Start, StartError, retry_lifecycle};
 use super::stderr_tail::StderrTail;
 use super::stdio::StdioChild;
 use crate::config::ServerDef;
@@ -35,7 +35,7 @@ pub async fn connect<H: ClientHandler>(
         Ok(service) => {
             Ok(Connected { service, child: Some(child), pump: None, audit: None, refusals: Some(refusals) })
         }
-        Err(e) if wants_handshake_retry(&e) => {
+        Err(e) if retry_lifecycle(&e).is_some() => {
             child.stop().await;
             Err(StartError::from_init(&e))
         }
