@@ -162,11 +162,8 @@ def mark(entry):
 passed = lambda r: sum(1 for s, _ in r.values() if s == "SUCCESS")
 # Checks toolport is known to lose, with why; each is printed as "known loss", never passes
 # quietly, and is a regression again once it passes (so the entry must then go).
-KNOWN = {
-    ("fixture-modern", "tools-call-with-logging", "tools-call-with-logging"):
-        "toolport passes the log level as logging/setLevel, which a 2026-07-28 server no longer "
-        "takes (the level now rides each request's _meta); its log messages are not sent",
-}
+# None today: fill it as {(server label, scenario, check): "why"}.
+KNOWN = {}
 regressions, figures, known = [], [], []
 pairs = sys.argv[1:]
 for label, folder in zip(pairs[0::2], pairs[1::2]):

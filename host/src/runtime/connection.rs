@@ -8,9 +8,9 @@ use std::time::Duration;
 use rmcp::model::{
     ClientConfig, ElicitRequestParams, ElicitResult, Implementation, PaginatedRequestParams, Tool,
 };
-// Sampling and roots: deprecated in 2026-07-28, still what 2025-11-25 servers ask for.
+// Sampling, roots and logging: deprecated in 2026-07-28, still what 2025-11-25 servers use.
 #[allow(deprecated)]
-use rmcp::model::{CreateMessageRequestParams, CreateMessageResult, ListRootsResult};
+use rmcp::model::{CreateMessageRequestParams, CreateMessageResult, ListRootsResult, LoggingLevel};
 use rmcp::model::{ServerNotification, SubscriptionFilter};
 use rmcp::service::{NotificationContext, Peer, RequestContext, ServiceError};
 use rmcp::{ClientHandler, RoleClient};
@@ -173,6 +173,10 @@ pub struct Connection {
     audit: Option<transport::HeaderAudit>,
     /// What the sandbox refused a `wasm` server.
     refusals: Option<crate::plugin::Refusals>,
+    /// The log level a client set (`logging/setLevel`) for a server on the stateless revision,
+    /// which has no such request: it rides each call's `_meta` instead (SEP-2575).
+    #[allow(deprecated)]
+    log_level: Mutex<Option<LoggingLevel>>,
     dead: watch::Receiver<Option<String>>,
     close: Mutex<Option<oneshot::Sender<()>>>,
 }
@@ -315,9 +319,30 @@ impl Connection {
             protocol_version,
             audit,
             refusals,
+            log_level: Mutex::new(None),
             dead: dead_rx,
             close: Mutex::new(Some(close_tx)),
         })
+    }
+
+    /// Whether the server speaks a stateless revision (2026-07-28 on): no `logging/setLevel`,
+    /// no `resources/subscribe`, each request carrying what a session would have held.
+    pub fn stateless(&self) -> bool {
+        self.peer.peer_info().is_some_and(|info| !info.protocol_version.has_initialize())
+    }
+
+    /// Keeps `level` for this connection's calls ([`Connection::log_level`]).
+    #[allow(deprecated)]
+    pub fn set_log_level(&self, level: LoggingLevel) {
+        if let Ok(mut kept) = self.log_level.lock() {
+            *kept = Some(level);
+        }
+    }
+
+    /// The level a client set for a stateless server, sent with each call.
+    #[allow(deprecated)]
+    pub fn log_level(&self) -> Option<LoggingLevel> {
+        self.log_level.lock().ok().and_then(|kept| *kept)
     }
 
     /// The tools of the last listing that were left out for their `x-mcp-header` annotations

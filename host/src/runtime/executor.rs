@@ -2,7 +2,9 @@
 //! that owns it, sends `tools/call` with the server's own name under its call timeout, and says
 //! what came back or why nothing did.
 
-use rmcp::model::CallToolRequestParams;
+#[allow(deprecated)]
+use rmcp::model::LoggingLevel;
+use rmcp::model::{CallToolRequestParams, RequestMetaObject};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -30,15 +32,20 @@ pub async fn call(
         return Err(CallError::MissingName);
     }
     let args = parse_arguments(arguments)?;
-    call_with(supervisor, name, args, progress).await
+    call_with(supervisor, name, args, progress, None).await
 }
 
-/// [`call`] with the arguments already a JSON object (what `serve` receives).
+/// [`call`] with the arguments already a JSON object (what `serve` receives). A server on the
+/// stateless revision is sent `level` (the client's own, on its request), else the level a
+/// client set for it ([`super::connection::Connection::log_level`]), in the call's `_meta`: without one it sends
+/// no log messages at all.
+#[allow(deprecated)] // LoggingLevel: logging is deprecated in 2026-07-28 but still in use.
 pub async fn call_with(
     supervisor: &Supervisor,
     name: &str,
     args: Map<String, Value>,
     progress: Option<UnboundedSender<CallProgress>>,
+    level: Option<LoggingLevel>,
 ) -> Result<CallOutcome, CallError> {
     let name = name.trim();
     if name.is_empty() {
@@ -65,7 +72,10 @@ pub async fn call_with(
             }
         }
     };
-    let params = CallToolRequestParams::new(original).with_arguments(args);
+    let mut params = CallToolRequestParams::new(original).with_arguments(args);
+    if let Some(level) = level.or_else(|| conn.log_level()).filter(|_| conn.stateless()) {
+        params.meta.get_or_insert_with(RequestMetaObject::new).set_log_level(level);
+    }
     let answers = &supervisor.answers;
     let refusals_before = conn.refusal_count();
     // The call timeout counts the server's time, not the person's answering its questions.

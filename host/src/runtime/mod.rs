@@ -354,14 +354,33 @@ impl Runtime {
         self.supervisor.lock().registry.route(name).map(|(record, _)| record.server.clone())
     }
 
-    /// [`Runtime::call`] with the arguments already a JSON object.
+    /// [`Runtime::call`] with the arguments already a JSON object, and the log level the
+    /// caller asked for on its request (passed on to a server on the stateless revision).
+    #[allow(deprecated)] // LoggingLevel
     pub(crate) async fn call_with(
         &self,
         name: &str,
         arguments: serde_json::Map<String, Value>,
         progress: Option<tokio::sync::mpsc::UnboundedSender<CallProgress>>,
+        level: Option<rmcp::model::LoggingLevel>,
     ) -> Result<CallOutcome, CallError> {
-        executor::call_with(&self.supervisor, name, arguments, progress).await
+        executor::call_with(&self.supervisor, name, arguments, progress, level).await
+    }
+
+    /// Keeps `level` for `server`'s calls when it speaks the stateless revision, which has no
+    /// `logging/setLevel` (each call carries it): true when kept, false when the server takes
+    /// the request itself (or is not connected).
+    #[allow(deprecated)] // LoggingLevel
+    pub(crate) fn keep_log_level(&self, server: &str, level: rmcp::model::LoggingLevel) -> bool {
+        let state = self.supervisor.lock();
+        let conn = state.slots.iter().find(|s| s.name() == server).and_then(|s| s.conn());
+        match conn {
+            Some(conn) if conn.stateless() => {
+                conn.set_log_level(level);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Sends a request the runtime has no method for to `server`'s live session, under its

@@ -245,6 +245,7 @@ impl ServerHandler for Front {
             }
             None => (None, None),
         };
+        let level = context.meta.log_level();
         let runtime = self.runtime().clone();
         // Its own task: on 2026-07-28 the call outlives the request that started it. Aborting
         // the task drops the call, which cancels it at the server (`notifications/cancelled`).
@@ -257,7 +258,7 @@ impl ServerHandler for Front {
                     reports.await;
                 }
             };
-            let (outcome, ()) = tokio::join!(runtime.call_with(&name, arguments, progress), passed);
+            let (outcome, ()) = tokio::join!(runtime.call_with(&name, arguments, progress, level), passed);
             outcome
         });
         respond(rounds.drive(call, asks, &context.ct).await)
@@ -346,14 +347,11 @@ impl ServerHandler for Front {
         // A client sets the level right after `initialize`: let the servers coming up now
         // hear it too (one that connects later logs at its own default).
         self.runtime().settle(LIST_WAIT).await;
-        let logging: Vec<String> = self
-            .runtime()
-            .connected()
-            .into_iter()
-            .filter(|(_, c)| c.logging.is_some())
-            .map(|(n, _)| n)
-            .collect();
-        for server in logging {
+        for (server, capabilities) in self.runtime().connected() {
+            // A stateless server keeps it for its calls; an older one is told, if it logs.
+            if self.runtime().keep_log_level(&server, request.level) || capabilities.logging.is_none() {
+                continue;
+            }
             let request = request.clone();
             let sent = self
                 .forward(&server, "log level".into(), |peer| async move { peer.set_level(request).await });
