@@ -246,7 +246,8 @@ fn serve_python_sdk_sees_a_config_edit_as_list_changed_over_http() {
     let serve = ServeHttp::start(&env);
     let workspace = env.workspace_file();
     let edited = json!({ "enabledMcpServers": ["demo", "more"] }).to_string();
-    let args = ["--wait", "20", "--expect", "z_echo", "--write", workspace.to_str().unwrap_or_default(), &edited];
+    let args =
+        ["--wait", "20", "--expect", "z_echo", "--write", workspace.to_str().unwrap_or_default(), &edited];
     let seen = py("list-changed", &Via::Http(&serve.url), &args);
     assert_eq!(names(&seen["before"]), ["echo", "add", "sleep", "fail", "big", "pid"], "{seen}");
     assert_eq!(seen["notified"], true, "no notifications/tools/list_changed reached the client: {seen}");

@@ -91,7 +91,8 @@ fn signal_and_check(child: &mut Child, signal: &str, code: i32) {
 fn serve_stdio(env: &Env) -> Piped {
     let mut serve = env.spawn_piped(true, &["serve"]);
     writeln!(serve.stdin, "{INITIALIZE}").unwrap_or_else(|e| panic!("write: {e}"));
-    let line = serve.lines.recv_timeout(EXIT_BOUND * 4).unwrap_or_else(|e| panic!("no initialize answer: {e}"));
+    let line =
+        serve.lines.recv_timeout(EXIT_BOUND * 4).unwrap_or_else(|e| panic!("no initialize answer: {e}"));
     assert!(line.contains("\"result\""), "initialize: {line}");
     let printed = serve.wait_for_stderr(SETTLED_LINE, EXIT_BOUND * 6);
     assert!(printed.contains(SETTLED_LINE), "serve's servers did not settle: {printed}");

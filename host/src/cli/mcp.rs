@@ -13,9 +13,9 @@ use serde_json::{Map, Value};
 use super::ExitError;
 use super::grants::{self, Change, GrantFlags};
 use toolport::{
-    Client, ClientHomes, ClientScope, ConfigError, EditError, ElicitPolicy, GlobalStore, ImportOutcome, ImportReport,
-    ImportRequest, Paths, Roots, Runtime, RuntimeOptions, SECRET_MASK as MASK, SandboxEntry, ServerDef,
-    TerminalElicitor, ToolFilter, Trailer, WorkspaceSettings, parse_add_args,
+    Client, ClientHomes, ClientScope, ConfigError, EditError, ElicitPolicy, GlobalStore, ImportOutcome,
+    ImportReport, ImportRequest, Paths, Roots, Runtime, RuntimeOptions, SECRET_MASK as MASK, SandboxEntry,
+    ServerDef, TerminalElicitor, ToolFilter, Trailer, WorkspaceSettings, parse_add_args,
 };
 
 /// The usage line printed with an `add` argument error.
