@@ -64,15 +64,7 @@ impl OAuthServer {
             .unwrap_or_else(|e| panic!("spawn {}: {e}", script.display()));
         let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
         let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
-        let lines = Arc::new(Mutex::new(Vec::new()));
-        let kept = lines.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Ok(mut kept) = kept.lock() {
-                    kept.push(line);
-                }
-            }
-        });
+        let lines = crate::common::collect_lines(stderr);
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {

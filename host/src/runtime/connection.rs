@@ -325,10 +325,9 @@ impl Connection {
         })
     }
 
-    /// Whether the server speaks a stateless revision (2026-07-28 on): no `logging/setLevel`,
-    /// no `resources/subscribe`, each request carrying what a session would have held.
+    /// Whether the server speaks a stateless revision ([`transport::is_stateless`]).
     pub fn stateless(&self) -> bool {
-        self.peer.peer_info().is_some_and(|info| !info.protocol_version.has_initialize())
+        transport::is_stateless(&self.peer)
     }
 
     /// Keeps `level` for this connection's calls ([`Connection::log_level`]).
@@ -412,10 +411,7 @@ fn listen_for_list_changes(
     events: mpsc::UnboundedSender<Event>,
     mut closing: watch::Receiver<bool>,
 ) {
-    let Some(info) = peer.peer_info() else { return };
-    if info.protocol_version.has_initialize() {
-        return;
-    }
+    let Some(info) = peer.peer_info().filter(|_| transport::is_stateless(peer)) else { return };
     let caps = &info.capabilities;
     let tools = caps.tools.as_ref().and_then(|t| t.list_changed) == Some(true);
     let resources = caps.resources.as_ref().and_then(|r| r.list_changed) == Some(true);

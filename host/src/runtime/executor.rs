@@ -37,8 +37,8 @@ pub async fn call(
 
 /// [`call`] with the arguments already a JSON object (what `serve` receives). A server on the
 /// stateless revision is sent `level` (the client's own, on its request), else the level a
-/// client set for it ([`super::connection::Connection::log_level`]), in the call's `_meta`: without one it sends
-/// no log messages at all.
+/// client set for it ([`super::connection::Connection::log_level`]), in the call's `_meta`:
+/// without one it sends no log messages at all.
 #[allow(deprecated)] // LoggingLevel: logging is deprecated in 2026-07-28 but still in use.
 pub async fn call_with(
     supervisor: &Supervisor,

@@ -21,8 +21,7 @@ pub async fn subscribe(
     request: SubscribeRequestParams,
     relay: Arc<Relay>,
 ) -> Result<(), ServiceError> {
-    let modern = peer.peer_info().is_some_and(|info| !info.protocol_version.has_initialize());
-    if !modern {
+    if !crate::transport::is_stateless(&peer) {
         return peer.subscribe(request).await;
     }
     let filter = SubscriptionFilter::builder().resource_subscription(request.uri.clone()).build();

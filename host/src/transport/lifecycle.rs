@@ -8,7 +8,7 @@
 use rmcp::model::ProtocolVersion;
 use rmcp::service::{ClientInitializeError, RunningService};
 use rmcp::transport::Transport;
-use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient};
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, Peer, RoleClient};
 
 use super::cause::deepest_cause;
 use super::in_order::{InOrder, ProgressTap};
@@ -25,6 +25,13 @@ pub fn lifecycle() -> ClientLifecycleMode {
     let preferred: Vec<ProtocolVersion> =
         ProtocolVersion::KNOWN_VERSIONS.iter().rev().filter(|v| !v.has_initialize()).cloned().collect();
     ClientLifecycleMode::Auto { preferred_versions: preferred, legacy_version: Some(LEGACY_VERSION) }
+}
+
+/// Whether the server behind `peer` speaks a stateless revision (2026-07-28 on): no session, so
+/// no `logging/setLevel` or `resources/subscribe`, and list changes come over
+/// `subscriptions/listen`. `false` when rmcp kept no server info.
+pub fn is_stateless(peer: &Peer<RoleClient>) -> bool {
+    peer.peer_info().is_some_and(|info| !info.protocol_version.has_initialize())
 }
 
 /// Whether a failed start may succeed on a fresh connection with another lifecycle, and which:

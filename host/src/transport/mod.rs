@@ -20,7 +20,7 @@ pub use cause::deepest_cause;
 pub use connected::Connected;
 pub use http_audit::{BadHeaderTool, HeaderAudit};
 pub use in_order::ProgressTap;
-pub use lifecycle::LEGACY_VERSION;
+pub use lifecycle::{LEGACY_VERSION, is_stateless};
 pub use plugin::SSE_PLUGIN;
 pub use process_group::end_all as end_server_processes;
 pub use process_group::{
