@@ -26,6 +26,7 @@
 mod acp;
 mod ask;
 mod auth;
+mod browser;
 mod clients;
 mod config;
 mod paths;
@@ -104,8 +105,8 @@ pub use config::{
 // Other agents: toolport's entry installed into a client's config file, a client's servers
 // imported into the store (`toolport install`, `toolport mcp import`).
 pub use clients::{
-    Client, ClientHomes, ClientScope, ImportLine, ImportOutcome, ImportReport, ImportRequest, InstallOutcome,
-    InstallRequest, Installed, Launch, NotOnPath, command_on_path, import as import_servers,
+    Client, ClientHomes, ClientScope, ImportCaution, ImportLine, ImportOutcome, ImportReport, ImportRequest,
+    InstallOutcome, InstallRequest, Installed, Launch, NotOnPath, command_on_path, import as import_servers,
     install as install_client,
 };
 
@@ -131,8 +132,9 @@ pub use text::{escape_line, escape_text};
 /// Token counts under the one tokenizer every figure uses (`o200k_base`).
 pub use tokens::{TOKENIZER, count as count_tokens, within as within_tokens};
 
-/// URL secrets (query values, userinfo) masked: the binary's log writer and printed errors.
-pub use redact::redact_urls;
+/// URL secrets (query values, userinfo) masked: the binary's printed errors; with the
+/// authorization code a library logs, its log writer.
+pub use redact::{redact_log, redact_urls};
 
 /// Where the build left the guest components (built-ins and test fixtures) and the built-ins'
 /// embedded bytes: for this repository's own tests and benchmarks, not an API.

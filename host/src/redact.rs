@@ -3,6 +3,8 @@
 //! `https://user:pass@host`), and it reaches text through paths we do not word ourselves:
 //! rmcp's and reqwest's errors and log lines quote the whole URL. So the rule is applied where
 //! text leaves the process (the log writer, the rows, the printed errors), not at each source.
+//! The log writer also masks the one secret a library logs outside a URL: rmcp's debug line
+//! with the authorization code ([`redact_log`]).
 //!
 //! A scanner rather than a regex: the rule is "after `://`, up to a delimiter", it cannot fail
 //! to build, and it never allocates for the common line that holds no URL.
@@ -11,6 +13,13 @@ use std::borrow::Cow;
 
 /// What a redacted value reads as (the same mask as the config's secrets).
 const MASK: &str = "***";
+
+/// The words rmcp writes just before the authorization code at debug level, quoted as `{:?}`
+/// (rmcp 3.11, `AuthorizationManager::exchange_code_for_token_with_issuer`: `start exchange
+/// code for token: "<code>"`). Not a URL, so [`redact_urls`] cannot see it; and a code, though
+/// single-use and bound to the PKCE verifier, is the sign-in until it is exchanged. If rmcp
+/// rewords the line, `faults_sign_in`'s `-vvv` test fails.
+const CODE_LOGGED_AFTER: &str = "exchange code for token: ";
 
 /// Characters that end a URL inside prose: whitespace, quotes and brackets (reqwest writes
 /// `error sending request for url (http://…)`).
@@ -36,6 +45,44 @@ pub fn redact_urls(text: &str) -> Cow<'_, str> {
     }
     out.push_str(rest);
     Cow::Owned(out)
+}
+
+/// A log line made safe to write: [`redact_urls`], and the authorization code a library logs
+/// ([`CODE_LOGGED_AFTER`]) masked. The binary's log writer applies it to every line, whoever
+/// wrote it.
+pub fn redact_log(text: &str) -> Cow<'_, str> {
+    let text = redact_urls(text);
+    if !text.contains(CODE_LOGGED_AFTER) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest: &str = &text;
+    while let Some(at) = rest.find(CODE_LOGGED_AFTER) {
+        let (before, after) = rest.split_at(at + CODE_LOGGED_AFTER.len());
+        out.push_str(before);
+        out.push_str(if after.starts_with('"') { "\"***\"" } else { MASK });
+        rest = &after[secret_end(after)..];
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
+}
+
+/// Where the value at the start of `text` ends: after its closing quote for a `{:?}` string
+/// (`\"` and `\\` inside it skipped), else at the first whitespace.
+fn secret_end(text: &str) -> usize {
+    let Some(quoted) = text.strip_prefix('"') else {
+        return text.find(char::is_whitespace).unwrap_or(text.len());
+    };
+    let mut escaped = false;
+    for (i, c) in quoted.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '"' => return 1 + i + 1,
+            _ => {}
+        }
+    }
+    text.len()
 }
 
 /// One URL from just after its `://`: authority, path, query, fragment.
@@ -96,6 +143,18 @@ mod tests {
             redact_urls("a http://h/?a=1 and https://u@h?b=2 end"),
             "a http://h/?a=*** and https://***@h?b=*** end"
         );
+    }
+
+    #[test]
+    fn the_authorization_code_a_library_logs_is_masked() {
+        let line = "2026-01-01T00:00:00Z DEBUG rmcp::transport::auth: start exchange code for token: \"c0d\\\"e-42\" at http://h/cb?code=x\n";
+        assert_eq!(
+            redact_log(line),
+            "2026-01-01T00:00:00Z DEBUG rmcp::transport::auth: start exchange code for token: \"***\" at http://h/cb?code=***\n"
+        );
+        assert_eq!(redact_log("exchange code for token: bare rest"), "exchange code for token: *** rest");
+        assert_eq!(redact_log("exchange code for token: \"open"), "exchange code for token: \"***\"");
+        assert_eq!(redact_log("a plain line, code 7"), "a plain line, code 7");
     }
 
     #[test]

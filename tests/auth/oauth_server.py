@@ -6,6 +6,7 @@ Authorization server and resource server on one loopback port, built on the offi
 MCP SDK (PyPI `mcp`, pinned in tests/peers/install_clients.sh; run it with that venv's python):
 
     oauth_server.py [--port 0] [--token-seconds 3600] [--issued FILE] [--client ID:SECRET]...
+                    [--authorization-endpoint URL] [--step-up SCOPE]
 
 Prints exactly one line, `READY http://127.0.0.1:PORT/mcp`, on stdout once it accepts
 connections, then serves until killed. Everything else goes to stderr.
@@ -22,7 +23,10 @@ What it serves (the SDK's handlers, with this file's provider behind them):
                             client_credentials for a --client (this file's, see below)
   POST /revoke              RFC 7009 (revokes the whole grant)
 
-Tools: `whoami` (`client_id=ID scopes=S…` of the caller's token) and `echo {text}`.
+Tools: `whoami` (`client_id=ID scopes=S…` of the caller's token) and `echo {text}`; with
+--step-up SCOPE also `write_note {text}`, whose call is refused `403 insufficient_scope` with
+`WWW-Authenticate: Bearer error="insufficient_scope", scope="mcp:tools SCOPE", …` (a step-up,
+SEP-835) unless the token carries SCOPE, which any client may then ask for.
 
 Behaviour a test relies on:
   - access tokens live --token-seconds (at most: their expiry is rounded down);
@@ -51,6 +55,7 @@ import argparse
 import asyncio
 import base64
 import contextvars
+import json
 import secrets
 import socket
 import sys
@@ -59,6 +64,7 @@ from urllib.parse import parse_qsl, unquote, urlencode, urlparse
 
 import uvicorn
 from starlette.requests import Request
+from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from mcp.server.auth import routes as auth_routes
@@ -131,6 +137,81 @@ class LoopbackClient(OAuthClientInformationFull):
             ):
                 return redirect_uri
         raise InvalidRedirectUriError(f"Redirect URI '{redirect_uri}' not registered for client")
+
+
+    def validate_scope(self, requested_scope):
+        # A step-up scope (--step-up) is there for any client to ask for, registered or not.
+        if requested_scope is None:
+            return super().validate_scope(requested_scope)
+        asked = requested_scope.split(" ")
+        if all(scope in STEP_UP_SCOPES for scope in asked):
+            return asked
+        own = [scope for scope in asked if scope not in STEP_UP_SCOPES]
+        return [*super().validate_scope(" ".join(own)), *[s for s in asked if s in STEP_UP_SCOPES]]
+
+
+# The scopes of --step-up, for `LoopbackClient.validate_scope`.
+STEP_UP_SCOPES = []
+
+
+class StepUpShim:
+    """--step-up SCOPE: a `tools/call` of `write_note` with a token that lacks SCOPE is
+    refused 403 insufficient_scope, naming the scopes it needs (SEP-835), before the SDK sees
+    it; everything else passes through."""
+
+    TOOL = "write_note"
+
+    def __init__(self, app, provider, scope, resource_metadata):
+        self.app = app
+        self.provider = provider
+        self.scope = scope
+        self.resource_metadata = resource_metadata
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["path"] != "/mcp" or scope["method"] != "POST":
+            return await self.app(scope, receive, send)
+        body = b""
+        more = True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        replayed = False
+
+        async def replay():
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        if await self.refused(scope, body):
+            log(f"refused a {self.TOOL} call: the token lacks {self.scope}")
+            challenge = (
+                f'Bearer error="insufficient_scope", scope="{SCOPE} {self.scope}", '
+                f'resource_metadata="{self.resource_metadata}"'
+            )
+            response = JSONResponse(
+                {"error": "insufficient_scope", "error_description": f"needs {self.scope}"},
+                status_code=403,
+                headers={"WWW-Authenticate": challenge},
+            )
+            return await response(scope, replay, send)
+        await self.app(scope, replay, send)
+
+    async def refused(self, scope, body):
+        try:
+            message = json.loads(body)
+        except ValueError:
+            return False
+        if not isinstance(message, dict) or message.get("method") != "tools/call":
+            return False
+        if (message.get("params") or {}).get("name") != self.TOOL:
+            return False
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        bearer = headers.get("authorization", "")
+        token = await self.provider.load_access_token(bearer[7:].strip()) if bearer[:7].lower() == "bearer " else None
+        return token is None or self.scope not in token.scopes
 
 
 class GrantAccessToken(AccessToken):
@@ -410,7 +491,7 @@ class TokenEndpointShim:
         return PydanticJSONResponse(content=tokens, status_code=200, headers=headers)
 
 
-def advertise_what_the_shims_add(app, settings):
+def advertise_what_the_shims_add(app, settings, authorization_endpoint=None):
     """The SDK's metadata leaves out what this file adds to it, and a real server would say:
     `authorization_response_iss_parameter_supported` (this server sends `iss`, RFC 9207) and
     the client_credentials grant in `grant_types_supported`. Its
@@ -424,6 +505,9 @@ def advertise_what_the_shims_add(app, settings):
     )
     metadata.authorization_response_iss_parameter_supported = True
     metadata.grant_types_supported = [*(metadata.grant_types_supported or []), CLIENT_CREDENTIALS]
+    if authorization_endpoint:
+        # A lying server (--authorization-endpoint): any text, unvalidated, as an attacker sends it.
+        metadata = metadata.model_copy(update={"authorization_endpoint": authorization_endpoint})
     path = "/.well-known/oauth-authorization-server"
     for i, route in enumerate(app.router.routes):
         if isinstance(route, Route) and route.path == path:
@@ -436,14 +520,14 @@ def advertise_what_the_shims_add(app, settings):
     raise RuntimeError(f"the SDK no longer serves {path}")
 
 
-def build(issuer, provider):
+def build(issuer, provider, authorization_endpoint=None, step_up=None):
     settings = AuthSettings(
         # Strings, not AnyHttpUrl: AuthSettings then keeps the issuer without a trailing slash,
         # and RFC 8414/9207 compare issuers as exact strings.
         issuer_url=issuer,
         resource_server_url=f"{issuer}/mcp",
         client_registration_options=ClientRegistrationOptions(
-            enabled=True, valid_scopes=[SCOPE], default_scopes=[SCOPE]
+            enabled=True, valid_scopes=[SCOPE, *([step_up] if step_up else [])], default_scopes=[SCOPE]
         ),
         revocation_options=RevocationOptions(enabled=True),
         required_scopes=[SCOPE],
@@ -462,9 +546,19 @@ def build(issuer, provider):
     def echo(text: str) -> str:
         return text
 
+    if step_up:
+
+        @server.tool(description="Keeps a note (needs the step-up scope)")
+        def write_note(text: str) -> str:
+            return f"noted: {text}"
+
     app = server.streamable_http_app()
-    advertise_what_the_shims_add(app, settings)
-    return TokenEndpointShim(app, provider)
+    advertise_what_the_shims_add(app, settings, authorization_endpoint)
+    app = TokenEndpointShim(app, provider)
+    if step_up:
+        STEP_UP_SCOPES.append(step_up)
+        app = StepUpShim(app, provider, step_up, f"{issuer}/.well-known/oauth-protected-resource/mcp")
+    return app
 
 
 def client_arg(value):
@@ -482,6 +576,10 @@ async def main():
     parser.add_argument(
         "--client", type=client_arg, action="append", default=[], metavar="ID:SECRET", help="pre-register a client"
     )
+    parser.add_argument(
+        "--authorization-endpoint", metavar="URL", help="advertise this as the authorization endpoint (a lie)"
+    )
+    parser.add_argument("--step-up", metavar="SCOPE", help="write_note needs SCOPE (403 insufficient_scope)")
     args = parser.parse_args()
 
     # Bound before the app is built: the issuer and resource URLs carry the port.
@@ -494,7 +592,7 @@ async def main():
     provider = Provider(issuer, args.token_seconds, args.issued)
     for client_id, secret in args.client:
         provider.preregister(client_id, secret)
-    app = build(issuer, provider)
+    app = build(issuer, provider, args.authorization_endpoint, args.step_up)
 
     config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=1)
     server = uvicorn.Server(config)

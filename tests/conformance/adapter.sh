@@ -50,7 +50,8 @@ if [[ "$scenario" == auth/* ]]; then
   # pre-registered client, client credentials, a client metadata document), `mcp login` signs
   # in with $BROWSER playing the browser, then the tools are listed and called. A command that
   # says "authorization required" after a successful sign-in (the server moved to another
-  # authorization server) gets what its message asks for: one more `mcp login`, then again.
+  # authorization server, or wants more scope: no command signs in by itself) gets what its
+  # message asks for: one more `mcp login`, then again.
   export BROWSER="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/browser.sh"
   oauth="$(printf '%s' "$context" | json '(() => {
     const o = {};

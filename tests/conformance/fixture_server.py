@@ -29,6 +29,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 import uvicorn
 from mcp.server.lowlevel import Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+from mcp.shared.message import ServerMessageMetadata
 
 # A 1x1 red pixel PNG and a tiny silent WAV: the scenarios only check type, data and MIME type.
 PNG = (
@@ -165,7 +166,10 @@ async def ask(ctx, params, request, answer_type):
     answer from the retried call's `inputResponses`. Both eras are what a real server meets.
     """
     if ctx.session.can_send_request:
-        return await ctx.session.send_request(request, answer_type)
+        # On the call's own response stream, as a well-made server asks (SEP-2260): a client
+        # with several calls running then knows whose question it is.
+        related = ServerMessageMetadata(related_request_id=ctx.request_id)
+        return await ctx.session.send_request(request, answer_type, metadata=related)
     given = (params.input_responses or {}).get("question")
     if given is None:
         raise InputRequired(types.InputRequiredResult(input_requests={"question": request}))
@@ -219,6 +223,10 @@ async def run_tool(ctx, params):
         return result(text("Tool with progress executed successfully"))
     if name == "test_error_handling":
         return result(text("This tool intentionally returns an error for testing"), is_error=True)
+    if name in ("test_sampling", "test_elicitation"):
+        # Not in the scenarios: a test of many clients (tests/it/faults_clients.rs) makes the
+        # question come while another client's call is running.
+        await anyio.sleep(float(args.get("delay", 0)))
     if name == "test_sampling":
         asked = types.CreateMessageRequest(
             params=types.CreateMessageRequestParams(

@@ -722,3 +722,74 @@ fn a_project_entry_names_toolport_on_path_or_says_why_not() {
     let o = homes.run(&["mcp", "import", "--from", "claude-code", "--scope", "project"], 0);
     assert!(stdout(&o).starts_with("skipped: toolport is toolport itself\n"), "{}", stdout(&o));
 }
+
+/// A workspace `ws/` with a sibling `outside/` (so a repository's `../outside/…` link has
+/// somewhere real to point), the user's `$HOME`, and the `outside` folder.
+fn workspace_beside_outside() -> (Homes, TempDir, PathBuf) {
+    let top = tempfile::tempdir().unwrap_or_else(|e| panic!("temp top: {e}"));
+    let outside = top.path().join("outside");
+    fs::create_dir(&outside).unwrap_or_else(|e| panic!("mkdir {}: {e}", outside.display()));
+    let workspace = tempfile::tempdir_in(top.path()).unwrap_or_else(|e| panic!("temp workspace: {e}"));
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("temp home: {e}"));
+    let user = tempfile::tempdir().unwrap_or_else(|e| panic!("temp HOME: {e}"));
+    (Homes { env: Env { home, workspace }, user }, top, outside)
+}
+
+/// Issue 26 item 10: a project's file (or a folder on its way) that a cloned repository made
+/// a symlink out of the workspace is refused as `workspace.json` is: exit 2, the file, the
+/// root and the link named, and nothing written outside, whether the place out there exists
+/// or not. A link that stays inside the workspace is still written through.
+#[test]
+fn a_project_file_linked_out_of_the_workspace_is_refused_and_nothing_is_written_outside() {
+    let (homes, _top, outside) = workspace_beside_outside();
+    let root = homes.env.root().to_path_buf();
+    let refused = |file: &Path, link: &str| {
+        format!(
+            "toolport: refusing to follow {}: it leads outside the workspace root {}{link}\n",
+            file.display(),
+            root.display()
+        )
+    };
+
+    // `.mcp.json -> ../outside/x.json`, first dangling, then onto a file that exists.
+    let mcp = root.join(".mcp.json");
+    std::os::unix::fs::symlink("../outside/x.json", &mcp).unwrap_or_else(|e| panic!("symlink: {e}"));
+    let o = homes.run(&["install", "--client", "claude-code", "--scope", "project"], 2);
+    assert_eq!(stderr(&o), refused(&mcp, " (a symlink to ../outside/x.json)"));
+    assert_eq!(stdout(&o), "");
+    assert!(!outside.join("x.json").exists(), "the install created ../outside/x.json");
+    let victim = "{\"mcpServers\": {}}\n";
+    write(&outside.join("x.json"), victim);
+    let o = homes.run(&["install", "--client", "claude-code", "--scope", "project", "--force"], 2);
+    assert_eq!(stderr(&o), refused(&mcp, " (a symlink to ../outside/x.json)"));
+    assert_eq!(read(&outside.join("x.json")), victim, "the install wrote through the link");
+
+    // A folder on the way: `.codex -> ../outside`, so `.codex/config.toml` is outside too.
+    std::os::unix::fs::symlink("../outside", root.join(".codex")).unwrap_or_else(|e| panic!("symlink: {e}"));
+    let o = homes.run(&["install", "--client", "codex", "--scope", "project"], 2);
+    let codex = root.join(".codex/config.toml");
+    assert_eq!(
+        stderr(&o),
+        refused(&codex, &format!(" ({} is a symlink to ../outside)", root.join(".codex").display()))
+    );
+    assert!(!outside.join("config.toml").exists(), "the install created ../outside/config.toml");
+
+    let names: Vec<String> = fs::read_dir(&outside)
+        .unwrap_or_else(|e| panic!("read {}: {e}", outside.display()))
+        .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()).unwrap_or_default())
+        .collect();
+    assert_eq!(names, ["x.json"], "only the file the test wrote is outside");
+
+    // A link that stays inside the workspace is the repository's own layout: written through.
+    let cursor = root.join(".cursor/mcp.json");
+    write(&root.join("shared/cursor.json"), "{}\n");
+    fs::create_dir_all(root.join(".cursor")).unwrap_or_else(|e| panic!("mkdir .cursor: {e}"));
+    std::os::unix::fs::symlink("../shared/cursor.json", &cursor).unwrap_or_else(|e| panic!("symlink: {e}"));
+    let o = homes.run(&["install", "--client", "cursor", "--scope", "project"], 0);
+    assert!(stdout(&o).starts_with("installed: toolport -> "), "{}", stdout(&o));
+    assert!(fs::symlink_metadata(&cursor).is_ok_and(|m| m.file_type().is_symlink()), "the link was replaced");
+    assert_eq!(
+        read_json(&root.join("shared/cursor.json"))["mcpServers"]["toolport"]["args"][0],
+        json!("serve")
+    );
+}

@@ -34,7 +34,7 @@ fn clients() -> PathBuf {
     PathBuf::from(install("peers/install_clients.sh", &CLIENTS))
 }
 
-fn python() -> PathBuf {
+pub fn python() -> PathBuf {
     clients().join("venv/bin/python")
 }
 
@@ -48,12 +48,35 @@ pub enum Via<'a> {
     Http(&'a str),
 }
 
-/// Runs one `client.py` scenario and returns the JSON it printed; a scenario that reports an
-/// error fails the test with it.
-pub fn py(scenario: &str, via: &Via, extra: &[&str]) -> Value {
+/// `client.py SCENARIO [extra…]`, before saying how it reaches serve.
+pub fn py_command(scenario: &str, extra: &[&str]) -> Command {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("serve/client.py");
     let mut cmd = Command::new(python());
     cmd.arg(&script).arg(scenario).args(extra).env_remove("RUST_LOG").env_remove("TOOLPORT_HOME");
+    cmd
+}
+
+/// The JSON a finished `client.py` printed; one that reports an error fails the test with it
+/// (and with `more`, e.g. serve's stderr).
+pub fn py_output(scenario: &str, out: &std::process::Output, more: &str) -> Value {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let value: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|_| {
+        panic!(
+            "client.py {scenario} printed no JSON:\n{stdout}\n{}\n{more}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert!(
+        value.get("error").is_none() && out.status.success(),
+        "client.py {scenario} failed: {value}\n{more}"
+    );
+    value
+}
+
+/// Runs one `client.py` scenario and returns the JSON it printed; a scenario that reports an
+/// error fails the test with it.
+pub fn py(scenario: &str, via: &Via, extra: &[&str]) -> Value {
+    let mut cmd = py_command(scenario, extra);
     // serve's stderr when the client spawns it: what a failure report needs next to the client's.
     let errlog = match via {
         Via::Http(url) => {
@@ -66,20 +89,9 @@ pub fn py(scenario: &str, via: &Via, extra: &[&str]) -> Value {
             Some(errlog)
         }
     };
-    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run client.py: {e}"));
     let serve_stderr = errlog.and_then(|f| std::fs::read_to_string(f).ok()).unwrap_or_default();
-    let value: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|_| {
-        panic!(
-            "client.py {scenario} printed no JSON:\n{stdout}\n{}\nserve's stderr:\n{serve_stderr}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    assert!(
-        value.get("error").is_none() && out.status.success(),
-        "client.py {scenario} failed: {value}\nserve's stderr:\n{serve_stderr}"
-    );
-    value
+    py_output(scenario, &out, &format!("serve's stderr:\n{serve_stderr}"))
 }
 
 fn names(value: &Value) -> Vec<String> {

@@ -22,6 +22,8 @@ use crate::wasm_support::{SMALL_CONNECT_MS, seed_cache};
 const SOCKET_BUDGET: usize = 32;
 /// The connections the `sockets` tool attempts (`SOCKET_ATTEMPTS` in the fixture's modes.rs).
 const SOCKET_ATTEMPTS: usize = 100_000;
+/// A store's handle table: `MAX_HANDLES` in host/src/plugin/store.rs.
+const HANDLE_LIMIT: usize = 16_384;
 
 /// The fixture, built by host/build.rs with the other guests.
 fn component() -> PathBuf {
@@ -358,6 +360,36 @@ fn opening_sockets_in_a_loop_stops_at_the_socket_budget() {
     assert!(eventually(Duration::from_secs(5), || peer.accepted() == 2 * SOCKET_BUDGET));
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(peer.accepted(), 2 * SOCKET_BUDGET, "the peer saw more than the budget");
+    assert!(s.quit().success());
+    before.assert_unchanged(&env);
+}
+
+/// Issue 26 item 13: 100,000 clock subscriptions, none dropped, fill the store's handle table
+/// (`MAX_HANDLES` in host/src/plugin/store.rs). The guest is stopped and its row names the
+/// cap in the words of the other caps, not wasmtime's "resource table has no free keys"; the
+/// neighbour never notices, and a retry starts a fresh run with an empty table.
+#[test]
+fn a_handle_flood_stops_at_the_handle_limit_and_names_it() {
+    let env = Env::new();
+    let before = write_pair(&env, "handles", hostile(&["handles"], json!({})));
+    let mut s = Scripted::start(&env);
+    let reason = format!("reached its handle limit ({HANDLE_LIMIT})");
+
+    let (answer, _) = s.call("handles", "");
+    assert_eq!(answer, format!("MCP server handles is not connected: {reason}"));
+    s.wait_for_row(
+        "handles",
+        &format!(
+            "- handles | type=wasm | state=error | workspace=enabled | paused=no | tools=0 | error={reason}"
+        ),
+    );
+    s.assert_neighbour_fine();
+
+    let view = s.run("/mcp retry handles");
+    assert_eq!(row(&view, "handles"), connected("handles"), "{view}");
+    let (answer, _) = s.call("handles", "");
+    assert_eq!(answer, format!("MCP server handles is not connected: {reason}"));
+    s.assert_neighbour_fine();
     assert!(s.quit().success());
     before.assert_unchanged(&env);
 }

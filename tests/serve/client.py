@@ -35,6 +35,8 @@ Scenarios (each prints what it saw, never a verdict; the tests judge):
                 is listed (or --wait s pass)
   logging       logging/setLevel debug, call toggle-simulated-logging, wait --wait s for a
                 notifications/message
+  ask           call --tool with --args, answering elicitation with --answer and sampling
+                with --answer's "text"; what it was asked, and the result
 
 Every step runs under --timeout seconds: a hang is reported as an error, never waited out.
 """
@@ -217,6 +219,7 @@ async def roots(session, args, _events):
             if any(args.uri in t for t in said):
                 break
             await anyio.sleep(0.2)
+    await anyio.sleep(args.pause)
     then = texts(await session.call_tool(args.then, {})) if args.then else []
     return {"texts": said, "then": then}
 
@@ -229,7 +232,14 @@ async def logging(session, args, events):
     return {"logs": events["logs"]}
 
 
+async def ask(session, args, events):
+    await session.list_tools()
+    result = await session.call_tool(args.tool, json.loads(args.args))
+    return {"asked": events["asked"], "sampled": events["sampled"], "texts": texts(result)}
+
+
 SCENARIOS = {
+    "ask": ask,
     "call": call,
     "complete": complete,
     "sample": sample,
@@ -279,6 +289,7 @@ async def run(args, command):
     # each scenario offers only what it needs.
     extra = {
         "sample": {"sampling_callback": on_sample},
+        "ask": {"sampling_callback": on_sample},
         "roots": {"list_roots_callback": on_roots},
         "logging": {"logging_callback": on_log},
     }.get(args.scenario, {})
@@ -330,6 +341,7 @@ def main():
     p.add_argument("--tool", default="sleep")
     p.add_argument("--roots-tool", default="get-roots-list", help="roots: the tool that says the roots")
     p.add_argument("--then", help="roots: a tool called once after --roots-tool named --uri")
+    p.add_argument("--pause", type=float, default=0.0, help="roots: seconds to wait before --then")
     p.add_argument("--expect", default="", help="hung, list-changed: the tool to wait for")
     p.add_argument("--argument", default="department", help="complete: the argument's name")
     p.add_argument("--value", default="", help="complete: what was typed so far")

@@ -55,6 +55,7 @@ mod tests {
             server: "everything".into(),
             message: "Your name?".into(),
             kind: ElicitationKind::Form(Default::default()),
+            caller: None,
         };
         assert_eq!(
             note(&request),

@@ -1,5 +1,6 @@
 //! URL mode: the server sends the person to a page (a sign-in, a payment) and learns only
-//! whether they went. The URL is printed, escaped, and opened with `$BROWSER` when it is set.
+//! whether they went. The URL is printed, escaped, and opened in a browser when it is a web page
+//! (`crate::browser`).
 
 use dialoguer::Select;
 use dialoguer::console::Term;
@@ -13,31 +14,11 @@ pub fn show(server: &str, message: &str, url: &str) {
     eprintln!("  {}", escape_line(url));
 }
 
-/// Opens `url` with `$BROWSER` (a command and its arguments; `%s` stands for the URL, else it
-/// is the last argument). Not waited for: a browser may keep running; a thread reaps it.
+/// Opens `url` in a browser when it is a page toolport opens ([`crate::browser`]); the person
+/// has it printed either way.
 pub fn open(url: &str) {
-    let Some(browser) = std::env::var("BROWSER").ok().filter(|b| !b.trim().is_empty()) else { return };
-    // `$BROWSER` may list several, separated by colons: the first is used.
-    let first = browser.split(':').next().unwrap_or_default();
-    let Some(mut words) = shlex::split(first).filter(|w| !w.is_empty()) else {
-        tracing::warn!("cannot read $BROWSER as a command: {first}");
-        return;
-    };
-    let program = words.remove(0);
-    let mut args: Vec<String> = words.iter().map(|w| w.replace("%s", url)).collect();
-    if !words.iter().any(|w| w.contains("%s")) {
-        args.push(url.to_string());
-    }
-    match std::process::Command::new(&program)
-        .args(&args)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-    {
-        Ok(mut child) => {
-            std::thread::spawn(move || child.wait());
-        }
-        Err(e) => tracing::warn!("cannot start $BROWSER ({program}): {e}"),
+    if let crate::browser::Shown::Refused(why) = crate::browser::open(url) {
+        eprintln!("  (not opened: {why})");
     }
 }
 

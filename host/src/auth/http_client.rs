@@ -3,6 +3,8 @@
 //! client, plus the step-up rmcp leaves to its caller: a `403 insufficient_scope` runs the
 //! sign-in again for the larger scope and retries the request, at most
 //! [`MAX_SCOPE_STEP_UPS`] times per connection, so a server that keeps asking cannot loop.
+//! Only where a person is at hand ([`CredentialsFile::signs_in_here`]): elsewhere the scope is
+//! kept for the next `toolport mcp login` and the request fails saying to run it.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -160,10 +162,16 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> OAuthHttp<C> {
             tracing::warn!(server = %step.def.name, "the server asks for more scope again; giving up after {MAX_SCOPE_STEP_UPS} step-ups");
             return false;
         }
-        let more_scopes = scope
+        let more_scopes: Vec<String> = scope
             .get_required_scope()
             .map(|s| s.split_whitespace().map(str::to_string).collect())
             .unwrap_or_default();
+        if !step.file.signs_in_here() {
+            // Nobody to look at a browser: the scope waits for the next `mcp login`, and the
+            // request fails as "authorization required", which names that command.
+            keep_wanted(step, more_scopes).await;
+            return false;
+        }
         let reason = Reason { challenge: Some(scope.www_authenticate_header.clone()), more_scopes };
         tracing::info!(server = %step.def.name, "the server needs more scope; signing in again");
         if let Err(e) = sign_in::sign_in(&step.def, &step.file, Completion::Browser, reason).await {
@@ -184,6 +192,26 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> OAuthHttp<C> {
                 false
             }
         }
+    }
+}
+
+/// Keeps `scopes` for the next `mcp login` of `step`'s server (a failure only costs that login
+/// the larger scope, so it is logged, not raised).
+async fn keep_wanted(step: &StepUp, scopes: Vec<String>) {
+    let (Some(url), file) = (step.def.url.clone(), step.file.clone()) else { return };
+    tracing::warn!(
+        server = %step.def.name,
+        "the server needs more scope ({}); run toolport mcp login {} (no sign-in starts by itself here)",
+        scopes.join(" "),
+        step.def.name
+    );
+    let kept = tokio::task::spawn_blocking(move || file.want_scopes(&url, &scopes)).await;
+    match kept {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            tracing::warn!(server = %step.def.name, "cannot keep the scope for the next login: {e}")
+        }
+        Err(e) => tracing::warn!(server = %step.def.name, "cannot keep the scope for the next login: {e}"),
     }
 }
 

@@ -8,7 +8,6 @@
 //! tokens are used and refreshed without asking. Tokens and secrets never reach output, logs,
 //! plugins or ACP: they live only in the store and in requests' `Authorization` headers.
 
-pub mod browser;
 pub mod callback;
 pub mod http_client;
 pub mod machine;
@@ -33,14 +32,25 @@ pub fn sign_in_hint(server: &str) -> String {
 /// [`crate::transport::deepest_cause`] makes of a 401 or an unanswerable 403): the login
 /// command, or for a machine grant, which has nobody to log in, what was refused.
 pub fn name_the_fix(message: String, def: &ServerDef) -> String {
+    fix_for(message, &def.name, grant(def))
+}
+
+/// [`name_the_fix`] for the server `server` whose definition's grant is `grant` (what a call
+/// keeps of the definition: see [`grant`]).
+pub fn fix_for(message: String, server: &str, grant: Option<Grant>) -> String {
     if message != AUTHORIZATION_REQUIRED {
         return message;
     }
-    match def.oauth.as_ref().map(|o| o.grant).filter(|g| *g != Grant::AuthorizationCode) {
+    match grant.filter(|g| *g != Grant::AuthorizationCode) {
         Some(grant) => format!(
             "{AUTHORIZATION_REQUIRED}: the server refused the token of oauth.grant {}",
             grant.as_str()
         ),
-        None => sign_in_hint(&def.name),
+        None => sign_in_hint(server),
     }
+}
+
+/// `def`'s OAuth grant, when it names one.
+pub fn grant(def: &ServerDef) -> Option<Grant> {
+    def.oauth.as_ref().map(|o| o.grant)
 }

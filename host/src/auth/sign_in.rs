@@ -12,9 +12,9 @@ use rmcp::transport::auth::{AuthorizationManager, AuthorizationRequest, Authoriz
 use tokio::io::AsyncBufReadExt as _;
 use url::Url;
 
-use super::browser::{self, Shown};
 use super::callback::Callback;
 use super::store::CredentialsFile;
+use crate::browser::{self, Shown};
 use crate::config::{Grant, OAuthDef, ServerDef};
 
 /// How long a sign-in waits for the browser's redirect (or the pasted address) before giving
@@ -85,7 +85,14 @@ pub fn not_remote(def: &ServerDef) -> Option<String> {
 /// listing), then runs the sign-in from it. `def` is already expanded and passed [`no_login`].
 pub async fn login(def: &ServerDef, file: &CredentialsFile, completion: Completion) -> Result<SignedIn> {
     let challenge = crate::transport::challenge(def).await.map_err(|e| anyhow!(e))?;
-    sign_in(def, file, completion, Reason { challenge, ..Reason::default() }).await
+    // Scopes a request was refused for where nobody could sign in (`serve`, `call`, …).
+    let url = def.url.clone().unwrap_or_default();
+    let more_scopes = file.wanted_scopes(&url)?;
+    let signed_in = sign_in(def, file, completion, Reason { challenge, more_scopes }).await?;
+    if let Err(e) = file.wanted_scopes_asked(&url) {
+        tracing::warn!(server = %def.name, "{e}");
+    }
+    Ok(signed_in)
 }
 
 /// Runs the sign-in for `def` (already `${VAR}`-expanded; a network transport with a url).
@@ -151,7 +158,13 @@ pub async fn sign_in(
     };
     let session = AuthorizationSession::new(manager, request).await.map_err(|(_, e)| anyhow!(e))?;
 
-    show(&def.name, session.get_authorization_url(), completion, &redirect);
+    let page = session.get_authorization_url();
+    // The page is the authorization server's word: a `file:` or `vscode:` URL, or plain http to
+    // another machine, is no sign-in page, whether opened or pasted.
+    if let Err(why) = browser::openable(page) {
+        bail!("the authorization server's sign-in page is not one toolport opens: {why}");
+    }
+    show(&def.name, page, completion, &redirect);
     let redirected = tokio::time::timeout(SIGN_IN_TIMEOUT, wait(&mut callback, completion))
         .await
         .map_err(|_| {
@@ -240,6 +253,8 @@ fn show(server: &str, url: &str, completion: Completion, redirect: &str) {
                     "(waiting for the browser to come back to {redirect}; use --no-browser to paste instead)"
                 );
             }
+            // Checked before `show` (`browser::openable`): not reached.
+            Shown::Refused(_) => {}
         },
     }
 }

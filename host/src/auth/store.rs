@@ -14,6 +14,9 @@
 //!   server that moves to another authorization server gets a fresh entry, so a client id
 //!   registered at the old one is never handed to the new one. `current` is the issuer of the
 //!   last sign-in (`""`: the server's metadata named none).
+//! - `wantedScopes` (beside `current`): scopes the server refused a request for
+//!   (`403 insufficient_scope`) in a process that does not sign in by itself (everything but
+//!   the interactive session); the next `mcp login` asks for them with those granted before.
 //! - Every write goes through `config/write.rs`: the lock `credentials.json.lock`, the file
 //!   re-read under it, unknown fields kept, a temporary file, fsync, rename; owner-only (0600)
 //!   whatever the umask or the old file allowed. A malformed file is an error naming
@@ -58,6 +61,11 @@ pub struct CredentialsFile {
     /// guard releases the lock; writes upgrade it and edit through it. `flock` locks belong to
     /// an open file: taking a second one here would wait for ourselves.
     held: Arc<Mutex<Weak<FileLock>>>,
+    /// Whether this process may run a sign-in by itself when a server asks for more scope: only
+    /// where a person is at hand ([`CredentialsFile::signing_in_here`]). A browser opened by a
+    /// background `serve` or a scripted command has nobody to look at it, and a page opened
+    /// unasked is how a person is talked into approving what they did not start.
+    sign_in_here: bool,
 }
 
 impl std::fmt::Debug for CredentialsFile {
@@ -107,7 +115,21 @@ pub struct SignedIn {
 impl CredentialsFile {
     /// The file at `path`; nothing is read or created until it is used.
     pub fn new(path: PathBuf) -> Self {
-        Self { path, held: Arc::new(Mutex::new(Weak::new())) }
+        Self { path, held: Arc::new(Mutex::new(Weak::new())), sign_in_here: false }
+    }
+
+    /// This file, for a process with a person at hand (the interactive session): a server's
+    /// `403 insufficient_scope` runs the sign-in for the larger scope in the browser. Without
+    /// it the scope is kept ([`CredentialsFile::want_scopes`]) and the request fails with
+    /// "authorization required: run toolport mcp login NAME".
+    pub fn signing_in_here(mut self) -> Self {
+        self.sign_in_here = true;
+        self
+    }
+
+    /// See [`CredentialsFile::signing_in_here`].
+    pub fn signs_in_here(&self) -> bool {
+        self.sign_in_here
     }
 
     /// Where the file is, for messages.
@@ -189,6 +211,37 @@ impl CredentialsFile {
         let at = At { path: &self.path, url };
         let Some((_, entry)) = at.current(&doc)? else { return Ok(None) };
         Ok(entry.get("metadata").and_then(|m| serde_json::from_value(m.clone()).ok()))
+    }
+
+    /// Remembers scopes the server at `url` refused a request for (`403 insufficient_scope`)
+    /// where no sign-in could run: the next `mcp login` asks for them too.
+    pub fn want_scopes(&self, url: &str, scopes: &[String]) -> Result<(), EditError> {
+        self.write(url, |at, doc| {
+            let mut wanted = wanted(at.server(doc)?);
+            for scope in scopes {
+                if !wanted.contains(scope) {
+                    wanted.push(scope.clone());
+                }
+            }
+            at.server_mut(doc)?.insert("wantedScopes".into(), wanted.into());
+            Ok(())
+        })
+    }
+
+    /// The scopes [`CredentialsFile::want_scopes`] kept for `url`.
+    pub fn wanted_scopes(&self, url: &str) -> Result<Vec<String>, EditError> {
+        let doc = read(&self.path)?;
+        Ok(wanted(At { path: &self.path, url }.server(&doc)?))
+    }
+
+    /// Forgets the wanted scopes once a sign-in asked for them.
+    pub fn wanted_scopes_asked(&self, url: &str) -> Result<(), EditError> {
+        self.write(url, |at, doc| {
+            if at.server(doc)?.is_some_and(|s| s.contains_key("wantedScopes")) {
+                at.server_mut(doc)?.shift_remove("wantedScopes");
+            }
+            Ok(())
+        })
     }
 
     /// Logout: removes every issuer's entry for `url`. `true` if there was one.
@@ -383,6 +436,15 @@ async fn blocking<T: Send + 'static>(
 
 /// The file as it is now; a missing one is empty. No lock: writes replace the file by rename,
 /// so a read always sees one whole version.
+/// A server object's `wantedScopes` (what is not a string is skipped: a sign-in then asks
+/// for what it would have anyway).
+fn wanted(server: Option<&Doc>) -> Vec<String> {
+    match server.and_then(|s| s.get("wantedScopes")) {
+        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
+        _ => Vec::new(),
+    }
+}
+
 fn read(path: &Path) -> Result<Doc, ConfigError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,

@@ -13,9 +13,9 @@ use serde_json::{Map, Value};
 use super::ExitError;
 use super::grants::{self, Change, GrantFlags};
 use toolport::{
-    Client, ClientHomes, ClientScope, ConfigError, EditError, ElicitPolicy, GlobalStore, ImportOutcome,
-    ImportReport, ImportRequest, Paths, Roots, Runtime, RuntimeOptions, SECRET_MASK as MASK, SandboxEntry,
-    ServerDef, TerminalElicitor, ToolFilter, Trailer, WorkspaceSettings, parse_add_args,
+    Client, ClientHomes, ClientScope, ConfigError, EditError, ElicitPolicy, GlobalStore, ImportCaution,
+    ImportOutcome, ImportReport, ImportRequest, Paths, Roots, Runtime, RuntimeOptions, SECRET_MASK as MASK,
+    SandboxEntry, ServerDef, TerminalElicitor, ToolFilter, Trailer, WorkspaceSettings, parse_add_args,
 };
 
 /// The usage line printed with an `add` argument error.
@@ -144,6 +144,10 @@ enum McpCommand {
         /// Also enable each imported server in this workspace.
         #[arg(long)]
         enable: bool,
+        /// With --enable, also enable a project file's servers that run a command or read
+        /// environment variables (each is warned about either way).
+        #[arg(long, requires = "enable")]
+        trust: bool,
     },
 }
 
@@ -184,11 +188,12 @@ pub async fn run(paths: &Paths, args: McpArgs) -> Result<ExitCode> {
             grants::change(paths, SandboxEntry::Server(&name), what, Change::Revoke)?;
         }
         McpCommand::Pin { name } => grants::pin(paths, SandboxEntry::Server(&name))?,
-        McpCommand::Import { from, scope, file, enable } => {
+        McpCommand::Import { from, scope, file, enable, trust } => {
             let self_exe = std::env::current_exe().ok();
-            let req = ImportRequest { client: from, scope, file, enable, self_exe };
+            let req = ImportRequest { client: from, scope, file, enable, trust, self_exe };
             let homes = ClientHomes::from_env(&paths.workspace_root)?;
             let report = toolport::import_servers(paths, &homes, &req).map_err(edit_error)?;
+            eprint!("{}", import_warnings(&report));
             print!("{}", import_view(paths, &report));
         }
     }
@@ -201,9 +206,14 @@ fn import_view(paths: &Paths, report: &ImportReport) -> String {
     let mut out = String::new();
     let mut imported = 0;
     for line in &report.lines {
-        let name = toolport::escape_line(&line.name);
+        // A blank name (the store refuses it) is quoted, or its line would name nothing.
+        let name = if line.name.trim().is_empty() {
+            toolport::escape_line(&Value::from(line.name.as_str()).to_string()).into_owned()
+        } else {
+            toolport::escape_line(&line.name).into_owned()
+        };
         match &line.outcome {
-            ImportOutcome::Imported { transport, enabled, off_in_client, notes } => {
+            ImportOutcome::Imported { transport, enabled, off_in_client, notes, cautions, held_back } => {
                 imported += 1;
                 let enabled = if *enabled { ", enabled" } else { "" };
                 out.push_str(&format!("imported: {name} ({transport}{enabled})\n"));
@@ -211,6 +221,13 @@ fn import_view(paths: &Paths, report: &ImportReport) -> String {
                     out.push_str(&format!(
                         "  note: turned off in the client's file (enabled = false), so not enabled here: \
                          `toolport mcp enable {name}` enables it\n"
+                    ));
+                }
+                if *held_back {
+                    out.push_str(&format!(
+                        "  note: not enabled: it comes from a project file and {} (see the warning): \
+                         `toolport mcp enable {name}` enables it, as would --enable --trust\n",
+                        what_it_does(cautions)
                     ));
                 }
                 for note in notes {
@@ -229,6 +246,62 @@ fn import_view(paths: &Paths, report: &ImportReport) -> String {
         paths.store_file().display()
     ));
     out
+}
+
+/// One `toolport: warning:` line per caution of a project file's imported server: what it
+/// will run and which variables it will send where, by name (never a value), so a cloned
+/// repository's file cannot quietly send the user's token to its author.
+fn import_warnings(report: &ImportReport) -> String {
+    let file = report.file.display();
+    let mut out = String::new();
+    for line in &report.lines {
+        let ImportOutcome::Imported { cautions, .. } = &line.outcome else { continue };
+        let name = toolport::escape_line(&line.name);
+        for caution in cautions {
+            let what = match caution {
+                ImportCaution::RunsCommand { command, args } => {
+                    let words = std::iter::once(command).chain(args).map(String::as_str);
+                    let joined = shlex::try_join(words.clone())
+                        .unwrap_or_else(|_| words.collect::<Vec<_>>().join(" "));
+                    format!(
+                        "runs a command from the repository, as you and with your environment: {}",
+                        toolport::escape_line(&joined)
+                    )
+                }
+                ImportCaution::ReadsEnv { vars, url } => {
+                    let names: Vec<String> = vars.iter().map(|v| format!("${{{v}}}")).collect();
+                    let them = if names.len() == 1 { "it" } else { "them" };
+                    let to = match url {
+                        Some(url) => toolport::escape_line(url).into_owned(),
+                        None => "the command it runs".to_string(),
+                    };
+                    format!("reads {} from your environment and sends {them} to {to}", and_list(&names))
+                }
+            };
+            out.push_str(&format!("toolport: warning: server \"{name}\" from {file} {what}\n"));
+        }
+    }
+    out
+}
+
+/// The held-back note's reason: which of the two a server does.
+fn what_it_does(cautions: &[ImportCaution]) -> &'static str {
+    let runs = cautions.iter().any(|c| matches!(c, ImportCaution::RunsCommand { .. }));
+    let reads = cautions.iter().any(|c| matches!(c, ImportCaution::ReadsEnv { .. }));
+    match (runs, reads) {
+        (true, true) => "runs a command and reads your environment",
+        (true, false) => "runs a command",
+        _ => "reads your environment",
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
 /// The `mcp list` output: the live status view. With nothing active the runtime connects

@@ -315,10 +315,10 @@ fn init_tracing(verbose: u8) {
         .try_init();
 }
 
-/// The log's writer: stderr, with every URL's query values and userinfo masked
-/// ([`toolport::redact_urls`]) at every verbosity, whoever wrote the line (rmcp, reqwest, a
-/// plugin, us). `tracing_subscriber`'s formatter hands over each event whole in one write, so
-/// a URL is never split across two calls.
+/// The log's writer: stderr, with every URL's query values and userinfo and rmcp's logged
+/// authorization code masked ([`toolport::redact_log`]) at every verbosity, whoever wrote the
+/// line (rmcp, reqwest, a plugin, us). `tracing_subscriber`'s formatter hands over each event
+/// whole in one write, so a URL or a code is never split across two calls.
 struct RedactingStderr;
 
 impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for RedactingStderr {
@@ -332,7 +332,7 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for RedactingStderr {
 impl std::io::Write for RedactingStderr {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let text = String::from_utf8_lossy(buf);
-        std::io::stderr().lock().write_all(toolport::redact_urls(&text).as_bytes())?;
+        std::io::stderr().lock().write_all(toolport::redact_log(&text).as_bytes())?;
         Ok(buf.len())
     }
 

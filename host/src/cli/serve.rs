@@ -30,9 +30,20 @@ pub struct ServeArgs {
     /// The largest HTTP request body, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = HttpOptions::MAX_BODY_BYTES)]
     max_body_bytes: usize,
-    /// HTTP requests served at once; more get 503 until one has ended.
+    /// HTTP requests served at once; more get 503 until one has ended (standalone GET streams
+    /// have as many places of their own).
     #[arg(long, value_name = "N", default_value_t = HttpOptions::MAX_REQUESTS)]
     max_requests: usize,
+    /// HTTP connections open at once; more are refused with 503 as they arrive.
+    #[arg(long, value_name = "N", default_value_t = HttpOptions::MAX_CONNECTIONS)]
+    max_connections: usize,
+    /// HTTP connections open at once from one address.
+    #[arg(long, value_name = "N", default_value_t = HttpOptions::MAX_CONNECTIONS_PER_PEER)]
+    max_connections_per_peer: usize,
+    /// Sessions held at once (an initialize beyond them gets 503; idle ones close after 5
+    /// minutes), and as many calls waiting for a 2026-07-28 client's answer.
+    #[arg(long, value_name = "N", default_value_t = HttpOptions::MAX_SESSIONS)]
+    max_sessions: usize,
     /// Do not follow edits of the store and the workspace file.
     #[arg(long)]
     no_watch: bool,
@@ -63,6 +74,9 @@ pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
                 allowed_origins: args.allow_origin,
                 max_body_bytes: args.max_body_bytes,
                 max_requests: args.max_requests.max(1),
+                max_connections: args.max_connections.max(1),
+                max_connections_per_peer: args.max_connections_per_peer.max(1),
+                max_sessions: args.max_sessions.max(1),
                 ..HttpOptions::new(addr)
             };
             options.check().map_err(|e| ExitError::usage(format!("{e:#}")))?;

@@ -1,5 +1,6 @@
 //! `toolport session`: the interactive `/mcp` language over a live runtime.
 
+use std::io::IsTerminal as _;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -19,6 +20,8 @@ pub async fn run(paths: &Paths, _args: SessionArgs) -> anyhow::Result<ExitCode> 
     let options = RuntimeOptions {
         progress: true,
         elicitor: Some(Arc::new(TerminalElicitor::new(ElicitPolicy::Ask))),
+        // A person at the terminal can finish a sign-in for more scope; piped input cannot.
+        sign_in: std::io::stdin().is_terminal(),
         ..RuntimeOptions::default()
     };
     let session = Session::start(paths.clone(), options).await?;

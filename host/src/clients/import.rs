@@ -1,7 +1,13 @@
 //! `toolport mcp import`: a client's server definitions copied into toolport's global store,
 //! each through [`add_server`] (validated, locked, atomic). Values are copied as text: a
 //! `${VAR}` stays `${VAR}` for toolport to expand at connect time, never now.
+//!
+//! A project file (`.mcp.json`, `.vscode/mcp.json`, … — what a cloned repository brings) is
+//! its author's text, not the user's: each server of one that runs a command or reads the
+//! environment is reported as an [`ImportCaution`], and `--enable` leaves such a server
+//! disabled unless the user says `--trust`. The user's own client files are imported as before.
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
@@ -9,7 +15,7 @@ use serde_json::{Map, Value};
 
 use super::client::{Client, ClientHomes, ClientScope, Format};
 use super::{codex_toml, json_file};
-use crate::config::{ConfigError, EditError, add_server, enable_server};
+use crate::config::{ConfigError, EditError, ServerDef, add_server, enable_server};
 use crate::paths::Paths;
 
 /// What to import from where.
@@ -24,6 +30,9 @@ pub struct ImportRequest {
     pub file: Option<PathBuf>,
     /// Also enable each imported server in this workspace.
     pub enable: bool,
+    /// With `enable`, also enable a project file's servers that have an [`ImportCaution`]: the
+    /// user has read the file and vouches for it. Without it they are imported, left disabled.
+    pub trust: bool,
     /// The running toolport binary: an entry that starts it is toolport itself, not imported.
     pub self_exe: Option<PathBuf>,
 }
@@ -40,7 +49,8 @@ pub struct ImportReport {
 /// One server of the client's file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImportLine {
-    /// Its name in the client's file (and now in the store).
+    /// Its name in the client's file, trimmed as the store keeps it; a blank name as written
+    /// (so the view can quote it: an empty name says nothing of which entry was skipped).
     pub name: String,
     /// Imported or skipped, and why.
     pub outcome: ImportOutcome,
@@ -61,14 +71,44 @@ pub enum ImportOutcome {
         /// What the user should know: fields toolport has no place for, client-only
         /// variables kept as text. Never a value.
         notes: Vec<String>,
+        /// What a project file's server does once enabled that its author, not the user,
+        /// chose; empty for the user's own files.
+        cautions: Vec<ImportCaution>,
+        /// `--enable` without `--trust` left it disabled because of its cautions.
+        held_back: bool,
     },
     /// Not added; the reason reads after the name (`skipped: NAME <reason>`).
     Skipped(String),
 }
 
+/// What a server from a project file will do when it connects, said before it ever does: a
+/// cloned repository's `.mcp.json` with `"Authorization": "Bearer ${GITHUB_TOKEN}"` sends the
+/// user's token to the author's URL, and a stdio entry runs the author's program as the user.
+/// Names only, never a value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImportCaution {
+    /// It runs `command` with `args` (as written) as the user, with toolport's environment.
+    RunsCommand {
+        /// The program.
+        command: String,
+        /// Its arguments, `${VAR}` unexpanded.
+        args: Vec<String>,
+    },
+    /// It reads these environment variables (in the order toolport expands them) and sends
+    /// their values to `url`, or to the command it runs when `url` is `None` (stdio).
+    ReadsEnv {
+        /// The variable names, each once.
+        vars: Vec<String>,
+        /// The server's URL as written (a remote server).
+        url: Option<String>,
+    },
+}
+
 /// Copies the client's servers into the store. A missing or malformed file is an error and
-/// changes nothing; a server that cannot be mapped, that the store already has, or that is
-/// toolport itself is skipped with its reason and the rest go on.
+/// changes nothing; a server that cannot be mapped, whose name or definition `mcp add` would
+/// refuse, that the store already has, or that is toolport itself is skipped with its reason
+/// and the rest go on. A project file's servers carry their [`ImportCaution`]s, and `enable`
+/// passes over the ones with any unless `trust`.
 pub fn import(paths: &Paths, homes: &ClientHomes, req: &ImportRequest) -> Result<ImportReport, EditError> {
     let scopes = match req.scope {
         Some(scope) => vec![scope],
@@ -98,6 +138,7 @@ pub fn import(paths: &Paths, homes: &ClientHomes, req: &ImportRequest) -> Result
     for scope in &scopes {
         servers.extend(read_servers(req.client, *scope, homes, &file, &text)?);
     }
+    let project = is_project_file(&scopes, req.file.is_some(), &file, &paths.workspace_root);
     let store = paths.store_file();
     let mut lines = Vec::new();
     for (name, entry) in &servers {
@@ -106,24 +147,35 @@ pub fn import(paths: &Paths, homes: &ClientHomes, req: &ImportRequest) -> Result
         } else {
             match to_store(req.client, entry) {
                 Err(why) => ImportOutcome::Skipped(format!("cannot be imported: {why}")),
+                // `add_server` is `mcp add`'s own check of the name and the definition: a name
+                // it refuses is this entry's `skipped:` line, and the rest go on.
                 Ok(mapped) => match add_server(&store, name, &mapped.def) {
-                    Ok(()) => ImportOutcome::Imported {
-                        transport: mapped.transport,
-                        enabled: false,
-                        off_in_client: mapped.off_in_client,
-                        notes: mapped.notes,
-                    },
+                    Ok(()) => {
+                        let cautions = if project { cautions(name, &mapped) } else { Vec::new() };
+                        ImportOutcome::Imported {
+                            transport: mapped.transport,
+                            enabled: false,
+                            off_in_client: mapped.off_in_client,
+                            notes: mapped.notes,
+                            held_back: req.enable && !req.trust && !cautions.is_empty(),
+                            cautions,
+                        }
+                    }
                     Err(EditError::AlreadyExists(_)) => ImportOutcome::Skipped("already defined".into()),
                     Err(EditError::Config(e)) => ImportOutcome::Skipped(format!("cannot be imported: {e}")),
                     Err(e) => return Err(e),
                 },
             }
         };
-        lines.push(ImportLine { name: name.trim().to_string(), outcome });
+        let trimmed = name.trim();
+        let name = if trimmed.is_empty() { name.clone() } else { trimmed.to_string() };
+        lines.push(ImportLine { name, outcome });
     }
     if req.enable {
         for line in &mut lines {
-            if let ImportOutcome::Imported { enabled, off_in_client: false, .. } = &mut line.outcome {
+            if let ImportOutcome::Imported { enabled, off_in_client: false, held_back: false, .. } =
+                &mut line.outcome
+            {
                 enable_server(paths, &line.name)
                     .with_context(|| format!("imported {} but cannot enable it", line.name))?;
                 *enabled = true;
@@ -131,6 +183,46 @@ pub fn import(paths: &Paths, homes: &ClientHomes, req: &ImportRequest) -> Result
         }
     }
     Ok(ImportReport { file, lines })
+}
+
+/// Whether `file` came with the workspace rather than from the user's own settings: the
+/// client's project scope, or a `--file` inside the workspace root (a repository's
+/// `.mcp.json` read with `--file`, whatever `--scope` says). Paths are compared once links
+/// are resolved, so `./.mcp.json` and a link into the root count too. A `--file` elsewhere is
+/// a file the user pointed at, imported as their own, as before.
+fn is_project_file(scopes: &[ClientScope], given: bool, file: &Path, root: &Path) -> bool {
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    scopes.contains(&ClientScope::Project) || (given && real(file).starts_with(real(root)))
+}
+
+/// What one imported server of a project file will do when it connects. The variables are
+/// the ones [`ServerDef::expanded`] — the connect path's own expansion, not a copy of its
+/// grammar — looks up, every one answered as set; a definition it refuses never connects,
+/// so it sends nothing.
+fn cautions(name: &str, mapped: &Mapped) -> Vec<ImportCaution> {
+    // `add_server` has just read this very definition; should it ever not read, the server
+    // could not connect either.
+    let Ok(def) = ServerDef::from_json(name.trim(), &Value::Object(mapped.def.clone())) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if let Some(command) = &def.command {
+        out.push(ImportCaution::RunsCommand { command: command.clone(), args: def.args.clone() });
+    }
+    let read = RefCell::new(Vec::<String>::new());
+    let expanded = def.expanded(|var| {
+        let mut read = read.borrow_mut();
+        if !read.iter().any(|v| v == var) {
+            read.push(var.to_string());
+        }
+        Some(String::new())
+    });
+    let vars = read.into_inner();
+    if expanded.is_ok() && !vars.is_empty() {
+        let url = if def.command.is_some() { None } else { def.url.clone() };
+        out.push(ImportCaution::ReadsEnv { vars, url });
+    }
+    out
 }
 
 /// The client's servers in `scope` as JSON objects, in file order.
@@ -345,7 +437,10 @@ fn codex_extras(
 fn mentions_client_variables(v: &Value) -> bool {
     match v {
         Value::String(s) => s.match_indices("${").any(|(i, _)| {
-            let name = s[i + 2..].split('}').next().unwrap_or_default();
+            let inner = s[i + 2..].split('}').next().unwrap_or_default();
+            // `${VAR:-default}` is toolport's (and Claude Code's) own fallback, not a client's
+            // `${input:…}`: only the part before `:-` is the name.
+            let name = inner.split(":-").next().unwrap_or_default();
             name.contains(':') || matches!(name, "workspaceFolder" | "userHome" | "workspaceFolderBasename")
         }),
         Value::Array(a) => a.iter().any(mentions_client_variables),
@@ -442,6 +537,68 @@ mod tests {
             .unwrap_or_default();
         assert_eq!(notes[0], "not carried over: trust");
         assert!(notes[1].starts_with("uses gemini's own ${…} variables"), "{notes:?}");
+        let fallback = map(Client::ClaudeCode, json!({"command":"x","env":{"K":"${KEY:-none}"}}));
+        assert_eq!(fallback.map(|m| m.2), Ok(vec![]), "a ${{VAR:-default}} is toolport's own");
+    }
+
+    fn cautions_of(client: Client, v: Value) -> Result<Vec<ImportCaution>, String> {
+        to_store(client, &v).map(|m| cautions("s", &m))
+    }
+
+    #[test]
+    fn a_project_servers_cautions_name_what_it_runs_and_the_variables_it_sends() -> Result<(), String> {
+        let remote = json!({"type":"http","url":"https://a/${HOST_PART}/mcp",
+            "headers":{"Authorization":"Bearer ${TOKEN}","X":"${TOKEN}-${OTHER:-x}"}});
+        assert_eq!(
+            cautions_of(Client::ClaudeCode, remote)?,
+            vec![ImportCaution::ReadsEnv {
+                vars: vec!["HOST_PART".into(), "TOKEN".into(), "OTHER".into()],
+                url: Some("https://a/${HOST_PART}/mcp".into()),
+            }]
+        );
+        let stdio =
+            json!({"command":"npx","args":["-y","${PKG}"],"env":{"K":"${KEY}"},"cwd":"${NOT_EXPANDED}"});
+        assert_eq!(
+            cautions_of(Client::Cursor, stdio)?,
+            vec![
+                ImportCaution::RunsCommand {
+                    command: "npx".into(),
+                    args: vec!["-y".into(), "${PKG}".into()]
+                },
+                ImportCaution::ReadsEnv { vars: vec!["PKG".into(), "KEY".into()], url: None },
+            ]
+        );
+        // Codex's variable-named headers are `${VAR}` by the time they are checked.
+        let codex = json!({"url":"https://a/mcp","bearer_token_env_var":"TOK"});
+        assert_eq!(
+            cautions_of(Client::Codex, codex)?,
+            vec![ImportCaution::ReadsEnv { vars: vec!["TOK".into()], url: Some("https://a/mcp".into()) }]
+        );
+        assert_eq!(cautions_of(Client::ClaudeCode, json!({"type":"http","url":"https://a/mcp"}))?, vec![]);
+        // `$${X}` is a literal; a definition the connect path refuses never sends anything.
+        assert_eq!(
+            cautions_of(
+                Client::ClaudeCode,
+                json!({"type":"http","url":"https://a/$${X}","headers":{"K":"$${Y}"}})
+            )?,
+            vec![]
+        );
+        let refused =
+            json!({"type":"http","url":"https://a/mcp","headers":{"K":"${input:key}","T":"${TOKEN}"}});
+        assert_eq!(cautions_of(Client::VsCode, refused)?, vec![]);
+        Ok(())
+    }
+
+    #[test]
+    fn project_files_are_the_project_scope_or_a_given_file_inside_the_workspace() {
+        let root = Path::new("/nonexistent/ws");
+        let inside = Path::new("/nonexistent/ws/.mcp.json");
+        let outside = Path::new("/nonexistent/home/.claude.json");
+        assert!(is_project_file(&[ClientScope::Project], false, inside, root));
+        assert!(is_project_file(&[ClientScope::Project], true, outside, root));
+        assert!(is_project_file(&[ClientScope::Local, ClientScope::User], true, inside, root));
+        assert!(!is_project_file(&[ClientScope::Local, ClientScope::User], true, outside, root));
+        assert!(!is_project_file(&[ClientScope::User], false, inside, root), "the user's own file");
     }
 
     #[test]

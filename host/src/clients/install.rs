@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use super::client::{Client, ClientHomes, ClientScope, Format, InstallOutcome, Launch};
 use super::{codex_toml, json_file};
-use crate::config::{ConfigError, EditError, LockAt, edit_text};
+use crate::config::{ConfigError, EditError, LockAt, edit_text, refuse_links_out};
 use crate::paths::Paths;
 
 /// The folder in toolport's home that holds the locks of other programs' files.
@@ -45,6 +45,12 @@ pub fn install(paths: &Paths, homes: &ClientHomes, req: &InstallRequest) -> Resu
         return Err(ConfigError("the entry's name must not be blank".into()).into());
     }
     let file = req.client.config_file(req.scope, homes)?;
+    // A project's file came with the project (a cloned repository): a symlink in it must not
+    // turn the install into a write outside the workspace. The user's own files are theirs to
+    // link anywhere (a dotfiles repository), as toolport's store is.
+    if req.scope == ClientScope::Project {
+        refuse_links_out(&homes.workspace_root, &file)?;
+    }
     let entry = req.launch.entry(req.client);
     let locks = paths.home.join(LOCKS_DIR);
     let outcome = edit_text(&file, LockAt::In(&locks), |path, text| match req.client.format() {

@@ -14,6 +14,6 @@ mod json_file;
 mod on_path;
 
 pub use client::{Client, ClientHomes, ClientScope, InstallOutcome, Launch};
-pub use import::{ImportLine, ImportOutcome, ImportReport, ImportRequest, import};
+pub use import::{ImportCaution, ImportLine, ImportOutcome, ImportReport, ImportRequest, import};
 pub use install::{InstallRequest, Installed, install};
 pub use on_path::{NotOnPath, command_on_path};

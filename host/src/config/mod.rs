@@ -45,6 +45,8 @@ pub(crate) use sandbox_fields::expand_home;
 pub use store::parse_json;
 pub use tool_filter::ToolFilter;
 pub use validate::validate;
+/// The workspace root's check of a file written there for another program (`install`).
+pub(crate) use workspace::refuse_links_out;
 /// The write path for other agents' config files (`clients/`): same lock, re-read and rename;
 /// a lock held across several edits, for a file of secrets (`auth/`).
 pub(crate) use write::{FileLock, LockAt, Perms, edit_text};

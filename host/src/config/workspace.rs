@@ -4,7 +4,7 @@
 //! the root.
 
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
@@ -15,6 +15,7 @@ use super::fields::{Fields, Trim};
 use super::model::{Surface, WorkspaceSettings};
 use super::store::parse_json;
 use crate::paths::{WORKSPACE_DIR, WORKSPACE_FILE};
+use crate::text::escape_line;
 
 impl WorkspaceSettings {
     /// Reads `<root>/.toolport/workspace.json`; missing file (or folder) = defaults.
@@ -106,17 +107,72 @@ pub(crate) fn read_in(dir: &Dir, root: &Path) -> Result<Option<String>, ConfigEr
     }
 }
 
-/// Maps cap-std's sandbox refusal to a message that says what happened and why.
+/// Refuses `path`, a file under the workspace `root` that toolport is about to write for
+/// another program (`install --scope project`: `<root>/.mcp.json`, `<root>/.codex/config.toml`),
+/// when it or a folder on its way is a symlink that leads outside the root. A cloned
+/// repository's `.mcp.json -> ../outside/x.json` would otherwise have toolport write wherever
+/// the repository's author chose. The same capability on the root decides as for the
+/// workspace file, and the refusal reads the same ([`io_error`]). A link that stays inside is
+/// followed by the write; a missing file (or root) is created by it.
+pub(crate) fn refuse_links_out(root: &Path, path: &Path) -> Result<(), ConfigError> {
+    let Ok(inside) = path.strip_prefix(root) else {
+        return Err(ConfigError(format!(
+            "refusing to write {}: it is not inside the workspace root {}",
+            path.display(),
+            root.display()
+        )));
+    };
+    let root_dir = match Dir::open_ambient_dir(root, ambient_authority()) {
+        Ok(d) => d,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => {
+            return Err(ConfigError(format!("cannot open the workspace root {}: {e}", root.display())));
+        }
+    };
+    // Follows every link the way the write would, but only as far as the root allows: a step
+    // out is cap-std's refusal, whether or not the place outside exists. Other failures (a
+    // missing file, a loop) are the write's to report, in its own words.
+    match root_dir.metadata(inside) {
+        Err(e) if is_escape(&e) => Err(io_error(root, path, e)),
+        _ => Ok(()),
+    }
+}
+
+/// Maps cap-std's sandbox refusal to a message that says what happened and why, and names
+/// the symlink that leads out and what it holds, so the person sees which link to fix.
 pub(crate) fn io_error(root: &Path, path: &Path, e: io::Error) -> ConfigError {
     if is_escape(&e) {
+        // The target is the repository's text: escaped, so it prints as one plain line.
+        let link = match first_link(root, path) {
+            Some((link, to)) if link == path => format!(" (a symlink to {})", escaped(&to)),
+            Some((link, to)) => format!(" ({} is a symlink to {})", link.display(), escaped(&to)),
+            None => String::new(),
+        };
         ConfigError(format!(
-            "refusing to follow {}: it leads outside the workspace root {}",
+            "refusing to follow {}: it leads outside the workspace root {}{link}",
             path.display(),
             root.display()
         ))
     } else {
         ConfigError(format!("{}: {e}", path.display()))
     }
+}
+
+/// The first symlink on the way from `root` down to `path` (`path` itself included), and
+/// its target as written.
+fn first_link(root: &Path, path: &Path) -> Option<(PathBuf, PathBuf)> {
+    let mut at = root.to_path_buf();
+    for part in path.strip_prefix(root).ok()?.components() {
+        at.push(part);
+        if let Ok(to) = std::fs::read_link(&at) {
+            return Some((at, to));
+        }
+    }
+    None
+}
+
+fn escaped(path: &Path) -> String {
+    escape_line(&path.to_string_lossy()).into_owned()
 }
 
 fn is_escape(e: &io::Error) -> bool {
@@ -212,6 +268,29 @@ mod tests {
         std::os::unix::fs::symlink(outside.path(), root.path().join(".toolport"))?;
         let err = WorkspaceSettings::load(root.path()).err().map(|e| e.0).unwrap_or_default();
         assert!(err.starts_with(&format!("refusing to follow {}/.toolport", root.path().display())), "{err}");
+        Ok(())
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_file_linked_out_names_the_link_in_one_line_and_a_link_inside_passes() -> anyhow::Result<()> {
+        let top = tempfile::tempdir()?;
+        let root = top.path().join("ws");
+        std::fs::create_dir_all(root.join("shared"))?;
+        std::os::unix::fs::symlink("../outside\n\u{1b}[2Jx.json", root.join(".mcp.json"))?;
+        let err = refuse_links_out(&root, &root.join(".mcp.json")).err().map(|e| e.0);
+        assert_eq!(
+            err,
+            Some(format!(
+                "refusing to follow {}/.mcp.json: it leads outside the workspace root {} (a symlink to \
+                 ../outside\\u{{a}}\\u{{1b}}[2Jx.json)",
+                root.display(),
+                root.display()
+            ))
+        );
+        std::os::unix::fs::symlink("shared/mcp.json", root.join("inside.json"))?;
+        assert!(refuse_links_out(&root, &root.join("inside.json")).is_ok(), "a dangling link inside");
+        assert!(refuse_links_out(&root, &root.join(".vscode/mcp.json")).is_ok(), "a missing file");
         Ok(())
     }
 }

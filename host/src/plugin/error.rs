@@ -192,6 +192,14 @@ pub enum Fault {
         /// The cap.
         limit: usize,
     },
+    /// The guest asked for one host resource (a stream, pollable, socket, request) more than
+    /// one store may hold (`plugin/store.rs`): a guest that subscribes or opens in a loop. Named
+    /// here because wasmtime's own words ("resource table has no free keys") name no limit.
+    #[error("reached its handle limit ({limit})")]
+    HandleLimit {
+        /// The cap.
+        limit: usize,
+    },
     /// The call ran past the plugin's time cap.
     #[error("exceeded its time limit ({limit_ms} ms)")]
     TimeLimit {

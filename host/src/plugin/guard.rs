@@ -9,7 +9,7 @@ use super::error::{Fault, PluginError};
 use super::limits::{arm_deadline, outer_timeout, ran_out_of_time};
 use super::load::Loaded;
 use super::queue::queue_fault;
-use super::store::State;
+use super::store::{State, handle_refusal};
 
 /// How many answers a per-tool call owes, and what they are called in the message when the
 /// count is off (`5 verdicts for 6 tools`).
@@ -60,7 +60,10 @@ pub(crate) fn classify<T>(
     if ran_out_of_time(&err) {
         return Err(time_limit());
     }
-    if let Some(fault) = queue_fault(&err).or_else(|| store.data().socket_refusal()) {
+    // A full handle table is what trapped the guest, whatever sockets it was refused before.
+    if let Some(fault) =
+        queue_fault(&err).or_else(|| handle_refusal(&err)).or_else(|| store.data().socket_refusal())
+    {
         return Err(plugin.error(fault));
     }
     if store.data().memory.exceeded() {

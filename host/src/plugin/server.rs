@@ -32,7 +32,7 @@ use super::inspect::{exported_interfaces, header_problem};
 use super::limits::{arm_busy_limit, ran_out_of_time};
 use super::sandbox::{Denials, Sandbox};
 use super::socket_budget::SocketBudget;
-use super::store::{State, linker};
+use super::store::{State, handle_refusal, linker};
 use crate::config::{Grants, Limits, ServerDef, WasmDef};
 
 /// Bytes each of stdin, stdout and stderr holds in flight: a full buffer makes the writer
@@ -207,7 +207,8 @@ fn describe_end(
     if ran_out_of_time(&err) {
         return Fault::BusyLimit { limit_ms: limits.call_ms }.to_string();
     }
-    if let Some(fault) = store.data().socket_refusal() {
+    // A full handle table is what trapped the guest, whatever sockets it was refused before.
+    if let Some(fault) = handle_refusal(&err).or_else(|| store.data().socket_refusal()) {
         return fault.to_string();
     }
     if store.data().memory.exceeded() {

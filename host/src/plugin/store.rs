@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use wasmtime::component::{HasSelf, Linker, ResourceTable};
+use wasmtime::component::{HasSelf, Linker, ResourceTable, ResourceTableError};
 use wasmtime::{Engine, Store};
 use wasmtime_wasi::sockets::WasiSocketsCtxView;
 use wasmtime_wasi::{WasiCtxBuilder, WasiCtxView, WasiView};
@@ -48,6 +48,13 @@ pub(crate) struct State {
 /// Host resources one store may hold (streams, pollables, sockets, requests): far more than a
 /// guest keeps open, few enough that a guest subscribing in a loop fails itself, not the host.
 const MAX_HANDLES: usize = 16_384;
+
+/// The handle limit, when `err` (how a call or a run ended) is the resource table refusing one
+/// handle more: a full table traps the guest, and wasmtime's words for it name no limit.
+pub(crate) fn handle_refusal(err: &wasmtime::Error) -> Option<Fault> {
+    matches!(err.downcast_ref::<ResourceTableError>(), Some(ResourceTableError::Full))
+        .then_some(Fault::HandleLimit { limit: MAX_HANDLES })
+}
 
 impl State {
     /// A store for one call (or one transport connection) of `plugin`, confined by `sandbox`:
@@ -170,4 +177,22 @@ fn build_linker(engine: &Engine) -> anyhow::Result<Linker<State>> {
     bindings::policy::toolport::plugin::log::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
     bindings::transport::toolport::plugin::channel::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
     Ok(linker)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_table_is_named_as_the_handle_limit_through_any_context() {
+        let full = wasmtime::Error::from(ResourceTableError::Full).context(
+            "error while executing at wasm backtrace:\n    0:   0x1234 - <unknown>!<wasm function 7>",
+        );
+        assert_eq!(
+            handle_refusal(&full).map(|f| f.to_string()).as_deref(),
+            Some("reached its handle limit (16384)")
+        );
+        let other = wasmtime::Error::from(ResourceTableError::NotPresent);
+        assert!(handle_refusal(&other).is_none(), "only a full table is the limit");
+    }
 }

@@ -16,6 +16,7 @@ use rmcp::service::{NotificationContext, Peer, RequestContext, ServiceError};
 use rmcp::{ClientHandler, RoleClient};
 use tokio::sync::{mpsc, oneshot, watch};
 
+use super::related::InFlight;
 use super::server_log;
 use super::server_requests::Answers;
 use super::tool_call::{self, ProgressRoutes};
@@ -80,6 +81,8 @@ struct Handler {
     answers: Arc<Answers>,
     /// The server's `roots` setting: what it is offered and told.
     roots: crate::config::Roots,
+    /// The calls in flight: whose call a question belongs to (`related`).
+    calls: InFlight,
 }
 
 #[allow(deprecated)]
@@ -108,8 +111,8 @@ impl ClientHandler for Handler {
         params: rmcp::model::LoggingMessageNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        if let Some(notices) = self.answers.notices.get() {
-            notices.log(&self.server, &params);
+        if let Some(clients) = self.answers.clients.get() {
+            clients.log(&self.server, self.calls.of_notification(), &params);
         }
         server_log::record(&self.server, params);
     }
@@ -119,32 +122,35 @@ impl ClientHandler for Handler {
         params: rmcp::model::ResourceUpdatedNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        if let Some(notices) = self.answers.notices.get() {
-            notices.resource_updated(&self.server, &params);
+        if let Some(clients) = self.answers.clients.get() {
+            clients.resource_updated(&self.server, &params);
         }
     }
 
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, rmcp::ErrorData> {
-        Ok(self.answers.elicit(&self.server, request).await)
+        let caller = self.calls.of_request(&context.extensions).caller();
+        Ok(self.answers.elicit(&self.server, caller, request).await)
     }
 
     async fn create_message(
         &self,
         params: CreateMessageRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, rmcp::ErrorData> {
-        self.answers.sample(&self.server, params).await
+        let caller = self.calls.of_request(&context.extensions).caller();
+        self.answers.sample(&self.server, caller, params).await
     }
 
     async fn list_roots(
         &self,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, rmcp::ErrorData> {
-        Ok(self.answers.roots(&self.roots))
+        let caller = self.calls.of_request_marked(&context.extensions);
+        Ok(self.answers.roots(&self.roots, caller))
     }
 
     fn get_info(&self) -> ClientConfig {
@@ -166,6 +172,8 @@ pub struct Connection {
     pub generation: u64,
     /// Where the calls made on this connection get their progress reports.
     pub progress: ProgressRoutes,
+    /// The calls in flight and whose they are, for the server's questions.
+    pub(crate) calls: InFlight,
     /// The MCP revision the lifecycle settled on (`2026-07-28`, `2025-11-25`, …), as the
     /// server confirmed it; `None` only if rmcp kept no server info.
     pub protocol_version: Option<String>,
@@ -192,6 +200,7 @@ impl Connection {
         answers: Arc<Answers>,
     ) -> Result<(Arc<Connection>, Vec<Tool>), String> {
         let progress = ProgressRoutes::default();
+        let calls = InFlight::default();
         let credentials = answers.credentials.clone();
         let handler = Handler {
             server: def.name.clone(),
@@ -199,6 +208,7 @@ impl Connection {
             events: events.clone(),
             answers,
             roots: def.roots.clone(),
+            calls: calls.clone(),
         };
         // Reports are routed as the transport reads them, ahead of the answer they precede.
         let routes = progress.clone();
@@ -212,8 +222,14 @@ impl Connection {
         .map_err(|_| format!("connect timed out after {} ms", connect.as_millis()))??;
         // Raised when the connection closes, so the list_changed subscription ends first.
         let (closing_tx, closing_rx) = watch::channel(false);
-        let connection =
-            Self::watch(def.name.clone(), generation, connected, events.clone(), progress, closing_tx);
+        let connection = Self::watch(
+            def.name.clone(),
+            generation,
+            connected,
+            events.clone(),
+            (progress, calls),
+            closing_tx,
+        );
         let list = def.timeouts.list;
         let listed = tokio::time::timeout(list, list_all(&connection.peer)).await;
         match listed {
@@ -249,7 +265,7 @@ impl Connection {
         generation: u64,
         connected: transport::Connected<Handler>,
         events: mpsc::UnboundedSender<Event>,
-        progress: ProgressRoutes,
+        (progress, calls): (ProgressRoutes, InFlight),
         closing: watch::Sender<bool>,
     ) -> Arc<Connection> {
         let transport::Connected { service, child, pump, audit, refusals } = connected;
@@ -316,6 +332,7 @@ impl Connection {
             peer,
             generation,
             progress,
+            calls,
             protocol_version,
             audit,
             refusals,

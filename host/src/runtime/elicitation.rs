@@ -66,6 +66,9 @@ pub struct Elicitation {
     pub message: String,
     /// A form to fill, or a page to visit.
     pub kind: ElicitationKind,
+    /// Whose call the question came during, when the host named its callers and it is known
+    /// (`related`): a host with several clients asks that one, or declines.
+    pub caller: Option<super::related::Caller>,
 }
 
 /// What the server asks for.
@@ -241,7 +244,7 @@ pub(crate) fn from_params(server: &str, params: ElicitRequestParams) -> Option<E
         }
         _ => return None,
     };
-    Some(Elicitation { server: server.to_string(), message, kind })
+    Some(Elicitation { server: server.to_string(), message, kind, caller: None })
 }
 
 /// The answer as rmcp's result; an accepted form gets its left-out fields' defaults.

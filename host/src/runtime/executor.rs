@@ -51,7 +51,7 @@ pub async fn call_with(
     if name.is_empty() {
         return Err(CallError::MissingName);
     }
-    let (original, server, conn, timeout, output_check, roots) = {
+    let (original, server, conn, timeout, output_check, roots, grant) = {
         let state = supervisor.lock();
         match state.registry.route(name) {
             Some((record, served)) => (
@@ -61,6 +61,7 @@ pub async fn call_with(
                 served.def.timeouts.call,
                 record.output.clone(),
                 served.def.roots.clone(),
+                crate::auth::grant(&served.def),
             ),
             None => {
                 return Err(match state.gone.lookup(name) {
@@ -79,8 +80,7 @@ pub async fn call_with(
     let answers = &supervisor.answers;
     let refusals_before = conn.refusal_count();
     // The call timeout counts the server's time, not the person's answering its questions.
-    let rounds =
-        request_state::call_tool(&conn.peer, &conn.progress, answers, &server, &roots, params, progress);
+    let rounds = request_state::call_tool(&conn, answers, &server, &roots, params, progress);
     match person_clock::within(&answers.clock, timeout, rounds).await {
         None => Err(CallError::Timeout { tool: name.to_string(), server, ms: timeout.as_millis() }),
         Some(Ok(result)) => {
@@ -104,9 +104,14 @@ pub async fn call_with(
                     reason
                 }
             };
+            // A refusal nobody signed in for here (a 401, a 403 for more scope): name the fix.
+            let reason = crate::auth::fix_for(reason, &server, grant);
             Err(CallError::NotConnected { server, reason })
         }
-        Some(Err(e)) => Err(CallError::Protocol { tool: name.to_string(), server, message: e.to_string() }),
+        Some(Err(e)) => {
+            let message = crate::auth::fix_for(e.to_string(), &server, grant);
+            Err(CallError::Protocol { tool: name.to_string(), server, message })
+        }
     }
 }
 

@@ -30,6 +30,7 @@ mod pipeline;
 mod plugin_choice;
 mod progress;
 mod record;
+mod related;
 mod request_state;
 mod sampling;
 mod server_log;
@@ -51,9 +52,10 @@ pub use executor::{CallError, CallOutcome, render_call};
 pub(crate) use large_results::StoredText;
 pub use options::RuntimeOptions;
 pub use record::ToolRecord;
+pub use related::{Caller, Related, for_caller};
 pub use request_state::MAX_INPUT_ROUNDS;
 pub use sampling::{NO_MODEL, Sampler};
-pub(crate) use server_requests::ServerNotices;
+pub(crate) use server_requests::HostClients;
 pub use state::CONNECTING;
 pub use supervisor::Revision;
 pub use token_costs::{ServerCost, TokenCosts, ToolCost};
@@ -424,20 +426,17 @@ impl Runtime {
             .collect()
     }
 
-    /// Passes what servers say on their own (log messages, resource updates) to `notices` as
-    /// well as to the log. Once per runtime; a second call is ignored.
-    pub(crate) fn set_notices(&self, notices: Arc<dyn ServerNotices>) {
-        let _ = self.supervisor.answers.notices.set(notices);
+    /// Passes what servers say on their own (log messages, resource updates) to `clients` as
+    /// well as to the log, and answers the servers set to `roots: "client"` with their roots.
+    /// Once per runtime; a second call is ignored.
+    pub(crate) fn set_clients(&self, clients: Arc<dyn HostClients>) {
+        let _ = self.supervisor.answers.clients.set(clients);
     }
 
-    /// Answers `roots/list` of the servers set to `roots: "client"` with a host's client's roots
-    /// (`None`: the workspace root again), telling those servers when that changes; the others
-    /// keep what their setting says.
-    #[allow(deprecated)] // roots are deprecated in 2026-07-28, still what 2025-11-25 uses
-    pub(crate) async fn set_client_roots(&self, roots: Option<Vec<rmcp::model::Root>>) {
-        if self.supervisor.answers.set_client_roots(roots) {
-            self.announce_roots(|roots| *roots == crate::config::Roots::Client).await;
-        }
+    /// Tells the servers set to `roots: "client"` that the roots changed (a client gave new
+    /// ones, or one that gave some left); the others keep what their setting says.
+    pub(crate) async fn client_roots_changed(&self) {
+        self.announce_roots(|roots| *roots == crate::config::Roots::Client).await;
     }
 
     /// `notifications/roots/list_changed` to every connected server whose `roots` setting

@@ -30,6 +30,11 @@ pub struct RuntimeOptions {
     /// `<home>/credentials.json`, where OAuth tokens live. `None`: a server that asks for a
     /// sign-in stays at "authorization required" (an embedding host that signs in itself).
     pub credentials: Option<PathBuf>,
+    /// A person is at hand to sign in (the interactive session): a server asking for more
+    /// scope (`403 insufficient_scope`) gets the browser sign-in at once. Otherwise (`serve`,
+    /// `call`, `mcp list`, ACP, a library) no browser ever opens by itself: the call fails with
+    /// "authorization required: run toolport mcp login NAME", and that login asks for the scope.
+    pub sign_in: bool,
     /// `<home>/results/`, where a call result over the workspace's `maxResultTokens` is kept
     /// whole while the caller gets its beginning and a note (`large_results.rs`). `None`
     /// passes every result on whole, however large (an embedding host that bounds results
@@ -47,6 +52,7 @@ impl std::fmt::Debug for RuntimeOptions {
             .field("sampler", &self.sampler.is_some())
             .field("workspace_root", &self.workspace_root)
             .field("credentials", &self.credentials)
+            .field("sign_in", &self.sign_in)
             .field("results_dir", &self.results_dir)
             .finish()
     }

@@ -8,16 +8,17 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use rmcp::RoleClient;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, InputRequest, InputRequiredResult,
 };
-use rmcp::service::{Peer, ServiceError};
+use rmcp::service::ServiceError;
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::connection::Connection;
+use super::related;
 use super::server_requests::Answers;
-use super::tool_call::{CallProgress, ProgressRoutes, call_once};
+use super::tool_call::{CallProgress, call_once};
 use crate::config::Roots;
 
 /// Most input-required answers one call may get before toolport gives up: a form or two is
@@ -57,8 +58,7 @@ impl std::fmt::Display for RoundsError {
 /// `tools/call`, answering input-required results until the server finishes; every round's
 /// progress goes to `progress` and is cancelled when dropped (`tool_call`).
 pub async fn call_tool(
-    peer: &Peer<RoleClient>,
-    routes: &ProgressRoutes,
+    conn: &Connection,
     answers: &Answers,
     server: &str,
     roots: &Roots,
@@ -66,7 +66,8 @@ pub async fn call_tool(
     progress: Option<UnboundedSender<CallProgress>>,
 ) -> Result<CallToolResult, RoundsError> {
     for round in 0..=MAX_INPUT_ROUNDS {
-        let answer = call_once(peer, routes, params.clone(), progress.clone()).await;
+        let answer =
+            call_once(&conn.peer, &conn.progress, &conn.calls, params.clone(), progress.clone()).await;
         let asked = match answer.map_err(RoundsError::Service)? {
             CallToolResponse::Complete(result) => return Ok(result),
             CallToolResponse::InputRequired(asked) => asked,
@@ -102,14 +103,20 @@ async fn answer_all(
     requests: BTreeMap<String, InputRequest>,
 ) -> Result<BTreeMap<String, Value>, RoundsError> {
     let mut responses = BTreeMap::new();
+    // The call asking is this task's: its caller is known for sure.
+    let caller = related::current();
     for (key, request) in requests {
         let response = match request {
-            InputRequest::Elicitation(request) => encode(answers.elicit(server, request.params).await)?,
-            InputRequest::CreateMessage(request) => match answers.sample(server, request.params).await {
-                Ok(result) => encode(result)?,
-                Err(refused) => return Err(RoundsError::Input(refused.message.into_owned())),
-            },
-            InputRequest::ListRoots(_) => encode(answers.roots(roots))?,
+            InputRequest::Elicitation(request) => {
+                encode(answers.elicit(server, caller, request.params).await)?
+            }
+            InputRequest::CreateMessage(request) => {
+                match answers.sample(server, caller, request.params).await {
+                    Ok(result) => encode(result)?,
+                    Err(refused) => return Err(RoundsError::Input(refused.message.into_owned())),
+                }
+            }
+            InputRequest::ListRoots(_) => encode(answers.roots(roots, caller))?,
             _ => {
                 return Err(RoundsError::Input(format!(
                     "input request {key} is of a kind toolport does not know"

@@ -6,6 +6,8 @@
 use futures::future::BoxFuture;
 use serde_json::Value;
 
+use super::related::Caller;
+
 /// The refusal every sampling request gets when the host supplies no [`Sampler`].
 pub const NO_MODEL: &str = "this host has no model: toolport answers sampling/createMessage only when the \
     program embedding it supplies a sampler";
@@ -14,6 +16,12 @@ pub const NO_MODEL: &str = "this host has no model: toolport answers sampling/cr
 pub trait Sampler: Send + Sync + 'static {
     /// `request` is the request's params as JSON (`messages`, `systemPrompt`, `maxTokens`, …);
     /// the result must be a `CreateMessageResult` as JSON (`role`, `content`, `model`). An
-    /// `Err` is sent to the server as the refusal's message.
-    fn create_message(&self, server: &str, request: Value) -> BoxFuture<'_, Result<Value, String>>;
+    /// `Err` is sent to the server as the refusal's message. `caller`: whose call it came
+    /// during, when the host named its callers ([`crate::runtime::for_caller`]) and it is known.
+    fn create_message(
+        &self,
+        server: &str,
+        caller: Option<Caller>,
+        request: Value,
+    ) -> BoxFuture<'_, Result<Value, String>>;
 }

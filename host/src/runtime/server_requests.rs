@@ -20,6 +20,7 @@ use rmcp::model::{
 
 use super::elicitation::{self, DeclineAll, Elicitor};
 use super::person_clock::PersonClock;
+use super::related::{Caller, Related};
 use super::sampling::{NO_MODEL, Sampler};
 use crate::config::Roots;
 
@@ -27,13 +28,18 @@ use crate::config::Roots;
 /// a request the client will not carry out.
 const SAMPLING_REFUSED: i32 = -1;
 
-/// Who else hears what servers say on their own (besides the log): a host that passes it on
-/// to its own clients (`serve`). Set once, after the runtime has started.
-pub(crate) trait ServerNotices: Send + Sync + 'static {
-    /// A `notifications/message` of `server`.
-    fn log(&self, server: &str, params: &LoggingMessageNotificationParam);
+/// A host's own clients (`serve`): who else hears what servers say on their own (besides the
+/// log), and whose roots the servers set to `roots: "client"` are told. Set once, after the
+/// runtime has started.
+pub(crate) trait HostClients: Send + Sync + 'static {
+    /// A `notifications/message` of `server`, related to a call as [`Related`] says.
+    fn log(&self, server: &str, related: Related, params: &LoggingMessageNotificationParam);
     /// A `notifications/resources/updated` of `server`.
     fn resource_updated(&self, server: &str, params: &ResourceUpdatedNotificationParam);
+    /// The roots for a `roots/list` asked during `caller`'s call (`None`: outside any call, or
+    /// not known whose): that client's own, or, for no one in particular, only what every
+    /// client allows. `None` when no client gave roots (the workspace root is then told).
+    fn roots(&self, caller: Option<Caller>) -> Option<Vec<Root>>;
 }
 
 /// The runtime's answers to servers' questions.
@@ -41,11 +47,9 @@ pub struct Answers {
     elicitor: Arc<dyn Elicitor>,
     sampler: Option<Arc<dyn Sampler>>,
     root: Mutex<Option<PathBuf>>,
-    /// Roots a host's own client gave (`serve`), answered instead of the workspace root to the
-    /// servers set to `roots: "client"`.
-    client_roots: Mutex<Option<Vec<Root>>>,
-    /// Where servers' notifications go besides the log.
-    pub(crate) notices: OnceLock<Arc<dyn ServerNotices>>,
+    /// A host's own clients (`serve`): where servers' notifications go besides the log, and
+    /// the roots for the servers set to `roots: "client"`.
+    pub(crate) clients: OnceLock<Arc<dyn HostClients>>,
     /// Time the questions kept a person busy (not counted against call timeouts).
     pub clock: PersonClock,
     /// Where OAuth tokens live; `None`: servers that ask for a sign-in stay unsigned.
@@ -64,16 +68,21 @@ impl Answers {
             elicitor: elicitor.unwrap_or_else(|| Arc::new(DeclineAll)),
             sampler,
             root: Mutex::new(root),
-            client_roots: Mutex::new(None),
-            notices: OnceLock::new(),
+            clients: OnceLock::new(),
             clock: PersonClock::default(),
             credentials: None,
         }
     }
 
-    /// These answers with OAuth tokens kept in `path` (`<home>/credentials.json`).
-    pub fn with_credentials(mut self, path: Option<PathBuf>) -> Self {
-        self.credentials = path.map(crate::auth::CredentialsFile::new);
+    /// These answers with OAuth tokens kept in `path` (`<home>/credentials.json`); `sign_in`:
+    /// a person is at hand to sign in again for more scope ([`RuntimeOptions::sign_in`]).
+    ///
+    /// [`RuntimeOptions::sign_in`]: super::options::RuntimeOptions::sign_in
+    pub fn with_credentials(mut self, path: Option<PathBuf>, sign_in: bool) -> Self {
+        self.credentials = path.map(|path| {
+            let file = crate::auth::CredentialsFile::new(path);
+            if sign_in { file.signing_in_here() } else { file }
+        });
         self
     }
 
@@ -104,11 +113,17 @@ impl Answers {
     }
 
     /// Asks the person through the host's elicitor; the call clock stands still meanwhile.
-    pub async fn elicit(&self, server: &str, params: ElicitRequestParams) -> ElicitResult {
-        let Some(asked) = elicitation::from_params(server, params) else {
+    pub async fn elicit(
+        &self,
+        server: &str,
+        caller: Option<Caller>,
+        params: ElicitRequestParams,
+    ) -> ElicitResult {
+        let Some(mut asked) = elicitation::from_params(server, params) else {
             tracing::warn!(server = %server, "declined an elicitation of a mode toolport does not know");
             return ElicitResult::new(rmcp::model::ElicitationAction::Decline);
         };
+        asked.caller = caller;
         let kind = asked.kind.clone();
         tracing::info!(server = %server, "MCP server asks for input");
         let answer = {
@@ -122,6 +137,7 @@ impl Answers {
     pub async fn sample(
         &self,
         server: &str,
+        caller: Option<Caller>,
         params: CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, McpError> {
         let Some(sampler) = &self.sampler else {
@@ -133,7 +149,7 @@ impl Answers {
         })?;
         let answer = {
             let _asking = self.clock.asking();
-            sampler.create_message(server, request).await
+            sampler.create_message(server, caller, request).await
         };
         let value = answer.map_err(refusal)?;
         serde_json::from_value(value).map_err(|e| {
@@ -141,15 +157,16 @@ impl Answers {
         })
     }
 
-    /// `roots/list` for a server with the `roots` setting `setting`: the workspace root (none
-    /// when the host named none), the client's roots where the setting is `"client"` and a
-    /// client gave some, or the setting's own folders (`~` expanded, relative ones under the
-    /// workspace root). `"none"` answers an empty list to a server that asks all the same.
-    pub fn roots(&self, setting: &Roots) -> ListRootsResult {
+    /// `roots/list` for a server with the `roots` setting `setting`, asked during `caller`'s
+    /// call: the workspace root (none when the host named none), the client's roots where the
+    /// setting is `"client"` and a client gave some ([`HostClients::roots`]), or the setting's
+    /// own folders (`~` expanded, relative ones under the workspace root). `"none"` answers an
+    /// empty list to a server that asks all the same.
+    pub fn roots(&self, setting: &Roots, caller: Option<Caller>) -> ListRootsResult {
         let workspace = self.root.lock().ok().and_then(|r| r.clone());
         let roots = match setting {
             Roots::None => Vec::new(),
-            Roots::Client => match self.client_roots.lock().ok().and_then(|r| r.clone()) {
+            Roots::Client => match self.clients.get().and_then(|clients| clients.roots(caller)) {
                 Some(roots) => roots,
                 None => workspace.iter().filter_map(|path| root_of(path)).collect(),
             },
@@ -161,18 +178,6 @@ impl Answers {
                 .collect(),
         };
         ListRootsResult::new(roots)
-    }
-
-    /// Answers `roots/list` with a host's client's roots from now on (`None`: the workspace
-    /// root again); `true` if that changed what servers are told.
-    pub fn set_client_roots(&self, roots: Option<Vec<Root>>) -> bool {
-        match self.client_roots.lock() {
-            Ok(mut held) if *held != roots => {
-                *held = roots;
-                true
-            }
-            _ => false,
-        }
     }
 
     /// Replaces the root; `true` if it changed (the servers are then told).
@@ -236,34 +241,27 @@ mod tests {
     #[test]
     fn the_workspace_is_the_one_root() {
         let answers = Answers::new(None, None, Some(PathBuf::from("/work/my project")));
-        let roots = answers.roots(&Roots::Workspace).roots;
+        let roots = answers.roots(&Roots::Workspace, None).roots;
         assert_eq!(roots.len(), 1);
         assert_eq!(roots[0].uri, "file:///work/my%20project/");
         assert_eq!(roots[0].name.as_deref(), Some("my project"));
         assert!(!answers.set_root(PathBuf::from("/work/my project")));
         assert!(answers.set_root(PathBuf::from("/other")));
-        assert_eq!(answers.roots(&Roots::Workspace).roots[0].uri, "file:///other/");
+        assert_eq!(answers.roots(&Roots::Workspace, None).roots[0].uri, "file:///other/");
     }
 
     #[test]
     fn each_setting_answers_its_own_roots() {
         let answers = Answers::new(None, None, Some(PathBuf::from("/work/ws")));
         let uris = |setting: &Roots| -> Vec<String> {
-            answers.roots(setting).roots.into_iter().map(|r| r.uri).collect()
+            answers.roots(setting, None).roots.into_iter().map(|r| r.uri).collect()
         };
         assert!(uris(&Roots::None).is_empty());
         assert_eq!(uris(&Roots::Client), ["file:///work/ws/"], "no client roots: the workspace root");
         let listed = Roots::Paths(vec!["/data".into(), "docs/api".into()]);
         assert_eq!(uris(&listed), ["file:///data/", "file:///work/ws/docs/api/"]);
-        assert!(answers.set_client_roots(Some(vec![Root::new("file:///client/")])));
-        assert_eq!(uris(&Roots::Client), ["file:///client/"]);
-        assert_eq!(
-            uris(&Roots::Workspace),
-            ["file:///work/ws/"],
-            "the client's roots go only to client servers"
-        );
         let rootless = Answers::new(None, None, None);
-        assert!(rootless.roots(&Roots::Paths(vec!["docs".into()])).roots.is_empty());
+        assert!(rootless.roots(&Roots::Paths(vec!["docs".into()]), None).roots.is_empty());
     }
 
     #[test]
@@ -284,7 +282,7 @@ mod tests {
             "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 10
         }))
         .unwrap_or_else(|e| panic!("{e}"));
-        let refused = answers.sample("s", params).await.err().map(|e| e.message.to_string());
+        let refused = answers.sample("s", None, params).await.err().map(|e| e.message.to_string());
         assert!(refused.is_some_and(|m| m.starts_with("this host has no model")));
     }
 }

@@ -20,6 +20,7 @@ use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
 use tokio::sync::Notify;
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::related::InFlight;
 use crate::text::escape_line;
 
 /// How far a running call has got, as its server reports it (`notifications/progress`).
@@ -129,12 +130,15 @@ impl Drop for Abandoned {
 pub(crate) async fn call_once(
     peer: &Peer<RoleClient>,
     routes: &ProgressRoutes,
+    calls: &InFlight,
     params: CallToolRequestParams,
     progress: Option<UnboundedSender<CallProgress>>,
 ) -> Result<CallToolResponse, ServiceError> {
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let handle = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;
     let _route = progress.map(|to| routes.route(handle.progress_token.clone(), to));
+    // Whose call this is, for the server's questions while it runs (`related`).
+    let _entered = calls.enter(handle.id.clone());
     let mut abandoned = Abandoned { peer: peer.clone(), id: Some(handle.id.clone()) };
     let answer = handle.await_response().await;
     abandoned.id = None;

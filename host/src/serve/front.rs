@@ -108,14 +108,20 @@ impl Front {
         kept.await.map_err(catalog_error)?.map(Complete::completed)
     }
 
-    /// Passes the client's roots on to every server, when it has any.
+    /// Keeps the client's roots, when it has any, for the servers set to `roots: "client"`
+    /// (during this client's calls; outside them, only what every client allows), and tells
+    /// those servers when what they may be told changed.
     async fn pass_roots(&self, peer: &Peer<RoleServer>) {
         let offers = peer.peer_info().is_some_and(|info| info.capabilities.roots.is_some());
         if !offers {
             return;
         }
         match peer.list_roots().await {
-            Ok(listed) => self.runtime().set_client_roots(Some(listed.roots)).await,
+            Ok(listed) => {
+                if self.shared.relay.set_roots(self.session, peer.clone(), listed.roots) {
+                    self.runtime().client_roots_changed().await;
+                }
+            }
             Err(e) => tracing::warn!("cannot list the client's roots: {e}"),
         }
     }
@@ -233,6 +239,7 @@ impl ServerHandler for Front {
             let capabilities = context.client_capabilities().unwrap_or_default();
             self.shared.relay.waiting(
                 &server,
+                self.session,
                 context.peer.clone(),
                 capabilities,
                 by_rounds.then_some(asks_to),
@@ -252,13 +259,20 @@ impl ServerHandler for Front {
         // The reports are passed on inside it, so the call ends only once the last one is
         // written: a client drops a report that comes after the result.
         let call = tokio::spawn(async move {
-            let _waiting = waiting;
             let passed = async {
                 if let Some(reports) = reports {
                     reports.await;
                 }
             };
-            let (outcome, ()) = tokio::join!(runtime.call_with(&name, arguments, progress, level), passed);
+            let call = runtime.call_with(&name, arguments, progress, level);
+            // The server's questions during the call go to this client (`runtime::for_caller`).
+            let call = async {
+                match &waiting {
+                    Some(waiting) => crate::runtime::for_caller(waiting.caller(), call).await,
+                    None => call.await,
+                }
+            };
+            let (outcome, ()) = tokio::join!(call, passed);
             outcome
         });
         respond(rounds.drive(call, asks, &context.ct).await)

@@ -1,20 +1,27 @@
 //! `serve --http`: rmcp's streamable HTTP service at `/mcp` under axum, with what a server on
 //! a port needs that stdio does not: `Host` and `Origin` checked against DNS rebinding (rmcp's
 //! checks, given loopback lists), a bearer token required off loopback (compared in constant
-//! time), and caps on body size and on requests in flight (a response that streams holds its
-//! place until it ends), and `DELETE` of an unknown or ended session answered 404
-//! (`ended_sessions.rs`).
+//! time), connections capped and given a header deadline (`listener.rs`), a request body
+//! read whole, within its size and a deadline, before the request takes one of the places in
+//! flight (a response that streams holds its place until it ends; standalone `GET` streams
+//! have places of their own, so they cannot starve requests), sessions capped (idle ones end
+//! after [`HttpOptions::SESSION_IDLE`]), and `DELETE` of an unknown or ended session answered
+//! 404 (`ended_sessions.rs`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use axum::body::Body;
+use axum::body::Bytes;
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::request::Parts;
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http_body_util::BodyExt as _;
+use rmcp::transport::common::http_header::HEADER_SESSION_ID;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use subtle::ConstantTimeEq as _;
@@ -23,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::ended_sessions;
 use super::front::{Front, Shared};
+use super::listener::{self, ConnectionLimits};
 
 /// How `serve --http` listens.
 #[derive(Debug, Clone)]
@@ -37,8 +45,15 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// The largest request body, in bytes.
     pub max_body_bytes: usize,
-    /// Requests served at once; more are refused with 503 until one has ended.
+    /// Requests served at once; more are refused with 503 until one has ended. Standalone
+    /// `GET` streams have as many places again, of their own.
     pub max_requests: usize,
+    /// Connections open at once (more are refused with 503 as they arrive).
+    pub max_connections: usize,
+    /// Connections open at once from one peer address.
+    pub max_connections_per_peer: usize,
+    /// Sessions (2025-11-25 clients) held at once; an `initialize` beyond them gets 503.
+    pub max_sessions: usize,
 }
 
 impl HttpOptions {
@@ -46,6 +61,20 @@ impl HttpOptions {
     pub const MAX_BODY_BYTES: usize = 4 << 20;
     /// The default number of requests served at once.
     pub const MAX_REQUESTS: usize = 64;
+    /// The default number of connections open at once (a process's descriptors are often
+    /// capped at 1,024: the rest stay for servers and files).
+    pub const MAX_CONNECTIONS: usize = 512;
+    /// The default number of connections from one address (every local client shares
+    /// 127.0.0.1, so this is not small).
+    pub const MAX_CONNECTIONS_PER_PEER: usize = 256;
+    /// The default number of sessions held at once (each costs about 64 KB: BENCHMARKS.md).
+    pub const MAX_SESSIONS: usize = 512;
+    /// How long a session may stay idle before it is closed (rmcp's `keep_alive`).
+    pub const SESSION_IDLE: Duration = Duration::from_secs(300);
+    /// How long a client has to send a request's headers.
+    pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+    /// How long a client has to send a request's whole body.
+    pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 
     /// Loopback-only defaults for `addr`.
     pub fn new(addr: SocketAddr) -> Self {
@@ -56,6 +85,9 @@ impl HttpOptions {
             allowed_origins: Vec::new(),
             max_body_bytes: Self::MAX_BODY_BYTES,
             max_requests: Self::MAX_REQUESTS,
+            max_connections: Self::MAX_CONNECTIONS,
+            max_connections_per_peer: Self::MAX_CONNECTIONS_PER_PEER,
+            max_sessions: Self::MAX_SESSIONS,
         }
     }
 }
@@ -98,33 +130,49 @@ pub async fn serve(
     let mut config = StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token());
     config.allowed_hosts = hosts;
     config.allowed_origins = origins;
-    let sessions = Arc::new(LocalSessionManager::default());
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.keep_alive = Some(HttpOptions::SESSION_IDLE);
+    let sessions = Arc::new(sessions);
     let service =
         StreamableHttpService::new(move || Ok(Front::new(shared.clone())), sessions.clone(), config);
-    let gate = Gate { token: options.token.clone(), places: Arc::new(Semaphore::new(options.max_requests)) };
+    let gate = Gate {
+        token: options.token.clone(),
+        places: Arc::new(Semaphore::new(options.max_requests)),
+        streams: Arc::new(Semaphore::new(options.max_requests)),
+        max_body_bytes: options.max_body_bytes,
+        sessions: sessions.clone(),
+        max_sessions: options.max_sessions,
+    };
     let router = axum::Router::new()
         .route_service("/mcp", service)
         .layer(axum::middleware::from_fn_with_state(sessions, ended_sessions::refuse_unknown))
-        .layer(tower_http::limit::RequestBodyLimitLayer::new(options.max_body_bytes))
         .layer(axum::middleware::from_fn_with_state(Arc::new(gate), admit));
     let listener = tokio::net::TcpListener::bind(options.addr)
         .await
         .with_context(|| format!("cannot listen on {}", options.addr))?;
     ready(listener.local_addr().context("cannot read the bound address")?);
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move { stop.cancelled().await })
-        .await
-        .context("the HTTP server failed")
+    let limits = ConnectionLimits {
+        total: options.max_connections.max(1),
+        per_peer: options.max_connections_per_peer.max(1),
+        header_timeout: HttpOptions::HEADER_TIMEOUT,
+    };
+    listener::serve(listener, router, limits, stop).await.context("the HTTP server failed")
 }
 
-/// The token and the places for requests in flight.
+/// The token, the places for requests and for standalone streams, and the session cap.
 struct Gate {
     token: Option<String>,
     places: Arc<Semaphore>,
+    streams: Arc<Semaphore>,
+    max_body_bytes: usize,
+    sessions: Arc<LocalSessionManager>,
+    max_sessions: usize,
 }
 
-/// Lets a request in if it carries the token and a place is free; the place is held by the
-/// response body, so a streamed answer counts until its stream ends.
+/// Lets a request in if it carries the token, its body arrives whole in time and within its
+/// size, and a place is free; the place is held by the response body, so a streamed answer
+/// counts until its stream ends. A body still arriving holds no place: 64 bodies that never
+/// end no longer shut everyone out.
 async fn admit(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
     if let Some(token) = &gate.token
         && !carries(&request, token)
@@ -133,16 +181,71 @@ async fn admit(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
         refused.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         return refused;
     }
-    let Ok(place) = gate.places.clone().try_acquire_owned() else {
-        return (StatusCode::SERVICE_UNAVAILABLE, "too many requests in flight; try again\n").into_response();
+    let standalone = request.method() == Method::GET;
+    let (parts, body) = match whole(request, gate.max_body_bytes).await {
+        Ok(read) => read,
+        Err(refused) => return refused,
     };
-    let response = next.run(request).await;
+    if opens_a_session(&parts, &body) && gate.sessions.sessions.read().await.len() >= gate.max_sessions {
+        let body = format!(
+            "toolport serve holds as many sessions as it may ({}); end one (DELETE /mcp) or wait: a \
+             session idle for {} s is closed\n",
+            gate.max_sessions,
+            HttpOptions::SESSION_IDLE.as_secs()
+        );
+        return (StatusCode::SERVICE_UNAVAILABLE, body).into_response();
+    }
+    let places = if standalone { &gate.streams } else { &gate.places };
+    let Ok(place) = places.clone().try_acquire_owned() else {
+        let what = if standalone { "streams open" } else { "requests in flight" };
+        return (StatusCode::SERVICE_UNAVAILABLE, format!("too many {what}; try again\n")).into_response();
+    };
+    let response = next.run(Request::from_parts(parts, Body::from(body))).await;
     response.map(|body| {
         Body::new(body.map_frame(move |frame| {
             let _held = &place;
             frame
         }))
     })
+}
+
+/// `request`'s head and its body read whole: within `limit` bytes (else 413) and
+/// [`HttpOptions::BODY_TIMEOUT`] (else 408).
+async fn whole(request: Request, limit: usize) -> Result<(Parts, Bytes), Response> {
+    let (parts, body) = request.into_parts();
+    let read = http_body_util::Limited::new(body, limit).collect();
+    let bytes = match tokio::time::timeout(HttpOptions::BODY_TIMEOUT, read).await {
+        Ok(Ok(collected)) => collected.to_bytes(),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
+            let said = format!("the request body is over {limit} bytes (--max-body-bytes)\n");
+            return Err((StatusCode::PAYLOAD_TOO_LARGE, said).into_response());
+        }
+        Ok(Err(e)) => {
+            return Err(
+                (StatusCode::BAD_REQUEST, format!("cannot read the request body: {e}\n")).into_response()
+            );
+        }
+        Err(_) => {
+            let said =
+                format!("the request body did not arrive within {} s\n", HttpOptions::BODY_TIMEOUT.as_secs());
+            return Err((StatusCode::REQUEST_TIMEOUT, said).into_response());
+        }
+    };
+    Ok((parts, bytes))
+}
+
+/// Whether a request (`parts`, `body`) is an `initialize` outside any session: one that makes
+/// a new session.
+fn opens_a_session(parts: &Parts, body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Named<'a> {
+        #[serde(borrow)]
+        method: Option<&'a str>,
+    }
+    if parts.method != Method::POST || parts.headers.contains_key(HEADER_SESSION_ID) {
+        return false;
+    }
+    serde_json::from_slice::<Named<'_>>(body).is_ok_and(|m| m.method == Some("initialize"))
 }
 
 /// `Authorization: Bearer <token>`, compared in constant time.

@@ -4,9 +4,11 @@
 //! call), and the client's retry with its answer resumes that same call. The downstream call
 //! keeps running in its own task between the two requests; the `requestState` is only a
 //! random handle to it (nothing in it to forge), and a call nobody resumes is cancelled after
-//! [`PARK_LIMIT`].
+//! [`PARK_LIMIT`]. At most [`Rounds::limit`] calls wait at once (like sessions, each holds a
+//! downstream call and its state): one more is cancelled with an error that says so.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -53,12 +55,28 @@ pub enum Step {
 }
 
 /// The calls waiting for their clients.
-#[derive(Default)]
 pub struct Rounds {
     parked: Mutex<HashMap<String, Parked>>,
+    limit: AtomicUsize,
+}
+
+impl Default for Rounds {
+    fn default() -> Self {
+        Self { parked: Mutex::default(), limit: AtomicUsize::new(crate::serve::HttpOptions::MAX_SESSIONS) }
+    }
 }
 
 impl Rounds {
+    /// How many calls may wait for their clients at once (`serve --max-sessions`).
+    pub fn limit(&self) -> usize {
+        self.limit.load(Ordering::Relaxed)
+    }
+
+    /// Sets [`Rounds::limit`].
+    pub fn set_limit(&self, limit: usize) {
+        self.limit.store(limit.max(1), Ordering::Relaxed);
+    }
+
     /// Waits for `call` to end, for its server to ask something, or for the client to cancel.
     pub async fn drive(
         self: &Arc<Self>,
@@ -71,6 +89,14 @@ impl Rounds {
                 Err(CallError::Protocol { tool: String::new(), server: String::new(), message: format!("the call stopped: {e}") })
             })),
             Some(ask) = asks.recv() => {
+                if self.lock().len() >= self.limit() {
+                    call.abort();
+                    let message = format!(
+                        "too many calls wait for their clients' answers ({}): answer one, or call again later",
+                        self.limit()
+                    );
+                    return Step::Done(Err(CallError::Protocol { tool: String::new(), server: String::new(), message }));
+                }
                 let Some(token) = new_token() else {
                     call.abort();
                     let message = "no randomness for a requestState".to_string();
@@ -162,5 +188,30 @@ mod tests {
         let Step::Done(Ok(outcome)) = rounds.drive(call, asks, &never).await else { panic!("not done") };
         assert_eq!(outcome.content, vec![json!({"action": "accept"})]);
         assert!(rounds.resume(&token, None).is_none(), "a requestState is good for one retry");
+    }
+
+    /// A call that asks while as many wait as the limit allows is cancelled, saying why.
+    #[tokio::test]
+    async fn no_more_calls_wait_than_the_limit() {
+        let rounds = Arc::new(Rounds::default());
+        rounds.set_limit(1);
+        let never = CancellationToken::new();
+        let asking = || {
+            let (asks_to, asks) = mpsc::unbounded_channel();
+            let call: Call = tokio::spawn(async move {
+                let (answer, answered) = oneshot::channel();
+                let _ = asks_to.send(Ask { request: question(), answer });
+                let _ = answered.await;
+                Ok(CallOutcome { content: vec![], structured: None, is_error: false, meta: None })
+            });
+            (call, asks)
+        };
+        let (call, asks) = asking();
+        assert!(matches!(rounds.drive(call, asks, &never).await, Step::Input(_)));
+        let (call, asks) = asking();
+        let Step::Done(Err(e)) = rounds.drive(call, asks, &never).await else {
+            panic!("the second call waits too")
+        };
+        assert!(e.to_string().contains("too many calls wait for their clients' answers (1)"), "{e}");
     }
 }

@@ -19,6 +19,7 @@ mod front;
 mod http;
 mod input_rounds;
 mod lazy;
+mod listener;
 mod relay;
 mod resource_watch;
 mod result_type;
@@ -81,7 +82,7 @@ impl Gateway {
         options.elicitor = Some(relay.elicitor());
         options.sampler = Some(relay.sampler());
         let runtime = Runtime::start_in_background(resolved, options)?;
-        runtime.set_notices(relay.notices());
+        runtime.set_clients(relay.clients());
         let tasks = vec![
             tokio::spawn(changes::report(runtime.clone())).abort_handle(),
             tokio::spawn(revive::run(runtime.clone())).abort_handle(),
@@ -118,6 +119,7 @@ impl Gateway {
         stop: CancellationToken,
         ready: impl FnOnce(SocketAddr),
     ) -> anyhow::Result<()> {
+        self.shared.rounds.set_limit(options.max_sessions);
         http::serve(self.shared.clone(), options, stop, ready).await
     }
 }

@@ -1,9 +1,12 @@
 //! The relay: what `serve` does with the questions and notices of a downstream server. A
 //! server asks in the middle of a call, so the question goes to the client whose call it is
-//! (the most recent caller of that server still waiting), in the modes that client said it
-//! answers; a client that cannot answer gets none, and the server hears `decline`. Log
-//! messages go the same way, or, outside any call, to the clients that set a log level;
-//! resource updates go to the clients that subscribed to the URI.
+//! (the runtime tells which: `runtime::Related`), in the modes that client said it answers; a
+//! client that cannot answer gets none, and when whose call it is cannot be told nobody is
+//! asked: the server hears `decline`. Log messages go the same way, or, outside any call, to
+//! the clients that set a log level (and to nobody when several calls are running and the
+//! message could be any one's). A server set to `roots: "client"` is told the calling client's
+//! roots, or, when no call is its cause, only what every client allows. Resource updates go to
+//! the clients that subscribed to the URI.
 // Sampling and logging are deprecated by SEP-2577 in 2026-07-28 but are what 2025-11-25
 // servers and clients use.
 #![allow(deprecated)]
@@ -15,7 +18,7 @@ use futures::future::BoxFuture;
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequest, CreateMessageRequestParams, ElicitRequest, ElicitRequestParams,
     ElicitResult, ElicitationAction, InputRequest, LoggingMessageNotificationParam,
-    ResourceUpdatedNotificationParam,
+    ResourceUpdatedNotificationParam, Root,
 };
 use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
@@ -23,13 +26,16 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::input_rounds::Ask;
 use crate::runtime::{
-    Elicitation, ElicitationAnswer, ElicitationKind, ElicitationModes, Elicitor, Sampler, ServerNotices,
+    self, Elicitation, ElicitationAnswer, ElicitationKind, ElicitationModes, Elicitor, HostClients, Related,
+    Sampler,
 };
 
 /// One client call waiting on a downstream server.
 #[derive(Clone)]
 struct Caller {
     id: u64,
+    /// The client session that made it (its roots).
+    session: u64,
     server: String,
     peer: Peer<RoleServer>,
     capabilities: ClientCapabilities,
@@ -54,15 +60,31 @@ pub struct Relay {
     subscribers: Mutex<Vec<Subscriber>>,
     /// Sessions that sent `logging/setLevel`: they hear log messages no call is waiting for.
     listeners: Mutex<Vec<(u64, Peer<RoleServer>)>>,
+    /// The roots each client session offered, for the servers set to `roots: "client"`.
+    roots: Mutex<Vec<SessionRoots>>,
     /// The `subscriptions/listen` streams opened for a URI on a 2026-07-28 server (which has
     /// no `resources/subscribe`): the sender ends the stream once no client is subscribed.
     watches: Mutex<Vec<(String, oneshot::Sender<()>)>>,
+}
+
+/// One client session's roots.
+struct SessionRoots {
+    session: u64,
+    peer: Peer<RoleServer>,
+    roots: Vec<Root>,
 }
 
 /// Removes its caller from the relay when the call ends, however it ends.
 pub struct Waiting {
     relay: Arc<Relay>,
     id: u64,
+}
+
+impl Waiting {
+    /// The call as the runtime knows it: run it under [`crate::runtime::for_caller`] with this.
+    pub fn caller(&self) -> runtime::Caller {
+        runtime::Caller(self.id)
+    }
 }
 
 impl Drop for Waiting {
@@ -76,22 +98,60 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Relay {
-    /// Records that the client behind `peer` now waits on `server`, until the guard drops.
+    /// Records that `session` (the client behind `peer`) now waits on `server`, until the
+    /// guard drops.
     pub fn waiting(
         self: &Arc<Self>,
         server: &str,
+        session: u64,
         peer: Peer<RoleServer>,
         capabilities: ClientCapabilities,
         asks: Option<mpsc::UnboundedSender<Ask>>,
     ) -> Waiting {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        lock(&self.callers).push(Caller { id, server: server.to_string(), peer, capabilities, asks });
+        let caller = Caller { id, session, server: server.to_string(), peer, capabilities, asks };
+        lock(&self.callers).push(caller);
         Waiting { relay: self.clone(), id }
     }
 
-    /// The client whose call on `server` began last and still waits.
-    fn caller(&self, server: &str) -> Option<Caller> {
-        lock(&self.callers).iter().rev().find(|c| c.server == server).cloned()
+    /// The client call `caller` on `server`, while it waits.
+    fn caller(&self, caller: Option<runtime::Caller>, server: &str) -> Option<Caller> {
+        let runtime::Caller(id) = caller?;
+        lock(&self.callers).iter().find(|c| c.id == id && c.server == server).cloned()
+    }
+
+    /// Keeps the roots `session` (the client behind `peer`) offers; `true` if that changed
+    /// what a server may be told.
+    pub fn set_roots(&self, session: u64, peer: Peer<RoleServer>, roots: Vec<Root>) -> bool {
+        let mut all = lock(&self.roots);
+        all.retain(|r| !r.peer.is_transport_closed());
+        match all.iter_mut().find(|r| r.session == session) {
+            Some(held) if held.roots == roots => false,
+            Some(held) => {
+                held.roots = roots;
+                true
+            }
+            None => {
+                all.push(SessionRoots { session, peer, roots });
+                true
+            }
+        }
+    }
+
+    /// The roots for a `roots/list` during `caller`'s call: its client's; outside a call (or
+    /// not known whose), only the folders every client allows. `None` when the client (or
+    /// every client) gave none.
+    fn roots_for(&self, caller: Option<runtime::Caller>) -> Option<Vec<Root>> {
+        let session = caller.and_then(|runtime::Caller(id)| {
+            lock(&self.callers).iter().find(|c| c.id == id).map(|c| c.session)
+        });
+        let mut all = lock(&self.roots);
+        all.retain(|r| !r.peer.is_transport_closed());
+        match session {
+            Some(session) => all.iter().find(|r| r.session == session).map(|r| r.roots.clone()),
+            None if all.is_empty() => None,
+            None => Some(allowed_by_all(all.iter().map(|r| r.roots.as_slice()))),
+        }
     }
 
     /// A number for one client session, for its subscriptions.
@@ -164,8 +224,8 @@ impl Relay {
         Arc::new(Asker(self.clone()))
     }
 
-    /// Log messages and resource updates passed on.
-    pub fn notices(self: &Arc<Self>) -> Arc<dyn ServerNotices> {
+    /// Log messages and resource updates passed on, and the clients' roots.
+    pub fn clients(self: &Arc<Self>) -> Arc<dyn HostClients> {
         Arc::new(Asker(self.clone()))
     }
 }
@@ -180,8 +240,8 @@ impl Elicitor for Asker {
 
     fn elicit(&self, request: Elicitation) -> BoxFuture<'_, ElicitationAnswer> {
         Box::pin(async move {
-            let Some(caller) = self.0.caller(&request.server) else {
-                tracing::info!(server = %request.server, "declined an elicitation: no client call is waiting on this server");
+            let Some(caller) = self.0.caller(request.caller, &request.server) else {
+                tracing::info!(server = %request.server, "declined an elicitation: it belongs to no client call that can be told");
                 return ElicitationAnswer::Decline;
             };
             let Some(params) = params_for(&request, &caller.capabilities) else {
@@ -244,11 +304,16 @@ fn answer_of(result: ElicitResult) -> ElicitationAnswer {
 }
 
 impl Sampler for Asker {
-    fn create_message(&self, server: &str, request: Value) -> BoxFuture<'_, Result<Value, String>> {
+    fn create_message(
+        &self,
+        server: &str,
+        caller: Option<runtime::Caller>,
+        request: Value,
+    ) -> BoxFuture<'_, Result<Value, String>> {
         let server = server.to_string();
         Box::pin(async move {
-            let caller = self.0.caller(&server).ok_or_else(|| {
-                "no client call is waiting on this server, so no model can be asked".to_string()
+            let caller = self.0.caller(caller, &server).ok_or_else(|| {
+                "the request belongs to no client call that can be told, so no model is asked".to_string()
             })?;
             if caller.capabilities.sampling.is_none() {
                 return Err(format!("{} (the calling client offers no sampling)", crate::runtime::NO_MODEL));
@@ -268,11 +333,17 @@ impl Sampler for Asker {
     }
 }
 
-impl ServerNotices for Asker {
-    fn log(&self, server: &str, params: &LoggingMessageNotificationParam) {
-        let peers: Vec<Peer<RoleServer>> = match self.0.caller(server) {
-            Some(caller) => vec![caller.peer],
-            None => lock(&self.0.listeners).iter().map(|(_, peer)| peer.clone()).collect(),
+impl HostClients for Asker {
+    fn log(&self, server: &str, related: Related, params: &LoggingMessageNotificationParam) {
+        let peers: Vec<Peer<RoleServer>> = match related {
+            Related::Caller(caller) => {
+                self.0.caller(Some(caller), server).map(|c| c.peer).into_iter().collect()
+            }
+            Related::NoCall => lock(&self.0.listeners).iter().map(|(_, peer)| peer.clone()).collect(),
+            Related::Unknown => {
+                tracing::debug!(server = %server, "a log message during several clients' calls: passed to none");
+                Vec::new()
+            }
         };
         for peer in peers {
             let params = params.clone();
@@ -285,6 +356,38 @@ impl ServerNotices for Asker {
     fn resource_updated(&self, _server: &str, params: &ResourceUpdatedNotificationParam) {
         self.0.resource_updated(params);
     }
+
+    fn roots(&self, caller: Option<runtime::Caller>) -> Option<Vec<Root>> {
+        self.0.roots_for(caller)
+    }
+}
+
+/// The roots of `lists` that lie within some root of every list: what every client allows
+/// (one client's `file:///` never widens another's `file:///project/`).
+fn allowed_by_all<'a>(lists: impl Iterator<Item = &'a [Root]> + Clone) -> Vec<Root> {
+    let mut allowed: Vec<Root> = Vec::new();
+    for root in lists.clone().flatten() {
+        let everywhere = lists.clone().all(|list| list.iter().any(|outer| within(&root.uri, &outer.uri)));
+        if everywhere && !allowed.iter().any(|r| r.uri == root.uri) {
+            allowed.push(root.clone());
+        }
+    }
+    allowed
+}
+
+/// Whether the folder `inner` is `outer` or under it (whole path segments; another scheme,
+/// host or port is never under).
+fn within(inner: &str, outer: &str) -> bool {
+    if inner == outer {
+        return true;
+    }
+    let (Ok(inner), Ok(outer)) = (url::Url::parse(inner), url::Url::parse(outer)) else { return false };
+    if (inner.scheme(), inner.host(), inner.port()) != (outer.scheme(), outer.host(), outer.port()) {
+        return false;
+    }
+    let base = outer.path().trim_end_matches('/');
+    let path = inner.path();
+    path == base || path.starts_with(&format!("{base}/"))
 }
 
 #[cfg(test)]
@@ -303,6 +406,7 @@ mod tests {
             server: "s".into(),
             message: "Your name?".into(),
             kind: ElicitationKind::Form(Form { fields: Vec::new(), schema }),
+            caller: None,
         }
     }
 
@@ -321,6 +425,20 @@ mod tests {
         let sent = serde_json::to_value(sent).unwrap_or_default();
         assert_eq!(sent["url"], "https://x.test");
         assert_eq!(sent["elicitationId"], "e1");
+    }
+
+    #[test]
+    fn only_what_every_client_allows_is_a_root_for_no_one_in_particular() {
+        let roots = |uris: &[&str]| uris.iter().map(|u| Root::new(*u)).collect::<Vec<_>>();
+        let uris = |roots: Vec<Root>| roots.into_iter().map(|r| r.uri).collect::<Vec<_>>();
+        let (narrow, wide) = (roots(&["file:///work/project/"]), roots(&["file:///"]));
+        let lists = [narrow.as_slice(), wide.as_slice()];
+        assert_eq!(uris(allowed_by_all(lists.iter().copied())), ["file:///work/project/"]);
+        let (one, two) = (roots(&["file:///a/", "file:///b/x/"]), roots(&["file:///b/", "file:///c/"]));
+        assert_eq!(uris(allowed_by_all([one.as_slice(), two.as_slice()].into_iter())), ["file:///b/x/"]);
+        assert!(!within("file:///work/projectile/", "file:///work/project/"));
+        assert!(within("file:///work/project/src/", "file:///work/project"));
+        assert!(!within("https://example.com/work/", "file:///work/"));
     }
 
     #[test]
