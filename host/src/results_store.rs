@@ -110,14 +110,23 @@ impl ResultsStore {
         Self { dir: dir.into(), max_bytes }
     }
 
+    /// The folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// Stores `bytes` under a new id, then removes the oldest other results until the folder
     /// is within its bound. The new result itself is never removed, even when it alone is
     /// over the bound: the model was just told where it is.
     pub fn put(&self, bytes: &[u8], kind: StoredKind) -> Result<Stored> {
-        create_private_dir(&self.dir)?;
+        private_dir(&self.dir)?;
         let id = new_id()?;
         let path = self.dir.join(format!("{id}.{}", kind.extension()));
-        let mut temp = tempfile::Builder::new()
+        let mut builder = tempfile::Builder::new();
+        // tempfile's default too; said here because the rename keeps it and it is the promise.
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600));
+        let mut temp = builder
             .prefix(TEMP_PREFIX)
             .tempfile_in(&self.dir)
             .with_context(|| format!("cannot create a file in {}", self.dir.display()))?;
@@ -146,8 +155,9 @@ impl ResultsStore {
     }
 
     /// Removes the oldest results (by modification time) until the folder holds at most the
-    /// bound, never `keep`. Another process pruning at the same time is harmless: a file
-    /// already gone is skipped. Failures are logged, not returned: the result is stored.
+    /// bound, never `keep`; the results it keeps are made 0600 where they were not. Another
+    /// process pruning at the same time is harmless: a file already gone is skipped. Failures
+    /// are logged, not returned: the result is stored.
     fn prune(&self, keep: &Path) {
         let entries = match std::fs::read_dir(&self.dir) {
             Ok(entries) => entries,
@@ -174,6 +184,7 @@ impl ResultsStore {
                 continue;
             }
             if is_result_name(&name) {
+                private_file(&entry.path(), &meta);
                 files.push((modified, entry.path(), meta.len()));
             }
         }
@@ -199,13 +210,56 @@ fn remove(path: &Path) {
     }
 }
 
-/// The folder, readable only by its owner: results can hold whatever a tool read.
-fn create_private_dir(dir: &Path) -> Result<()> {
+/// The folder, readable only by its owner: results can hold whatever a tool read. Created
+/// 0700; one that already exists with another mode (made by hand, by an older toolport, or
+/// under a loose umask) is made 0700 when it is ours, and refused when it is not: its owner
+/// could read every result and replace any before it is served. Checked on every store, so a
+/// folder loosened later is tightened again. As the compiled cache's folder
+/// (`plugin/cache_trust.rs`), a link is followed: a folder moved to another disk keeps
+/// working.
+fn private_dir(dir: &Path) -> Result<()> {
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir).with_context(|| format!("cannot create {}", dir.display()))
+    builder.create(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+        let meta = std::fs::metadata(dir).with_context(|| format!("cannot inspect {}", dir.display()))?;
+        if !meta.is_dir() {
+            anyhow::bail!("{} is not a folder", dir.display());
+        }
+        let me = rustix::process::geteuid().as_raw();
+        if meta.uid() != me {
+            anyhow::bail!("{} is owned by uid {}, not by you (uid {me})", dir.display(), meta.uid());
+        }
+        let mode = meta.mode() & 0o777;
+        if mode != 0o700 {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+                .with_context(|| format!("cannot make {} private (mode {mode:o})", dir.display()))?;
+            tracing::info!("made {} private (mode {mode:o} → 700)", dir.display());
+        }
+    }
+    Ok(())
+}
+
+/// A result file readable by others (copied in, or loosened by hand) made 0600 again, as
+/// every file this store writes is. Failures are logged: the result is still where it is.
+fn private_file(path: &Path, meta: &std::fs::Metadata) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = meta.permissions().mode() & 0o777;
+        if mode != 0o600 {
+            match std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)) {
+                Ok(()) => tracing::info!("made {} private (mode {mode:o} → 600)", path.display()),
+                Err(e) => tracing::warn!("cannot make {} private (mode {mode:o}): {e}", path.display()),
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (path, meta);
 }
 
 /// 32 lower-case hex digits from the OS's randomness.
@@ -304,6 +358,39 @@ mod tests {
         std::fs::write(dir.join("notes.md"), [b'x'; 1000])?;
         let last = store.put(&[b'e'; 10], StoredKind::Text)?;
         assert!(dir.join("notes.md").exists() && last.path.exists() && !huge.path.exists());
+        Ok(())
+    }
+
+    #[cfg(unix)]
+    fn mode(path: &Path) -> u32 {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::metadata(path).map(|m| m.permissions().mode() & 0o777).unwrap_or_default()
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_loose_folder_of_ours_is_tightened_and_someone_elses_refused() -> anyhow::Result<()> {
+        use std::os::unix::fs::PermissionsExt as _;
+        let tmp = tempfile::tempdir()?;
+        let dir = tmp.path().join("results");
+        std::fs::create_dir(&dir)?;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755))?;
+        let store = ResultsStore::new(&dir, DEFAULT_MAX_BYTES);
+        let first = store.put(b"one", StoredKind::Text)?;
+        assert_eq!((mode(&dir), mode(&first.path)), (0o700, 0o600));
+        std::fs::set_permissions(&first.path, std::fs::Permissions::from_mode(0o644))?;
+        let second = store.put(b"two", StoredKind::Json)?;
+        assert_eq!((mode(&first.path), mode(&second.path)), (0o600, 0o600));
+        // Someone else's folder (only root can make one here): refused, nothing written.
+        if rustix::process::geteuid().is_root() {
+            let theirs = tmp.path().join("theirs");
+            std::fs::create_dir(&theirs)?;
+            std::os::unix::fs::chown(&theirs, Some(65534), None)?;
+            let err = ResultsStore::new(&theirs, DEFAULT_MAX_BYTES).put(b"x", StoredKind::Text);
+            let err = err.err().map(|e| e.to_string()).unwrap_or_default();
+            assert_eq!(err, format!("{} is owned by uid 65534, not by you (uid 0)", theirs.display()));
+            assert!(std::fs::read_dir(&theirs)?.next().is_none());
+        }
         Ok(())
     }
 

@@ -6,7 +6,8 @@ Authorization server and resource server on one loopback port, built on the offi
 MCP SDK (PyPI `mcp`, pinned in tests/peers/install_clients.sh; run it with that venv's python):
 
     oauth_server.py [--port 0] [--token-seconds 3600] [--issued FILE] [--client ID:SECRET]...
-                    [--authorization-endpoint URL] [--step-up SCOPE]
+                    [--authorization-endpoint URL] [--token-endpoint URL] [--step-up SCOPE]
+                    [--workload JWT]
 
 Prints exactly one line, `READY http://127.0.0.1:PORT/mcp`, on stdout once it accepts
 connections, then serves until killed. Everything else goes to stderr.
@@ -19,8 +20,9 @@ What it serves (the SDK's handlers, with this file's provider behind them):
   POST /register            RFC 7591 dynamic client registration
   GET  /authorize           approves at once (no login page): 302 to the client's redirect_uri
                             with code, state and iss (RFC 9207); PKCE S256 is required
-  POST /token               authorization_code and refresh_token grants (the SDK's), and
-                            client_credentials for a --client (this file's, see below)
+  POST /token               authorization_code and refresh_token grants (the SDK's),
+                            client_credentials for a --client and with --workload the
+                            JWT bearer grant (this file's, see below)
   POST /revoke              RFC 7009 (revokes the whole grant)
 
 Tools: `whoami` (`client_id=ID scopes=S…` of the caller's token) and `echo {text}`; with
@@ -45,6 +47,15 @@ Behaviour a test relies on:
     `resource` (RFC 8707) as above: an access token for the client itself, no refresh token,
     that lives --token-seconds like the others. Each one is logged on stderr as
     `client_credentials token issued to ID (resource R)`, so a test can count them;
+  - --workload JWT accepts the JWT bearer grant (RFC 7523 §2.1, `grant_type`
+    urn:ietf:params:oauth:grant-type:jwt-bearer, SEP-1933) for that exact `assertion` (the
+    fixture is the authorization server a workload's platform token is for; it checks no
+    signature), with `resource` as above, and refuses any other with invalid_grant. Every such
+    request is logged on stderr as `jwt_bearer assertion received`, and each token as
+    `jwt_bearer token issued to ID (resource R)` (ID: the request's client_id, else
+    `workload`);
+  - --token-endpoint URL advertises URL as the token endpoint in the RFC 8414 metadata (a lie,
+    as --authorization-endpoint; /token still answers here);
   - an expired or revoked access token is refused at /mcp (401), whatever grant issued it.
 
 Loopback redirect URIs match whatever their port (RFC 8252 §7.3), so a registered client can
@@ -94,6 +105,7 @@ CODE_SECONDS = 300
 SUBJECT = "fixture-user"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 CLIENT_CREDENTIALS = "client_credentials"
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
 # Set for the duration of one /token or /revoke request by `TokenEndpointShim`: whether the
 # client authenticated with HTTP Basic. `Provider.get_client` reads it for pre-registered
@@ -411,9 +423,10 @@ class TokenEndpointShim:
 
     PATHS = ("/token", "/revoke")
 
-    def __init__(self, app, provider):
+    def __init__(self, app, provider, workload=None):
         self.app = app
         self.provider = provider
+        self.workload = workload
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http" or scope["path"] not in self.PATHS or scope["method"] != "POST":
@@ -457,6 +470,8 @@ class TokenEndpointShim:
             if scope["path"] == "/token" and form.get("grant_type") == CLIENT_CREDENTIALS:
                 response = await self.client_credentials(Request(scope, replay), {**form, **added})
                 await response(scope, replay, send)
+            elif scope["path"] == "/token" and form.get("grant_type") == JWT_BEARER and self.workload:
+                await self.jwt_bearer(form)(scope, replay, send)
             else:
                 await self.app(scope, replay, send)
         finally:
@@ -491,7 +506,36 @@ class TokenEndpointShim:
         return PydanticJSONResponse(content=tokens, status_code=200, headers=headers)
 
 
-def advertise_what_the_shims_add(app, settings, authorization_endpoint=None):
+    def jwt_bearer(self, form):
+        """A JWT bearer token request (RFC 7523 §2.1): the workload's assertion is its whole
+        credential (no client authentication), so it must be --workload's exactly; the token
+        is the workload's own (subject and client: the request's client_id, else `workload`)."""
+        headers = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+        log("jwt_bearer assertion received")
+
+        def error(code, description):
+            body = TokenErrorResponse(error=code, error_description=description)
+            return PydanticJSONResponse(content=body, status_code=400, headers=headers)
+
+        if form.get("assertion") != self.workload:
+            return error("invalid_grant", "the assertion is not the workload's token")
+        resource = form.get("resource")
+        if not resource:
+            return error("invalid_target", "the resource parameter (RFC 8707) is required")
+        asked = form.get("scope", "").split()
+        for s in asked:
+            if s != SCOPE:
+                return error("invalid_scope", f"scope {s} is not granted to the workload")
+        client_id = form.get("client_id") or "workload"
+        grant = self.provider.next_grant
+        self.provider.next_grant += 1
+        self.provider.grants[grant] = {"current": None, "revoked": False}
+        log(f"grant {grant}: jwt_bearer token issued to {client_id} (resource {resource})")
+        tokens = self.provider.issue(grant, client_id, [SCOPE], str(resource), subject=client_id, rotating=False)
+        return PydanticJSONResponse(content=tokens, status_code=200, headers=headers)
+
+
+def advertise_what_the_shims_add(app, settings, authorization_endpoint=None, token_endpoint=None, workload=False):
     """The SDK's metadata leaves out what this file adds to it, and a real server would say:
     `authorization_response_iss_parameter_supported` (this server sends `iss`, RFC 9207) and
     the client_credentials grant in `grant_types_supported`. Its
@@ -504,10 +548,17 @@ def advertise_what_the_shims_add(app, settings, authorization_endpoint=None):
         settings.revocation_options,
     )
     metadata.authorization_response_iss_parameter_supported = True
-    metadata.grant_types_supported = [*(metadata.grant_types_supported or []), CLIENT_CREDENTIALS]
+    metadata.grant_types_supported = [
+        *(metadata.grant_types_supported or []),
+        CLIENT_CREDENTIALS,
+        *([JWT_BEARER] if workload else []),
+    ]
     if authorization_endpoint:
         # A lying server (--authorization-endpoint): any text, unvalidated, as an attacker sends it.
         metadata = metadata.model_copy(update={"authorization_endpoint": authorization_endpoint})
+    if token_endpoint:
+        # Likewise (--token-endpoint): where a server would have a client send its grant.
+        metadata = metadata.model_copy(update={"token_endpoint": token_endpoint})
     path = "/.well-known/oauth-authorization-server"
     for i, route in enumerate(app.router.routes):
         if isinstance(route, Route) and route.path == path:
@@ -520,7 +571,7 @@ def advertise_what_the_shims_add(app, settings, authorization_endpoint=None):
     raise RuntimeError(f"the SDK no longer serves {path}")
 
 
-def build(issuer, provider, authorization_endpoint=None, step_up=None):
+def build(issuer, provider, authorization_endpoint=None, step_up=None, token_endpoint=None, workload=None):
     settings = AuthSettings(
         # Strings, not AnyHttpUrl: AuthSettings then keeps the issuer without a trailing slash,
         # and RFC 8414/9207 compare issuers as exact strings.
@@ -553,8 +604,8 @@ def build(issuer, provider, authorization_endpoint=None, step_up=None):
             return f"noted: {text}"
 
     app = server.streamable_http_app()
-    advertise_what_the_shims_add(app, settings, authorization_endpoint)
-    app = TokenEndpointShim(app, provider)
+    advertise_what_the_shims_add(app, settings, authorization_endpoint, token_endpoint, bool(workload))
+    app = TokenEndpointShim(app, provider, workload)
     if step_up:
         STEP_UP_SCOPES.append(step_up)
         app = StepUpShim(app, provider, step_up, f"{issuer}/.well-known/oauth-protected-resource/mcp")
@@ -579,7 +630,11 @@ async def main():
     parser.add_argument(
         "--authorization-endpoint", metavar="URL", help="advertise this as the authorization endpoint (a lie)"
     )
+    parser.add_argument(
+        "--token-endpoint", metavar="URL", help="advertise this as the token endpoint (a lie)"
+    )
     parser.add_argument("--step-up", metavar="SCOPE", help="write_note needs SCOPE (403 insufficient_scope)")
+    parser.add_argument("--workload", metavar="JWT", help="accept the JWT bearer grant for this assertion")
     args = parser.parse_args()
 
     # Bound before the app is built: the issuer and resource URLs carry the port.
@@ -592,7 +647,7 @@ async def main():
     provider = Provider(issuer, args.token_seconds, args.issued)
     for client_id, secret in args.client:
         provider.preregister(client_id, secret)
-    app = build(issuer, provider, args.authorization_endpoint, args.step_up)
+    app = build(issuer, provider, args.authorization_endpoint, args.step_up, args.token_endpoint, args.workload)
 
     config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=1)
     server = uvicorn.Server(config)

@@ -59,7 +59,14 @@ if [[ "$scenario" == auth/* ]]; then
     if (input.client_secret) o.clientSecret = input.client_secret;
     if (input.private_key_pem) { o.privateKey = input.private_key_pem; o.privateKeyJwt = input.signing_algorithm || "ES256"; }
     if (input.name && input.name.startsWith("auth/client-credentials")) o.grant = "client_credentials";
-    if (input.valid_jwt) { o.grant = "jwt_bearer"; o.assertion = input.valid_jwt; }
+    if (input.valid_jwt) {
+      o.grant = "jwt_bearer"; o.assertion = input.valid_jwt;
+      // A jwt_bearer definition pins the authorization server it trusts with the token; the
+      // scenario names it only as the audience the platform issued the token for, so the
+      // issuer an operator would write is taken from there.
+      const aud = JSON.parse(Buffer.from(input.valid_jwt.split(".")[1], "base64url").toString()).aud;
+      o.issuer = Array.isArray(aud) ? aud[0] : aud;
+    }
     if (input.idp_id_token) {
       o.grant = "enterprise";
       o.idp = { issuer: input.idp_issuer, tokenEndpoint: input.idp_token_endpoint,

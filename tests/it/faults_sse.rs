@@ -185,7 +185,7 @@ async fn a_guests_between_bytes_timeout_is_honoured() {
         kind: PluginKind::ToolShape,
         path: crate::transport_support::built_plugin("fixture_http_probe"),
         grants: Grants { hosts: vec![format!("http://127.0.0.1:{port}")], ..Grants::default() },
-        limits: Limits { memory_mb: 64, call_ms: 20_000 },
+        limits: Limits { memory_mb: 64, call_ms: 20_000, ..Limits::default() },
         sha256: None,
     };
     let cache = std::env::temp_dir().join("toolport-it-faults-cache");

@@ -156,7 +156,7 @@ fn mcp_get_shows_the_sandbox_with_env_names_only() {
     assert!(
         text.contains(&format!(
             "  env: NOTES_TOKEN=***\n  component: servers/notes.wasm ({component})\n  grant dir: {notes} -> /notes (rw)\n  \
-             grant host: https://api.example.com\n  grant env: API_KEY\n  limits: memoryMb=64 callMs=30000\n  \
+             grant host: https://api.example.com\n  grant env: API_KEY\n  limits: memoryMb=64 callMs=30000 cpuPercent=80\n  \
              sha256: not pinned\n"
         )),
         "{text}"
@@ -171,7 +171,7 @@ fn mcp_get_shows_the_sandbox_with_env_names_only() {
             "component": "servers/notes.wasm", "componentPath": component, "builtin": null,
             "grants": {"dirs": [{"host": notes, "path": notes, "guest": "/notes", "mode": "rw"}],
                        "hosts": ["https://api.example.com"], "env": ["API_KEY"]},
-            "limits": {"memoryMb": 64, "callMs": 30000}, "sha256": null
+            "limits": {"memoryMb": 64, "callMs": 30000, "cpuPercent": 80}, "sha256": null
         })
     );
     assert_eq!(json["definition"]["env"], json!({"NOTES_TOKEN": "***"}));

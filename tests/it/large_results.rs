@@ -38,11 +38,13 @@ fn run(env: &Env, args: &[&str]) -> (i32, String, String) {
     env.run(args, Duration::from_secs(300))
 }
 
-/// The stored file and URI a note names: `… is stored at <path> (toolport://results/<id>)]`.
-fn stored_place(note: &str) -> (PathBuf, String) {
+/// The stored file and URI a note names: `… is stored at <home>/results/<file>
+/// (toolport://results/<id>)]`, the file as a path in `env`'s home.
+fn stored_place(env: &Env, note: &str) -> (PathBuf, String) {
     let rest = note.split(" is stored at ").nth(1).unwrap_or_else(|| panic!("no place in {note:?}"));
     let (path, uri) = rest.rsplit_once(" (").unwrap_or_else(|| panic!("no uri in {note:?}"));
-    (PathBuf::from(path), uri.trim_end_matches(")]").to_string())
+    let file = path.strip_prefix("<home>/results/").unwrap_or_else(|| panic!("not under <home>: {note:?}"));
+    (env.home().join("results").join(file), uri.trim_end_matches(")]").to_string())
 }
 
 /// The files in `<home>/results/`, sorted.
@@ -66,7 +68,7 @@ fn a_30_mb_result_through_call_is_previewed_and_stored_byte_identical() {
     assert!(preview.len() > 10_000 && expected.starts_with(preview), "the preview is the beginning");
     assert!(note.starts_with("[result truncated: 31457280 bytes, ~"), "{note}");
     assert!(note.contains(" tokens; the whole result is stored at "), "{note}");
-    let (path, uri) = stored_place(note);
+    let (path, uri) = stored_place(&env, note);
     let id = uri.strip_prefix("toolport://results/").unwrap_or_else(|| panic!("{uri}"));
     assert!(id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()), "{id}");
     assert_eq!(path, env.home().join("results").join(format!("{id}.txt")));
@@ -106,10 +108,11 @@ fn call_json_keeps_its_shape_and_the_folder_bound_removes_the_oldest_first() {
         assert!(!preview.is_empty() && big_lines(10000).starts_with(preview), "{result}");
         let note = content[1]["text"].as_str().unwrap_or_default();
         assert!(note.starts_with("[result truncated: 10000 bytes, ~"), "{note}");
-        let (path, uri) = stored_place(note);
+        let (path, uri) = stored_place(&env, note);
         let meta = &content[1]["_meta"]["toolport/storedResult"];
         assert_eq!(meta["uri"], uri.as_str(), "{result}");
-        assert_eq!(meta["path"], path.display().to_string(), "{result}");
+        let file = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        assert_eq!(meta["path"], format!("<home>/results/{file}"), "{result}");
         assert_eq!((meta["bytes"].as_u64(), meta["mimeType"].as_str()), (Some(10000), Some("text/plain")));
         assert_eq!(result["isError"], false);
         stored.push(path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
@@ -146,7 +149,7 @@ fn serve_returns_the_preview_the_note_and_a_link_that_reads_the_whole_text() {
     assert!(preview.len() > 10_000 && expected.starts_with(preview), "the preview is the beginning");
     let note = content[1]["text"].as_str().unwrap_or_default();
     assert!(note.starts_with("[result truncated: 31457280 bytes, ~"), "{note}");
-    let (path, uri) = stored_place(note);
+    let (path, uri) = stored_place(&env, note);
     let id = uri.trim_start_matches("toolport://results/");
     assert_eq!(
         content[2],
@@ -182,7 +185,7 @@ fn the_sessions_call_gets_the_same_preview_and_note() {
     let (preview, note) = answer.trim_end().rsplit_once('\n').unwrap_or_else(|| panic!("{answer}"));
     assert!(!preview.is_empty() && big_lines(20000).starts_with(preview), "{answer}");
     assert!(note.starts_with("[result truncated: 20000 bytes, ~"), "{answer}");
-    let (path, _) = stored_place(note);
+    let (path, _) = stored_place(&env, note);
     let stored = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     assert!(stored == big_lines(20000).as_bytes());
 }

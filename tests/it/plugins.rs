@@ -305,7 +305,7 @@ struct Hostile {
 
 impl Hostile {
     fn new(grants: Grants) -> Self {
-        let limits = Limits { memory_mb: 64, call_ms: 1_000 };
+        let limits = Limits { memory_mb: 64, call_ms: 1_000, ..Limits::default() };
         let host = host(&[def("hostile", PluginKind::ToolShape, "fixture_hostile", grants, limits)]);
         Self { host, limits }
     }

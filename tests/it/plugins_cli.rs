@@ -41,7 +41,7 @@ fn list_shows_builtins_first_then_configured_plugins() {
     );
     assert!(lines[2].starts_with("anthropic") && lines[2].contains("tool-shape"));
     assert!(lines[3].starts_with("namespace") && lines[3].contains("name-policy"));
-    assert!(lines[1].contains("none") && lines[1].contains("64 MiB, 5000 ms"), "{text}");
+    assert!(lines[1].contains("none") && lines[1].contains("64 MiB, 5000 ms, 80% CPU"), "{text}");
     // USES (what its imports would reach) stands next to GRANTS: the built-in SSE speaks HTTP.
     assert!(lines[0].contains("  USES  ") && lines[0].find("USES") < lines[0].find("GRANTS"), "{text}");
     let sse = lines.iter().find(|l| l.starts_with("sse ")).unwrap_or_else(|| panic!("{text}"));
@@ -49,7 +49,10 @@ fn list_shows_builtins_first_then_configured_plugins() {
     let tcp = lines[lines.len() - 1];
     assert!(tcp.starts_with("tcp") && tcp.contains("transport"), "{tcp}");
     assert!(tcp.contains(&env.home().join("plugins/tcp.wasm").display().to_string()), "{tcp}");
-    assert!(tcp.contains("hosts: tcp://127.0.0.1:*; env: TOKEN") && tcp.contains("32 MiB, 5000 ms"), "{tcp}");
+    assert!(
+        tcp.contains("hosts: tcp://127.0.0.1:*; env: TOKEN") && tcp.contains("32 MiB, 5000 ms, 80% CPU"),
+        "{tcp}"
+    );
     assert!(tcp.contains("? (cannot read: "), "a missing file is said, not hidden: {tcp}");
 
     let json: Value = serde_json::from_str(&stdout_of(&mut env.cmd(["plugin", "list", "--json"]))).unwrap();
@@ -58,13 +61,13 @@ fn list_shows_builtins_first_then_configured_plugins() {
     assert_eq!(
         rows[0],
         json!({"name": "openai", "kind": "tool-shape", "builtin": true, "path": null, "uses": ["env"],
-               "grants": {"dirs": [], "hosts": [], "env": []}, "limits": {"memoryMb": 64, "callMs": 5000},
+               "grants": {"dirs": [], "hosts": [], "env": []}, "limits": {"memoryMb": 64, "callMs": 5000, "cpuPercent": 80},
                "sha256": null})
     );
     let tcp = &rows[rows.len() - 1];
     assert_eq!(tcp["name"], "tcp");
     assert_eq!(tcp["builtin"], false);
-    assert_eq!(tcp["limits"], json!({"memoryMb": 32, "callMs": 5000}));
+    assert_eq!(tcp["limits"], json!({"memoryMb": 32, "callMs": 5000, "cpuPercent": 80}));
 }
 
 #[test]

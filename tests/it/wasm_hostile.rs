@@ -490,8 +490,9 @@ fn flood_session(tool: &str, args: &str) -> (String, String, u64) {
     let env = Env::new();
     let bad = hostile(
         &["stderr"],
-        // 50 MB through a debug build takes half a minute: room for a slow machine.
-        json!({ "limits": { "callMs": 240_000 }, "timeouts": { "callMs": 240_000 } }),
+        // 50 MB through a debug build takes half a minute: room for a slow machine, and no
+        // share of a core to keep to (it computes most of that time).
+        json!({ "limits": { "callMs": 240_000, "cpuPercent": 100 }, "timeouts": { "callMs": 240_000 } }),
     );
     let before = write_pair(&env, "stderr", bad);
     let mut s = Scripted::start(&env);

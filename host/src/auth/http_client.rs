@@ -18,9 +18,9 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
 
-use super::machine;
 use super::sign_in::{self, Completion, Reason};
 use super::store::CredentialsFile;
+use super::{machine, workload};
 use crate::config::{Grant, ServerDef};
 
 /// Sign-ins one connection may run for a larger scope; with the first sign-in, a server
@@ -223,10 +223,9 @@ async fn machine_route<C: StreamableHttpClient + Clone + Send + Sync + 'static>(
     let grant = def.oauth.as_ref().map(|o| o.grant);
     let fail = |e: anyhow::Error| format!("{e:#}");
     Ok(match grant {
-        Some(Grant::JwtBearer) => Route {
-            via: Via::Plain(plain.clone()),
-            bearer: Some(machine::workload_token(def).await.map_err(fail)?),
-        },
+        Some(Grant::JwtBearer) => {
+            Route { via: Via::Plain(plain.clone()), bearer: Some(workload::token(def).await.map_err(fail)?) }
+        }
         Some(Grant::Enterprise) => Route {
             via: Via::Plain(plain.clone()),
             bearer: Some(machine::enterprise_token(def).await.map_err(fail)?),

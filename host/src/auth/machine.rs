@@ -4,15 +4,12 @@
 //!   (`client_secret_basic` or `_post`, as the server advertises) or a private key signing a
 //!   `private_key_jwt` assertion (RFC 7523), through rmcp;
 //! - `oauth.grant: "jwt_bearer"` (RFC 7523 §2.1, SEP-1933 workload identity federation): a JWT
-//!   the platform issued to this workload, exchanged at the token endpoint as it is. rmcp has
-//!   no such grant; the request is one form POST. A refusal is final (no retry, no other
-//!   grant): the platform's token is what it is until the platform rotates it;
+//!   the platform issued to this workload, exchanged at the authorization server the
+//!   definition pins (`auth/workload.rs`);
 //! - `oauth.grant: "enterprise"` (SEP-990, enterprise-managed authorization): the person's ID
 //!   token from the company's IdP (`oauth.idp`) exchanged there for an ID-JAG (RFC 8693), and
 //!   that at the server's authorization server for an access token, through rmcp's
 //!   `auth-enterprise-managed`. The IdP comes from the definition, never from the server.
-
-use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use rmcp::transport::auth::enterprise::{
@@ -22,7 +19,6 @@ use rmcp::transport::auth::{
     AuthorizationManager, AuthorizationMetadataResolution, ClientCredentialsConfig, JwtSigningAlgorithm,
     OAuthState, default_oauth_http_client,
 };
-use serde_json::Value;
 
 use crate::config::ServerDef;
 
@@ -76,54 +72,6 @@ async fn fetch(def: &ServerDef) -> Result<AuthorizationManager> {
     state.into_authorization_manager().ok_or_else(|| anyhow!("client credentials sign-in did not finish"))
 }
 
-/// RFC 7523's grant type.
-const JWT_BEARER_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
-/// Largest token response read: a token endpoint is not trusted to bound its own answer.
-const MAX_TOKEN_RESPONSE_BYTES: usize = 1024 * 1024;
-/// How long the token request may take, as rmcp allows its own OAuth requests.
-const TOKEN_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// An access token for `def`'s workload JWT (already `${VAR}`-expanded).
-pub async fn workload_token(def: &ServerDef) -> Result<String> {
-    let url = def.url.as_deref().ok_or_else(|| anyhow!("no url"))?;
-    let oauth = def.oauth.clone().unwrap_or_default();
-    let assertion = given_or_read(&oauth.assertion, &oauth.assertion_file, "jwt_bearer", "assertion")?;
-    let metadata = discover(url, "the authorization server").await?.metadata;
-    let scope = oauth.scopes.as_ref().filter(|s| !s.is_empty()).map(|s| s.join(" "));
-    let body = token_form(&assertion, url, oauth.client_id.as_deref(), scope.as_deref());
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(TOKEN_REQUEST_TIMEOUT)
-        .build()
-        .context("cannot build the HTTP client")?;
-    let mut response = client
-        .post(&metadata.token_endpoint)
-        .header(http::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-        .header(http::header::ACCEPT, "application/json")
-        .body(body)
-        .send()
-        .await
-        .map_err(|e| anyhow!("the token request failed: {}", crate::transport::deepest_cause(&e)))?;
-    let status = response.status();
-    let mut bytes = Vec::new();
-    while let Some(chunk) = response.chunk().await.context("cannot read the token response")? {
-        if bytes.len() + chunk.len() > MAX_TOKEN_RESPONSE_BYTES {
-            bail!("the token response is larger than {MAX_TOKEN_RESPONSE_BYTES} bytes");
-        }
-        bytes.extend_from_slice(&chunk);
-    }
-    let answer: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    if !status.is_success() {
-        let error = answer["error"].as_str().unwrap_or("no error code");
-        let detail = answer["error_description"].as_str().map(|d| format!(" ({d})")).unwrap_or_default();
-        bail!("the authorization server refused the workload token: {error}{detail} (HTTP {status})");
-    }
-    answer["access_token"]
-        .as_str()
-        .map(str::to_string)
-        .ok_or_else(|| anyhow!("the token response carries no access_token"))
-}
-
 /// An access token for `def` through its enterprise IdP (already `${VAR}`-expanded).
 pub async fn enterprise_token(def: &ServerDef) -> Result<String> {
     let url = def.url.as_deref().ok_or_else(|| anyhow!("no url"))?;
@@ -158,7 +106,12 @@ pub async fn enterprise_token(def: &ServerDef) -> Result<String> {
 
 /// A token given in the definition (`oauth.<field>`), else read from `oauth.<field>File` on
 /// every connect (platforms rotate such files in place).
-fn given_or_read(given: &Option<String>, file: &Option<String>, grant: &str, field: &str) -> Result<String> {
+pub(super) fn given_or_read(
+    given: &Option<String>,
+    file: &Option<String>,
+    grant: &str,
+    field: &str,
+) -> Result<String> {
     match (given, file) {
         (Some(token), _) => Ok(token.clone()),
         (None, Some(path)) => Ok(std::fs::read_to_string(path)
@@ -193,22 +146,6 @@ async fn token_endpoint_of(issuer: &str) -> Result<String> {
     Ok(resolution.metadata.token_endpoint)
 }
 
-/// The `application/x-www-form-urlencoded` body of the JWT-bearer token request (RFC 8707's
-/// `resource` included). Built apart from the request: the serializer must not live across an
-/// await (it is not `Send`).
-fn token_form(assertion: &str, resource: &str, client_id: Option<&str>, scope: Option<&str>) -> String {
-    let mut form = url::form_urlencoded::Serializer::new(String::new());
-    form.append_pair("grant_type", JWT_BEARER_GRANT).append_pair("assertion", assertion);
-    form.append_pair("resource", resource);
-    if let Some(id) = client_id {
-        form.append_pair("client_id", id);
-    }
-    if let Some(scope) = scope {
-        form.append_pair("scope", scope);
-    }
-    form.finish()
-}
-
 /// `privateKeyJwt`'s value as rmcp's algorithm.
 fn algorithm(name: &str) -> Result<JwtSigningAlgorithm> {
     Ok(match name.to_ascii_uppercase().as_str() {
@@ -226,19 +163,6 @@ fn algorithm(name: &str) -> Result<JwtSigningAlgorithm> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_jwt_bearer_form_carries_grant_assertion_and_resource() {
-        let form = token_form("a.b.c", "https://mcp.example/mcp", Some("wl"), Some("read write"));
-        let pairs: Vec<(String, String)> =
-            url::form_urlencoded::parse(form.as_bytes()).into_owned().collect();
-        let get = |k: &str| pairs.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
-        assert_eq!(get("grant_type"), Some(JWT_BEARER_GRANT));
-        assert_eq!(get("assertion"), Some("a.b.c"));
-        assert_eq!(get("resource"), Some("https://mcp.example/mcp"));
-        assert_eq!((get("client_id"), get("scope")), (Some("wl"), Some("read write")));
-        assert!(!token_form("a", "r", None, None).contains("client_id"));
-    }
 
     #[test]
     fn algorithms_are_named_in_the_message() {

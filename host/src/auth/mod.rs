@@ -1,6 +1,7 @@
 //! OAuth 2.1 for remote servers (DESIGN §2, on rmcp's `auth`): the credential store
 //! ([`store`], `<home>/credentials.json`), the person's sign-in ([`sign_in`], with its
-//! [`browser`] and loopback [`callback`]), machine-to-machine tokens ([`machine`]) and the
+//! [`browser`] and loopback [`callback`]), machine-to-machine tokens ([`machine`], and
+//! `workload` for the JWT bearer grant, with the address rule of `address_policy`) and the
 //! HTTP client that signs requests and steps up scopes ([`http_client`]).
 //!
 //! A server needs no configuration to use OAuth: one that answers 401 with a challenge shows
@@ -8,11 +9,13 @@
 //! tokens are used and refreshed without asking. Tokens and secrets never reach output, logs,
 //! plugins or ACP: they live only in the store and in requests' `Authorization` headers.
 
+mod address_policy;
 pub mod callback;
 pub mod http_client;
 pub mod machine;
 pub mod sign_in;
 pub mod store;
+mod workload;
 
 pub use http_client::OAuthHttp;
 pub use sign_in::{Completion, SignedIn, login, no_login, not_remote};

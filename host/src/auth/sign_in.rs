@@ -16,6 +16,7 @@ use super::callback::Callback;
 use super::store::CredentialsFile;
 use crate::browser::{self, Shown};
 use crate::config::{Grant, OAuthDef, ServerDef};
+use crate::text::{clip_foreign, escape_line};
 
 /// How long a sign-in waits for the browser's redirect (or the pasted address) before giving
 /// up: long enough to type a password and pass a second factor.
@@ -164,8 +165,14 @@ pub async fn sign_in(
     if let Err(why) = browser::openable(page) {
         bail!("the authorization server's sign-in page is not one toolport opens: {why}");
     }
+    // The state rmcp put in the request: the one thing a forged redirect cannot know.
+    let state = Url::parse(page)
+        .ok()
+        .and_then(|u| u.query_pairs().find(|(k, _)| k == "state").map(|(_, v)| v.into_owned()))
+        .ok_or_else(|| anyhow!("the authorization request carries no state"))?;
+    callback.expect_state(&state);
     show(&def.name, page, completion, &redirect);
-    let redirected = tokio::time::timeout(SIGN_IN_TIMEOUT, wait(&mut callback, completion))
+    let answer = tokio::time::timeout(SIGN_IN_TIMEOUT, wait(&mut callback, completion, &state))
         .await
         .map_err(|_| {
             anyhow!(
@@ -174,7 +181,6 @@ pub async fn sign_in(
                 def.name
             )
         })??;
-    let answer = Answer::parse(&redirected)?;
     session
         .handle_callback_with_issuer(&answer.code, &answer.state, answer.issuer.as_deref())
         .await
@@ -259,28 +265,44 @@ fn show(server: &str, url: &str, completion: Completion, redirect: &str) {
     }
 }
 
-/// The redirect address, from the callback or (in paste mode) stdin, whichever comes first.
-async fn wait(callback: &mut Callback, completion: Completion) -> Result<String> {
-    let pasted = async {
-        if completion != Completion::Paste {
-            return std::future::pending().await;
+/// The authorization response of this sign-in, from the callback or (in paste mode) stdin,
+/// whichever brings one first. The callback hands on only requests with `state`; a pasted
+/// address with another state (an old tab's) is said and the wait goes on.
+async fn wait(callback: &mut Callback, completion: Completion, state: &str) -> Result<Answer> {
+    let mut pasted =
+        (completion == Completion::Paste).then(|| tokio::io::BufReader::new(tokio::io::stdin()).lines());
+    loop {
+        let address = tokio::select! {
+            url = callback.next() => url.ok_or_else(|| anyhow!("the sign-in callback stopped"))?,
+            line = next_pasted(&mut pasted) => line?,
+        };
+        match Answer::parse(&address, state)? {
+            Some(answer) => return Ok(answer),
+            None => eprintln!(
+                "That address belongs to another sign-in (its state is not this one's). \
+                 Paste the address this sign-in's page sent the browser to:"
+            ),
         }
-        let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
-        loop {
-            match lines.next_line().await.context("cannot read the pasted address")? {
-                Some(line) if line.trim().is_empty() => continue,
-                Some(line) => return Ok(line.trim().to_string()),
-                None => bail!("stdin ended before an address was pasted"),
-            }
+    }
+}
+
+/// The next non-empty pasted line; never, when nothing is pasted (browser mode). Cancel-safe
+/// (`Lines::next_line` is), so a callback winning the race loses no typed line.
+async fn next_pasted(
+    lines: &mut Option<tokio::io::Lines<tokio::io::BufReader<tokio::io::Stdin>>>,
+) -> Result<String> {
+    let Some(lines) = lines else { return std::future::pending().await };
+    loop {
+        match lines.next_line().await.context("cannot read the pasted address")? {
+            Some(line) if line.trim().is_empty() => continue,
+            Some(line) => return Ok(line.trim().to_string()),
+            None => bail!("stdin ended before an address was pasted"),
         }
-    };
-    tokio::select! {
-        url = callback.next() => url.ok_or_else(|| anyhow!("the sign-in callback stopped")),
-        line = pasted => line,
     }
 }
 
 /// The authorization response carried by the redirect address.
+#[derive(Debug)]
 struct Answer {
     code: String,
     state: String,
@@ -288,19 +310,25 @@ struct Answer {
 }
 
 impl Answer {
-    /// Reads `code`, `state` and `iss`; an `error` the authorization server sent is the message.
-    fn parse(address: &str) -> Result<Self> {
+    /// Reads `code`, `state` and `iss` of an address carrying `expected` as its state; `None`
+    /// for an address of another sign-in (nothing else in it is believed, not even an error).
+    /// An `error` the authorization server sent is the message, escaped to one line and
+    /// clipped: its text is whoever made the redirect's.
+    fn parse(address: &str, expected: &str) -> Result<Option<Self>> {
         let url = Url::parse(address).map_err(|_| {
             anyhow!("that is not an address: paste the whole address the browser was sent to (it starts with http://127.0.0.1:)")
         })?;
+        if !super::callback::has_state(url.query().unwrap_or_default(), expected) {
+            return Ok(None);
+        }
         let param = |key: &str| url.query_pairs().find(|(k, _)| k == key).map(|(_, v)| v.into_owned());
+        let shown = |text: String| escape_line(&clip_foreign(&text)).into_owned();
         if let Some(error) = param("error") {
-            let detail = param("error_description").map(|d| format!(" ({d})")).unwrap_or_default();
-            bail!("the authorization server refused the sign-in: {error}{detail}");
+            let detail = param("error_description").map(|d| format!(" ({})", shown(d))).unwrap_or_default();
+            bail!("the authorization server refused the sign-in: {}{detail}", shown(error));
         }
         let code = param("code").ok_or_else(|| anyhow!("the address carries no authorization code"))?;
-        let state = param("state").ok_or_else(|| anyhow!("the address carries no state"))?;
-        Ok(Self { code, state, issuer: param("iss") })
+        Ok(Some(Self { code, state: expected.to_string(), issuer: param("iss") }))
     }
 }
 
@@ -310,18 +338,37 @@ mod tests {
 
     #[test]
     fn the_redirect_is_read_and_refusals_are_the_message() {
-        let a = Answer::parse("http://127.0.0.1:5/callback?code=c&state=s&iss=https%3A%2F%2Fas").ok();
-        let a = a.map(|a| (a.code, a.state, a.issuer));
-        assert_eq!(a, Some(("c".into(), "s".into(), Some("https://as".into()))));
-        let refused = Answer::parse("http://127.0.0.1:5/callback?error=access_denied&error_description=no")
-            .err()
-            .map(|e| e.to_string());
+        let parse = |address: &str| Answer::parse(address, "s").map_err(|e| e.to_string());
+        let a = parse("http://127.0.0.1:5/callback?code=c&state=s&iss=https%3A%2F%2Fas");
+        let a = a.map(|a| a.map(|a| (a.code, a.state, a.issuer)));
+        assert_eq!(a, Ok(Some(("c".into(), "s".into(), Some("https://as".into())))));
+        let refused = parse("http://127.0.0.1:5/callback?error=access_denied&error_description=no&state=s");
         assert_eq!(
-            refused.as_deref(),
-            Some("the authorization server refused the sign-in: access_denied (no)")
+            refused.map(|_| ()),
+            Err("the authorization server refused the sign-in: access_denied (no)".to_string())
         );
-        assert!(Answer::parse("4/0Ab-code").is_err());
-        assert!(Answer::parse("http://127.0.0.1:5/callback?state=s").is_err());
+        assert!(parse("4/0Ab-code").is_err());
+        assert!(parse("http://127.0.0.1:5/callback?state=s").is_err());
+    }
+
+    #[test]
+    fn an_address_of_another_sign_in_is_not_believed_and_a_refusal_is_one_line() {
+        let parse = |address: &str| Answer::parse(address, "s").map_err(|e| e.to_string());
+        for other in [
+            "http://127.0.0.1:5/callback?error=access_denied&error_description=x%0AINFO%20forged",
+            "http://127.0.0.1:5/callback?error=access_denied&state=t",
+            "http://127.0.0.1:5/callback?code=c&state=t",
+        ] {
+            assert!(matches!(parse(other), Ok(None)), "{other}");
+        }
+        let refused = parse(
+            "http://127.0.0.1:5/callback?state=s&error=bad%1B%5B2J&error_description=x%0D%0AINFO%20forged",
+        );
+        assert_eq!(
+            refused.map(|_| ()),
+            Err("the authorization server refused the sign-in: bad\\u{1b}[2J (x\\u{d}\\u{a}INFO forged)"
+                .to_string())
+        );
     }
 
     #[test]

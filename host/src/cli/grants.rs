@@ -134,7 +134,11 @@ pub fn sandbox_lines(w: &WasmDef) -> Vec<(&'static str, String)> {
     if g.dirs.is_empty() && g.hosts.is_empty() && g.env.is_empty() {
         lines.push(("grants", "none".to_string()));
     }
-    lines.push(("limits", format!("memoryMb={} callMs={}", w.limits.memory_mb, w.limits.call_ms)));
+    let l = &w.limits;
+    lines.push((
+        "limits",
+        format!("memoryMb={} callMs={} cpuPercent={}", l.memory_mb, l.call_ms, l.cpu_percent),
+    ));
     lines.push(("sha256", w.sha256.clone().unwrap_or_else(|| "not pinned".to_string())));
     lines
 }
@@ -146,7 +150,11 @@ pub fn sandbox_json(w: &WasmDef) -> Value {
         "componentPath": w.component_path.as_ref().map(|p| p.display().to_string()),
         "builtin": w.builtin,
         "grants": grants_json(&w.grants),
-        "limits": { "memoryMb": w.limits.memory_mb, "callMs": w.limits.call_ms },
+        "limits": {
+            "memoryMb": w.limits.memory_mb,
+            "callMs": w.limits.call_ms,
+            "cpuPercent": w.limits.cpu_percent,
+        },
         "sha256": w.sha256,
     })
 }

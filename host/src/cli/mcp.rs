@@ -436,6 +436,12 @@ async fn get_view(paths: &Paths, name: &str, json: bool) -> Result<String> {
         if let Some(port) = o.callback_port {
             parts.push(format!("callbackPort={port}"));
         }
+        // The pins of the jwt_bearer grant: where the workload's token may go.
+        for (key, value) in [("issuer", &o.issuer), ("tokenEndpoint", &o.token_endpoint)] {
+            if let Some(value) = value {
+                parts.push(format!("{key}={value}"));
+            }
+        }
         line("oauth config", &parts.join(" "));
     }
     if masked.url.is_some() {

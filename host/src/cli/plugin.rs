@@ -132,7 +132,7 @@ fn list(paths: &Paths, as_json: bool) -> Result<ExitCode> {
                 p.origin.to_string(),
                 uses_text(&uses(p)),
                 grants_text(&p.grants),
-                format!("{} MiB, {} ms", p.limits.memory_mb, p.limits.call_ms),
+                format!("{} MiB, {} ms, {}% CPU", p.limits.memory_mb, p.limits.call_ms, p.limits.cpu_percent),
                 pin(p).map_or_else(|| "none".to_string(), |d| format!("sha256 {d}")),
             ]
         })
@@ -175,7 +175,11 @@ fn summary_json(
         "path": path,
         "uses": match uses { Ok(list) => json!(list), Err(why) => json!({ "error": why }) },
         "grants": grants::grants_json(&p.grants),
-        "limits": { "memoryMb": p.limits.memory_mb, "callMs": p.limits.call_ms },
+        "limits": {
+            "memoryMb": p.limits.memory_mb,
+            "callMs": p.limits.call_ms,
+            "cpuPercent": p.limits.cpu_percent,
+        },
         "sha256": sha256,
     })
 }

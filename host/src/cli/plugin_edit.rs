@@ -53,6 +53,9 @@ pub struct SandboxFlags {
     /// Its time cap per call in milliseconds (default 5000).
     #[arg(long, value_name = "N")]
     pub call_ms: Option<u64>,
+    /// The share of one core it may use over a minute, 1-100 (default 80).
+    #[arg(long, value_name = "PERCENT")]
+    pub cpu_percent: Option<u64>,
 }
 
 impl SandboxFlags {
@@ -64,6 +67,7 @@ impl SandboxFlags {
             grants: GrantRequest { dirs: self.dirs, hosts: self.hosts, env: self.env },
             memory_mb: self.memory_mb,
             call_ms: self.call_ms,
+            cpu_percent: self.cpu_percent,
             sha256,
         }
     }

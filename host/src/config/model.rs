@@ -170,7 +170,11 @@ pub const DEFAULT_SERVER_CALL_MS: u64 = 30_000;
 impl Limits {
     /// The defaults of a sandboxed server.
     pub fn for_server() -> Self {
-        Self { memory_mb: DEFAULT_SERVER_MEMORY_MB, call_ms: DEFAULT_SERVER_CALL_MS }
+        Self {
+            memory_mb: DEFAULT_SERVER_MEMORY_MB,
+            call_ms: DEFAULT_SERVER_CALL_MS,
+            cpu_percent: DEFAULT_CPU_PERCENT,
+        }
     }
 }
 
@@ -204,7 +208,7 @@ impl Grant {
 }
 
 /// `oauth: { clientId, clientSecret, clientMetadataUrl, scopes, callbackPort, grant,
-/// privateKey, privateKeyJwt }`, values as written (`${VAR}` is expanded when connecting, so a
+/// privateKey, privateKeyJwt, assertion, assertionFile, issuer, tokenEndpoint, idp }`, values as written (`${VAR}` is expanded when connecting, so a
 /// secret need not sit in the store). Debug output shows secrets as [`MASK`].
 #[derive(Clone, PartialEq, Eq, Default)]
 pub struct OAuthDef {
@@ -232,6 +236,14 @@ pub struct OAuthDef {
     /// A file holding the workload's JWT, read on every connect (platforms rotate it there:
     /// a Kubernetes projected service-account token, a CI job's OIDC token).
     pub assertion_file: Option<String>,
+    /// The authorization server the `jwt_bearer` grant trusts with the workload's token, its
+    /// issuer identifier as its metadata says it (required for that grant, read as written:
+    /// the server must not choose where the token goes, as it does not choose the enterprise
+    /// grant's IdP).
+    pub issuer: Option<String>,
+    /// That authorization server's token endpoint, for one whose metadata names an endpoint on
+    /// another origin; else the endpoint is taken from the issuer's metadata, on its origin.
+    pub token_endpoint: Option<String>,
     /// The enterprise identity provider of the `enterprise` grant.
     pub idp: Option<IdpDef>,
 }
@@ -283,6 +295,8 @@ impl std::fmt::Debug for OAuthDef {
             .field("private_key_jwt", &self.private_key_jwt)
             .field("assertion", &masked(&self.assertion))
             .field("assertion_file", &self.assertion_file)
+            .field("issuer", &self.issuer)
+            .field("token_endpoint", &self.token_endpoint)
             .field("idp", &self.idp)
             .finish()
     }
@@ -355,6 +369,12 @@ impl DirGrant {
 pub const DEFAULT_PLUGIN_MEMORY_MB: u64 = 64;
 /// Default time per plugin call.
 pub const DEFAULT_PLUGIN_CALL_MS: u64 = 5_000;
+/// Default share of one core a guest (plugin or sandboxed server) may use over a minute. A
+/// server that works hard but waits for its next request, its files or its network stays far
+/// below it; 80 % of a minute (48 s) still holds a whole default `callMs` stretch of a server
+/// (30 s) and bursts after a quiet spell. What it stops is a guest that keeps a core busy by
+/// waiting a moment now and then, which the busy-time rule of `callMs` cannot see.
+pub const DEFAULT_CPU_PERCENT: u8 = 80;
 
 /// Resource caps per plugin call (transports: per connection for memory).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -363,11 +383,18 @@ pub struct Limits {
     pub memory_mb: u64,
     /// Wall-clock cap per call, milliseconds.
     pub call_ms: u64,
+    /// `cpuPercent`: the share of one core (1–100) the guest may use over a sliding minute,
+    /// counted while it computes, across waits (a server's `callMs` is reset by every wait).
+    pub cpu_percent: u8,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Self { memory_mb: DEFAULT_PLUGIN_MEMORY_MB, call_ms: DEFAULT_PLUGIN_CALL_MS }
+        Self {
+            memory_mb: DEFAULT_PLUGIN_MEMORY_MB,
+            call_ms: DEFAULT_PLUGIN_CALL_MS,
+            cpu_percent: DEFAULT_CPU_PERCENT,
+        }
     }
 }
 

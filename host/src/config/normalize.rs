@@ -211,13 +211,13 @@ fn nested_known(field: &str, key: &str) -> bool {
     match field {
         "oauth" => OAUTH_FIELDS.contains(&key),
         "grants" => ["hosts", "env", "dirs"].contains(&key),
-        "limits" => ["memoryMb", "callMs"].contains(&key),
+        "limits" => ["memoryMb", "callMs", "cpuPercent"].contains(&key),
         "tools" => ["include", "exclude"].contains(&key),
         _ => false,
     }
 }
 
-const OAUTH_FIELDS: [&str; 11] = [
+const OAUTH_FIELDS: [&str; 13] = [
     "clientId",
     "clientSecret",
     "clientMetadataUrl",
@@ -228,6 +228,8 @@ const OAUTH_FIELDS: [&str; 11] = [
     "privateKeyJwt",
     "assertion",
     "assertionFile",
+    "issuer",
+    "tokenEndpoint",
     "idp",
 ];
 
@@ -249,7 +251,7 @@ fn oauth(fields: &Fields<'_>) -> Result<Option<OAuthDef>, String> {
         Some(p) => Some(u16::try_from(p).map_err(|_| o.err("callbackPort", "a port number (1-65535)"))?),
     };
     let scopes = o.strings("scopes", Trim::Yes)?.map(|s| s.into_iter().filter(|s| !s.is_empty()).collect());
-    Ok(Some(OAuthDef {
+    let def = OAuthDef {
         client_id: o.string("clientId")?,
         client_secret: o.string("clientSecret")?,
         client_metadata_url: o.string("clientMetadataUrl")?,
@@ -260,6 +262,8 @@ fn oauth(fields: &Fields<'_>) -> Result<Option<OAuthDef>, String> {
         private_key_jwt: o.string("privateKeyJwt")?,
         assertion: o.string("assertion")?,
         assertion_file: o.string("assertionFile")?,
+        issuer: o.string("issuer")?,
+        token_endpoint: o.string("tokenEndpoint")?,
         idp: match o.object("idp")? {
             None => None,
             Some(i) => Some(IdpDef {
@@ -271,7 +275,66 @@ fn oauth(fields: &Fields<'_>) -> Result<Option<OAuthDef>, String> {
                 id_token_file: i.string("idTokenFile")?,
             }),
         },
-    }))
+    };
+    pinned_issuer(&o, &def)?;
+    Ok(Some(def))
+}
+
+/// What a `jwt_bearer` definition without `oauth.issuer` is told.
+const ISSUER_REQUIRED: &str = "is required for oauth.grant \"jwt_bearer\": the authorization server \
+     the workload's token may be sent to (its issuer, e.g. \"https://auth.example.com\")";
+
+/// `oauth.issuer` and `oauth.tokenEndpoint`, which pin where the `jwt_bearer` grant sends the
+/// workload's token (issue 26: the server's own metadata chose it before, and a token that
+/// proves the workload's identity must not go wherever a server says). That grant needs the
+/// issuer; no other grant reads either, so a pin written for one would be a pin that is not
+/// in force. Read as written (no `${VAR}`, like `idp.issuer`), so they are checked here: web
+/// addresses only, `http` only on this machine. Whether the server is on this machine too
+/// (what `http` also needs) and which addresses a name reaches are checked when connecting
+/// (`auth/address_policy.rs`): the server's url may be `${VAR}`.
+fn pinned_issuer(o: &Fields<'_>, def: &OAuthDef) -> Result<(), String> {
+    let pins = [("issuer", &def.issuer), ("tokenEndpoint", &def.token_endpoint)];
+    if def.grant != Grant::JwtBearer {
+        return match pins.iter().find(|(_, value)| value.is_some()) {
+            Some((key, _)) => Err(o.says(key, "is read only by oauth.grant \"jwt_bearer\"")),
+            None => Ok(()),
+        };
+    }
+    if def.issuer.is_none() {
+        return Err(o.says("issuer", ISSUER_REQUIRED));
+    }
+    for (key, value) in pins {
+        if let Some(text) = value {
+            web_address(text, key == "issuer").map_err(|why| o.says(key, &why))?;
+        }
+    }
+    Ok(())
+}
+
+/// Why `text` is not an address a token may be sent to: not an absolute `https` URL with a host
+/// (or `http` to this machine), or with a fragment, or for an issuer a query (RFC 8414 §2).
+fn web_address(text: &str, issuer: bool) -> Result<(), String> {
+    const WANTED: &str = "an https URL (http only on this machine)";
+    let url = url::Url::parse(text).map_err(|e| format!("must be {WANTED}: {text} ({e})"))?;
+    let local = match url.host() {
+        None => return Err(format!("must be {WANTED}: {text} has no host")),
+        Some(url::Host::Domain(d)) => {
+            let d = d.trim_end_matches('.').to_ascii_lowercase();
+            d == "localhost" || d.ends_with(".localhost")
+        }
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+    };
+    match url.scheme() {
+        "https" => {}
+        "http" if local => {}
+        _ => return Err(format!("must be {WANTED}: {text}")),
+    }
+    if url.fragment().is_some() || (issuer && url.query().is_some()) {
+        let what = if issuer { "a query or fragment" } else { "a fragment" };
+        return Err(format!("must be {WANTED} without {what}: {text}"));
+    }
+    Ok(())
 }
 
 fn oauth_json(o: &OAuthDef) -> Map<String, Value> {
@@ -300,6 +363,8 @@ fn oauth_json(o: &OAuthDef) -> Map<String, Value> {
         ("privateKeyJwt", &o.private_key_jwt),
         ("assertion", &o.assertion),
         ("assertionFile", &o.assertion_file),
+        ("issuer", &o.issuer),
+        ("tokenEndpoint", &o.token_endpoint),
     ];
     for (key, value) in rest {
         if let Some(v) = value {
@@ -521,6 +586,55 @@ mod tests {
             let err = ServerDef::from_json("s", &json!({"url":"u","oauth":bad})).err().unwrap_or_default();
             assert_eq!(err, format!("server \"s\": {message}"));
         }
+    }
+
+    #[test]
+    fn the_jwt_bearer_grant_needs_a_pinned_issuer_and_only_it_reads_one() {
+        let jwt = |extra: Value| {
+            let mut oauth = json!({"grant":"jwt_bearer","assertion":"${T}"});
+            if let (Some(o), Value::Object(more)) = (oauth.as_object_mut(), extra) {
+                o.extend(more);
+            }
+            ServerDef::from_json("s", &json!({"type":"http","url":"https://m/mcp","oauth":oauth}))
+        };
+        let pinned =
+            jwt(json!({"issuer":" https://auth.example ","tokenEndpoint":"https://t.example/token?a=1"}))
+                .unwrap_or_else(|e| panic!("{e}"));
+        let o = pinned.oauth.clone().unwrap_or_default();
+        assert_eq!(o.issuer.as_deref(), Some("https://auth.example"));
+        let back = Value::Object(pinned.to_json());
+        assert_eq!(back["oauth"]["issuer"], "https://auth.example");
+        assert_eq!(back["oauth"]["tokenEndpoint"], "https://t.example/token?a=1");
+        assert!(jwt(json!({"issuer":"http://127.0.0.1:8080"})).is_ok());
+        assert!(jwt(json!({"issuer":"http://localhost:8080/realm"})).is_ok());
+        let wanted = "must be an https URL (http only on this machine)";
+        for (extra, message) in [
+            (json!({}), format!("\"oauth.issuer\" {ISSUER_REQUIRED}")),
+            (json!({"issuer":"  "}), format!("\"oauth.issuer\" {ISSUER_REQUIRED}")),
+            (
+                json!({"issuer":"http://auth.example"}),
+                format!("\"oauth.issuer\" {wanted}: http://auth.example"),
+            ),
+            (
+                json!({"issuer":"file:///etc/passwd"}),
+                format!("\"oauth.issuer\" {wanted}: file:///etc/passwd has no host"),
+            ),
+            (
+                json!({"issuer":"https://a.example?x=1"}),
+                format!("\"oauth.issuer\" {wanted} without a query or fragment: https://a.example?x=1"),
+            ),
+            (
+                json!({"issuer":"https://a.example","tokenEndpoint":"http://169.254.169.254/token"}),
+                format!("\"oauth.tokenEndpoint\" {wanted}: http://169.254.169.254/token"),
+            ),
+        ] {
+            assert_eq!(jwt(extra).err().unwrap_or_default(), format!("server \"s\": {message}"));
+        }
+        let other = json!({"url":"u","oauth":{"grant":"client_credentials","issuer":"https://a.example"}});
+        assert_eq!(
+            ServerDef::from_json("s", &other).err().unwrap_or_default(),
+            "server \"s\": \"oauth.issuer\" is read only by oauth.grant \"jwt_bearer\""
+        );
     }
 
     #[test]

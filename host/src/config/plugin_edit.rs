@@ -29,6 +29,8 @@ pub struct PluginRequest {
     pub memory_mb: Option<u64>,
     /// `limits.callMs`, when not the default.
     pub call_ms: Option<u64>,
+    /// `limits.cpuPercent`, when not the default (checked by the store's own reader).
+    pub cpu_percent: Option<u64>,
     /// `sha256`, to pin the file.
     pub sha256: Option<String>,
 }
@@ -93,6 +95,10 @@ pub fn plugin_entry(
             }
             _ => {}
         }
+    }
+    // Written as asked, so the store's reader refuses 0 or 101 in its words, with its range.
+    if let Some(percent) = request.cpu_percent.filter(|p| *p != u64::from(defaults.cpu_percent)) {
+        limits.insert("cpuPercent".into(), percent.into());
     }
     if !limits.is_empty() {
         entry.insert("limits".into(), Value::Object(limits));
@@ -303,6 +309,7 @@ mod tests {
             grants: GrantRequest::default(),
             memory_mb: None,
             call_ms: None,
+            cpu_percent: None,
             sha256: None,
         }
     }
@@ -346,6 +353,14 @@ mod tests {
         zero.memory_mb = Some(0);
         assert_eq!(why("s", &zero).as_deref(), Some("plugin \"s\": limits.memoryMb must be positive"));
         assert_eq!(why(" ", &zero).as_deref(), Some("plugin name must not be blank"));
+        let mut all_of_two = request(PluginKind::ToolShape, "s.wasm");
+        all_of_two.cpu_percent = Some(200);
+        assert_eq!(
+            why("s", &all_of_two).as_deref(),
+            Some(
+                "plugin \"s\": \"limits.cpuPercent\" must be an integer from 1 to 100 (percent of one core)"
+            )
+        );
         Ok(())
     }
 

@@ -24,7 +24,7 @@ pub(super) enum Guest {
 /// the others).
 pub(super) const GRANT_KEYS: [&str; 3] = ["hosts", "env", "dirs"];
 pub(super) const DIR_KEYS: [&str; 3] = ["host", "guest", "mode"];
-pub(super) const LIMIT_KEYS: [&str; 2] = ["memoryMb", "callMs"];
+pub(super) const LIMIT_KEYS: [&str; 3] = ["memoryMb", "callMs", "cpuPercent"];
 
 /// `grants: { hosts, env, dirs }`; relative folders stay relative until [`resolve_dir`].
 pub(super) fn grants(fields: &Fields<'_>, guest: Guest) -> Result<Grants, String> {
@@ -76,7 +76,7 @@ fn dir(g: &Fields<'_>, item: &Value, guest: Guest) -> Result<DirGrant, String> {
     Ok(DirGrant { host: expand_home(&written), written, guest: guest_path, writable })
 }
 
-/// `limits: { memoryMb, callMs }` over `defaults`.
+/// `limits: { memoryMb, callMs, cpuPercent }` over `defaults`.
 pub(super) fn limits(fields: &Fields<'_>, defaults: Limits) -> Result<Limits, String> {
     let mut limits = defaults;
     if let Some(l) = fields.object("limits")? {
@@ -84,6 +84,15 @@ pub(super) fn limits(fields: &Fields<'_>, defaults: Limits) -> Result<Limits, St
             if let Some(n) = l.positive(key, "")? {
                 *slot = n;
             }
+        }
+        if let Some(n) = l.raw("cpuPercent") {
+            // 0 would stop every guest at once and over 100 can never be reached by one guest
+            // (it runs on one thread at a time): both are mistakes, not settings.
+            limits.cpu_percent = n
+                .as_u64()
+                .and_then(|n| u8::try_from(n).ok())
+                .filter(|n| (1..=100).contains(n))
+                .ok_or_else(|| l.err("cpuPercent", "an integer from 1 to 100 (percent of one core)"))?;
         }
     }
     Ok(limits)
@@ -135,6 +144,9 @@ pub(super) fn limits_json(l: &Limits, defaults: Limits) -> Option<Value> {
     }
     if l.call_ms != defaults.call_ms {
         m.insert("callMs".into(), Value::from(l.call_ms));
+    }
+    if l.cpu_percent != defaults.cpu_percent {
+        m.insert("cpuPercent".into(), Value::from(l.cpu_percent));
     }
     (!m.is_empty()).then_some(Value::Object(m))
 }
@@ -189,6 +201,27 @@ mod tests {
     fn read(v: Value, guest: Guest) -> Result<Grants, String> {
         let obj = v.as_object().cloned().unwrap_or_default();
         grants(&Fields::new(&obj, "server \"s\": "), guest)
+    }
+
+    #[test]
+    fn cpu_percent_is_a_share_of_one_core_and_round_trips() {
+        let read = |v: Value| {
+            let obj = v.as_object().cloned().unwrap_or_default();
+            limits(&Fields::new(&obj, "server \"s\": "), Limits::for_server())
+        };
+        let half = read(json!({"limits": {"cpuPercent": 50}})).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(half, Limits { cpu_percent: 50, ..Limits::for_server() });
+        assert_eq!(limits_json(&half, Limits::for_server()), Some(json!({"cpuPercent": 50})));
+        assert_eq!(read(json!({"limits": {"cpuPercent": 100}})).map(|l| l.cpu_percent), Ok(100));
+        for bad in [json!(0), json!(101), json!(50.5), json!("50"), json!(-1), json!(300)] {
+            assert_eq!(
+                read(json!({"limits": {"cpuPercent": bad}})).err().as_deref(),
+                Some(
+                    "server \"s\": \"limits.cpuPercent\" must be an integer from 1 to 100 (percent of one core)"
+                ),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

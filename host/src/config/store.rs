@@ -183,7 +183,7 @@ mod tests {
         assert_eq!(s.plugins[0].path, PathBuf::from("/h/plugins/t.wasm"));
         assert_eq!(s.plugins[0].grants.hosts, ["tcp://127.0.0.1:*"]);
         assert_eq!(s.plugins[0].grants.dirs[0].host, PathBuf::from("/h/data"));
-        assert_eq!(s.plugins[0].limits, Limits { memory_mb: 32, call_ms: Limits::default().call_ms });
+        assert_eq!(s.plugins[0].limits, Limits { memory_mb: 32, ..Limits::default() });
         assert_eq!(s.plugins[1].kind, PluginKind::NamePolicy);
         assert_eq!(s.plugins[1].path, PathBuf::from("/abs/ns.wasm"));
         assert_eq!(s.plugins[1].limits, Limits::default());

@@ -213,6 +213,16 @@ pub enum Fault {
         /// The cap (`limits.callMs`).
         limit_ms: u64,
     },
+    /// The guest used more than its share of one core over the window (`plugin/cpu.rs`):
+    /// computing most of the time and waiting only now and then, which `callMs` does not
+    /// count. Stopped like a busy loop.
+    #[error("used more than {percent}% of a core over {window_s} s (limits.cpuPercent), so it was stopped")]
+    CpuLimit {
+        /// The share (`limits.cpuPercent`).
+        percent: u8,
+        /// The window, in seconds.
+        window_s: u64,
+    },
     /// The guest trapped: a panic, an abort, an out-of-bounds access.
     #[error("crashed: {message}")]
     Trap {

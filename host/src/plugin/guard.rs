@@ -5,6 +5,7 @@
 
 use wasmtime::Store;
 
+use super::cpu::{cpu_fault, over_cpu};
 use super::error::{Fault, PluginError};
 use super::limits::{arm_deadline, outer_timeout, ran_out_of_time};
 use super::load::Loaded;
@@ -33,8 +34,8 @@ pub(crate) async fn call_per_tool<T>(
         plugin.limits.memory_mb,
     )
     .map_err(|fault| plugin.error(fault))?;
-    arm_deadline(&mut store, &plugin.limits);
-    let outcome = tokio::time::timeout(outer_timeout(&plugin.limits), call(&mut store)).await;
+    let meter = arm_deadline(&mut store, &plugin.limits);
+    let outcome = tokio::time::timeout(outer_timeout(&plugin.limits), meter.wrap(call(&mut store))).await;
     let answers = classify(plugin, &store, outcome)?
         .map_err(|message| plugin.guest_error(Fault::Failed { message }, store.data()))?;
     if answers.len() != expect.tools {
@@ -44,8 +45,8 @@ pub(crate) async fn call_per_tool<T>(
     Ok(answers)
 }
 
-/// Maps the outcome of a call in `store` to the plugin's fault vocabulary: over time, over
-/// memory, or a crash with the guest's panic message when it printed one.
+/// Maps the outcome of a call in `store` to the plugin's fault vocabulary: over time, over its
+/// share of a core, over memory, or a crash with the guest's panic message when it printed one.
 pub(crate) fn classify<T>(
     plugin: &Loaded,
     store: &Store<State>,
@@ -59,6 +60,9 @@ pub(crate) fn classify<T>(
     };
     if ran_out_of_time(&err) {
         return Err(time_limit());
+    }
+    if over_cpu(&err) {
+        return Err(plugin.error(cpu_fault(plugin.limits.cpu_percent)));
     }
     // A full handle table is what trapped the guest, whatever sockets it was refused before.
     if let Some(fault) =

@@ -1,12 +1,14 @@
 //! Per-call limits: memory through the store's limiter (every linear memory of the store
 //! counted together, and caps on how many memories, tables and instances it may create), time
-//! through the epoch deadline plus an outer timeout. Going over traps that call only; `guard`
-//! turns the trap into the fault that says which limit.
+//! through the epoch deadline plus an outer timeout, and the share of a core (`cpu`) checked on
+//! the same epoch callback. Going over traps that call only; `guard` turns the trap into the
+//! fault that says which limit.
 
 use std::time::{Duration, Instant};
 
 use wasmtime::{ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder, UpdateDeadline};
 
+use super::cpu::{Meter, OverCpu};
 use crate::config::Limits;
 
 /// Extra time the outer timeout allows beyond the plugin's budget (many epoch ticks). The epoch
@@ -107,30 +109,52 @@ pub(crate) fn ran_out_of_time(err: &wasmtime::Error) -> bool {
     err.chain().any(|c| c.is::<OutOfTime>())
 }
 
+/// The epoch callback's answer once the time rule has passed: trap when the guest has used
+/// its share of a core, else yield until the next tick.
+fn cpu_or_yield(meter: &Meter) -> wasmtime::Result<UpdateDeadline> {
+    if meter.over() { Err(OverCpu.into()) } else { Ok(UpdateDeadline::Yield(1)) }
+}
+
 /// Arms the store's time limit for one call. Every tick the guest yields to the async runtime
 /// (so a spinning plugin never monopolises a worker thread) until the deadline, then traps.
-pub(crate) fn arm_deadline<T>(store: &mut Store<T>, limits: &Limits) {
+/// The returned meter must wrap the call's future: it is what `limits.cpuPercent` counts.
+#[must_use = "the call's future must be wrapped in the meter, or its CPU time is not counted"]
+pub(crate) fn arm_deadline<T>(store: &mut Store<T>, limits: &Limits) -> Meter {
     let deadline = Instant::now() + Duration::from_millis(limits.call_ms);
+    let meter = Meter::new(limits.cpu_percent);
+    let checked = meter.clone();
     store.set_epoch_deadline(1);
     store.epoch_deadline_callback(move |_| {
-        if Instant::now() >= deadline { Err(OutOfTime.into()) } else { Ok(UpdateDeadline::Yield(1)) }
+        if Instant::now() >= deadline { Err(OutOfTime.into()) } else { cpu_or_yield(&checked) }
     });
+    meter
 }
 
-/// A long-running call (a transport's pump) yields every tick but has no deadline.
-pub(crate) fn arm_yield_only<T>(store: &mut Store<T>) {
+/// A long-running call (a transport's pump) yields every tick and has no deadline, only its
+/// share of a core (`limits.cpuPercent`, through the returned meter).
+#[must_use = "the pump's future must be wrapped in the meter, or its CPU time is not counted"]
+pub(crate) fn arm_yield_only<T>(store: &mut Store<T>, limits: &Limits) -> Meter {
+    let meter = Meter::new(limits.cpu_percent);
+    let checked = meter.clone();
     store.set_epoch_deadline(1);
-    store.epoch_deadline_callback(|_| Ok(UpdateDeadline::Yield(1)));
+    store.epoch_deadline_callback(move |_| cpu_or_yield(&checked));
+    meter
 }
 
-/// A sandboxed server's limit: it may compute for `limit` at a stretch, measured from the last
-/// time it really waited (`waits`); it yields every tick meanwhile, and idles for free.
-pub(crate) fn arm_busy_limit<T: super::waits::Waits>(store: &mut Store<T>, limit: Duration) {
+/// A sandboxed server's limits: it may compute for `callMs` at a stretch, measured from the
+/// last time it really waited (`waits`), and use `cpuPercent` of a core over the window
+/// (through the returned meter); it yields every tick meanwhile, and idles for free.
+#[must_use = "the run's future must be wrapped in the meter, or its CPU time is not counted"]
+pub(crate) fn arm_busy_limit<T: super::waits::Waits>(store: &mut Store<T>, limits: &Limits) -> Meter {
+    let limit = Duration::from_millis(limits.call_ms);
+    let meter = Meter::new(limits.cpu_percent);
+    let checked = meter.clone();
     store.set_epoch_deadline(1);
     store.epoch_deadline_callback(move |mut ctx| {
         let since = ctx.data_mut().waits().1.since();
-        if since.elapsed() >= limit { Err(OutOfTime.into()) } else { Ok(UpdateDeadline::Yield(1)) }
+        if since.elapsed() >= limit { Err(OutOfTime.into()) } else { cpu_or_yield(&checked) }
     });
+    meter
 }
 
 /// How long the host waits for one call before abandoning it: the budget plus the slack.

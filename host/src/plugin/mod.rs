@@ -26,6 +26,7 @@ mod builtin;
 mod cache;
 mod cache_trust;
 mod channel;
+mod cpu;
 mod engine;
 mod error;
 mod files_gate;

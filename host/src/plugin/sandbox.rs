@@ -7,9 +7,12 @@
 //! host's environment when set), `dirs` (preopens, read-only unless a server's grant says `rw`,
 //! at their own absolute path unless the grant names a guest path), and
 //! `hosts` (TCP/UDP connects and outgoing HTTP to matching `scheme://host:port`, and lookups of
-//! exactly the names those patterns name: see [`HostsGate::allows_lookup`]).
+//! exactly the names those patterns name: see [`HostsGate::allows_lookup`]). In a granted
+//! folder a guest may make only links that point below their own folder
+//! ([`LinksGate::allows_link`]).
 
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::{Component, Path};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use wasmtime_wasi::sockets::SocketAddrUse;
@@ -27,6 +30,9 @@ const DENIALS_KEPT: usize = 8;
 /// Characters of a refused name kept in its denial: a DNS name has at most 253, so more is a
 /// payload, not a name, and the record must not carry it whole.
 const DENIED_NAME_CHARS: usize = 253;
+/// Characters of each path of a refused link kept in its denial: a file name has at most 255
+/// bytes, enough to recognise the link by; a path may be 4 KiB, which the record must not carry.
+const DENIED_LINK_CHARS: usize = 255;
 
 /// Destinations the sandbox refused, as `scheme://host:port`, recorded by the host itself so a
 /// plugin cannot hide or misstate why its connection failed.
@@ -159,6 +165,12 @@ impl Sandbox {
         }
     }
 
+    /// The gate for the links a guest makes in its folders (see `files_gate`), recording into
+    /// this sandbox's denials.
+    pub fn links_gate(&self) -> LinksGate {
+        LinksGate { plugin: Arc::clone(&self.plugin), denials: self.denials.clone() }
+    }
+
     /// What it was granted.
     pub fn grants(&self) -> &Grants {
         &self.grants
@@ -260,6 +272,44 @@ impl HostsGate {
     }
 }
 
+/// Decides which symbolic links a guest may leave in a granted folder. wasmtime keeps the
+/// link's own path inside the folder and never follows a link out of it for the guest, but it
+/// writes any target text: `../../.ssh/id_ed25519` planted in a read-write folder is followed
+/// by the host's own programs and agents, which have no sandbox.
+pub(crate) struct LinksGate {
+    plugin: Arc<str>,
+    denials: Denials,
+}
+
+impl LinksGate {
+    /// Whether the guest may make a link at `link` (a path under the folder it names) whose
+    /// text is `target`: only when [`link_stays_below`] holds. A refusal is recorded as
+    /// `link <link> -> <target>`.
+    pub fn allows_link(&self, link: &str, target: &Path) -> bool {
+        if link_stays_below(target) {
+            return true;
+        }
+        let shown = |path: &str| -> String {
+            path.chars().take(DENIED_LINK_CHARS).flat_map(char::escape_debug).collect()
+        };
+        let (link, target) = (shown(link), shown(&target.to_string_lossy()));
+        if self.denials.record(format!("link {link} -> {target}")) {
+            tracing::warn!(plugin = %self.plugin, %link, %target, "denied a link: its target is absolute or climbs with `..`");
+        }
+        false
+    }
+}
+
+/// The link rule: a target must be relative and go down only (no `..` anywhere), so that it
+/// resolves at or below the link's own folder. Counting `..` against the link's depth would not
+/// hold: the guest may later move the folder up (`a/b/l -> ../../x` renamed to `c/l` leaves the
+/// grant), hard-link the link elsewhere, or climb through a link of its own (with `d/s -> .`,
+/// `d/s/../..` is the folder above `d`'s parent, where counting says `d`'s parent). A target
+/// that only goes down stays below its folder wherever the folder goes.
+pub(crate) fn link_stays_below(target: &Path) -> bool {
+    target.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+}
+
 /// `127.0.0.1`, `::1` or `[::1]`: text wasmtime turns into an address without a lookup.
 fn is_ip_literal(name: &str) -> bool {
     let bare = name.strip_prefix('[').and_then(|n| n.strip_suffix(']')).unwrap_or(name);
@@ -321,6 +371,31 @@ mod tests {
             assert_eq!(scheme_of(use_), "udp");
         }
         assert_eq!(scheme_of(SocketAddrUse::TcpConnect), "tcp");
+    }
+
+    #[test]
+    fn a_link_may_point_only_below_its_own_folder() {
+        for inside in ["sub/file", "file", "./sub/./file", "sub//file/", ".", ""] {
+            assert!(link_stays_below(Path::new(inside)), "{inside:?} goes down only");
+        }
+        for out in ["/etc/passwd", "../outside", "../../outside", "sub/../file", "sub/..", "//x", "a/./../b"]
+        {
+            assert!(!link_stays_below(Path::new(out)), "{out:?} is absolute or climbs");
+        }
+    }
+
+    #[test]
+    fn a_refused_link_is_recorded_once_with_both_paths() {
+        let sandbox = Sandbox::new("fs", &Grants::default()).unwrap_or_else(|e| panic!("{e}"));
+        let gate = sandbox.links_gate();
+        assert!(gate.allows_link("dir/inside", Path::new("sub/file")));
+        assert!(!gate.allows_link("dir/escape", Path::new("../../outside")));
+        assert!(!gate.allows_link("dir/escape", Path::new("../../outside")));
+        assert!(!gate.allows_link("abs", Path::new("/etc/\npasswd")));
+        assert_eq!(
+            sandbox.denials().all(),
+            ["link dir/escape -> ../../outside", "link abs -> /etc/\\npasswd"]
+        );
     }
 
     #[tokio::test]

@@ -2,7 +2,8 @@
 //! its stdin and stdout, run in the same sandbox as a plugin (DESIGN §5) with what a server
 //! needs on top: arguments and an environment of its own (exactly the configured ones, nothing
 //! inherited but granted names), folders that may be read-write, and a time limit on computing
-//! after a request instead of on the whole (idle, long) run.
+//! after a request instead of on the whole (idle, long) run, with a share of one core over a
+//! window on top (`cpu`), which a guest cannot dodge by waiting now and then.
 //!
 //! No process and no OS pipe: stdin, stdout and stderr are in-memory byte streams
 //! (`tokio::io::duplex`), so the host's rmcp client reads and writes them as it would a child's
@@ -11,7 +12,6 @@
 //! aborted, ends it wherever it is.
 
 use std::path::Path;
-use std::time::Duration;
 
 use sha2::{Digest as _, Sha256};
 use tokio::io::DuplexStream;
@@ -24,6 +24,7 @@ use wasmtime_wasi::p2::bindings::CommandPre;
 use super::admission::Admission;
 use super::builtin;
 use super::cache::Cache;
+use super::cpu::{cpu_fault, over_cpu};
 use super::engine::engine;
 use super::error::{Fault, check_pin};
 use super::grant_hint::missing_grants;
@@ -151,8 +152,7 @@ impl ServerComponent {
                 b.stderr(AsyncStdoutStream::new(STREAM_BUFFER, guest_stderr));
             })
             .map_err(|fault| fault.to_string())?;
-        let limit = Duration::from_millis(wasm.limits.call_ms);
-        arm_busy_limit(&mut store, limit);
+        let meter = arm_busy_limit(&mut store, &wasm.limits);
         let (ended_tx, ended) = watch::channel(None);
         let (stop, stopped) = oneshot::channel::<()>();
         let pre = self.pre.clone();
@@ -163,10 +163,10 @@ impl ServerComponent {
         visible.env.extend(def.env.iter().map(|(key, _)| key.clone()));
 
         tokio::spawn(async move {
-            let run = async {
+            let run = meter.wrap(async {
                 let command = pre.instantiate_async(&mut store).await?;
                 command.wasi_cli_run().call_run(&mut store).await
-            };
+            });
             let reason = tokio::select! {
                 outcome = run => Some(describe_end(&store, outcome, limits, &visible)),
                 _ = stopped => None,
@@ -206,6 +206,9 @@ fn describe_end(
     }
     if ran_out_of_time(&err) {
         return Fault::BusyLimit { limit_ms: limits.call_ms }.to_string();
+    }
+    if over_cpu(&err) {
+        return cpu_fault(limits.cpu_percent).to_string();
     }
     // A full handle table is what trapped the guest, whatever sockets it was refused before.
     if let Some(fault) = handle_refusal(&err).or_else(|| store.data().socket_refusal()) {

@@ -14,9 +14,9 @@ use super::admission::{Admission, Ticket};
 use super::asked::{self, Asked, NoteAsked};
 use super::bindings;
 use super::error::Fault;
-use super::files_gate;
+use super::files_gate::{self, GatedFiles};
 use super::limits::MemoryGuard;
-use super::sandbox::{HostsGate, Sandbox};
+use super::sandbox::{HostsGate, LinksGate, Sandbox};
 use super::sockets_gate::{self, GatedSockets};
 use super::stderr::StderrTail;
 use super::trial::LogSink;
@@ -29,6 +29,8 @@ pub(crate) struct State {
     http: WasiHttpCtx,
     table: ResourceTable,
     gate: HostsGate,
+    /// Which links the guest may make in its folders (`files_gate`).
+    links: LinksGate,
     pub(crate) memory: MemoryGuard,
     pub(crate) stderr: StderrTail,
     /// Whose store this is, for the host log.
@@ -90,6 +92,7 @@ impl State {
             http: WasiHttpCtx::new(),
             table,
             gate: sandbox.hosts_gate(),
+            links: sandbox.links_gate(),
             memory: MemoryGuard::new(memory_mb),
             stderr,
             plugin: plugin.into(),
@@ -123,6 +126,12 @@ impl State {
 impl WasiView for State {
     fn ctx(&mut self) -> WasiCtxView<'_> {
         WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+impl GatedFiles for State {
+    fn links(&self) -> &LinksGate {
+        &self.links
     }
 }
 
@@ -163,7 +172,8 @@ fn build_linker(engine: &Engine) -> anyhow::Result<Linker<State>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
     // wasmtime's name lookup resolves any name once switched on, its sockets have no limit,
-    // and its `open-at` opens a FIFO (blocking a thread for good); ours ask first.
+    // its `open-at` opens a FIFO (blocking a thread for good), and its `symlink-at` writes a
+    // target that leads out of the folder; ours ask first.
     linker.allow_shadowing(true);
     files_gate::add_to_linker(&mut linker)?;
     asked::add_to_linker(&mut linker)?;

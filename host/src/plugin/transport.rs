@@ -47,7 +47,8 @@ impl TransportPlugin {
     /// Dropping that sender closes the inbox, which asks the plugin to finish. One store per
     /// connection: the memory cap holds for its lifetime. There is no time cap on the pump (it
     /// lives as long as the connection) but it yields every epoch tick, so dropping this future
-    /// stops even a plugin that never returns.
+    /// stops even a plugin that never returns, and a pump that keeps a core busy is stopped at
+    /// its share of one (`limits.cpuPercent`).
     pub async fn run(
         &self,
         server: &ServerDef,
@@ -65,14 +66,15 @@ impl TransportPlugin {
         let wit_server = wire::server(server, true);
         let mut store = State::store(p.engine, &p.name, &p.admission, &sandbox, p.limits.memory_mb)
             .map_err(|fault| p.error(fault))?;
-        arm_yield_only(&mut store);
-        let outcome = async {
-            let inbox = store.data_mut().table().push(Inbox::new(inbox))?;
-            let outbox = store.data_mut().table().push(Outbox::new(outbox))?;
-            let instance = pre.instantiate_async(&mut store).await?;
-            instance.toolport_plugin_connection().call_run(&mut store, &wit_server, inbox, outbox).await
-        }
-        .await;
+        let meter = arm_yield_only(&mut store, &p.limits);
+        let outcome = meter
+            .wrap(async {
+                let inbox = store.data_mut().table().push(Inbox::new(inbox))?;
+                let outbox = store.data_mut().table().push(Outbox::new(outbox))?;
+                let instance = pre.instantiate_async(&mut store).await?;
+                instance.toolport_plugin_connection().call_run(&mut store, &wit_server, inbox, outbox).await
+            })
+            .await;
         let result = classify(p, &store, Ok(outcome));
         // The host's own record wins over whatever the plugin made of the refusal.
         if let Some(target) = sandbox.denials().first() {

@@ -10,7 +10,7 @@
 //! `outputSchema`, and a cut would break it.
 
 use std::borrow::Cow;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
@@ -27,6 +27,11 @@ pub(crate) const STORED_META: &str = "toolport/storedResult";
 /// unchanged. Half of what is left when that is less than twice this (a bound too small for
 /// a note still gets a preview).
 const NOTE_RESERVE: usize = 200;
+/// How the folder is named to the caller, in the note, its `_meta` and the errors: the
+/// folder's absolute path says whose machine and which account (`/home/alice/…`), which is not
+/// a client's business, and a client that wants the whole result has its URI. A person at
+/// the CLI knows their home (`--home`, `$TOOLPORT_HOME`, `~/.toolport`).
+const SHOWN_DIR: &str = "<home>/results";
 /// How much of a stored result is tokenized to estimate its size (counting 30 MB would cost
 /// seconds; the note says `~`).
 const SAMPLE_BYTES: usize = 64 * 1024;
@@ -98,8 +103,9 @@ impl Bound {
             content.push(match self.store.put(text.as_bytes(), kind) {
                 Ok(stored) => note(&stored, &what, estimate(&text)),
                 Err(e) => {
+                    // The operator's log keeps the real path; the caller gets the shown one.
                     tracing::warn!("cannot store a large result: {e:#}");
-                    unstored_note(&text, &what, kind, &e)
+                    unstored_note(&text, &what, kind, &shown(&format!("{e:#}"), self.store.dir()))
                 }
             });
         }
@@ -120,26 +126,38 @@ fn block_len(block: &Value) -> usize {
     text_of(block).map_or_else(|| block.to_string().len(), str::len)
 }
 
-/// `[result truncated: 31457280 bytes, ~6990507 tokens; the whole result is stored at <path>
-/// (toolport://results/<id>)]`, or for a block that is not text `[image block left out: …;
-/// the whole block is stored at …]`; the stored result's place also in `_meta`.
+/// `[result truncated: 31457280 bytes, ~6990507 tokens; the whole result is stored at
+/// <home>/results/<id>.txt (toolport://results/<id>)]`, or for a block that is not text
+/// `[image block left out: …; the whole block is stored at …]`; the stored result's place also
+/// in `_meta`. The file is named under [`SHOWN_DIR`], never by its absolute path.
 fn note(stored: &Stored, what: &str, tokens: usize) -> Value {
     let whole = if stored.kind == StoredKind::Text { "result" } else { "block" };
     let size = format!("{} bytes, ~{tokens} tokens", stored.bytes);
-    let place = format!("the whole {whole} is stored at {} ({})", stored.path.display(), stored.uri());
+    let file = stored.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let path = format!("{SHOWN_DIR}/{file}");
+    let place = format!("the whole {whole} is stored at {path} ({})", stored.uri());
     let meta = json!({
         "uri": stored.uri(),
-        "path": stored.path.display().to_string(),
+        "path": path,
         "bytes": stored.bytes,
         "mimeType": stored.kind.mime_type(),
     });
     json!({ "type": "text", "text": cut_text(stored.kind, what, &size, &place), "_meta": { STORED_META: meta } })
 }
 
-/// The note when the folder could not take the result: the cut is still said, and why.
-fn unstored_note(text: &str, what: &str, kind: StoredKind, e: &anyhow::Error) -> Value {
+/// `text` (an error about the folder `dir`) with `dir` named as [`SHOWN_DIR`]: what the
+/// caller may read of an error. The store's errors, and the `tempfile` and OS errors inside
+/// them, quote the absolute path.
+fn shown(text: &str, dir: &Path) -> String {
+    let dir = dir.display().to_string();
+    if dir.is_empty() { text.to_string() } else { text.replace(&dir, SHOWN_DIR) }
+}
+
+/// The note when the folder could not take the result: the cut is still said, and `why`
+/// (already [`shown`]).
+fn unstored_note(text: &str, what: &str, kind: StoredKind, why: &str) -> Value {
     let size = format!("{} bytes, ~{} tokens", text.len(), estimate(text));
-    let why = format!("it could not be stored: {}", crate::text::escape_line(&format!("{e:#}")));
+    let why = format!("it could not be stored: {}", crate::text::escape_line(why));
     json!({ "type": "text", "text": cut_text(kind, what, &size, &why) })
 }
 
@@ -206,12 +224,13 @@ pub(super) async fn read(dir: Option<PathBuf>, uri: &str) -> Option<Result<Store
         return Some(Err(format!("this host keeps no stored results: {}", crate::text::escape_line(uri))));
     };
     // The bound matters only to writes.
-    let store = ResultsStore::new(dir, u64::MAX);
+    let store = ResultsStore::new(dir.clone(), u64::MAX);
     let read = tokio::task::spawn_blocking(move || store.read(&id)).await;
     Some(match read {
         Ok(Ok((text, kind))) => Ok(StoredText { text, mime_type: kind.mime_type() }),
         Ok(Err(e @ ReadError::BadId(_))) => Err(crate::text::escape_line(&e.to_string()).into_owned()),
-        Ok(Err(e)) => Err(e.to_string()),
+        // The id was checked (hex only); the folder is named as the caller knows it.
+        Ok(Err(e)) => Err(shown(&e.to_string(), &dir)),
         Err(e) => Err(format!("cannot read the stored result: {e}")),
     })
 }
@@ -256,15 +275,16 @@ mod tests {
         );
         assert_eq!(result.content[0]["annotations"], json!({"priority": 1.0}));
         let meta = &result.content[1]["_meta"][STORED_META];
-        let path = PathBuf::from(meta["path"].as_str().unwrap_or_default());
+        let uri = meta["uri"].as_str().unwrap_or_default();
+        let shown_path = format!("<home>/results/{}.txt", uri.trim_start_matches(URI_PREFIX));
+        assert_eq!(meta["path"], shown_path.as_str());
+        let path = tmp.path().join(format!("{}.txt", uri.trim_start_matches(URI_PREFIX)));
         assert_eq!(std::fs::read(&path)?, text.as_bytes());
         let note = result.content[1]["text"].as_str().unwrap_or_default();
         let expected = format!(
-            "[result truncated: {} bytes, ~{} tokens; the whole result is stored at {} ({})]",
+            "[result truncated: {} bytes, ~{} tokens; the whole result is stored at {shown_path} ({uri})]",
             text.len(),
             estimate(&text),
-            path.display(),
-            meta["uri"].as_str().unwrap_or_default()
         );
         assert_eq!(note, expected);
         let all: String = result.render_text();
@@ -284,10 +304,12 @@ mod tests {
         assert_eq!(result.content.len(), 2, "{:?}", result.content);
         let note = result.content[1]["text"].as_str().unwrap_or_default();
         let start = format!(
-            "[result truncated: 2000 bytes, ~{} tokens; it could not be stored: cannot create ",
+            "[result truncated: 2000 bytes, ~{} tokens; it could not be stored: cannot create <home>/results: ",
             estimate(&text)
         );
         assert!(note.starts_with(&start) && note.ends_with(']'), "{note}");
+        let tmp_path = tmp.path().display().to_string();
+        assert!(!note.contains(&tmp_path), "the folder's absolute path reached the caller: {note}");
         assert!(result.content[1].get("_meta").is_none(), "no stored result is named");
         Ok(())
     }
@@ -305,8 +327,8 @@ mod tests {
         assert!(note.contains(" tokens; the whole block is stored at "), "{note}");
         let meta = &result.content[1]["_meta"][STORED_META];
         assert_eq!(meta["mimeType"], "application/json");
-        let stored: Value =
-            serde_json::from_slice(&std::fs::read(meta["path"].as_str().unwrap_or_default())?)?;
+        let file = meta["path"].as_str().unwrap_or_default().trim_start_matches("<home>/results/");
+        let stored: Value = serde_json::from_slice(&std::fs::read(tmp.path().join(file))?)?;
         assert_eq!(stored, image);
         Ok(())
     }

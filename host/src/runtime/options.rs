@@ -36,9 +36,10 @@ pub struct RuntimeOptions {
     /// "authorization required: run toolport mcp login NAME", and that login asks for the scope.
     pub sign_in: bool,
     /// `<home>/results/`, where a call result over the workspace's `maxResultTokens` is kept
-    /// whole while the caller gets its beginning and a note (`large_results.rs`). `None`
-    /// passes every result on whole, however large (an embedding host that bounds results
-    /// itself).
+    /// whole while the caller gets its beginning and a note (`large_results.rs`). The note and
+    /// the errors name it `<home>/results`, whatever folder this is: its absolute path is not
+    /// the caller's business. `None` passes every result on whole, however large (an
+    /// embedding host that bounds results itself).
     pub results_dir: Option<PathBuf>,
 }
 
