@@ -87,6 +87,12 @@ if [[ "$scenario" == auth/* ]]; then
     echo "+ toolport mcp login conformance" >&2
     tp mcp login conformance >&2 && signed_in=1 || failed=1
   fi
+  if [[ "$scenario" == auth/dpop* ]] && (( signed_in )); then
+    # The token is bound to the sign-in's key, and `mcp get` says so (the key itself never shows).
+    got="$(tp mcp get conformance 2>&1)"
+    printf '%s\n' "$got" >&2
+    grep -q 'bound to a DPoP key' <<<"$got" || { echo "adapter.sh: mcp get does not say the token is DPoP-bound" >&2; failed=1; }
+  fi
   # `again CMD…`: CMD, and once more after a new sign-in if it asked for one.
   again() {
     local out status

@@ -1,5 +1,6 @@
 //! Which addresses the OAuth requests toolport sends itself may reach (the `jwt_bearer`
-//! grant's issuer metadata and token request; rmcp sends the others): rmcp 3.11's rule for its
+//! grant's issuer metadata and token request, and every request of a person's sign-in and its
+//! refreshes through `dpop/token_client.rs`; rmcp sends the machine grants'): rmcp 3.11's rule for its
 //! own OAuth client, restated here because rmcp keeps it private
 //! (`transport/auth/metadata_resolver.rs`, `MetadataAddressResolver` and `AddressClass::of`,
 //! over `AuthorizationManager::is_disallowed_metadata_ipv4`/`_ipv6`). Keep the two in step.
@@ -22,7 +23,8 @@
 //! It holds for the names a request resolves (a reqwest resolver that drops every address the
 //! rule refuses) and for IP literals, which reqwest connects to without resolving. A proxy
 //! named by `HTTP_PROXY`/`HTTPS_PROXY`/`ALL_PROXY` is not filtered, as in rmcp: the proxy
-//! resolves the target. Redirects are never followed. And `http` is used only between loopback
+//! resolves the target. Redirects are followed only where rmcp's client follows them, with the
+//! rule checked at each hop. And `http` is used only between loopback
 //! hosts (rmcp's `is_allowed_client_credentials_endpoint`): a token is never sent in clear text
 //! across a network.
 
@@ -214,17 +216,37 @@ impl AddressPolicy {
     /// redirects not followed (a 3xx is an answer, not a way around the rule), `timeout` on
     /// every request.
     pub fn client(&self, timeout: Duration) -> Result<reqwest::Client> {
+        self.client_with(reqwest::redirect::Policy::none(), timeout)
+    }
+
+    /// [`Self::client`] with another redirect policy (one that checks each hop with
+    /// [`Self::allows_url`]: names are checked by the resolver, IP literals are not resolved).
+    pub fn client_with(
+        &self,
+        redirect: reqwest::redirect::Policy,
+        timeout: Duration,
+    ) -> Result<reqwest::Client> {
         let proxies = PROXY_ENV_VARS.iter().filter_map(|v| std::env::var(v).ok()).filter_map(|proxy| {
             let proxy = if proxy.contains("://") { proxy } else { format!("http://{proxy}") };
             Url::parse(&proxy).ok()?.host_str().map(normalize_host)
         });
         let resolver = Filtered { policy: self.clone(), unfiltered: proxies.collect::<Vec<_>>().into() };
         reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
+            .redirect(redirect)
             .timeout(timeout)
             .dns_resolver(resolver)
             .build()
             .context("cannot build the HTTP client")
+    }
+
+    /// Whether the host of `url`, when it is an IP literal, is one the rule allows (rmcp's
+    /// `allows_url`); a name is checked when it resolves.
+    pub fn allows_url(&self, url: &Url) -> bool {
+        match url.host() {
+            Some(Host::Ipv4(ip)) => self.allows(AddressClass::of(IpAddr::V4(ip))),
+            Some(Host::Ipv6(ip)) => self.allows(AddressClass::of(IpAddr::V6(ip))),
+            _ => true,
+        }
     }
 
     /// `resolved` (the addresses of `host`) without those the rule refuses; an error naming

@@ -18,10 +18,13 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
 
+use super::dpop::ProofKey;
+use super::dpop::requests::Proofs;
+use super::dpop::token_client::TokenClient;
 use super::sign_in::{self, Completion, Reason};
 use super::store::CredentialsFile;
 use super::{machine, workload};
-use crate::config::{Grant, ServerDef};
+use crate::config::{EditError, Grant, ServerDef};
 
 /// Sign-ins one connection may run for a larger scope; with the first sign-in, a server
 /// sees at most three authorization requests for one task.
@@ -38,7 +41,8 @@ type HttpError<C> = StreamableHttpError<<C as StreamableHttpClient>::Error>;
 #[derive(Clone)]
 enum Via<C> {
     Plain(C),
-    Signed(AuthClient<C>),
+    /// rmcp's token handling over the layer that binds DPoP tokens to their key.
+    Signed(AuthClient<Proofs<C>>),
 }
 
 /// A streamable HTTP client that signs requests when the server needs it. Clones share the
@@ -81,7 +85,7 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> OAuthHttp<C> {
             (Some(def), _, _) => machine_route(def, &plain).await?,
             (None, Some(file), Some(url)) => {
                 let via = match stored(def, file, url).await? {
-                    Some(manager) => Via::Signed(AuthClient::new(plain.clone(), manager)),
+                    Some(signed) => signed.via(&plain)?,
                     None => Via::Plain(plain.clone()),
                 };
                 Route { via, bearer: None }
@@ -179,9 +183,9 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> OAuthHttp<C> {
             return false;
         }
         let Some(url) = step.def.url.as_deref() else { return false };
-        match stored(&step.def, &step.file, url).await {
-            Ok(Some(manager)) => {
-                let via = Via::Signed(AuthClient::new(self.plain.clone(), manager));
+        match stored(&step.def, &step.file, url).await.and_then(|s| s.map(|s| s.via(&self.plain)).transpose())
+        {
+            Ok(Some(via)) => {
                 *self.route.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
                     Route { via, bearer: None };
                 true
@@ -232,23 +236,49 @@ async fn machine_route<C: StreamableHttpClient + Clone + Send + Sync + 'static>(
         },
         _ => {
             let manager = machine::authorize(def).await.map_err(fail)?;
-            Route { via: Via::Signed(AuthClient::new(plain.clone(), manager)), bearer: None }
+            Route { via: Via::Signed(AuthClient::new(Proofs::bearer(plain.clone()), manager)), bearer: None }
         }
     })
 }
 
+/// A stored sign-in, ready to sign requests with.
+struct Stored {
+    manager: AuthorizationManager,
+    /// The key its tokens are bound to (DPoP), if they are.
+    key: Option<Arc<ProofKey>>,
+}
+
+impl Stored {
+    fn via<C: StreamableHttpClient + Clone + Send + Sync + 'static>(
+        self,
+        plain: &C,
+    ) -> Result<Via<C>, String> {
+        let proofs = match self.key {
+            Some(key) => Proofs::bound(plain.clone(), key)?,
+            None => Proofs::bearer(plain.clone()),
+        };
+        Ok(Via::Signed(AuthClient::new(proofs, self.manager)))
+    }
+}
+
 /// A manager over the stored tokens of `url`, configured as the client that obtained them
-/// (with its secret, for a confidential client); `None` when nothing is stored.
-async fn stored(
-    def: &ServerDef,
-    file: &CredentialsFile,
-    url: &str,
-) -> Result<Option<AuthorizationManager>, String> {
-    let Some(signed_in) = file.status(url).map_err(|e| format!("{e:#}"))? else { return Ok(None) };
-    let mut manager = AuthorizationManager::new(url).await.map_err(|e| e.to_string())?;
+/// (with its secret, for a confidential client, and its DPoP key for the refreshes); `None`
+/// when nothing is stored.
+async fn stored(def: &ServerDef, file: &CredentialsFile, url: &str) -> Result<Option<Stored>, String> {
+    let fail = |e: EditError| format!("{e:#}");
+    let Some(signed_in) = file.status(url).map_err(fail)? else { return Ok(None) };
+    let server = url::Url::parse(url).map_err(|e| format!("the server url is not usable: {e}"))?;
+    let client = TokenClient::new(&server).map_err(|e| format!("{e:#}"))?;
+    let mut manager = AuthorizationManager::new_with_oauth_http_client(url, client.clone())
+        .await
+        .map_err(|e| e.to_string())?;
     manager.set_credential_store(file.for_server(url));
+    let key = if signed_in.bound { file.dpop_key(url).map_err(fail)?.map(Arc::new) } else { None };
     // What the sign-in discovered: no discovery round trips before the first request.
-    if let Some(metadata) = file.metadata(url).map_err(|e| format!("{e:#}"))? {
+    if let Some(metadata) = file.metadata(url).map_err(fail)? {
+        if let Some(key) = &key {
+            client.bind(key.clone(), &metadata.token_endpoint);
+        }
         manager.set_metadata(metadata);
     }
     match manager.initialize_from_store().await {
@@ -274,7 +304,7 @@ async fn stored(
             manager.configure_client(config).map_err(|e| e.to_string())?;
         }
     }
-    Ok(Some(manager))
+    Ok(Some(Stored { manager, key }))
 }
 
 /// Sends one request through whichever client the connection uses now.

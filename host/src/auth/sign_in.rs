@@ -3,8 +3,11 @@
 //! challenge, a client identity chosen in the spec's order, the person's browser (or a pasted
 //! redirect), the code exchanged, and the tokens stored under the server url and the issuer.
 //! rmcp does the protocol (RFC 9728, RFC 8414 with the OpenID and 2025-03-26 fallbacks,
-//! RFC 8707 resource checks, RFC 9207 `iss`, PKCE, state); this module is the person's side.
+//! RFC 8707 resource checks, RFC 9207 `iss`, PKCE, state) over toolport's own OAuth client,
+//! which adds the DPoP proofs of a server that binds its tokens (`dpop`); this module is the
+//! person's side.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow, bail};
@@ -13,6 +16,8 @@ use tokio::io::AsyncBufReadExt as _;
 use url::Url;
 
 use super::callback::Callback;
+use super::dpop::token_client::TokenClient;
+use super::dpop::{self, ProofKey};
 use super::store::CredentialsFile;
 use crate::browser::{self, Shown};
 use crate::config::{Grant, OAuthDef, ServerDef};
@@ -106,7 +111,11 @@ pub async fn sign_in(
 ) -> Result<SignedIn> {
     let url = def.url.as_deref().ok_or_else(|| anyhow!("server {} has no url to sign in to", def.name))?;
     let oauth = def.oauth.clone().unwrap_or_default();
-    let mut manager = AuthorizationManager::new(url).await.context("the server url is not usable")?;
+    let server = Url::parse(url).context("the server url is not usable")?;
+    let client = TokenClient::new(&server)?;
+    let mut manager = AuthorizationManager::new_with_oauth_http_client(url, client.clone())
+        .await
+        .context("the server url is not usable")?;
     manager.set_credential_store(file.for_server(url));
     let resolution = manager
         .resolve_metadata_from_challenge(reason.challenge.as_deref())
@@ -127,6 +136,13 @@ pub async fn sign_in(
         .and_then(serde_json::Value::as_bool)
         .unwrap_or(false);
     manager.set_metadata(metadata.clone());
+    let key = match dpop::wanted(&metadata, reason.challenge.as_deref()) {
+        true => Some(Arc::new(ProofKey::generate()?)),
+        false => None,
+    };
+    if let Some(key) = &key {
+        client.bind(key.clone(), &metadata.token_endpoint);
+    }
 
     let mut callback = Callback::bind(oauth.callback_port).await?;
     let redirect = callback.redirect_uri().to_string();
@@ -186,7 +202,14 @@ pub async fn sign_in(
         .await
         .map_err(|e| anyhow!(e))?;
     file.set_metadata(url, issuer.as_deref(), &metadata)?;
-    let scopes = file.status(url)?.map(|s| s.scopes).unwrap_or_default();
+    let status = file.status(url)?;
+    let bound = status.as_ref().is_some_and(|s| s.bound);
+    if key.is_some() && !bound {
+        tracing::info!(server = %def.name, "the authorization server answered the DPoP proof with a bearer token");
+    }
+    // A new key per sign-in; none kept beside a bearer token, whatever an older sign-in left.
+    file.set_dpop_key(url, issuer.as_deref(), key.as_deref().filter(|_| bound))?;
+    let scopes = status.map(|s| s.scopes).unwrap_or_default();
     Ok(SignedIn { issuer, scopes })
 }
 

@@ -7,13 +7,17 @@
 //!   "issuers": {"https://auth.example.com": {
 //!     "clientId": "…", "clientSecret": "…",
 //!     "token": {"access_token": "…", "token_type": "bearer", "expires_in": 3600, "refresh_token": "…"},
-//!     "grantedScopes": ["read"], "receivedAt": 1767225600}}}}}
+//!     "grantedScopes": ["read"], "receivedAt": 1767225600,
+//!     "dpopKey": {"alg": "ES256", "pkcs8": "…"}}}}}}
 //! ```
 //!
 //! - Entries are keyed by the authorization server's issuer as well as the server's URL: a
 //!   server that moves to another authorization server gets a fresh entry, so a client id
 //!   registered at the old one is never handed to the new one. `current` is the issuer of the
 //!   last sign-in (`""`: the server's metadata named none).
+//! - `dpopKey`: the private key a DPoP sign-in bound its tokens to (`auth/dpop/`); only beside a
+//!   token whose `token_type` is `DPoP`. A new sign-in replaces or removes it, and it goes with
+//!   the entry.
 //! - `wantedScopes` (beside `current`): scopes the server refused a request for
 //!   (`403 insufficient_scope`) in a process that does not sign in by itself (everything but
 //!   the interactive session); the next `mcp login` asks for them with those granted before.
@@ -36,12 +40,16 @@ use rmcp::transport::auth::{
 };
 use serde_json::{Map, Value};
 
+use super::dpop::{self, ProofKey};
 use crate::config::{ConfigError, EditError, FileLock, LockAt, Perms, parse_json};
 use crate::redact::redact_urls;
 
 /// The layout this toolport reads and writes. A file with another `version` is refused, not
 /// rewritten: a newer toolport wrote it, and rewriting it here could drop what it means.
 const VERSION: u64 = 1;
+
+/// Where an entry keeps its DPoP key.
+const DPOP_KEY: &str = "dpopKey";
 
 type Doc = Map<String, Value>;
 
@@ -110,6 +118,8 @@ pub struct SignedIn {
     pub has_refresh_token: bool,
     /// The scopes granted (what rmcp recorded; empty when unknown).
     pub scopes: Vec<String>,
+    /// Whether the token is bound to a key toolport holds (DPoP).
+    pub bound: bool,
 }
 
 impl CredentialsFile {
@@ -213,6 +223,43 @@ impl CredentialsFile {
         Ok(entry.get("metadata").and_then(|m| serde_json::from_value(m.clone()).ok()))
     }
 
+    /// Keeps `key` as the key the sign-in at `issuer` bound its tokens to, or removes the one
+    /// kept when `None` (a bearer sign-in). Call it after the tokens are saved.
+    pub fn set_dpop_key(
+        &self,
+        url: &str,
+        issuer: Option<&str>,
+        key: Option<&ProofKey>,
+    ) -> Result<(), EditError> {
+        let issuer = issuer.unwrap_or_default();
+        self.write(url, |at, doc| {
+            let entry = at.entry_mut(doc, issuer)?;
+            match key {
+                Some(key) => entry.insert(DPOP_KEY.into(), key.to_stored()),
+                None => entry.shift_remove(DPOP_KEY),
+            };
+            Ok(())
+        })
+    }
+
+    /// The key the current sign-in for `url` bound its tokens to; `None` for bearer tokens. A
+    /// key that does not read is an error naming its place (the tokens are useless without it).
+    pub fn dpop_key(&self, url: &str) -> Result<Option<ProofKey>, EditError> {
+        let doc = read(&self.path)?;
+        let at = At { path: &self.path, url };
+        let Some((issuer, entry)) = at.current(&doc)? else { return Ok(None) };
+        match entry.get(DPOP_KEY) {
+            None | Some(Value::Null) => Ok(None),
+            Some(value) => ProofKey::from_stored(value).map(Some).map_err(|e| {
+                at.err(
+                    &format!("{}: \"{DPOP_KEY}\"", at.entry_name(issuer)),
+                    &format!("a DPoP key ({e}; sign in again)"),
+                )
+                .into()
+            }),
+        }
+    }
+
     /// Remembers scopes the server at `url` refused a request for (`403 insufficient_scope`)
     /// where no sign-in could run: the next `mcp login` asks for them too.
     pub fn want_scopes(&self, url: &str, scopes: &[String]) -> Result<(), EditError> {
@@ -269,6 +316,7 @@ impl CredentialsFile {
             expires_at: entry.received_at.zip(entry.expires_in).map(|(at, ttl)| at.saturating_add(ttl)),
             has_refresh_token: entry.has_refresh_token,
             scopes: entry.granted_scopes,
+            bound: entry.bound,
         }))
     }
 
@@ -501,6 +549,8 @@ struct Entry {
     /// trait is not re-exported by rmcp.
     expires_in: Option<u64>,
     has_refresh_token: bool,
+    /// The token's `token_type` is `DPoP`.
+    bound: bool,
     granted_scopes: Vec<String>,
     received_at: Option<u64>,
 }
@@ -594,6 +644,11 @@ impl At<'_> {
             ConfigError(format!("{}: {} has no \"clientId\"", self.path.display(), self.entry_name(issuer)))
         })?;
         let client_secret = string("clientSecret")?;
+        let bound = entry
+            .get("token")
+            .and_then(|t| t.get("token_type"))
+            .and_then(Value::as_str)
+            .is_some_and(|t| t.eq_ignore_ascii_case(dpop::SCHEME));
         let (token, expires_in, has_refresh_token) = match entry.get("token") {
             None | Some(Value::Null) => (None, None, false),
             Some(json) => {
@@ -624,6 +679,7 @@ impl At<'_> {
             token,
             expires_in,
             has_refresh_token,
+            bound,
             granted_scopes,
             received_at,
         })
@@ -679,6 +735,57 @@ mod tests {
         Ok(serde_json::from_str(&std::fs::read_to_string(path)?)?)
     }
 
+    /// A DPoP sign-in's key lives beside its token: a refresh keeps it, a bearer sign-in
+    /// removes it, another issuer's sign-in does not see it, a logout takes it away, and a
+    /// key that does not read is named, not shown.
+    #[tokio::test]
+    async fn a_dpop_key_lives_and_goes_with_its_sign_in() -> anyhow::Result<()> {
+        let tmp = tempfile::tempdir()?;
+        let file = CredentialsFile::new(tmp.path().join("credentials.json"));
+        let store = file.for_server(URL);
+        let dpop_token = |access: &str| -> anyhow::Result<StoredCredentials> {
+            let token = serde_json::from_value(json!({
+                "access_token": access, "token_type": "DPoP", "expires_in": 3600, "refresh_token": "r"
+            }))?;
+            Ok(StoredCredentials::new("client-1".into(), Some(token), vec![], Some(1_000))
+                .with_issuer(Some(ISSUER_A.into())))
+        };
+        store.save(dpop_token("a0")?).await?;
+        let key = ProofKey::generate()?;
+        file.set_dpop_key(URL, Some(ISSUER_A), Some(&key))?;
+        assert!(file.status(URL)?.is_some_and(|s| s.bound));
+        let public =
+            |k: &ProofKey| k.proof("GET", URL, None, None).map(|p| p.split('.').next().map(str::to_owned));
+        let kept = file.dpop_key(URL)?.ok_or_else(|| anyhow::anyhow!("no key kept"))?;
+        assert_eq!(public(&kept)?, public(&key)?);
+        // A refresh saves a new token: the key stays.
+        store.save(dpop_token("a1")?).await?;
+        assert!(file.dpop_key(URL)?.is_some());
+        // Another issuer's sign-in is current now: its entry has no key.
+        store.save(creds("client-2", Some(ISSUER_B), "b0", "r0")?).await?;
+        assert!(file.dpop_key(URL)?.is_none());
+        assert!(file.status(URL)?.is_some_and(|s| !s.bound));
+        // A bearer sign-in at the first issuer again: nothing left of the old key.
+        store.save(creds("client-1", Some(ISSUER_A), "a2", "r0")?).await?;
+        file.set_dpop_key(URL, Some(ISSUER_A), None)?;
+        assert!(file.dpop_key(URL)?.is_none());
+        assert!(file_json(file.path())?["servers"][URL]["issuers"][ISSUER_A].get("dpopKey").is_none());
+        // A broken key names its place and shows nothing of the file.
+        store.save(dpop_token("a3")?).await?;
+        let mut doc = file_json(file.path())?;
+        doc["servers"][URL]["issuers"][ISSUER_A]["dpopKey"] = json!({"alg": "ES256", "pkcs8": "c2VjcmV0"});
+        std::fs::write(file.path(), doc.to_string())?;
+        let err = file.dpop_key(URL).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            err.contains("issuer \"https://auth-a.example.com\": \"dpopKey\" must be a DPoP key"),
+            "{err}"
+        );
+        assert!(!err.contains("c2VjcmV0"), "{err}");
+        assert!(file.forget(URL)?);
+        assert!(file.dpop_key(URL)?.is_none());
+        Ok(())
+    }
+
     #[tokio::test]
     async fn a_saved_sign_in_loads_back_and_shows_in_status() -> anyhow::Result<()> {
         let tmp = tempfile::tempdir()?;
@@ -701,6 +808,7 @@ mod tests {
                 expires_at: Some(4_600),
                 has_refresh_token: true,
                 scopes: vec!["read".into()],
+                bound: false,
             })
         );
         assert_eq!(

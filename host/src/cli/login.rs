@@ -57,6 +57,9 @@ pub fn oauth_state(paths: &Paths, def: &ServerDef) -> Result<String> {
         let note = if signed_in.has_refresh_token { ", renewed automatically" } else { "" };
         parts.push(format!("expires {when}{note}"));
     }
+    if signed_in.bound {
+        parts.push("bound to a DPoP key".into());
+    }
     Ok(if parts.is_empty() { "signed in".into() } else { format!("signed in ({})", parts.join(", ")) })
 }
 
