@@ -166,6 +166,32 @@ class LoopbackClient(OAuthClientInformationFull):
 STEP_UP_SCOPES = []
 
 
+async def read_body(receive):
+    """The whole body of an ASGI request, read from `receive`."""
+    body = b""
+    more = True
+    while more:
+        message = await receive()
+        body += message.get("body", b"")
+        more = message.get("more_body", False)
+    return body
+
+
+def replaying(body, receive):
+    """A `receive` for the app behind a shim that read the request: `body` first, then
+    whatever `receive` brings (the disconnect)."""
+    replayed = False
+
+    async def replay():
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
 class StepUpShim:
     """--step-up SCOPE: a `tools/call` of `write_note` with a token that lacks SCOPE is
     refused 403 insufficient_scope, naming the scopes it needs (SEP-835), before the SDK sees
@@ -182,20 +208,8 @@ class StepUpShim:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http" or scope["path"] != "/mcp" or scope["method"] != "POST":
             return await self.app(scope, receive, send)
-        body = b""
-        more = True
-        while more:
-            message = await receive()
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
-        replayed = False
-
-        async def replay():
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
+        body = await read_body(receive)
+        replay = replaying(body, receive)
 
         if await self.refused(scope, body):
             log(f"refused a {self.TOOL} call: the token lacks {self.scope}")
@@ -434,12 +448,7 @@ class TokenEndpointShim:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         authorization = headers.get("authorization", "")
         basic = authorization.lower().startswith("basic ")
-        body = b""
-        more = True
-        while more:
-            message = await receive()
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
+        body = await read_body(receive)
         form = dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
         added = {}
         if basic and "client_id" not in form:
@@ -456,14 +465,7 @@ class TokenEndpointShim:
         scope["headers"] = [(k, v) for k, v in scope["headers"] if k.lower() != b"content-length"] + [
             (b"content-length", str(len(body)).encode())
         ]
-        replayed = False
-
-        async def replay():
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
+        replay = replaying(body, receive)
 
         reset = basic_auth_used.set(basic)
         try:
