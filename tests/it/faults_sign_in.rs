@@ -53,15 +53,21 @@ fn browser_said(env: &Env) -> String {
     std::fs::read_to_string(browser_log(env)).unwrap_or_default()
 }
 
+/// The fixture's OAuth server and a home with it enabled as [`NAME`], not signed in.
+fn enabled_oauth_server() -> (OAuthServer, Env) {
+    let server = OAuthServer::start(&[]);
+    let env = Env::new();
+    add_enabled(&env, &server, NAME, &json!({ "type": "http", "url": server.url, "oauth": {} }));
+    (server, env)
+}
+
 /// Before the real redirect, three forged requests reach the callback: a refusal with no
 /// state (its text with a newline), one with another state, and a code with another state.
 /// Each is answered 400 and ignored; the real redirect then signs in, and nothing the forger
 /// wrote is printed.
 #[test]
 fn callback_requests_without_the_sign_ins_state_are_ignored() {
-    let server = OAuthServer::start(&[]);
-    let env = Env::new();
-    add_enabled(&env, &server, NAME, &json!({ "type": "http", "url": server.url, "oauth": {} }));
+    let (server, env) = enabled_oauth_server();
     let forger = browser_script(
         &env,
         r#"for query in 'error=access_denied&error_description=forged%0Aline' \
@@ -94,9 +100,7 @@ exec "$BROWSER_SH" "$url""#,
 /// forge a line of toolport's or move the cursor.
 #[test]
 fn a_refusal_with_the_right_state_is_printed_as_one_escaped_line() {
-    let server = OAuthServer::start(&[]);
-    let env = Env::new();
-    add_enabled(&env, &server, NAME, &json!({ "type": "http", "url": server.url, "oauth": {} }));
+    let (_server, env) = enabled_oauth_server();
     let refuser = browser_script(
         &env,
         r#"[[ -n "$state" ]] || { echo "no state in $url" >>"$log"; exit 1; }
@@ -119,9 +123,7 @@ query="error=access_denied%1B%5B2J&error_description=denied%0D%0Atoolport%3A%20f
 /// redirect the fixture sent the browser to.
 #[test]
 fn the_authorization_code_never_reaches_the_log_at_vvv() {
-    let server = OAuthServer::start(&[]);
-    let env = Env::new();
-    add_enabled(&env, &server, NAME, &json!({ "type": "http", "url": server.url, "oauth": {} }));
+    let (server, env) = enabled_oauth_server();
     let ran = login_with(&env, &["-vvv"], &browser());
     assert_ok(&ran, &env, &server);
     let said = browser_said(&env);
