@@ -116,9 +116,7 @@ fn standalone_streams_leave_the_request_places_free() {
     let authority = serve.authority();
     let mut streams = Vec::new();
     for _ in 0..2 {
-        let (status, head, _) = exchange(&authority, "POST", &[], INITIALIZE);
-        assert_eq!(status, 200, "{head}");
-        let session = session_of(&head);
+        let session = open_session(&authority);
         let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
         let (status, head, _) = exchange(
             &authority,
@@ -149,13 +147,7 @@ fn sessions_are_capped_and_an_ended_one_makes_room() {
     let env = demo_env();
     let serve = ServeHttp::start_with(&env, &["--max-sessions", "3"], &[]);
     let authority = serve.authority();
-    let sessions: Vec<String> = (0..3)
-        .map(|_| {
-            let (status, head, _) = exchange(&authority, "POST", &[], INITIALIZE);
-            assert_eq!(status, 200, "{head}");
-            session_of(&head)
-        })
-        .collect();
+    let sessions: Vec<String> = (0..3).map(|_| open_session(&authority)).collect();
     let (status, head, body) = exchange(&authority, "POST", &[], INITIALIZE);
     assert_eq!(status, 503, "{head}\n{body}");
     assert!(
@@ -166,6 +158,13 @@ fn sessions_are_capped_and_an_ended_one_makes_room() {
     assert!(status == 200 || status == 202 || status == 204, "{head}");
     let (status, head, body) = exchange(&authority, "POST", &[], INITIALIZE);
     assert_eq!(status, 200, "{head}\n{body}");
+}
+
+/// A new session's id, from an `initialize` that must succeed.
+fn open_session(authority: &str) -> String {
+    let (status, head, _) = exchange(authority, "POST", &[], INITIALIZE);
+    assert_eq!(status, 200, "{head}");
+    session_of(&head)
 }
 
 fn session_of(head: &str) -> String {
