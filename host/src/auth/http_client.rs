@@ -85,7 +85,7 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> OAuthHttp<C> {
             (Some(def), _, _) => machine_route(def, &plain).await?,
             (None, Some(file), Some(url)) => {
                 let via = match stored(def, file, url).await? {
-                    Some(signed) => signed.via(&plain)?,
+                    Some(signed) => signed.via(&plain),
                     None => Via::Plain(plain.clone()),
                 };
                 Route { via, bearer: None }
@@ -183,8 +183,7 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> OAuthHttp<C> {
             return false;
         }
         let Some(url) = step.def.url.as_deref() else { return false };
-        match stored(&step.def, &step.file, url).await.and_then(|s| s.map(|s| s.via(&self.plain)).transpose())
-        {
+        match stored(&step.def, &step.file, url).await.map(|s| s.map(|s| s.via(&self.plain))) {
             Ok(Some(via)) => {
                 *self.route.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
                     Route { via, bearer: None };
@@ -249,15 +248,12 @@ struct Stored {
 }
 
 impl Stored {
-    fn via<C: StreamableHttpClient + Clone + Send + Sync + 'static>(
-        self,
-        plain: &C,
-    ) -> Result<Via<C>, String> {
+    fn via<C: StreamableHttpClient + Clone + Send + Sync + 'static>(self, plain: &C) -> Via<C> {
         let proofs = match self.key {
-            Some(key) => Proofs::bound(plain.clone(), key)?,
+            Some(key) => Proofs::bound(plain.clone(), key),
             None => Proofs::bearer(plain.clone()),
         };
-        Ok(Via::Signed(AuthClient::new(proofs, self.manager)))
+        Via::Signed(AuthClient::new(proofs, self.manager))
     }
 }
 

@@ -136,10 +136,10 @@ pub async fn sign_in(
         .and_then(serde_json::Value::as_bool)
         .unwrap_or(false);
     manager.set_metadata(metadata.clone());
-    let key = match dpop::wanted(&metadata, reason.challenge.as_deref()) {
-        true => Some(Arc::new(ProofKey::generate()?)),
-        false => None,
-    };
+    let key = dpop::wanted(&metadata, reason.challenge.as_deref())
+        .then(ProofKey::generate)
+        .transpose()?
+        .map(Arc::new);
     if let Some(key) = &key {
         client.bind(key.clone(), &metadata.token_endpoint);
     }

@@ -11,7 +11,7 @@
 //! following requests of the connection carry too.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use http::header::{ACCEPT, AUTHORIZATION};
@@ -46,7 +46,8 @@ pub struct Proofs<C> {
 struct Binding {
     key: Arc<ProofKey>,
     nonce: Mutex<Option<String>>,
-    probe: reqwest::Client,
+    /// The client of the nonce's `ping`, built the first time a server asks for a nonce.
+    probe: OnceLock<reqwest::Client>,
 }
 
 impl<C> Proofs<C> {
@@ -56,14 +57,9 @@ impl<C> Proofs<C> {
     }
 
     /// Tokens go out bound to `key`.
-    pub fn bound(inner: C, key: Arc<ProofKey>) -> Result<Self, String> {
-        let probe = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(PROBE_TIMEOUT)
-            .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
-        let binding = Binding { key, nonce: Mutex::new(None), probe };
-        Ok(Self { inner, binding: Some(Arc::new(binding)) })
+    pub fn bound(inner: C, key: Arc<ProofKey>) -> Self {
+        let binding = Binding { key, nonce: Mutex::new(None), probe: OnceLock::new() };
+        Self { inner, binding: Some(Arc::new(binding)) }
     }
 }
 
@@ -108,8 +104,23 @@ impl Binding {
         headers: &Headers,
     ) -> Option<String> {
         let proof = self.key.proof("POST", uri, Some(token), None).ok()?;
-        let mut request = self
-            .probe
+        let probe = match self.probe.get() {
+            Some(probe) => probe,
+            None => {
+                let built = reqwest::Client::builder()
+                    .redirect(reqwest::redirect::Policy::none())
+                    .timeout(PROBE_TIMEOUT)
+                    .build();
+                match built {
+                    Ok(client) => self.probe.get_or_init(|| client),
+                    Err(e) => {
+                        tracing::warn!("cannot build the HTTP client to learn the DPoP nonce: {e}");
+                        return None;
+                    }
+                }
+            }
+        };
+        let mut request = probe
             .post(uri)
             .header(ACCEPT, "application/json, text/event-stream")
             .header(AUTHORIZATION, format!("{SCHEME} {token}"))
@@ -181,8 +192,7 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> StreamableHttpClie
         auth_header: Option<String>,
         custom_headers: Headers,
     ) -> Result<StreamableHttpPostResponse, HttpError<C>> {
-        let session = session_id.as_deref().map(str::to_owned);
-        self.send("POST", &uri, session.as_deref(), auth_header, custom_headers, |token, headers| {
+        self.send("POST", &uri, session_id.as_deref(), auth_header, custom_headers, |token, headers| {
             self.inner.post_message(uri.clone(), message.clone(), session_id.clone(), token, headers)
         })
         .await
@@ -197,8 +207,7 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> StreamableHttpClie
         custom_headers: Headers,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, HttpError<C>> {
-        let session = session_id.as_deref().map(str::to_owned);
-        self.send("POST", &uri, session.as_deref(), auth_header, custom_headers, |token, headers| {
+        self.send("POST", &uri, session_id.as_deref(), auth_header, custom_headers, |token, headers| {
             self.inner.post_message_with_max_sse_event_size(
                 uri.clone(),
                 message.clone(),
@@ -220,8 +229,7 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> StreamableHttpClie
         custom_headers: Headers,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, HttpError<C>> {
-        let session = session_id.as_deref().map(str::to_owned);
-        self.send("POST", &uri, session.as_deref(), auth_header, custom_headers, |token, headers| {
+        self.send("POST", &uri, session_id.as_deref(), auth_header, custom_headers, |token, headers| {
             self.inner.post_message_with_response_limits(
                 uri.clone(),
                 message.clone(),
@@ -255,8 +263,7 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> StreamableHttpClie
         auth_header: Option<String>,
         custom_headers: Headers,
     ) -> Result<BoxedSseResponse, HttpError<C>> {
-        let session = session_id.as_deref().map(str::to_owned);
-        self.send("GET", &uri, session.as_deref(), auth_header, custom_headers, |token, headers| {
+        self.send("GET", &uri, session_id.as_deref(), auth_header, custom_headers, |token, headers| {
             self.inner.get_stream(uri.clone(), session_id.clone(), last_event_id.clone(), token, headers)
         })
         .await
@@ -271,8 +278,7 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> StreamableHttpClie
         custom_headers: Headers,
         max_sse_event_size: usize,
     ) -> Result<BoxedSseResponse, HttpError<C>> {
-        let session = session_id.as_deref().map(str::to_owned);
-        self.send("GET", &uri, session.as_deref(), auth_header, custom_headers, |token, headers| {
+        self.send("GET", &uri, session_id.as_deref(), auth_header, custom_headers, |token, headers| {
             self.inner.get_stream_with_max_sse_event_size(
                 uri.clone(),
                 session_id.clone(),

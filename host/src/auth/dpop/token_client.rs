@@ -52,6 +52,11 @@ fn error(message: String) -> OAuthHttpClientError {
     message.into()
 }
 
+/// Why a request to `url` is not sent: the address rule refuses its host.
+fn refused(url: &reqwest::Url) -> String {
+    format!("OAuth request to `{url}` refused: address not allowed")
+}
+
 impl TokenClient {
     /// The client for the OAuth requests of the server at `server`, not yet bound.
     pub fn new(server: &Url) -> Result<Arc<Self>> {
@@ -59,7 +64,7 @@ impl TokenClient {
         let hops = policy.clone();
         let follow = reqwest::redirect::Policy::custom(move |attempt| {
             if !hops.allows_url(attempt.url()) {
-                let refused = format!("OAuth request to `{}` refused: address not allowed", attempt.url());
+                let refused = refused(attempt.url());
                 attempt.error(refused)
             } else if attempt.previous().len() > MAX_REDIRECTS {
                 attempt.error(format!("OAuth request exceeded {MAX_REDIRECTS} redirects"))
@@ -107,7 +112,7 @@ impl TokenClient {
         };
         let mut request = reqwest::Request::try_from(request)?;
         if !self.policy.allows_url(request.url()) {
-            return Err(error(format!("OAuth request to `{}` refused: address not allowed", request.url())));
+            return Err(error(refused(request.url())));
         }
         if let Some(timeout) = timeout {
             *request.timeout_mut() = Some(timeout);
@@ -129,37 +134,49 @@ impl TokenClient {
         Ok(answer.body(body)?)
     }
 
-    /// `request` with a proof, once more with the server's nonce when it asks for one.
+    /// `request` with a proof, once more with the server's nonce when it asks for a new one.
     async fn send_proved(
         &self,
         request: HttpRequest,
         redirects: OAuthHttpRedirectPolicy,
         timeout: Option<Duration>,
         key: &ProofKey,
-        mut nonce: Option<String>,
+        nonce: Option<String>,
     ) -> Result<HttpResponse, OAuthHttpClientError> {
         let (parts, body) = request.into_parts();
-        let url = parts.uri.to_string();
-        for attempt in 0..2 {
-            let proof =
-                key.proof("POST", &url, None, nonce.as_deref()).map_err(|e| error(format!("{e:#}")))?;
-            let mut request = http::Request::from_parts(parts.clone(), body.clone());
-            request.headers_mut().insert(PROOF_HEADER, HeaderValue::from_str(&proof)?);
-            let response = self.send(request, redirects, timeout).await?;
-            let fresh = response.headers().get(NONCE_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
-            let Some(fresh) = fresh else { return Ok(response) };
-            self.keep_nonce(fresh.clone());
-            let asks = response.status() == http::StatusCode::BAD_REQUEST
-                && asks_for_nonce(&String::from_utf8_lossy(response.body()));
-            if !asks || attempt == 1 || nonce.as_deref() == Some(fresh.as_str()) {
-                return Ok(response);
+        let url = &parts.uri.to_string();
+        let send = |nonce: Option<String>| {
+            let request = http::Request::from_parts(parts.clone(), body.clone());
+            async move {
+                let mut request = request;
+                let proof =
+                    key.proof("POST", url, None, nonce.as_deref()).map_err(|e| error(format!("{e:#}")))?;
+                request.headers_mut().insert(PROOF_HEADER, HeaderValue::from_str(&proof)?);
+                self.send(request, redirects, timeout).await
             }
-            tracing::debug!(
-                "the authorization server asks for a DPoP nonce; sending the token request again"
-            );
-            nonce = Some(fresh);
+        };
+        let response = send(nonce.clone()).await?;
+        match self.nonce_asked(&response) {
+            Some(fresh) if nonce.as_ref() != Some(&fresh) => {
+                tracing::debug!(
+                    "the authorization server asks for a DPoP nonce; sending the token request again"
+                );
+                let response = send(Some(fresh)).await?;
+                self.nonce_asked(&response);
+                Ok(response)
+            }
+            _ => Ok(response),
         }
-        Err(error("the authorization server keeps asking for a new DPoP nonce".into()))
+    }
+
+    /// Keeps the nonce `response` carries, if any; returns it when the response refuses the
+    /// proof for lacking it (`400 use_dpop_nonce`).
+    fn nonce_asked(&self, response: &HttpResponse) -> Option<String> {
+        let fresh = response.headers().get(NONCE_HEADER)?.to_str().ok()?.to_owned();
+        self.keep_nonce(fresh.clone());
+        let asks = response.status() == http::StatusCode::BAD_REQUEST
+            && asks_for_nonce(&String::from_utf8_lossy(response.body()));
+        asks.then_some(fresh)
     }
 }
 
