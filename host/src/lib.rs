@@ -29,6 +29,7 @@ mod auth;
 mod browser;
 mod clients;
 mod config;
+mod notice;
 mod paths;
 mod plugin;
 mod redact;
@@ -82,6 +83,7 @@ pub use config::{
     Resolved, ResolvedServer, Roots, ServerDef, Surface, Timeouts, ToolFilter, TransportKind, WasmDef,
     WorkspaceSettings, load_resolved, parse_json, resolve, same_path, validate,
 };
+pub use notice::{NoticePrinter, set_notice_printer};
 pub use paths::Paths;
 
 // Changing the files: locked, atomic edits that keep unknown keys (what `mcp add` and `/mcp`

@@ -4,6 +4,7 @@
 mod acp;
 mod acp_limits;
 mod acp_support;
+mod architecture;
 mod auth_login;
 mod auth_machine;
 mod auth_session;

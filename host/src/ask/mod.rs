@@ -14,6 +14,7 @@ use std::io::IsTerminal as _;
 
 use futures::future::BoxFuture;
 
+use crate::notice;
 use crate::runtime::{Elicitation, ElicitationAnswer, ElicitationKind, ElicitationModes, Elicitor};
 use crate::text::escape_line;
 
@@ -129,5 +130,5 @@ fn on_a_terminal() -> bool {
 
 /// One line for the person or the script's log, on stderr.
 fn note(line: &str) {
-    eprintln!("toolport: {line}");
+    notice::tell(format_args!("toolport: {line}"));
 }

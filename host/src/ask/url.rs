@@ -5,20 +5,21 @@
 use dialoguer::Select;
 use dialoguer::console::Term;
 
+use crate::notice;
 use crate::runtime::ElicitationAnswer;
 use crate::text::escape_line;
 
 /// Prints the page and why the server wants it visited.
 pub fn show(server: &str, message: &str, url: &str) {
-    eprintln!("MCP server {server} asks you to open a page: {}", escape_line(message));
-    eprintln!("  {}", escape_line(url));
+    notice::tell(format_args!("MCP server {server} asks you to open a page: {}", escape_line(message)));
+    notice::tell(format_args!("  {}", escape_line(url)));
 }
 
 /// Opens `url` in a browser when it is a page toolport opens ([`crate::browser`]); the person
 /// has it printed either way.
 pub fn open(url: &str) {
     if let crate::browser::Shown::Refused(why) = crate::browser::open(url) {
-        eprintln!("  (not opened: {why})");
+        notice::tell(format_args!("  (not opened: {why})"));
     }
 }
 

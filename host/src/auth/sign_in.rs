@@ -21,6 +21,7 @@ use super::dpop::{self, ProofKey};
 use super::store::CredentialsFile;
 use crate::browser::{self, Shown};
 use crate::config::{Grant, OAuthDef, ServerDef};
+use crate::notice;
 use crate::text::{clip_foreign, escape_line};
 
 /// How long a sign-in waits for the browser's redirect (or the pasted address) before giving
@@ -265,22 +266,26 @@ fn with_client(request: AuthorizationRequest, id: String, secret: Option<String>
 fn show(server: &str, url: &str, completion: Completion, redirect: &str) {
     match completion {
         Completion::Paste => {
-            eprintln!("To sign in to {server}, open this address in a browser:\n\n  {url}\n");
-            eprintln!(
+            notice::tell(format_args!(
+                "To sign in to {server}, open this address in a browser:\n\n  {url}\n"
+            ));
+            notice::tell(format_args!(
                 "After signing in, the browser goes to an address starting with {redirect} \
                  (it may fail to load). Paste that whole address here and press Enter:"
-            );
+            ));
         }
         Completion::Browser => match browser::open(url) {
             Shown::Opened(program) => {
-                eprintln!("Signing in to {server}: opened the sign-in page with {program}.");
-                eprintln!("If it did not open, visit:\n\n  {url}\n");
+                notice::tell(format_args!("Signing in to {server}: opened the sign-in page with {program}."));
+                notice::tell(format_args!("If it did not open, visit:\n\n  {url}\n"));
             }
             Shown::Printed => {
-                eprintln!("To sign in to {server}, open this address in a browser:\n\n  {url}\n");
-                eprintln!(
+                notice::tell(format_args!(
+                    "To sign in to {server}, open this address in a browser:\n\n  {url}\n"
+                ));
+                notice::tell(format_args!(
                     "(waiting for the browser to come back to {redirect}; use --no-browser to paste instead)"
-                );
+                ));
             }
             // Checked before `show` (`browser::openable`): not reached.
             Shown::Refused(_) => {}
@@ -301,10 +306,10 @@ async fn wait(callback: &mut Callback, completion: Completion, state: &str) -> R
         };
         match Answer::parse(&address, state)? {
             Some(answer) => return Ok(answer),
-            None => eprintln!(
+            None => notice::tell(format_args!(
                 "That address belongs to another sign-in (its state is not this one's). \
                  Paste the address this sign-in's page sent the browser to:"
-            ),
+            )),
         }
     }
 }

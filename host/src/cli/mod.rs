@@ -110,6 +110,8 @@ enum Command {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     init_tracing(cli.verbose);
+    // The library's notices (sign-in addresses, serve's reconnects) are for the person here.
+    toolport::set_notice_printer(Some(std::sync::Arc::new(|line: &str| eprintln!("{line}"))));
     toolport::raise_fd_limit();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,

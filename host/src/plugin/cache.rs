@@ -54,6 +54,54 @@ pub struct Cache {
     key: Arc<OnceLock<Option<Key>>>,
 }
 
+/// The runnable component for `bytes`: through `cache` when there is one, else compiled in
+/// memory; its memory images made here, at load (see [`with_memory_images`]).
+pub(crate) fn compiled(
+    engine: &Engine,
+    bytes: &[u8],
+    cache: Option<&Cache>,
+    digest: Option<[u8; 32]>,
+) -> Result<(Component, CacheOutcome)> {
+    let (component, outcome) = match cache {
+        Some(cache) => cache.load_or_compile(engine, bytes, digest)?,
+        None => (Component::new(engine, bytes)?, CacheOutcome::Uncached),
+    };
+    with_memory_images(&component)?;
+    Ok((component, outcome))
+}
+
+/// How often a memory image refused by the kernel is made again.
+const IMAGE_TRIES: u32 = 4;
+
+/// Makes the component's copy-on-write memory images now rather than at its first
+/// instantiation. On Linux each image is a sealed memfd, and sealing it is refused with
+/// `EBUSY` while the kernel still holds a transient reference to a freshly written page (a
+/// per-CPU page batch of another core): seen once in CI as a Python server "crashed: Device or
+/// resource busy" at its first start. A failed image is not kept, so a fresh try writes a new
+/// memfd; here the refusal costs a retry instead of failing the guest's first run.
+fn with_memory_images(component: &Component) -> Result<()> {
+    let mut tries = 1;
+    loop {
+        match component.initialize_copy_on_write_image() {
+            Ok(()) => return Ok(()),
+            Err(e) if tries < IMAGE_TRIES && is_busy(&e) => {
+                tracing::debug!("memory image refused by the kernel, making it again: {e:#}");
+                std::thread::sleep(std::time::Duration::from_millis(10 << tries));
+                tries += 1;
+            }
+            Err(e) => {
+                return Err(anyhow::Error::from(e).context("cannot prepare the component's memory image"));
+            }
+        }
+    }
+}
+
+fn is_busy(err: &wasmtime::Error) -> bool {
+    err.chain().any(|cause| {
+        cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::ResourceBusy)
+    })
+}
+
 impl Cache {
     /// A cache in `dir` (created on first use).
     pub(crate) fn new(dir: impl Into<PathBuf>) -> Self {
@@ -207,6 +255,17 @@ impl Hasher for ShaHasher<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Only the kernel's transient refusal is tried again; any other failure is final.
+    #[test]
+    fn only_a_busy_refusal_makes_the_image_again() {
+        let busy = std::io::Error::from(std::io::ErrorKind::ResourceBusy);
+        let sealing = wasmtime::Error::new(busy).context("failed to add seals to memfd");
+        assert!(is_busy(&sealing));
+        let denied = wasmtime::Error::new(std::io::Error::from(std::io::ErrorKind::PermissionDenied));
+        assert!(!is_busy(&denied));
+        assert!(!is_busy(&wasmtime::Error::msg("Device or resource busy")));
+    }
 
     fn entry(key: &Key, id: &[u8; 32], artifact: &[u8]) -> Vec<u8> {
         let len = (artifact.len() as u64).to_le_bytes();

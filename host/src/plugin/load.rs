@@ -7,7 +7,7 @@ use wasmtime::component::Component;
 
 use super::admission::Admission;
 use super::bindings;
-use super::cache::{Cache, CacheOutcome};
+use super::cache::{Cache, CacheOutcome, compiled};
 use super::engine::engine;
 use super::error::{Fault, PluginError};
 use super::grant_hint::missing_grants;
@@ -93,13 +93,8 @@ pub(crate) fn load(spec: Spec<'_>, bytes: &[u8], cache: Option<&Cache>) -> Resul
     check_header(&name, spec.kind, &spec.origin, bytes)?;
     let sandbox = Sandbox::new(&name, spec.grants).map_err(&load_err)?;
     let engine = engine().map_err(|e| load_err(format!("{e:#}")))?;
-    let (component, outcome) = match cache {
-        Some(cache) => cache.load_or_compile(engine, bytes, spec.digest),
-        None => {
-            Component::new(engine, bytes).map(|c| (c, CacheOutcome::Uncached)).map_err(anyhow::Error::from)
-        }
-    }
-    .map_err(|e| load_err(format!("cannot compile: {e:#}")))?;
+    let (component, outcome) = compiled(engine, bytes, cache, spec.digest)
+        .map_err(|e| load_err(format!("cannot compile: {e:#}")))?;
     check_world(&name, spec.kind, engine, &component)?;
     let linker = linker(engine).map_err(|e| load_err(format!("{e:#}")))?;
     let pre = linker

@@ -16,14 +16,13 @@ use std::path::Path;
 use sha2::{Digest as _, Sha256};
 use tokio::io::DuplexStream;
 use tokio::sync::{oneshot, watch};
-use wasmtime::component::Component;
 use wasmtime_wasi::I32Exit;
 use wasmtime_wasi::cli::{AsyncStdinStream, AsyncStdoutStream};
 use wasmtime_wasi::p2::bindings::CommandPre;
 
 use super::admission::Admission;
 use super::builtin;
-use super::cache::Cache;
+use super::cache::{Cache, compiled};
 use super::cpu::{cpu_fault, over_cpu};
 use super::engine::engine;
 use super::error::{Fault, check_pin};
@@ -110,11 +109,8 @@ impl ServerComponent {
         check_pin(&origin, &digest, wasm.sha256.as_deref(), &format!("toolport mcp pin {}", def.name))
             .map_err(|fault| fault.to_string())?;
         let engine = engine().map_err(|e| format!("{e:#}"))?;
-        let component = match cache {
-            Some(cache) => cache.load_or_compile(engine, &bytes, Some(digest)).map(|(c, _)| c),
-            None => Component::new(engine, &bytes).map_err(anyhow::Error::from),
-        }
-        .map_err(|e| format!("cannot compile {origin}: {e:#}"))?;
+        let (component, _) = compiled(engine, &bytes, cache, Some(digest))
+            .map_err(|e| format!("cannot compile {origin}: {e:#}"))?;
         let linker = linker(engine).map_err(|e| format!("{e:#}"))?;
         let pre = linker
             .instantiate_pre(&component)

@@ -8,6 +8,7 @@ use rmcp::service::{SubscriptionContext, SubscriptionSendError};
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
 use tokio::sync::watch;
 
+use crate::notice;
 use crate::runtime::{Revision, Runtime};
 
 /// Pushes every change to the session behind `peer` until a notification cannot be sent.
@@ -80,7 +81,7 @@ pub async fn report(runtime: Runtime) {
         if now == names {
             continue;
         }
-        eprintln!("toolport serve: {}", describe(&names, &now, runtime.connected().len()));
+        notice::tell(format_args!("toolport serve: {}", describe(&names, &now, runtime.connected().len())));
         names = now;
     }
 }

@@ -16,6 +16,7 @@ use notify::{RecursiveMode, Watcher as _};
 use tokio::sync::mpsc;
 
 use crate::config::load_resolved;
+use crate::notice;
 use crate::paths::Paths;
 use crate::runtime::Runtime;
 
@@ -101,10 +102,14 @@ async fn apply(
         match load_resolved(&paths, &BTreeSet::new()) {
             Ok(resolved) => {
                 if let Err(e) = runtime.reconcile(resolved).await {
-                    eprintln!("toolport serve: the changed configuration was not applied: {e}");
+                    notice::tell(format_args!(
+                        "toolport serve: the changed configuration was not applied: {e}"
+                    ));
                 }
             }
-            Err(e) => eprintln!("toolport serve: the changed configuration was not applied: {e}"),
+            Err(e) => {
+                notice::tell(format_args!("toolport serve: the changed configuration was not applied: {e}"))
+            }
         }
     }
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::notice;
 use crate::runtime::Runtime;
 
 /// The first wait after a failure.
@@ -48,7 +49,7 @@ pub async fn run(runtime: Runtime) {
             }
             backoff.wait = (backoff.wait * 2).min(LONGEST);
             backoff.next = now + backoff.wait;
-            eprintln!("toolport serve: reconnecting {}", crate::text::escape_line(&name));
+            notice::tell(format_args!("toolport serve: reconnecting {}", crate::text::escape_line(&name)));
             if let Err(e) = runtime.retry(&name).await {
                 tracing::warn!(server = %name, "cannot retry: {e:#}");
             }
