@@ -27,6 +27,7 @@ mod acp;
 mod ask;
 mod auth;
 mod browser;
+mod cause;
 mod clients;
 mod config;
 mod notice;
@@ -76,7 +77,7 @@ pub use transport::{end_server_processes_promptly, kill_server_processes};
 
 // Where the files live, and what they resolve into.
 /// OAuth sign-in for the CLI and embedding hosts.
-pub use auth::{Completion as SignInCompletion, CredentialsFile, SignedIn, login, no_login, not_remote};
+pub use auth::{Completion as SignInCompletion, CredentialsFile, SignedIn, no_login, not_remote};
 pub use config::MASK as SECRET_MASK;
 pub use config::{
     ConfigError, DirGrant, GlobalStore, Grant, Grants, IdpDef, Limits, OAuthDef, PluginDef, PluginKind,
@@ -85,6 +86,7 @@ pub use config::{
 };
 pub use notice::{NoticePrinter, set_notice_printer};
 pub use paths::Paths;
+pub use transport::login;
 
 // Changing the files: locked, atomic edits that keep unknown keys (what `mcp add` and `/mcp`
 // do), and the `mcp add` argument grammar they share.

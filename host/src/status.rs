@@ -8,6 +8,10 @@ use serde::Serialize;
 
 use crate::text::escape_line;
 
+/// How every reserved-name report starts (the reserved-name contract): the runtime writes it,
+/// this view lays such a report out on lines of its own.
+pub(crate) const RESERVED_CONFLICT: &str = "MCP tool name conflicts with built-in tool: ";
+
 /// The five states a server ends in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -86,11 +90,8 @@ const RESERVED_REPORT_COLUMNS: usize = 1_000;
 pub fn summarize_error(error: &str) -> String {
     let flat: String = error.chars().map(|c| if c == '\r' || c == '\n' { ' ' } else { c }).collect();
     let flat = escape_line(flat.trim());
-    let columns = if flat.starts_with(crate::runtime::RESERVED_CONFLICT) {
-        RESERVED_REPORT_COLUMNS
-    } else {
-        ERROR_SUMMARY_COLUMNS
-    };
+    let columns =
+        if flat.starts_with(RESERVED_CONFLICT) { RESERVED_REPORT_COLUMNS } else { ERROR_SUMMARY_COLUMNS };
     if flat.chars().count() <= columns {
         return flat.to_string();
     }

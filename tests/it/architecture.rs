@@ -1,36 +1,33 @@
-//! The shape of `host/src`, checked from its source: which modules reach which (no new
-//! circles), and that the library leaves printing to the binary. Parsed with `syn`, so a path
+//! The shape of `host/src`, checked from its source: which modules reach which (no
+//! circles, no arrow up a layer), and that the library leaves printing to the binary. Parsed with `syn`, so a path
 //! in a comment or a string is not a reference.
 //!
 //! Modules are nodes at two levels: the top-level modules of the crate (`auth`, `transport`,
 //! …), and inside each folder its direct children plus the folder's own `mod.rs`. A reference
 //! `crate::a::b::C`, `super::b::C` or `b::C` is an arrow to the deepest module it names; an
 //! item a facade re-exports (`pub use b::C` in `mod.rs`) counts as a reference to `b`.
-//! [`KNOWN_CYCLES`] lists the circles of today's tree: a new one, or a known one that grew,
-//! fails; one that shrank or went fails too, until the list says so, so the list only ever
-//! gets shorter.
+//! Code under `#[cfg(test)]` is left out: a unit test may build its subject from the layer
+//! above.
+//!
+//! There is no circle (issue 27 removed the last eleven), and the top-level modules stack in
+//! [`LAYERS`] with no arrow up.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use syn::visit::Visit;
 
-/// The circles between modules that the tree has today, each as its members (a folder's own
-/// `mod.rs` is the folder's name). Issue 27 removes them; remove each line with its circle.
-// Today's baseline (issue 27, before its moves): the folders' own `mod.rs` sits in each circle
-// where children use what the facade defines and the facade uses them.
-const KNOWN_CYCLES: &[&str] = &[
-    "acp: agent elicit mod params request rpc session",
-    "auth config plugin runtime status transport",
-    "auth: address_policy callback dpop http_client machine mod sign_in store workload",
-    "cli: acp call_progress catalog grants install login mcp mod plugin plugin_edit plugin_new plugin_run plugin_wit serve tools workspace",
-    "clients: client codex_toml import install json_file mod on_path",
-    "config: add_args edit expand fields grant_edit grant_input host_pattern mod model normalize plugin_edit resolve sandbox_fields store tool_filter unknown_keys validate workspace write",
-    "plugin: admission builtin cache cache_trust cpu engine files_gate grant_hint guard host inspect limits load mailbox mod policy queue sandbox server shape socket_budget sockets_gate stderr store transport trial",
-    "runtime: catalog catalog_calls catalog_list connection elicitation executor large_results mod names options person_clock pipeline record related request_state sampling server_requests state structured_output supervisor token_costs tool_call tool_search",
-    "serve: changes front http input_rounds lazy listener mod relay resource_watch result_type surface",
-    "session: actions command complete editor live mod",
-    "transport: connected header_rules http http_audit lifecycle mod plugin stderr_tail stdio wasm",
+/// The crate's top-level modules from the bottom up: a module may use its own layer's and
+/// lower ones, never a higher one (transport is above auth, as in rmcp: auth knows nothing of
+/// connections). A new module takes its place here.
+const LAYERS: &[&[&str]] = &[
+    &["text", "redact", "paths", "notice", "tokens", "results_store", "browser", "cause", "status"],
+    &["config"],
+    &["plugin", "auth", "clients"],
+    &["transport"],
+    &["runtime"],
+    &["ask", "serve", "session"],
+    &["acp"],
 ];
 
 /// The binary's files: the only ones that print.
@@ -81,7 +78,10 @@ fn walk(root: &Path, dir: &Path, files: &mut BTreeMap<Vec<String>, PathBuf>) {
 /// Every path a file uses, as written: `use` trees flattened, and paths in code.
 #[derive(Default)]
 struct Paths {
-    found: Vec<Vec<String>>,
+    /// Each path, with how many inline `mod … { }` it sits in (a test module's `super` is
+    /// its file, not the folder).
+    found: Vec<(Vec<String>, usize)>,
+    inline: usize,
     /// `pub use child::Item` in this file: `Item` → `child`.
     reexports: Vec<(String, String)>,
     /// Printing macros used.
@@ -102,7 +102,7 @@ impl Paths {
             syn::UseTree::Rename(rename) => {
                 self.leaf(prefix, rename.ident.to_string(), rename.rename.to_string(), public)
             }
-            syn::UseTree::Glob(_) => self.found.push(prefix.clone()),
+            syn::UseTree::Glob(_) => self.found.push((prefix.clone(), self.inline)),
             syn::UseTree::Group(group) => {
                 for tree in &group.items {
                     self.flatten(prefix, tree, public);
@@ -122,7 +122,7 @@ impl Paths {
         if let Some(child) = from_child.filter(|c| public && *c != "crate" && *c != "super") {
             self.reexports.push((known_as, child.clone()));
         }
-        self.found.push(path);
+        self.found.push((path, self.inline));
     }
 }
 
@@ -132,8 +132,21 @@ impl<'ast> Visit<'ast> for Paths {
         self.flatten(&mut Vec::new(), &item.tree, public);
     }
 
+    fn visit_item_mod(&mut self, item: &'ast syn::ItemMod) {
+        // Tests may reach up to build what they test: only the code that ships counts.
+        if is_test_only(&item.attrs) {
+            return;
+        }
+        self.inline += 1;
+        syn::visit::visit_item_mod(self, item);
+        self.inline -= 1;
+    }
+
+    /// `pub(super)` and `pub(crate)` say who may look, not what is used.
+    fn visit_visibility(&mut self, _: &'ast syn::Visibility) {}
+
     fn visit_path(&mut self, path: &'ast syn::Path) {
-        self.found.push(path.segments.iter().map(|s| s.ident.to_string()).collect());
+        self.found.push((path.segments.iter().map(|s| s.ident.to_string()).collect(), self.inline));
         syn::visit::visit_path(self, path);
     }
 
@@ -146,6 +159,14 @@ impl<'ast> Visit<'ast> for Paths {
         // call's arguments that name a module are rare, and `use` lines catch the rest.
         syn::visit::visit_macro(self, mac);
     }
+}
+
+/// `#[cfg(test)]`: compiled only for the crate's own tests.
+fn is_test_only(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|attr| {
+        attr.path().is_ident("cfg")
+            && attr.meta.require_list().is_ok_and(|list| list.tokens.to_string() == "test")
+    })
 }
 
 fn parse(path: &Path) -> Paths {
@@ -162,8 +183,8 @@ fn arrows(tree: &Tree) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
     let mut arrows = BTreeMap::new();
     for (module, paths) in &parsed {
         let mut to = BTreeSet::new();
-        for path in &paths.found {
-            let Some(absolute) = absolute(tree, module, path) else { continue };
+        for (path, inline) in &paths.found {
+            let Some(absolute) = absolute(tree, module, path, *inline) else { continue };
             let target = resolve(tree, &parsed, &absolute);
             if &target != *module && !target.is_empty() {
                 to.insert(target);
@@ -174,17 +195,25 @@ fn arrows(tree: &Tree) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
     arrows
 }
 
-/// `path` from the crate root, when it names something in this crate.
-fn absolute(tree: &Tree, module: &[String], path: &[String]) -> Option<Vec<String>> {
-    let (first, rest) = path.split_first()?;
+/// `path` from the crate root, when it names something in this crate; `inline` is how many
+/// inline modules of its file it was written in.
+fn absolute(tree: &Tree, module: &[String], path: &[String], inline: usize) -> Option<Vec<String>> {
     // The module whose children plain names and `self::` reach; `a/b.rs` and `a/b/mod.rs`
-    // are both `a::b`, whose `super` is `a`.
+    // are both `a::b`, whose `super` is `a`. Inside an inline module the first `super`s climb
+    // to its file: they stay in `a::b`.
     let here: Vec<String> = module.to_vec();
-    let parent: Vec<String> = module[..module.len().saturating_sub(1)].to_vec();
-    let mut base = match first.as_str() {
+    let supers = path.iter().take_while(|s| *s == "super").count();
+    if supers > 0 {
+        let mut base = here;
+        base.truncate(base.len().saturating_sub(supers.saturating_sub(inline)));
+        return Some([base, path[supers..].to_vec()].concat());
+    }
+    let (first, rest) = path.split_first()?;
+    let base = match first.as_str() {
         "crate" => Vec::new(),
-        "super" => parent,
         "self" => here.clone(),
+        // A plain name inside an inline module names that module's own items.
+        _ if inline > 0 => return None,
         name => {
             let mut child = here.clone();
             child.push(name.to_string());
@@ -194,12 +223,7 @@ fn absolute(tree: &Tree, module: &[String], path: &[String]) -> Option<Vec<Strin
             return Some([here, path.to_vec()].concat());
         }
     };
-    let mut rest = rest.to_vec();
-    while rest.first().is_some_and(|s| s == "super") {
-        base.pop();
-        rest.remove(0);
-    }
-    Some([base, rest].concat())
+    Some([base, rest.to_vec()].concat())
 }
 
 /// The deepest module `path` names, following one facade re-export.
@@ -254,7 +278,7 @@ fn circles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
     found.into_iter().collect()
 }
 
-/// The circles of the crate as `KNOWN_CYCLES` writes them: `auth transport` at the top,
+/// The circles of the crate, each as its members: `auth transport` at the top,
 /// `runtime: executor large_results` inside a folder.
 fn cycles_of(tree: &Tree) -> BTreeSet<String> {
     let arrows = arrows(tree);
@@ -285,20 +309,45 @@ fn source_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../host/src")
 }
 
-/// No circle between modules beyond the known ones, and none of those grown or gone.
+/// No circle between modules, at the top or inside a folder.
 #[test]
-fn modules_form_no_new_circles() {
-    let now = cycles_of(&Tree::read(&source_root()));
-    let known: BTreeSet<String> = KNOWN_CYCLES.iter().map(|c| c.to_string()).collect();
-    let new: Vec<&String> = now.difference(&known).collect();
-    let gone: Vec<&String> = known.difference(&now).collect();
+fn modules_form_no_circles() {
+    let circles = cycles_of(&Tree::read(&source_root()));
     assert!(
-        new.is_empty() && gone.is_empty(),
-        "circles between modules changed ({} now, {} known).\nnew or grown: {new:#?}\n\
-         gone or shrunk (take them out of KNOWN_CYCLES): {gone:#?}",
-        now.len(),
-        known.len()
+        circles.is_empty(),
+        "modules that reach each other in a circle (move what they share to a leaf):\n{circles:#?}"
     );
+}
+
+/// No arrow from a top-level module up to a higher layer of [`LAYERS`].
+#[test]
+fn no_module_reaches_up_a_layer() {
+    let tree = Tree::read(&source_root());
+    let layer = |name: &str| LAYERS.iter().position(|layer| layer.contains(&name));
+    let mut wrong = BTreeSet::new();
+    for (from, targets) in arrows(&tree) {
+        // The crate root is the facade, and the binary's own modules sit above the library.
+        let Some(first) = from.first() else { continue };
+        if BINARY.iter().any(|file| file.trim_end_matches(".rs") == first) {
+            continue;
+        }
+        let Some(here) = layer(first) else {
+            wrong.insert(format!("{first} has no place in LAYERS"));
+            continue;
+        };
+        for to in targets.iter().filter_map(|t| t.first()).filter(|t| *t != first) {
+            match layer(to) {
+                Some(there) if there <= here => {}
+                Some(_) => {
+                    wrong.insert(format!("{} reaches up to {to}", from.join("::")));
+                }
+                None => {
+                    wrong.insert(format!("{to} has no place in LAYERS"));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "layers broken:\n{}", wrong.into_iter().collect::<Vec<_>>().join("\n"));
 }
 
 /// The library prints nothing itself: what it has for a person goes through its notice hook,
@@ -333,9 +382,10 @@ fn a_circle_through_a_reexport_is_found() {
     write("lib.rs", "mod a; mod b; mod c;");
     write("a/mod.rs", "mod x; mod y; pub use x::Thing;");
     write("a/x.rs", "use super::y::Other; pub struct Thing;");
-    write("a/y.rs", "pub struct Other; fn f() -> crate::a::Thing { todo!() }");
+    // A test module's `super` is its file: no arrow from `y` up to the facade `a`.
+    write("a/y.rs", "pub struct Other; fn f() -> crate::a::Thing { todo!() } mod tests { use super::*; }");
     write("b.rs", "use crate::c::C; pub struct B;");
-    write("c.rs", "pub struct C;");
+    write("c.rs", "pub struct C; #[cfg(test)] mod tests { use crate::b::B; }");
     let found = cycles_of(&Tree::read(dir.path()));
     assert_eq!(found, BTreeSet::from(["a: x y".to_string()]));
     write("c.rs", "use crate::b::B; pub struct C;");

@@ -18,7 +18,7 @@ use crate::wasm_support::{SMALL_CONNECT_MS, seed_cache};
 /// The share the tests allow: 5 % of a minute is 3 s of CPU, so the nap is stopped after a
 /// few of its stretches, and no stretch (900 ms) comes near `callMs`.
 const PERCENT: u8 = 5;
-/// The CPU time that share is (`CPU_WINDOW` in host/src/plugin/cpu.rs is a minute).
+/// The CPU time that share is (`CPU_WINDOW` in host/src/plugin/sandbox/cpu.rs is a minute).
 const BUDGET: Duration = Duration::from_secs(3);
 
 fn component(stem: &str) -> PathBuf {

@@ -538,7 +538,7 @@ async fn second_load_uses_the_cache_and_a_truncated_entry_is_rebuilt() {
 }
 
 // A transport plugin's pump (the echo fixture, both ways, returning once its inbox closes) is
-// tested beside `TransportPlugin::run` in `host/src/plugin/transport.rs`: running a transport is
+// tested beside `TransportPlugin::run` in `host/src/plugin/kinds/transport.rs`: running a transport is
 // crate-only, so that every connection carries its server's origin grant. The transport suites
 // (`transports.rs`, `faults_plugins.rs`) run real transport plugins end to end.
 

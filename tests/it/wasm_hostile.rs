@@ -18,11 +18,11 @@ use crate::faults_support::{Snapshot, write};
 use crate::session_support::{COMMAND_TIMEOUT, Scripted};
 use crate::wasm_support::{SMALL_CONNECT_MS, seed_cache};
 
-/// A store's socket budget: `MAX_SOCKETS` in host/src/plugin/socket_budget.rs.
+/// A store's socket budget: `MAX_SOCKETS` in host/src/plugin/sandbox/socket_budget.rs.
 const SOCKET_BUDGET: usize = 32;
 /// The connections the `sockets` tool attempts (`SOCKET_ATTEMPTS` in the fixture's modes.rs).
 const SOCKET_ATTEMPTS: usize = 100_000;
-/// A store's handle table: `MAX_HANDLES` in host/src/plugin/store.rs.
+/// A store's handle table: `MAX_HANDLES` in host/src/plugin/sandbox/store.rs.
 const HANDLE_LIMIT: usize = 16_384;
 
 /// The fixture, built by host/build.rs with the other guests.
@@ -365,7 +365,7 @@ fn opening_sockets_in_a_loop_stops_at_the_socket_budget() {
 }
 
 /// Issue 26 item 13: 100,000 clock subscriptions, none dropped, fill the store's handle table
-/// (`MAX_HANDLES` in host/src/plugin/store.rs). The guest is stopped and its row names the
+/// (`MAX_HANDLES` in host/src/plugin/sandbox/store.rs). The guest is stopped and its row names the
 /// cap in the words of the other caps, not wasmtime's "resource table has no free keys"; the
 /// neighbour never notices, and a retry starts a fresh run with an empty table.
 #[test]

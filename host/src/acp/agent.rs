@@ -11,10 +11,8 @@ use std::time::Duration;
 
 use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::{
-    AgentCapabilities, AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, ContentBlock,
-    ContentChunk, Error, ErrorCode, Implementation, InitializeResponse, LoadSessionResponse, McpCapabilities,
-    NewSessionResponse, PromptResponse, SessionNotification, SessionUpdate, StopReason, TextContent,
-    UnstructuredCommandInput,
+    AgentCapabilities, Error, ErrorCode, Implementation, InitializeResponse, LoadSessionResponse,
+    McpCapabilities, NewSessionResponse, PromptResponse, StopReason,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -24,12 +22,12 @@ use super::elicit::DeclineWithNote;
 use super::limits::AcpLimits;
 use super::params::SessionParams;
 use super::request::{Notice, Request};
-use super::rpc::{Outbox, internal_error, invalid_params, notification};
-use super::session::{AcpSession, COMMANDS};
+use super::rpc::{Outbox, internal_error, invalid_params};
+use super::session::AcpSession;
+use super::updates::{commands_update, message_chunk};
 use crate::runtime::RuntimeOptions;
 
 /// The `session/update` notification method.
-const SESSION_UPDATE: &str = "session/update";
 /// Evicted session ids remembered to explain a later request for one; older ones get the
 /// plain `Unknown session`. Bounds what a client that opens and abandons sessions can grow.
 const REMEMBERED_EVICTIONS: usize = 256;
@@ -293,37 +291,6 @@ fn initialize() -> InitializeResponse {
         .agent_info(Implementation::new("toolport", env!("CARGO_PKG_VERSION")).title("toolport"))
 }
 
-/// A `session/update` agent message with `text`.
-pub(super) fn message_chunk(session_id: &str, text: String) -> Value {
-    let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(text)));
-    notification(
-        SESSION_UPDATE,
-        SessionNotification::new(session_id.to_string(), SessionUpdate::AgentMessageChunk(chunk)),
-    )
-}
-
-fn commands_update(session_id: &str) -> Value {
-    let commands = COMMANDS
-        .iter()
-        .map(|(name, description, hint)| {
-            let command = AvailableCommand::new(*name, *description);
-            match hint {
-                Some(h) => {
-                    command.input(AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(*h)))
-                }
-                None => command,
-            }
-        })
-        .collect();
-    notification(
-        SESSION_UPDATE,
-        SessionNotification::new(
-            session_id.to_string(),
-            SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands)),
-        ),
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -337,18 +304,5 @@ mod tests {
         assert_eq!(v["agentCapabilities"]["loadSession"], true);
         assert_eq!(v["agentCapabilities"]["mcpCapabilities"], json!({"http": true, "sse": true}));
         assert_eq!(v["agentInfo"]["name"], "toolport");
-    }
-
-    #[test]
-    fn updates_are_session_update_notifications() {
-        let v = message_chunk("s1", "hello".into());
-        assert_eq!(v["method"], "session/update");
-        assert_eq!(v["params"]["sessionId"], "s1");
-        assert_eq!(v["params"]["update"]["sessionUpdate"], "agent_message_chunk");
-        assert_eq!(v["params"]["update"]["content"], json!({"type": "text", "text": "hello"}));
-        let v = commands_update("s1");
-        assert_eq!(v["params"]["update"]["sessionUpdate"], "available_commands_update");
-        assert_eq!(v["params"]["update"]["availableCommands"][0]["name"], "mcp");
-        assert_eq!(v["params"]["update"]["availableCommands"][2]["input"], json!({"hint": "<tool> [json]"}));
     }
 }

@@ -26,7 +26,7 @@ impl Elicitor for DeclineWithNote {
 
     fn elicit(&self, request: Elicitation) -> BoxFuture<'_, ElicitationAnswer> {
         tracing::info!(server = %request.server, "declined an elicitation: ACP clients cannot answer one yet");
-        self.outbox.send(super::agent::message_chunk(&self.session_id, note(&request)));
+        self.outbox.send(super::updates::message_chunk(&self.session_id, note(&request)));
         Box::pin(std::future::ready(ElicitationAnswer::Decline))
     }
 }

@@ -22,6 +22,7 @@ mod params;
 mod request;
 mod rpc;
 mod session;
+mod updates;
 
 use std::path::PathBuf;
 use std::sync::Arc;

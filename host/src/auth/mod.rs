@@ -25,8 +25,7 @@ pub use store::CredentialsFile;
 
 use crate::config::{Grant, ServerDef};
 
-/// What a server's row says while it waits for a sign-in (reference line of issue 14).
-pub const AUTHORIZATION_REQUIRED: &str = "authorization required";
+pub use crate::cause::AUTHORIZATION_REQUIRED;
 
 /// The whole error of a server that needs a sign-in: what it is and the command that fixes it.
 pub fn sign_in_hint(server: &str) -> String {
@@ -34,7 +33,7 @@ pub fn sign_in_hint(server: &str) -> String {
 }
 
 /// `message` with the fix added when it is a bare [`AUTHORIZATION_REQUIRED`] (what
-/// [`crate::transport::deepest_cause`] makes of a 401 or an unanswerable 403): the login
+/// [`crate::cause::deepest_cause`] makes of a 401 or an unanswerable 403): the login
 /// command, or for a machine grant, which has nobody to log in, what was refused.
 pub fn name_the_fix(message: String, def: &ServerDef) -> String {
     fix_for(message, &def.name, grant(def))

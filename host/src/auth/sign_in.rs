@@ -88,10 +88,14 @@ pub fn not_remote(def: &ServerDef) -> Option<String> {
     local.then(|| format!("{} is not a remote server: only http and sse servers sign in", def.name))
 }
 
-/// `mcp login` and `/mcp login`: asks the server for its challenge (a plain connect and
-/// listing), then runs the sign-in from it. `def` is already expanded and passed [`no_login`].
-pub async fn login(def: &ServerDef, file: &CredentialsFile, completion: Completion) -> Result<SignedIn> {
-    let challenge = crate::transport::challenge(def).await.map_err(|e| anyhow!(e))?;
+/// `mcp login` and `/mcp login` once the server was asked for its `challenge` (what
+/// `transport::login` does first). `def` is already expanded and passed [`no_login`].
+pub async fn login(
+    def: &ServerDef,
+    file: &CredentialsFile,
+    completion: Completion,
+    challenge: Option<String>,
+) -> Result<SignedIn> {
     // Scopes a request was refused for where nobody could sign in (`serve`, `call`, …).
     let url = def.url.clone().unwrap_or_default();
     let more_scopes = file.wanted_scopes(&url)?;

@@ -156,8 +156,7 @@ fn same_origin(a: &Url, b: &Url) -> bool {
 /// The status and JSON body (`null` when it is not JSON) of `request`, the body read to at
 /// most [`MAX_RESPONSE_BYTES`].
 async fn send(request: reqwest::RequestBuilder) -> Result<(reqwest::StatusCode, Value)> {
-    let mut response =
-        request.send().await.map_err(|e| anyhow!("{}", crate::transport::deepest_cause(&e)))?;
+    let mut response = request.send().await.map_err(|e| anyhow!("{}", crate::cause::deepest_cause(&e)))?;
     let status = response.status();
     let mut bytes = Vec::new();
     while let Some(chunk) = response.chunk().await.context("cannot read the response")? {

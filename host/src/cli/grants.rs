@@ -3,7 +3,7 @@
 
 use anyhow::{Context as _, Result};
 
-use super::mcp::edit_error;
+use super::exit::edit_error;
 use serde_json::{Value, json};
 use toolport::{
     DirGrant, GrantChange, GrantItem, GrantOutcome, GrantRequest, Grants, Paths, SandboxEntry, WasmDef,

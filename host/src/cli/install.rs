@@ -54,7 +54,7 @@ pub async fn run(paths: &Paths, args: InstallArgs) -> Result<ExitCode> {
     }
     let req =
         InstallRequest { client: args.client, scope: args.scope, name: args.name, launch, force: args.force };
-    let done = toolport::install_client(paths, &homes, &req).map_err(super::mcp::edit_error)?;
+    let done = toolport::install_client(paths, &homes, &req).map_err(super::exit::edit_error)?;
     let (name, file) = (req.name.trim(), done.file.display());
     let at = format!("({}, {} scope)", req.client, req.scope.name());
     match done.outcome {

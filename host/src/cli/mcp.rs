@@ -10,12 +10,12 @@ use anyhow::Result;
 use clap::Subcommand;
 use serde_json::{Map, Value};
 
-use super::ExitError;
+use super::exit::{ExitError, edit_error};
 use super::grants::{self, Change, GrantFlags};
 use toolport::{
-    Client, ClientHomes, ClientScope, ConfigError, EditError, ElicitPolicy, GlobalStore, ImportCaution,
-    ImportOutcome, ImportReport, ImportRequest, Paths, Roots, Runtime, RuntimeOptions, SECRET_MASK as MASK,
-    SandboxEntry, ServerDef, TerminalElicitor, ToolFilter, Trailer, WorkspaceSettings, parse_add_args,
+    Client, ClientHomes, ClientScope, ConfigError, ElicitPolicy, GlobalStore, ImportCaution, ImportOutcome,
+    ImportReport, ImportRequest, Paths, Roots, Runtime, RuntimeOptions, SECRET_MASK as MASK, SandboxEntry,
+    ServerDef, TerminalElicitor, ToolFilter, Trailer, WorkspaceSettings, parse_add_args,
 };
 
 /// The usage line printed with an `add` argument error.
@@ -335,14 +335,6 @@ fn add(paths: &Paths, name: &str, def: &Map<String, Value>) -> Result<()> {
     toolport::add_server(&store, name, def).map_err(edit_error)?;
     println!("mcp added: {} -> {}", name.trim(), store.display());
     Ok(())
-}
-
-/// Config problems keep their type (exit 2); refusals become run-time failures (exit 1).
-pub(super) fn edit_error(e: EditError) -> anyhow::Error {
-    match e {
-        EditError::Config(c) => c.into(),
-        other => ExitError::failure(other.to_string()).into(),
-    }
 }
 
 /// `mcp get`: the definition as stored. `--json` also connects the server when this workspace

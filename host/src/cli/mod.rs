@@ -4,15 +4,12 @@
 mod acp;
 mod call_progress;
 mod catalog;
+mod exit;
 mod grants;
 mod install;
 mod login;
 mod mcp;
 mod plugin;
-mod plugin_edit;
-mod plugin_new;
-mod plugin_run;
-mod plugin_wit;
 mod serve;
 mod session;
 mod tools;
@@ -26,35 +23,11 @@ use clap::{Parser, Subcommand};
 
 use toolport::Paths;
 
-/// Exit status for bad usage or bad configuration (DESIGN §4).
-pub const EXIT_USAGE: u8 = 2;
-/// Exit status for a command that failed at run time.
-pub const EXIT_FAILURE: u8 = 1;
+pub use exit::{EXIT_FAILURE, EXIT_USAGE, ExitError};
+
 /// How long the async runtime may take to wind down after the command: blocking work still
 /// running then (a name lookup, a stuck read) must not keep the process from exiting.
 const RUNTIME_SHUTDOWN: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// An error that already knows its exit status. Anything else that reaches `main` exits 1,
-/// unless a [`toolport::ConfigError`] is in its chain (exit 2).
-#[derive(Debug, thiserror::Error)]
-#[error("{message}")]
-pub struct ExitError {
-    /// The exit status.
-    pub code: u8,
-    /// What is printed to stderr.
-    pub message: String,
-}
-
-impl ExitError {
-    /// A run-time failure (exit 1).
-    pub fn failure(message: impl Into<String>) -> Self {
-        Self { code: EXIT_FAILURE, message: message.into() }
-    }
-    /// Bad usage or configuration (exit 2).
-    pub fn usage(message: impl Into<String>) -> Self {
-        Self { code: EXIT_USAGE, message: message.into() }
-    }
-}
 
 #[derive(Debug, Parser)]
 #[command(name = "toolport", version, about = "MCP servers as a live, checked tool surface")]

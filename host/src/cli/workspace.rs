@@ -9,7 +9,7 @@ use anyhow::{Context as _, Result};
 use clap::Subcommand;
 
 use super::ExitError;
-use super::mcp::edit_error;
+use super::exit::edit_error;
 use toolport::{GlobalStore, Paths, PluginHost, SURFACE_KEY, Surface, WorkspacePluginKey, WorkspaceSettings};
 
 /// `toolport workspace <subcommand>`.

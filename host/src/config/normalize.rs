@@ -80,7 +80,7 @@ impl ServerDef {
     pub fn resolve_paths(&mut self, base: &std::path::Path) {
         let Some(wasm) = &mut self.wasm else { return };
         if let Some(written) = &wasm.component {
-            wasm.component_path = Some(super::store::resolve_against(base, written));
+            wasm.component_path = Some(super::sandbox_fields::resolve_against(base, written));
         }
         for dir in &mut wasm.grants.dirs {
             sandbox_fields::resolve_dir(dir, base);

@@ -192,6 +192,12 @@ pub(crate) fn expand_home(path: &str) -> PathBuf {
     }
 }
 
+/// A component path against `base`, the folder of the file naming it (`~` expanded first).
+pub(super) fn resolve_against(base: &Path, p: &str) -> PathBuf {
+    let p = expand_home(p);
+    if p.is_absolute() { p } else { base.join(p) }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

@@ -1,7 +1,7 @@
 //! Reading the global store (`<home>/mcp.json`). Loading never writes: the file is the user's,
 //! and the original tool's rewrite-on-load is what lost their unknown keys.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Map, Value};
 
@@ -9,7 +9,7 @@ use super::error::ConfigError;
 use super::fields::Fields;
 use super::model::{GlobalStore, Limits, PluginDef, PluginKind, ServerDef};
 use super::normalize::BUILTIN_TRANSPORTS;
-use super::sandbox_fields::{self, Guest, resolve_dir};
+use super::sandbox_fields::{self, Guest, resolve_against, resolve_dir};
 use super::unknown_keys;
 
 impl GlobalStore {
@@ -116,14 +116,10 @@ pub(super) fn plugin_from_json(name: &str, value: &Value, base: &Path) -> Result
     Ok(PluginDef { name: name.to_string(), kind, path: resolve_against(base, &path), grants, limits, sha256 })
 }
 
-/// A component path against `base`, the folder of the file naming it (`~` expanded first).
-pub(super) fn resolve_against(base: &Path, p: &str) -> PathBuf {
-    let p = sandbox_fields::expand_home(p);
-    if p.is_absolute() { p } else { base.join(p) }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
     use super::*;
 
     fn parse(text: &str) -> Result<GlobalStore, ConfigError> {

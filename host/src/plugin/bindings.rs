@@ -36,8 +36,8 @@ pub(crate) mod transport {
             "toolport:plugin/types": super::policy::toolport::plugin::types,
             "toolport:plugin/log": super::policy::toolport::plugin::log,
             "wasi:io/poll": wasmtime_wasi::p2::bindings::io::poll,
-            "toolport:plugin/channel.inbox": crate::plugin::mailbox::Inbox,
-            "toolport:plugin/channel.outbox": crate::plugin::mailbox::Outbox,
+            "toolport:plugin/channel.inbox": crate::plugin::messages::mailbox::Inbox,
+            "toolport:plugin/channel.outbox": crate::plugin::messages::mailbox::Outbox,
         },
     });
 }

@@ -5,12 +5,12 @@
 
 use wasmtime::Store;
 
-use super::cpu::{cpu_fault, over_cpu};
+use super::compile::load::Loaded;
 use super::error::{Fault, PluginError};
-use super::limits::{arm_deadline, outer_timeout, ran_out_of_time};
-use super::load::Loaded;
-use super::queue::queue_fault;
-use super::store::{State, handle_refusal};
+use super::messages::queue::queue_fault;
+use super::sandbox::cpu::{cpu_fault, over_cpu};
+use super::sandbox::limits::{arm_deadline, outer_timeout, ran_out_of_time};
+use super::sandbox::store::{State, handle_refusal};
 
 /// How many answers a per-tool call owes, and what they are called in the message when the
 /// count is off (`5 verdicts for 6 tools`).

@@ -8,14 +8,14 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use sha2::Digest as _;
 
 use super::builtin;
-use super::cache::{Cache, CacheOutcome};
-use super::engine;
+use super::compile::cache::{Cache, CacheOutcome};
+use super::compile::engine;
+use super::compile::load::{self, Loaded, Origin, Spec};
 use super::error::{Fault, PluginError, check_pin};
-use super::load::{self, Loaded, Origin, Spec};
-use super::policy::NamePolicy;
-use super::server::ServerComponent;
-use super::shape::ToolShape;
-use super::transport::TransportPlugin;
+use super::kinds::policy::NamePolicy;
+use super::kinds::server::ServerComponent;
+use super::kinds::shape::ToolShape;
+use super::kinds::transport::TransportPlugin;
 use crate::config::{Grants, Limits, PluginDef, PluginKind, ServerDef, WasmDef};
 
 /// A summary of one available plugin, for `toolport plugin list`.

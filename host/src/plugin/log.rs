@@ -5,7 +5,7 @@
 
 use super::bindings::Level;
 use super::bindings::policy::toolport::plugin::log::Host;
-use super::store::State;
+use super::sandbox::store::State;
 use crate::text::{escape_line, floor_char_boundary};
 
 /// Longest log line a plugin may write; the rest is cut so a plugin cannot flood the log.

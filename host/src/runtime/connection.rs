@@ -16,12 +16,13 @@ use rmcp::service::{NotificationContext, Peer, RequestContext, ServiceError};
 use rmcp::{ClientHandler, RoleClient};
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::related::InFlight;
-use super::server_log;
-use super::server_requests::Answers;
+use super::questions::related::InFlight;
+use super::questions::server_log;
+use super::questions::server_requests::Answers;
 use super::tool_call::{self, ProgressRoutes};
+use crate::cause::deepest_cause;
 use crate::config::{ServerDef, TransportKind};
-use crate::transport::{self, deepest_cause};
+use crate::transport;
 
 /// Pages one `tools/list` walk (and each list of `catalog_list.rs`) may take: far beyond any
 /// real server, but finite even when a server keeps inventing new cursors.

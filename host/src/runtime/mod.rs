@@ -13,54 +13,37 @@
 //! of SEP-2322 in `request_state.rs` and the call clock that pauses for a person in
 //! `person_clock.rs`.
 
+mod calls;
 mod catalog;
-mod catalog_calls;
-mod catalog_list;
 mod connection;
-mod convert;
-mod elicitation;
-mod executor;
-mod large_results;
-mod names;
-pub(crate) use names::RESERVED_CONFLICT;
 mod options;
-mod outcome_json;
-mod person_clock;
-mod pipeline;
-mod plugin_choice;
 mod progress;
-mod record;
-mod related;
-mod request_state;
-mod sampling;
-mod server_log;
-mod server_requests;
+mod questions;
+mod registry;
+mod results;
 mod state;
-mod structured_output;
 mod supervisor;
-mod token_costs;
 mod tool_call;
-mod tool_search;
 
-pub use catalog::{Catalog, Offered};
-pub use catalog_calls::{CatalogError, PromptOutcome, ResourceRead};
-pub use elicitation::{
+pub use calls::catalog_calls::{CatalogError, PromptOutcome, ResourceRead};
+pub use calls::request_state::MAX_INPUT_ROUNDS;
+pub use catalog::merged::{Catalog, Offered};
+pub use options::RuntimeOptions;
+pub use questions::elicitation::{
     Choice, DeclineAll, Elicitation, ElicitationAnswer, ElicitationKind, ElicitationModes, Elicitor, Field,
     FieldKind, Form,
 };
-pub use executor::{CallError, CallOutcome, render_call};
-pub(crate) use large_results::StoredText;
-pub use options::RuntimeOptions;
-pub use record::ToolRecord;
-pub use related::{Caller, Related, for_caller};
-pub use request_state::MAX_INPUT_ROUNDS;
-pub use sampling::{NO_MODEL, Sampler};
-pub(crate) use server_requests::HostClients;
+pub use questions::related::{Caller, Related, for_caller};
+pub use questions::sampling::{NO_MODEL, Sampler};
+pub(crate) use questions::server_requests::HostClients;
+pub use registry::record::ToolRecord;
+pub use registry::token_costs::{ServerCost, TokenCosts, ToolCost};
+pub use registry::tool_search::{ToolHit, ToolIndex};
+pub(crate) use results::large_results::StoredText;
+pub use results::outcome::{CallError, CallOutcome, render_call};
 pub use state::CONNECTING;
 pub use supervisor::Revision;
-pub use token_costs::{ServerCost, TokenCosts, ToolCost};
 pub use tool_call::{CallProgress, settle_cancellations};
-pub use tool_search::{ToolHit, ToolIndex};
 
 use std::sync::Arc;
 
@@ -89,7 +72,7 @@ impl Runtime {
     pub async fn start(resolved: Resolved, options: RuntimeOptions) -> anyhow::Result<Runtime> {
         let plugins = PluginHost::new(options.cache_dir.clone(), &resolved.plugins)
             .context("cannot start the plugin host")?;
-        plugin_choice::check(&resolved, &plugins)?;
+        registry::plugin_choice::check(&resolved, &plugins)?;
         Ok(Runtime { supervisor: Supervisor::start(resolved, plugins, options).await })
     }
 
@@ -101,7 +84,7 @@ impl Runtime {
     pub fn start_in_background(resolved: Resolved, options: RuntimeOptions) -> anyhow::Result<Runtime> {
         let plugins = PluginHost::new(options.cache_dir.clone(), &resolved.plugins)
             .context("cannot start the plugin host")?;
-        plugin_choice::check(&resolved, &plugins)?;
+        registry::plugin_choice::check(&resolved, &plugins)?;
         Ok(Runtime { supervisor: Supervisor::start_in_background(resolved, plugins, options) })
     }
 
@@ -263,7 +246,7 @@ impl Runtime {
     ) -> anyhow::Result<Vec<Value>> {
         let shape = shape.map_or_else(|| self.tool_shape(), str::to_string);
         let def = ServerDef { name: server.to_string(), ..ServerDef::default() };
-        let infos: Vec<_> = tools.iter().map(record::tool_info).collect();
+        let infos: Vec<_> = tools.iter().map(registry::record::tool_info).collect();
         self.supervisor.plugins.convert(&shape, &def, &infos).await.map_err(anyhow::Error::msg)
     }
 
@@ -278,7 +261,7 @@ impl Runtime {
 
     /// Calls a tool by its final name. `arguments` is JSON text; blank means `{}`.
     pub async fn call(&self, name: &str, arguments: &str) -> Result<CallOutcome, CallError> {
-        executor::call(&self.supervisor, name, arguments, None).await
+        calls::executor::call(&self.supervisor, name, arguments, None).await
     }
 
     /// [`Runtime::call`], with the server's progress reports for this call sent to `progress`
@@ -289,25 +272,25 @@ impl Runtime {
         arguments: &str,
         progress: tokio::sync::mpsc::UnboundedSender<CallProgress>,
     ) -> Result<CallOutcome, CallError> {
-        executor::call(&self.supervisor, name, arguments, Some(progress)).await
+        calls::executor::call(&self.supervisor, name, arguments, Some(progress)).await
     }
 
     /// Every connected server's resources, resource templates and prompts, in definition
     /// order, after the rules for shared prompt names and URIs (the first-defined server keeps
     /// one; the catalog's warnings name what was left out). One snapshot, read without I/O.
     pub fn catalog(&self) -> Catalog {
-        catalog_calls::catalog(&self.supervisor)
+        calls::catalog_calls::catalog(&self.supervisor)
     }
 
     /// Reads the resource `uri` from `server` under its call timeout.
     pub async fn read(&self, server: &str, uri: &str) -> Result<ResourceRead, CatalogError> {
-        catalog_calls::read(&self.supervisor, server, uri).await
+        calls::catalog_calls::read(&self.supervisor, server, uri).await
     }
 
     /// Gets the prompt `name` (as [`Runtime::catalog`] lists it) from the server that offers
     /// it. `arguments` is a JSON object of strings as text; blank means none.
     pub async fn prompt(&self, name: &str, arguments: &str) -> Result<PromptOutcome, CatalogError> {
-        catalog_calls::prompt(&self.supervisor, name, arguments).await
+        calls::catalog_calls::prompt(&self.supervisor, name, arguments).await
     }
 
     /// Reconnects only `name` (closing its old session first), then re-checks every server in
@@ -322,7 +305,7 @@ impl Runtime {
     /// workspace that now names no such `toolShape`/`namePolicy` is refused, and the runtime
     /// keeps what it had.
     pub async fn reconcile(&self, resolved: Resolved) -> Result<(), ConfigError> {
-        plugin_choice::check(&resolved, self.supervisor.plugins.host())?;
+        registry::plugin_choice::check(&resolved, self.supervisor.plugins.host())?;
         self.supervisor.reconcile(resolved).await;
         Ok(())
     }
@@ -348,7 +331,7 @@ impl Runtime {
     /// The result stored whole at `uri` (`toolport://results/<id>`, named in the note of a
     /// result over `maxResultTokens`), or why not; `None` when `uri` is not such a URI.
     pub(crate) async fn stored_result(&self, uri: &str) -> Option<Result<StoredText, String>> {
-        large_results::read(self.supervisor.options.results_dir.clone(), uri).await
+        results::large_results::read(self.supervisor.options.results_dir.clone(), uri).await
     }
 
     /// The server behind the tool `name` on the surface.
@@ -366,7 +349,7 @@ impl Runtime {
         progress: Option<tokio::sync::mpsc::UnboundedSender<CallProgress>>,
         level: Option<rmcp::model::LoggingLevel>,
     ) -> Result<CallOutcome, CallError> {
-        executor::call_with(&self.supervisor, name, arguments, progress, level).await
+        calls::executor::call_with(&self.supervisor, name, arguments, progress, level).await
     }
 
     /// Keeps `level` for `server`'s calls when it speaks the stateless revision, which has no
@@ -397,7 +380,7 @@ impl Runtime {
         F: FnOnce(rmcp::Peer<rmcp::RoleClient>) -> Fut,
         Fut: Future<Output = Result<T, rmcp::service::ServiceError>>,
     {
-        catalog_calls::forward(&self.supervisor, server, subject, request).await
+        calls::catalog_calls::forward(&self.supervisor, server, subject, request).await
     }
 
     /// The active servers whose connection failed or died (not those the host's rules put in

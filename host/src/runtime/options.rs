@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::elicitation::Elicitor;
-use super::sampling::Sampler;
+use super::questions::elicitation::Elicitor;
+use super::questions::sampling::Sampler;
 
 /// A host's choices for one runtime. `Default` is what a library user wants: no built-in tools
 /// of its own, no spinners, plugins compiled in memory, every elicitation declined, sampling

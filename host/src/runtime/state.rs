@@ -5,13 +5,20 @@ use std::sync::Arc;
 
 use rmcp::model::Tool;
 
-use super::catalog::ServerCatalog;
+use super::catalog::merged::{Catalog, ServerCatalog};
 use super::connection::Connection;
-use super::record::ToolRecord;
-use crate::config::{ResolvedServer, ServerDef};
+use super::registry::surface::Registry;
+use crate::config::ResolvedServer;
 use crate::redact::redact_urls;
 use crate::status::{ServerState, ServerStatus};
 use crate::text::clip_foreign;
+
+/// The merged catalog of the `slots` that are connected, in definition order. A server in
+/// `error` (say, rejected by the tool-name rules) offers nothing, as it offers no tools.
+pub fn live_catalog(slots: &[Slot]) -> Catalog {
+    let live = slots.iter().filter(|s| s.conn().is_some() && matches!(s.checked, Some(Ok(_))));
+    Catalog::merge(live.map(|s| (s.name(), &s.catalog)))
+}
 
 /// The `error` of a server whose connect is still under way: of the status view's five states
 /// it is `error` (not usable yet), and this says why.
@@ -117,61 +124,6 @@ impl Slot {
     }
 }
 
-/// A connected server whose tools are on the surface: what a call to one of them needs.
-#[derive(Clone)]
-pub struct Served {
-    /// Its definition (the wire record for other shapes, the call timeout).
-    pub def: ServerDef,
-    /// The session calls go out on.
-    pub conn: Arc<Connection>,
-}
-
-/// The checked, shaped tool surface: the records in definition order (each server's tools
-/// together) and, per server, the session their calls go to.
-#[derive(Default, Clone)]
-pub struct Registry {
-    records: Vec<ToolRecord>,
-    by_name: HashMap<String, usize>,
-    servers: HashMap<String, Served>,
-}
-
-impl Registry {
-    /// Appends one server's records (already shaped); the pipeline calls it in definition order.
-    pub fn add_server(&mut self, def: ServerDef, conn: Arc<Connection>, records: Vec<ToolRecord>) {
-        for record in records {
-            self.by_name.insert(record.name.clone(), self.records.len());
-            self.records.push(record);
-        }
-        self.servers.insert(def.name.clone(), Served { def, conn });
-    }
-
-    /// Every record, in surface order.
-    pub fn records(&self) -> &[ToolRecord] {
-        &self.records
-    }
-
-    /// The record named `name` on the surface and the server that serves it.
-    pub fn route(&self, name: &str) -> Option<(&ToolRecord, &Served)> {
-        let record = self.records.get(*self.by_name.get(name)?)?;
-        Some((record, self.servers.get(&record.server)?))
-    }
-
-    /// Each server's records with its definition, in surface order (for converting to another
-    /// shape, which runs per server).
-    pub fn by_server(&self) -> Vec<(&ServerDef, &[ToolRecord])> {
-        let mut out: Vec<(&ServerDef, &[ToolRecord])> = Vec::new();
-        let mut start = 0;
-        while let Some(first) = self.records.get(start) {
-            let len = self.records[start..].iter().take_while(|r| r.server == first.server).count();
-            if let Some(served) = self.servers.get(&first.server) {
-                out.push((&served.def, &self.records[start..start + len]));
-            }
-            start += len;
-        }
-        out
-    }
-}
-
 /// Tools of servers that went away: a call to one says why instead of "unknown tool".
 #[derive(Default)]
 pub struct Gone {
@@ -200,7 +152,7 @@ impl Gone {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::TransportKind;
+    use crate::config::{ServerDef, TransportKind};
 
     fn slot(enabled: bool, paused: bool, transport: Result<TransportKind, String>) -> Slot {
         let def = ServerDef { name: "s".into(), transport: Some("stdio".into()), ..ServerDef::default() };

@@ -16,17 +16,19 @@ use rmcp::model::Tool;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::catalog::{Catalog, ServerCatalog};
-use super::catalog_list;
+use super::catalog::catalog_list;
+use super::catalog::merged::{Catalog, ServerCatalog};
 use super::connection::{Connection, Event};
-use super::convert::Plugins;
 use super::options::RuntimeOptions;
-use super::pipeline::{self, LiveServer};
 use super::progress::{self, Progress};
-use super::record::ToolRecord;
-use super::server_requests::Answers;
-use super::state::{Gone, Link, Registry, Slot};
-use super::structured_output::OutputChecks;
+use super::questions::server_requests::Answers;
+use super::registry::convert::Plugins;
+use super::registry::pipeline::{self, LiveServer};
+use super::registry::record::ToolRecord;
+use super::registry::surface::Registry;
+use super::results::large_results;
+use super::results::structured_output::OutputChecks;
+use super::state::{Gone, Link, Slot, live_catalog};
 use crate::config::{Resolved, ResolvedServer, Surface};
 use crate::plugin::PluginHost;
 
@@ -204,6 +206,17 @@ impl Supervisor {
     /// Whether the start's connects are all done (connected or failed), as it changes.
     pub fn settled(&self) -> watch::Receiver<bool> {
         self.settled.subscribe()
+    }
+
+    /// What bounds a call's result now (`large_results`).
+    pub(super) fn result_limits(&self) -> large_results::Limits {
+        let state = self.lock();
+        let settings = &state.resolved.settings;
+        large_results::Limits {
+            dir: self.options.results_dir.clone(),
+            max_tokens: settings.max_result_tokens,
+            max_bytes: settings.max_results_folder_bytes,
+        }
     }
 
     /// The state, for reading a consistent snapshot.
@@ -441,7 +454,7 @@ impl Supervisor {
             let state = self.lock();
             (state.registry.records().to_vec(), state.resolved.settings.surface)
         };
-        let catalog = super::catalog_calls::catalog(self);
+        let catalog = live_catalog(&self.lock().slots);
         let mut published = self.published.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let mut next = *self.revision.borrow();
         let (old_tools, old_catalog, old_surface) = &*published;

@@ -20,7 +20,7 @@ use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
 use tokio::sync::Notify;
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::related::InFlight;
+use super::questions::related::InFlight;
 use crate::text::escape_line;
 
 /// How far a running call has got, as its server reports it (`notifications/progress`).

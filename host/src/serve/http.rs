@@ -256,3 +256,6 @@ fn carries(request: &Request, token: &str) -> bool {
     let Some(given) = value.strip_prefix("Bearer ") else { return false };
     given.as_bytes().ct_eq(token.as_bytes()).into()
 }
+
+/// A parked call per session at most, by default as by `--max-sessions`.
+const _: () = assert!(HttpOptions::MAX_SESSIONS == super::input_rounds::DEFAULT_LIMIT);

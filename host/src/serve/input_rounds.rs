@@ -54,6 +54,10 @@ pub enum Step {
     Cancelled,
 }
 
+/// Parked calls allowed until serve sets its own cap (`--max-sessions`, whose default this is:
+/// `http.rs` checks that they agree).
+pub(super) const DEFAULT_LIMIT: usize = 512;
+
 /// The calls waiting for their clients.
 pub struct Rounds {
     parked: Mutex<HashMap<String, Parked>>,
@@ -62,7 +66,7 @@ pub struct Rounds {
 
 impl Default for Rounds {
     fn default() -> Self {
-        Self { parked: Mutex::default(), limit: AtomicUsize::new(crate::serve::HttpOptions::MAX_SESSIONS) }
+        Self { parked: Mutex::default(), limit: AtomicUsize::new(DEFAULT_LIMIT) }
     }
 }
 

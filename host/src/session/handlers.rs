@@ -5,12 +5,13 @@
 use super::actions::McpCommand;
 use super::command;
 use super::live::Session;
-use crate::auth::{Completion, CredentialsFile, login, no_login, not_remote};
+use crate::auth::{Completion, CredentialsFile, no_login, not_remote};
 use crate::config::{
     ADD_USAGE, EditError, WorkspaceSettings, add_server, disable_server, enable_server, load_resolved,
     parse_add_args, remove_server,
 };
 use crate::status::{Trailer, render};
+use crate::transport::login;
 
 impl Session {
     /// Runs one `/mcp` action.

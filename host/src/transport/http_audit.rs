@@ -118,7 +118,7 @@ impl AuditingClient {
             .pool_max_idle_per_host(0)
             .redirect(redirects)
             .build()
-            .map_err(|e| format!("cannot build the HTTP client: {}", super::deepest_cause(&e)))?;
+            .map_err(|e| format!("cannot build the HTTP client: {}", crate::cause::deepest_cause(&e)))?;
         Ok(Self { inner, audit })
     }
 }

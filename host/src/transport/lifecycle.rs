@@ -10,8 +10,8 @@ use rmcp::service::{ClientInitializeError, RunningService};
 use rmcp::transport::Transport;
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, Peer, RoleClient};
 
-use super::cause::deepest_cause;
 use super::in_order::{InOrder, ProgressTap};
+use crate::cause::deepest_cause;
 
 /// The handshake revision offered to servers without `server/discover`. A server that speaks
 /// only an older one (2025-06-18, 2025-03-26, 2024-11-05) answers with its own version, which

@@ -3,7 +3,7 @@
 //! and every plugin `type` go through the plugin-transport adapter ([`plugin`]); `wasm` runs a
 //! sandboxed server in the plugin host and talks to its stdio ([`wasm`]).
 
-mod cause;
+mod challenge;
 mod connected;
 mod header_rules;
 mod http;
@@ -16,7 +16,7 @@ mod stderr_tail;
 mod stdio;
 mod wasm;
 
-pub use cause::deepest_cause;
+pub use challenge::login;
 pub use connected::Connected;
 pub use http_audit::{BadHeaderTool, HeaderAudit};
 pub use in_order::ProgressTap;
@@ -27,23 +27,14 @@ pub use process_group::{
     end_all_promptly as end_server_processes_promptly, kill_all as kill_server_processes,
 };
 
-use std::time::Duration;
-
-use rmcp::{ClientHandler, ClientServiceExt};
+use rmcp::ClientHandler;
 
 use crate::auth::CredentialsFile;
+use crate::cause::deepest_cause;
 use crate::config::{ServerDef, TransportKind};
 use crate::plugin::PluginHost;
 use lifecycle::{Start, StartError};
-
-/// Largest message a stdio server may send. rmcp's default (16 MiB) drops a bigger line
-/// silently and the call then waits for its timeout; a tool returning a large file or log is
-/// legal, so we allow 64 MiB, which still bounds what one misbehaving server can make us buffer.
-pub const MAX_STDIO_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
-/// How long a failed stdio handshake waits for the child's exit: a server that crashed on
-/// start has usually exited by then, and its status and stderr explain more than rmcp's
-/// "connection closed"; one that is still running gets rmcp's reason instead.
-const HANDSHAKE_EXIT_WAIT: Duration = Duration::from_millis(300);
+use stdio::{HANDSHAKE_EXIT_WAIT, MAX_STDIO_MESSAGE_BYTES};
 
 /// Opens the transport for `def` (already `${VAR}`-expanded) and starts the MCP lifecycle
 /// ([`lifecycle::lifecycle`]: `server/discover`, else `initialize`). A server that answers the
@@ -72,23 +63,6 @@ pub async fn connect<H: ClientHandler + Clone>(
         other => other,
     };
     result.map_err(|e| crate::auth::name_the_fix(e.message, def))
-}
-
-/// Whether `def`'s server asks for a sign-in: its `WWW-Authenticate` challenge when a plain
-/// connect or its first listing is refused with 401 (or 403), else `None` (it answered, or it
-/// is down: the sign-in's discovery says which). Used by `toolport mcp login`.
-pub async fn challenge(def: &ServerDef) -> Result<Option<String>, String> {
-    let config = http::config(def)?;
-    let transport = http::unsigned(config, HeaderAudit::default())?;
-    match ().serve_with_lifecycle(transport, lifecycle::lifecycle()).await {
-        Err(e) => Ok(e.auth_challenge().map(str::to_string)),
-        Ok(service) => {
-            let listed = service.peer().list_tools(None).await;
-            let challenge = listed.err().and_then(|e| e.auth_challenge().map(str::to_string));
-            let _ = service.cancel().await;
-            Ok(challenge)
-        }
-    }
 }
 
 /// One connection attempt.

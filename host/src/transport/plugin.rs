@@ -19,8 +19,8 @@ use rmcp::{ClientHandler, RoleClient};
 use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
 
-use super::cause::deepest_cause;
 use super::lifecycle::{Start, StartError, retry_lifecycle};
+use crate::cause::deepest_cause;
 use crate::config::ServerDef;
 use crate::plugin::{MAX_MESSAGE_BYTES, PluginHost, QueueReceiver};
 
@@ -33,7 +33,7 @@ const CLOSE_GRACE: Duration = Duration::from_millis(500);
 const FAILURE_REPORT_WAIT: Duration = Duration::from_millis(1_000);
 
 // A server cannot send through a plugin what it could not send over stdio, nor the reverse.
-const _: () = assert!(MAX_MESSAGE_BYTES == super::MAX_STDIO_MESSAGE_BYTES);
+const _: () = assert!(MAX_MESSAGE_BYTES == super::stdio::MAX_STDIO_MESSAGE_BYTES);
 
 /// How a plugin's `run` ended: `None` when it returned because the host closed its inbox
 /// (nothing to report), else the plugin's own reason.

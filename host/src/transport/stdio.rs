@@ -17,6 +17,15 @@ use super::process_group::{self, Group};
 use super::stderr_tail::StderrTail;
 use crate::config::ServerDef;
 
+/// Largest message a stdio server may send. rmcp's default (16 MiB) drops a bigger line
+/// silently and the call then waits for its timeout; a tool returning a large file or log is
+/// legal, so we allow 64 MiB, which still bounds what one misbehaving server can make us buffer.
+pub(super) const MAX_STDIO_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+/// How long a failed stdio handshake waits for the child's exit: a server that crashed on
+/// start has usually exited by then, and its status and stderr explain more than rmcp's
+/// "connection closed"; one that is still running gets rmcp's reason instead.
+pub(super) const HANDSHAKE_EXIT_WAIT: Duration = Duration::from_millis(300);
+
 /// How long a closed server gets to exit on its own (its stdin is closed) before its group is
 /// sent SIGTERM.
 const EXIT_GRACE: Duration = Duration::from_millis(500);

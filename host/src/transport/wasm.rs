@@ -5,12 +5,12 @@
 
 use rmcp::ClientHandler;
 
-use super::MAX_STDIO_MESSAGE_BYTES;
-use super::cause::deepest_cause;
 use super::connected::Connected;
 use super::lifecycle::{Start, StartError, retry_lifecycle};
 use super::stderr_tail::StderrTail;
 use super::stdio::StdioChild;
+use super::stdio::{HANDSHAKE_EXIT_WAIT, MAX_STDIO_MESSAGE_BYTES};
+use crate::cause::deepest_cause;
 use crate::config::ServerDef;
 use crate::plugin::{PluginHost, Started};
 
@@ -41,7 +41,7 @@ pub async fn connect<H: ClientHandler>(
         }
         Err(e) => {
             // The host's own record of a refusal explains a failed start best, then the end.
-            let ended = tokio::time::timeout(super::HANDSHAKE_EXIT_WAIT, child.exited()).await;
+            let ended = tokio::time::timeout(HANDSHAKE_EXIT_WAIT, child.exited()).await;
             let reason = match refusals.all().into_iter().next() {
                 Some(refused) => refused,
                 None => ended.unwrap_or_else(|_| deepest_cause(&e)),

@@ -1,0 +1,247 @@
+//! The argument language of `mcp add`, shared by the command line and the interactive
+//! `/mcp add` line (which splits with `shlex` first), so both accept exactly the same things.
+//!
+//! ```text
+//! add [--transport <stdio|sse|http|streamable_http|PLUGIN>] <name> <url>
+//! add [--transport stdio] <name> -- <command> [args…]      (everything after -- verbatim)
+//! add [--transport stdio] <name> <command> [args…]         (args verbatim from the command on)
+//!     [--env K=V]… [--header "K: V"]… [--cwd DIR]           (before the target)
+//!     [--include GLOB]… [--exclude GLOB]…                   (the `tools` filter)
+//!     [--roots workspace|none|client | --roots PATH…]         (the `roots` setting)
+//! ```
+
+use serde_json::{Map, Value};
+
+use crate::config::model::{Roots, ServerDef};
+use crate::config::normalize::normalize_type;
+use crate::config::tool_filter::ToolFilter;
+
+/// The usage line of `/mcp add` (reference-behaviour A).
+pub const ADD_USAGE: &str = "Usage: /mcp add --transport <stdio|sse|http> <name> <target>";
+
+/// A parsed `add`: the name and the definition to store (values as typed, `${VAR}` unexpanded).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddRequest {
+    /// The server name.
+    pub name: String,
+    /// The definition, normalised.
+    pub def: ServerDef,
+}
+
+impl AddRequest {
+    /// The JSON written to the store (empty fields omitted).
+    pub fn to_json(&self) -> Map<String, Value> {
+        self.def.to_json()
+    }
+}
+
+/// Parses `add`'s arguments (without the word `add`). Without `--transport` the server is
+/// `stdio`. Errors are one sentence saying what is wrong; callers add their usage line.
+pub fn parse_add_args(args: &[String]) -> Result<AddRequest, String> {
+    let mut transport: Option<String> = None;
+    let mut env = Vec::new();
+    let mut headers = Vec::new();
+    let mut cwd: Option<String> = None;
+    let mut include: Vec<String> = Vec::new();
+    let mut exclude: Vec<String> = Vec::new();
+    let mut roots: Vec<String> = Vec::new();
+    let mut positional: Vec<String> = Vec::new();
+    let mut verbatim: Option<Vec<String>> = None;
+
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        // Once a stdio command has started, the rest belongs to it (`npx -y pkg --port 1`).
+        if positional.len() >= 2 && is_stdio(transport.as_deref()) {
+            positional.push(arg.clone());
+            continue;
+        }
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
+            _ => (arg.as_str(), None),
+        };
+        let mut value = |what: &str| -> Result<String, String> {
+            match &inline {
+                Some(v) => Ok(v.clone()),
+                None => it.next().cloned().ok_or_else(|| format!("{what} needs a value")),
+            }
+        };
+        match flag {
+            "--" => {
+                verbatim = Some(it.by_ref().cloned().collect());
+            }
+            "--transport" | "-t" => transport = Some(value("--transport")?),
+            "--env" | "-e" => {
+                let kv = value("--env")?;
+                let (k, v) = kv.split_once('=').ok_or("--env expects KEY=VALUE")?;
+                let k = k.trim();
+                if k.is_empty() {
+                    return Err("--env expects KEY=VALUE with a non-empty KEY".to_string());
+                }
+                env.push((k.to_string(), v.trim().to_string()));
+            }
+            "--header" | "-H" => {
+                let kv = value("--header")?;
+                let (k, v) = kv.split_once(':').ok_or("--header expects \"Name: value\"")?;
+                let k = k.trim();
+                if k.is_empty() {
+                    return Err("--header expects \"Name: value\" with a non-empty name".to_string());
+                }
+                headers.push((k.to_string(), v.trim().to_string()));
+            }
+            "--cwd" => cwd = Some(value("--cwd")?),
+            "--include" => include.push(glob(value("--include")?, "--include")?),
+            "--exclude" => exclude.push(glob(value("--exclude")?, "--exclude")?),
+            "--roots" => roots.push(value("--roots")?),
+            f if f.starts_with('-') && f.len() > 1 && positional.len() < 2 => {
+                return Err(format!("unknown option {f}"));
+            }
+            _ => positional.push(arg.clone()),
+        }
+    }
+
+    let transport = match transport.as_deref() {
+        None => "stdio".to_string(),
+        Some(t) => normalize_type(t).ok_or("--transport needs a value")?,
+    };
+    let mut positional = positional.into_iter();
+    let name = positional.next().map(|n| n.trim().to_string()).filter(|n| !n.is_empty());
+    let name = name.ok_or("missing server name")?;
+    let tools = ToolFilter::new(include, exclude)
+        .map_err(|bad| format!("--{} has a bad glob \"{}\": {}", bad.field, bad.glob, bad.reason))?;
+    let mut def = ServerDef {
+        name: name.clone(),
+        transport: Some(transport.clone()),
+        env,
+        headers,
+        cwd: cwd.map(|c| c.trim().to_string()).filter(|c| !c.is_empty()),
+        tools,
+        roots: roots_setting(roots)?,
+        ..ServerDef::default()
+    };
+    let rest: Vec<String> = positional.collect();
+    if transport == "stdio" {
+        let mut cmd = rest.into_iter().chain(verbatim.unwrap_or_default());
+        def.command = cmd.next().map(|c| c.trim().to_string()).filter(|c| !c.is_empty());
+        def.command.as_ref().ok_or("missing command for stdio (put it after --)")?;
+        def.args = cmd.collect();
+    } else {
+        if verbatim.is_some() {
+            return Err(format!("{transport} takes a url, not a command after --"));
+        }
+        let mut rest = rest.into_iter();
+        def.url = rest.next().map(|u| u.trim().to_string()).filter(|u| !u.is_empty());
+        def.url.as_ref().ok_or_else(|| format!("missing url for {transport}"))?;
+        if let Some(extra) = rest.next() {
+            return Err(format!("unexpected argument after the url: {extra}"));
+        }
+    }
+    Ok(AddRequest { name, def })
+}
+
+/// The `--roots` values: none is the default, one keyword is that setting, anything else is a
+/// list of paths (a folder named like a keyword is written `./none`).
+fn roots_setting(values: Vec<String>) -> Result<Roots, String> {
+    let values: Vec<String> = values.iter().map(|v| v.trim().to_string()).collect();
+    if values.iter().any(String::is_empty) {
+        return Err("--roots needs a value".to_string());
+    }
+    let keywords: Vec<&String> = values.iter().filter(|v| Roots::from_keyword(v).is_some()).collect();
+    match (values.as_slice(), keywords.first()) {
+        ([], _) => Ok(Roots::Workspace),
+        ([one], Some(_)) => Ok(Roots::from_keyword(one).unwrap_or_default()),
+        (_, Some(word)) => Err(format!(
+            "--roots {word} cannot be combined with other --roots values (a folder of that name is ./{word})"
+        )),
+        (_, None) => Ok(Roots::Paths(values)),
+    }
+}
+
+/// One `--include`/`--exclude` value, trimmed as the file's globs are; blank is refused.
+fn glob(value: String, flag: &str) -> Result<String, String> {
+    let glob = value.trim();
+    if glob.is_empty() {
+        return Err(format!("{flag} needs a glob"));
+    }
+    Ok(glob.to_string())
+}
+
+fn is_stdio(t: Option<&str>) -> bool {
+    t.is_none_or(|t| normalize_type(t).as_deref() == Some("stdio"))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn p(line: &str) -> Result<AddRequest, String> {
+        let args: Vec<String> = shlex::split(line).unwrap_or_default();
+        parse_add_args(&args)
+    }
+
+    #[test]
+    fn network_transports_take_a_url() -> Result<(), String> {
+        let r = p("--transport http remote https://h/mcp --header 'Authorization: Bearer ${T}'")?;
+        assert_eq!(r.name, "remote");
+        assert_eq!(
+            Value::Object(r.to_json()),
+            json!({"type":"streamable_http","url":"https://h/mcp","headers":{"Authorization":"Bearer ${T}"}})
+        );
+        assert_eq!(p("--transport=SSE legacy http://h/sse")?.def.transport.as_deref(), Some("sse"));
+        assert_eq!(p("--transport tcp t tcp://h:1")?.def.transport.as_deref(), Some("tcp"));
+        Ok(())
+    }
+
+    #[test]
+    fn stdio_after_double_dash_is_verbatim() -> Result<(), String> {
+        let r = p("--transport stdio --env A=1 --cwd /srv files -- npx -y pkg --env X=1 -p a -p a --")?;
+        assert_eq!(r.def.command.as_deref(), Some("npx"));
+        assert_eq!(r.def.args, ["-y", "pkg", "--env", "X=1", "-p", "a", "-p", "a", "--"]);
+        assert_eq!(r.def.env, [("A".to_string(), "1".to_string())]);
+        assert_eq!(r.def.cwd.as_deref(), Some("/srv"));
+        Ok(())
+    }
+
+    #[test]
+    fn stdio_without_double_dash_and_without_transport() -> Result<(), String> {
+        let r = p("files npx -y pkg")?;
+        assert_eq!(r.def.transport.as_deref(), Some("stdio"));
+        assert_eq!(r.def.command.as_deref(), Some("npx"));
+        assert_eq!(r.def.args, ["-y", "pkg"]);
+        Ok(())
+    }
+
+    #[test]
+    fn include_and_exclude_repeat_and_become_the_tools_filter() -> Result<(), String> {
+        let r = p("--include 'read_*' --exclude=*_delete --include search files -- npx --include x")?;
+        assert_eq!(r.def.tools.include(), ["read_*", "search"]);
+        assert_eq!(r.def.tools.exclude(), ["*_delete"]);
+        assert_eq!(r.def.args, ["--include", "x"], "after the command, flags are the command's");
+        assert_eq!(
+            Value::Object(r.to_json())["tools"],
+            json!({"include":["read_*","search"],"exclude":["*_delete"]})
+        );
+        assert_eq!(p("files npx")?.to_json().get("tools"), None);
+        assert_eq!(
+            p("--exclude '[a' files -- npx"),
+            Err("--exclude has a bad glob \"[a\": unclosed character class; missing ']'".into())
+        );
+        assert_eq!(p("--include ' ' files -- npx"), Err("--include needs a glob".into()));
+        assert_eq!(p("files --include"), Err("--include needs a value".into()));
+        Ok(())
+    }
+
+    #[test]
+    fn errors_say_what_is_wrong() {
+        assert_eq!(p(""), Err("missing server name".into()));
+        assert_eq!(p("--transport sse x"), Err("missing url for sse".into()));
+        assert_eq!(p("--transport stdio x"), Err("missing command for stdio (put it after --)".into()));
+        assert_eq!(p("--transport sse x u extra"), Err("unexpected argument after the url: extra".into()));
+        assert_eq!(p("--env NOPE x -- c"), Err("--env expects KEY=VALUE".into()));
+        assert_eq!(p("--header NOPE x -- c"), Err("--header expects \"Name: value\"".into()));
+        assert_eq!(p("--bogus x -- c"), Err("unknown option --bogus".into()));
+        assert_eq!(p("x --transport"), Err("--transport needs a value".into()));
+        assert_eq!(p("--transport sse x u -- c"), Err("sse takes a url, not a command after --".into()));
+    }
+}

@@ -1,0 +1,341 @@
+//! Reading a resource and getting a prompt: routed to the server that offers them, sent under
+//! that server's call timeout, and what came back (or why nothing did) in a form every view
+//! shares. The counterpart of `executor.rs` for what is not a tool.
+
+use std::time::Duration;
+
+use base64::Engine as _;
+use rmcp::model::{GetPromptRequestParams, JsonObject, ReadResourceRequestParams, ResourceContents};
+use rmcp::service::ServiceError;
+use serde_json::Value;
+
+use crate::runtime::catalog::merged::Catalog;
+use crate::runtime::connection::{Connection, Event, is_transport_failure, service_error};
+use crate::runtime::results::outcome::{CallError, parse_arguments};
+use crate::runtime::state::live_catalog;
+use crate::runtime::supervisor::Supervisor;
+use crate::status::ServerState;
+use crate::text::{escape_line, escape_text};
+
+/// The merged catalog of the servers that are `connected` now, in definition order. A server
+/// in `error` (say, rejected by the tool-name rules) offers nothing, as it offers no tools.
+pub fn catalog(supervisor: &Supervisor) -> Catalog {
+    live_catalog(&supervisor.lock().slots)
+}
+
+/// `resources/read` of `uri` on `server`. The server is named because a resource template's
+/// URIs are listed by no one; a URI two servers list goes to the one the caller names.
+pub async fn read(supervisor: &Supervisor, server: &str, uri: &str) -> Result<ResourceRead, CatalogError> {
+    let uri = uri.trim();
+    if uri.is_empty() {
+        return Err(CatalogError::MissingUri);
+    }
+    let (conn, timeout) = route(supervisor, server)?;
+    let subject = format!("resource {}", escape_line(uri));
+    let request = conn.peer.read_resource(ReadResourceRequestParams::new(uri));
+    let result = settle(supervisor, &conn, server, subject, timeout, request).await?;
+    Ok(ResourceRead { server: server.to_string(), contents: result.contents })
+}
+
+/// `prompts/get` of the prompt called `name` in the catalog, on the server that offers it.
+/// `arguments` is JSON text (blank means none); the protocol's arguments are strings.
+pub async fn prompt(
+    supervisor: &Supervisor,
+    name: &str,
+    arguments: &str,
+) -> Result<PromptOutcome, CatalogError> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(CatalogError::MissingName);
+    }
+    let Some(server) = catalog(supervisor).prompt(name).map(|p| p.server.clone()) else {
+        return Err(CatalogError::UnknownPrompt(name.to_string()));
+    };
+    let arguments = prompt_arguments(arguments)?;
+    let (conn, timeout) = route(supervisor, &server)?;
+    let mut params = GetPromptRequestParams::new(name);
+    if !arguments.is_empty() {
+        params = params.with_arguments(arguments);
+    }
+    let subject = format!("prompt {name}");
+    let result = settle(supervisor, &conn, &server, subject, timeout, conn.peer.get_prompt(params)).await?;
+    let messages = result.messages.iter().filter_map(|m| serde_json::to_value(m).ok()).collect();
+    Ok(PromptOutcome { server, description: result.description, messages })
+}
+
+/// Any other request for `server` (a completion, a subscription, a log level), sent by
+/// `request` on its live session under its call timeout and sorted like a read: what `serve`
+/// forwards without the runtime knowing the method.
+pub async fn forward<T, F, Fut>(
+    supervisor: &Supervisor,
+    server: &str,
+    subject: String,
+    request: F,
+) -> Result<T, CatalogError>
+where
+    F: FnOnce(rmcp::Peer<rmcp::RoleClient>) -> Fut,
+    Fut: Future<Output = Result<T, ServiceError>>,
+{
+    let (conn, timeout) = route(supervisor, server)?;
+    let request = request(conn.peer.clone());
+    settle(supervisor, &conn, server, subject, timeout, request).await
+}
+
+/// Prompt arguments: a JSON object whose values are strings (MCP's `prompts/get` takes
+/// `{[name]: string}`), so a number is refused here with its name rather than by the server.
+fn prompt_arguments(arguments: &str) -> Result<JsonObject, CatalogError> {
+    let map = parse_arguments(arguments).map_err(|e| match e {
+        CallError::InvalidArguments(why) => CatalogError::InvalidArguments(why),
+        other => CatalogError::InvalidArguments(other.to_string()),
+    })?;
+    match map.iter().find(|(_, v)| !v.is_string()) {
+        Some((key, _)) => Err(CatalogError::InvalidArguments(format!("{key} must be a string"))),
+        None => Ok(map),
+    }
+}
+
+/// The live connection of `server` and its call timeout, or the contract's refusal.
+fn route(
+    supervisor: &Supervisor,
+    server: &str,
+) -> Result<(std::sync::Arc<Connection>, Duration), CatalogError> {
+    let state = supervisor.lock();
+    let Some(slot) = state.slots.iter().find(|s| s.name() == server) else {
+        return Err(CatalogError::UnknownServer(server.to_string()));
+    };
+    let row = slot.status();
+    match (row.state, slot.conn()) {
+        (ServerState::Disabled, _) => Err(CatalogError::NotEnabled(server.to_string())),
+        (ServerState::Paused, _) => Err(CatalogError::Paused(server.to_string())),
+        (ServerState::Connected, Some(conn)) => Ok((conn.clone(), slot.resolved.def.timeouts.call)),
+        _ => Err(CatalogError::NotConnected {
+            server: server.to_string(),
+            reason: row.error.unwrap_or_else(|| "not connected".to_string()),
+        }),
+    }
+}
+
+/// Waits for `request` under `timeout` and sorts the outcome. A dropped connection the
+/// watcher has not seen yet is reported to the supervisor, as a failed tool call does.
+async fn settle<T>(
+    supervisor: &Supervisor,
+    conn: &Connection,
+    server: &str,
+    subject: String,
+    timeout: Duration,
+    request: impl Future<Output = Result<T, ServiceError>>,
+) -> Result<T, CatalogError> {
+    match tokio::time::timeout(timeout, request).await {
+        Err(_) => Err(CatalogError::Timeout { subject, server: server.to_string(), ms: timeout.as_millis() }),
+        Ok(Ok(result)) => Ok(result),
+        Ok(Err(e)) if is_transport_failure(&e) => {
+            let reason = match conn.death_reason().await {
+                Some(reason) => reason,
+                None => {
+                    let reason = service_error(&e);
+                    let _ = supervisor.events.send(Event::Died {
+                        server: server.to_string(),
+                        generation: conn.generation,
+                        reason: reason.clone(),
+                    });
+                    reason
+                }
+            };
+            Err(CatalogError::NotConnected { server: server.to_string(), reason })
+        }
+        Ok(Err(e)) => {
+            Err(CatalogError::Protocol { subject, server: server.to_string(), message: service_error(&e) })
+        }
+    }
+}
+
+/// A resource as read: every content the server sent, text or binary.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourceRead {
+    /// The server it was read from.
+    pub server: String,
+    /// The contents, as the server sent them (binary ones base64, as on the wire).
+    pub contents: Vec<ResourceContents>,
+}
+
+impl ResourceRead {
+    /// `{"contents": [...]}`, MCP's `ReadResourceResult` (blobs stay base64).
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({ "contents": self.contents })
+    }
+
+    /// Text contents as they are (controls escaped); a binary one as one line saying its type
+    /// and size, since raw bytes would garble a terminal (`toolport read --output` saves them).
+    pub fn render_text(&self) -> String {
+        let parts: Vec<String> = self
+            .contents
+            .iter()
+            .map(|content| match content {
+                ResourceContents::TextResourceContents { text, .. } => escape_text(text).into_owned(),
+                ResourceContents::BlobResourceContents { uri, mime_type, blob, .. } => {
+                    let size = match decode(blob) {
+                        Ok(bytes) => format!("{} bytes", bytes.len()),
+                        Err(why) => why,
+                    };
+                    let mime = mime_type.as_deref().unwrap_or("unknown type");
+                    format!("(binary resource {}: {}, {size})", escape_line(uri), escape_line(mime))
+                }
+                _ => serde_json::to_string(content).unwrap_or_default(),
+            })
+            .collect();
+        parts.join("\n")
+    }
+
+    /// Whether any content is binary (a text view only describes it).
+    pub fn has_binary(&self) -> bool {
+        self.contents.iter().any(|c| matches!(c, ResourceContents::BlobResourceContents { .. }))
+    }
+
+    /// The raw bytes of every content in order: text as UTF-8, binary decoded from base64.
+    pub fn bytes(&self) -> Result<Vec<u8>, String> {
+        let mut out = Vec::new();
+        for content in &self.contents {
+            match content {
+                ResourceContents::TextResourceContents { text, .. } => out.extend_from_slice(text.as_bytes()),
+                ResourceContents::BlobResourceContents { blob, .. } => out.extend(decode(blob)?),
+                _ => return Err("a resource content of an unknown kind".to_string()),
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A blob's bytes; MCP sends them base64 (standard alphabet, padded).
+fn decode(blob: &str) -> Result<Vec<u8>, String> {
+    base64::engine::general_purpose::STANDARD.decode(blob.trim()).map_err(|e| format!("invalid base64: {e}"))
+}
+
+/// What `prompts/get` returned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromptOutcome {
+    /// The server that answered.
+    pub server: String,
+    /// The prompt's description, when the server sent one.
+    pub description: Option<String>,
+    /// Every message as its MCP JSON (`role`, `content`).
+    pub messages: Vec<Value>,
+}
+
+impl PromptOutcome {
+    /// MCP's `GetPromptResult` JSON.
+    pub fn to_json(&self) -> Value {
+        let mut out = serde_json::json!({ "messages": self.messages });
+        if let (Some(description), Some(obj)) = (&self.description, out.as_object_mut()) {
+            obj.insert("description".into(), Value::String(description.clone()));
+        }
+        out
+    }
+
+    /// One `<role>: <text>` per message; content that is not text as one line of JSON. The
+    /// server wrote it, so controls come back escaped.
+    pub fn render_text(&self) -> String {
+        let lines: Vec<String> = self
+            .messages
+            .iter()
+            .map(|m| {
+                let role = m.get("role").and_then(Value::as_str).unwrap_or("?");
+                let content = m.get("content").cloned().unwrap_or(Value::Null);
+                let text = match (content.get("type").and_then(Value::as_str), content.get("text")) {
+                    (Some("text"), Some(Value::String(text))) => text.clone(),
+                    _ => content.to_string(),
+                };
+                format!("{}: {text}", escape_line(role))
+            })
+            .collect();
+        escape_text(&lines.join("\n")).into_owned()
+    }
+}
+
+/// Why a read or a prompt produced nothing. Messages follow the tools' (`Unknown MCP tool: …`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CatalogError {
+    /// No connected server offers a prompt of that name.
+    #[error("Unknown MCP prompt: {0}")]
+    UnknownPrompt(String),
+    /// The prompt name was blank.
+    #[error("MCP prompt request is missing prompt name")]
+    MissingName,
+    /// The resource URI was blank.
+    #[error("MCP resource read is missing the resource URI")]
+    MissingUri,
+    /// The prompt arguments were not a JSON object of strings.
+    #[error("Invalid MCP prompt arguments: {0}")]
+    InvalidArguments(String),
+    /// No server of that name is defined.
+    #[error("Unknown MCP server: {0}")]
+    UnknownServer(String),
+    /// The server is defined but this workspace does not enable it.
+    #[error("MCP server is not enabled in this workspace: {0}")]
+    NotEnabled(String),
+    /// The server is paused in this session.
+    #[error("MCP server is paused in this session: {0}")]
+    Paused(String),
+    /// The server is not (or no longer) connected.
+    #[error("MCP server {server} is not connected: {reason}")]
+    NotConnected {
+        /// The server: the one to retry.
+        server: String,
+        /// Why, as its status row says.
+        reason: String,
+    },
+    /// The server did not answer within its call timeout.
+    #[error("MCP {subject} on server {server} timed out after {ms} ms")]
+    Timeout {
+        /// `resource <uri>` or `prompt <name>`.
+        subject: String,
+        /// The server that did not answer.
+        server: String,
+        /// Its `timeouts.callMs`.
+        ms: u128,
+    },
+    /// The server answered with an error.
+    #[error("MCP {subject} on server {server} failed: {message}")]
+    Protocol {
+        /// `resource <uri>` or `prompt <name>`.
+        subject: String,
+        /// The server that refused.
+        server: String,
+        /// Its message.
+        message: String,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prompt_arguments_are_strings() {
+        assert_eq!(prompt_arguments(" ").map(|m| m.len()), Ok(0));
+        assert_eq!(
+            prompt_arguments(r#"{"city": "Paris", "days": 3}"#).err().map(|e| e.to_string()).as_deref(),
+            Some("Invalid MCP prompt arguments: days must be a string")
+        );
+        assert_eq!(
+            prompt_arguments("[1]").err().map(|e| e.to_string()).as_deref(),
+            Some("Invalid MCP prompt arguments: expected a JSON object, got an array")
+        );
+    }
+
+    #[test]
+    fn binary_contents_are_described_or_decoded() {
+        let read = ResourceRead {
+            server: "s".into(),
+            contents: vec![
+                ResourceContents::text("hi\u{1b}]0;x\u{7}", "demo://t"),
+                ResourceContents::blob("AAEC", "demo://b").with_mime_type("application/gzip"),
+            ],
+        };
+        assert_eq!(
+            read.render_text(),
+            "hi\\u{1b}]0;x\\u{7}\n(binary resource demo://b: application/gzip, 3 bytes)"
+        );
+        assert_eq!(read.bytes(), Ok([b"hi\x1b]0;x\x07".as_slice(), &[0, 1, 2]].concat()));
+        assert_eq!(CatalogError::UnknownPrompt("x".into()).to_string(), "Unknown MCP prompt: x");
+    }
+}

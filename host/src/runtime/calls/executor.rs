@@ -1,0 +1,117 @@
+//! The executor (reference-behaviour A, "Executor"): routes a final tool name to the server
+//! that owns it, sends `tools/call` with the server's own name under its call timeout, and says
+//! what came back or why nothing did.
+
+#[allow(deprecated)]
+use rmcp::model::LoggingLevel;
+use rmcp::model::{CallToolRequestParams, RequestMetaObject};
+use serde_json::{Map, Value};
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::request_state::{self, RoundsError};
+use crate::runtime::connection::{Event, is_transport_failure, service_error};
+use crate::runtime::questions::person_clock;
+use crate::runtime::results::large_results;
+use crate::runtime::results::outcome::{CallError, CallOutcome, parse_arguments};
+use crate::runtime::results::structured_output;
+use crate::runtime::supervisor::Supervisor;
+use crate::runtime::tool_call::CallProgress;
+
+/// Calls the tool named `name` on the surface. `arguments` is JSON text; blank means `{}`. The
+/// server's progress reports go to `progress`; a call that times out, or whose future is
+/// dropped, is cancelled at the server (`tool_call`). Input-required rounds are answered on
+/// the way (`request_state`), and time spent waiting for a person does not count against the
+/// timeout (`person_clock`). A result over the workspace's `maxResultTokens` comes back as its
+/// beginning and a note, the whole of it stored (`large_results`).
+pub async fn call(
+    supervisor: &Supervisor,
+    name: &str,
+    arguments: &str,
+    progress: Option<UnboundedSender<CallProgress>>,
+) -> Result<CallOutcome, CallError> {
+    if name.trim().is_empty() {
+        return Err(CallError::MissingName);
+    }
+    let args = parse_arguments(arguments)?;
+    call_with(supervisor, name, args, progress, None).await
+}
+
+/// [`call`] with the arguments already a JSON object (what `serve` receives). A server on the
+/// stateless revision is sent `level` (the client's own, on its request), else the level a
+/// client set for it ([`crate::runtime::connection::Connection::log_level`]), in the call's `_meta`:
+/// without one it sends no log messages at all.
+#[allow(deprecated)] // LoggingLevel: logging is deprecated in 2026-07-28 but still in use.
+pub async fn call_with(
+    supervisor: &Supervisor,
+    name: &str,
+    args: Map<String, Value>,
+    progress: Option<UnboundedSender<CallProgress>>,
+    level: Option<LoggingLevel>,
+) -> Result<CallOutcome, CallError> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(CallError::MissingName);
+    }
+    let (original, server, conn, timeout, output_check, roots, grant) = {
+        let state = supervisor.lock();
+        match state.registry.route(name) {
+            Some((record, served)) => (
+                record.original.clone(),
+                record.server.clone(),
+                served.conn.clone(),
+                served.def.timeouts.call,
+                record.output.clone(),
+                served.def.roots.clone(),
+                crate::auth::grant(&served.def),
+            ),
+            None => {
+                return Err(match state.gone.lookup(name) {
+                    Some((server, reason)) => {
+                        CallError::NotConnected { server: server.clone(), reason: reason.clone() }
+                    }
+                    None => CallError::UnknownTool(name.to_string()),
+                });
+            }
+        }
+    };
+    let mut params = CallToolRequestParams::new(original).with_arguments(args);
+    if let Some(level) = level.or_else(|| conn.log_level()).filter(|_| conn.stateless()) {
+        params.meta.get_or_insert_with(RequestMetaObject::new).set_log_level(level);
+    }
+    let answers = &supervisor.answers;
+    let refusals_before = conn.refusal_count();
+    // The call timeout counts the server's time, not the person's answering its questions.
+    let rounds = request_state::call_tool(&conn, answers, &server, &roots, params, progress);
+    match person_clock::within(&answers.clock, timeout, rounds).await {
+        None => Err(CallError::Timeout { tool: name.to_string(), server, ms: timeout.as_millis() }),
+        Some(Ok(result)) => {
+            let mut outcome = CallOutcome::from_result(result);
+            outcome.note_refusals(conn.refusals_since(refusals_before));
+            let outcome = structured_output::checked(output_check.as_ref(), name, &server, outcome)?;
+            large_results::bounded(supervisor.result_limits(), name, &server, outcome).await
+        }
+        Some(Err(RoundsError::Service(e))) if is_transport_failure(&e) => {
+            let reason = match conn.death_reason().await {
+                Some(reason) => reason,
+                None => {
+                    // The session has not noticed yet (an HTTP server that went away is only
+                    // seen on the next request): the failed call is the evidence.
+                    let reason = service_error(&e);
+                    let _ = supervisor.events.send(Event::Died {
+                        server: server.clone(),
+                        generation: conn.generation,
+                        reason: reason.clone(),
+                    });
+                    reason
+                }
+            };
+            // A refusal nobody signed in for here (a 401, a 403 for more scope): name the fix.
+            let reason = crate::auth::fix_for(reason, &server, grant);
+            Err(CallError::NotConnected { server, reason })
+        }
+        Some(Err(e)) => {
+            let message = crate::auth::fix_for(e.to_string(), &server, grant);
+            Err(CallError::Protocol { tool: name.to_string(), server, message })
+        }
+    }
+}

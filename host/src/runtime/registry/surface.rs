@@ -1,0 +1,64 @@
+//! The checked, shaped tool surface the pipeline builds: each tool's record and, per server,
+//! the session its calls go out on. Replaced whole by each rebuild.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::record::ToolRecord;
+use crate::config::ServerDef;
+use crate::runtime::connection::Connection;
+
+/// A connected server whose tools are on the surface: what a call to one of them needs.
+#[derive(Clone)]
+pub struct Served {
+    /// Its definition (the wire record for other shapes, the call timeout).
+    pub def: ServerDef,
+    /// The session calls go out on.
+    pub conn: Arc<Connection>,
+}
+
+/// The checked, shaped tool surface: the records in definition order (each server's tools
+/// together) and, per server, the session their calls go to.
+#[derive(Default, Clone)]
+pub struct Registry {
+    records: Vec<ToolRecord>,
+    by_name: HashMap<String, usize>,
+    servers: HashMap<String, Served>,
+}
+
+impl Registry {
+    /// Appends one server's records (already shaped); the pipeline calls it in definition order.
+    pub fn add_server(&mut self, def: ServerDef, conn: Arc<Connection>, records: Vec<ToolRecord>) {
+        for record in records {
+            self.by_name.insert(record.name.clone(), self.records.len());
+            self.records.push(record);
+        }
+        self.servers.insert(def.name.clone(), Served { def, conn });
+    }
+
+    /// Every record, in surface order.
+    pub fn records(&self) -> &[ToolRecord] {
+        &self.records
+    }
+
+    /// The record named `name` on the surface and the server that serves it.
+    pub fn route(&self, name: &str) -> Option<(&ToolRecord, &Served)> {
+        let record = self.records.get(*self.by_name.get(name)?)?;
+        Some((record, self.servers.get(&record.server)?))
+    }
+
+    /// Each server's records with its definition, in surface order (for converting to another
+    /// shape, which runs per server).
+    pub fn by_server(&self) -> Vec<(&ServerDef, &[ToolRecord])> {
+        let mut out: Vec<(&ServerDef, &[ToolRecord])> = Vec::new();
+        let mut start = 0;
+        while let Some(first) = self.records.get(start) {
+            let len = self.records[start..].iter().take_while(|r| r.server == first.server).count();
+            if let Some(served) = self.servers.get(&first.server) {
+                out.push((&served.def, &self.records[start..start + len]));
+            }
+            start += len;
+        }
+        out
+    }
+}

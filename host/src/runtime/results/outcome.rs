@@ -1,0 +1,204 @@
+//! What a tool call comes back with: the result whole ([`CallOutcome`]) or why there is none
+//! ([`CallError`]). A leaf every step of a call shares (the executor, output checks, large
+//! results, the views), so none of them imports another for it.
+
+use serde_json::{Map, Value};
+
+/// A call's result as a person reads it in the session and in an ACP reply: the result's text,
+/// prefixed `tool error: ` when the tool reported `isError`, or the executor's message.
+pub fn render_call(result: &Result<CallOutcome, CallError>) -> String {
+    match result {
+        Ok(outcome) if outcome.is_error => format!("tool error: {}", outcome.render_text()),
+        Ok(outcome) => outcome.render_text(),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// A tool's result with nothing dropped: every content block, `structuredContent`, `isError`,
+/// `_meta`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallOutcome {
+    /// Every content block, as the server sent it (text, image, audio, resource, link).
+    pub content: Vec<Value>,
+    /// `structuredContent`, when the server sent one.
+    pub structured: Option<Value>,
+    /// The server's `isError`: the tool ran and failed (an LLM should see this).
+    pub is_error: bool,
+    /// The result's `_meta`, when the server sent one: its own keys, for the client (serve
+    /// passes it on as it came).
+    pub meta: Option<Map<String, Value>>,
+}
+
+impl CallOutcome {
+    /// Puts what the sandbox refused a `wasm` server during a failed call in front of the
+    /// server's own words (`not granted: http://…`), unless it already says so: the host's
+    /// record is what a reader can trust, whatever the guest made of the refusal.
+    pub(in crate::runtime) fn note_refusals(&mut self, refusals: Vec<String>) {
+        if !self.is_error {
+            return;
+        }
+        let said = |r: &String| {
+            self.content
+                .iter()
+                .any(|b| b.get("text").and_then(Value::as_str).is_some_and(|t| t.contains(r.as_str())))
+        };
+        let unsaid: Vec<String> = refusals.into_iter().filter(|r| !said(r)).collect();
+        for refusal in unsaid.into_iter().rev() {
+            self.content.insert(0, serde_json::json!({"type": "text", "text": refusal}));
+        }
+    }
+
+    /// From rmcp's result type.
+    pub(crate) fn from_result(result: rmcp::model::CallToolResult) -> Self {
+        let content = result.content.iter().filter_map(|block| serde_json::to_value(block).ok()).collect();
+        Self {
+            content,
+            structured: result.structured_content,
+            is_error: result.is_error.unwrap_or(false),
+            meta: result.meta.map(|meta| meta.0),
+        }
+    }
+
+    /// Text blocks plainly, every other block as one line of JSON; blocks separated by
+    /// newlines. With no content at all, the structured result as JSON. The server wrote the
+    /// text, so escape sequences and other controls come back escaped
+    /// ([`crate::text::escape_text`]): a result cannot clear the screen or write the clipboard.
+    pub fn render_text(&self) -> String {
+        let mut parts: Vec<String> = self
+            .content
+            .iter()
+            .map(|block| match (block.get("type").and_then(Value::as_str), block.get("text")) {
+                (Some("text"), Some(Value::String(text))) => text.clone(),
+                _ => block.to_string(),
+            })
+            .collect();
+        if parts.is_empty()
+            && let Some(structured) = &self.structured
+        {
+            parts.push(structured.to_string());
+        }
+        crate::text::escape_text(&parts.join("\n")).into_owned()
+    }
+}
+
+/// Why a call did not produce a result. Callers branch on these (an agent shows
+/// `UnknownTool` to the model, reconnects on `NotConnected`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CallError {
+    /// No tool of that name in the registry.
+    #[error("Unknown MCP tool: {0}")]
+    UnknownTool(String),
+    /// The name was blank (a model that forgot it, or a UI that sent nothing).
+    #[error("MCP tool call is missing tool name")]
+    MissingName,
+    /// The arguments were not a JSON object.
+    #[error("Invalid MCP tool arguments: {0}")]
+    InvalidArguments(String),
+    /// The tool's server is not (or no longer) connected.
+    #[error("MCP server {server} is not connected: {reason}")]
+    NotConnected {
+        /// The server that owns the tool: the one to retry.
+        server: String,
+        /// Why: exit status and stderr, dropped connection, …
+        reason: String,
+    },
+    /// The server did not answer within its call timeout.
+    #[error("MCP tool {tool} on server {server} timed out after {ms} ms")]
+    Timeout {
+        /// The name the caller used (the final name, not the server's own).
+        tool: String,
+        /// The server that did not answer (it may still be working on the call).
+        server: String,
+        /// The server's `timeouts.callMs`, so the message says which setting to raise.
+        ms: u128,
+    },
+    /// The server answered with a JSON-RPC error, or something the protocol does not allow.
+    #[error("MCP tool {tool} on server {server} failed: {message}")]
+    Protocol {
+        /// The name the caller used (the final name, not the server's own).
+        tool: String,
+        /// The server that answered with the error.
+        server: String,
+        /// The server's or the transport's message.
+        message: String,
+    },
+    /// The tool's result breaks its own `outputSchema` (`structured_output`).
+    #[error("MCP tool {tool} on server {server} returned an invalid result: {reason}")]
+    InvalidResult {
+        /// The name the caller used (the final name, not the server's own).
+        tool: String,
+        /// The server whose tool answered.
+        server: String,
+        /// Where and how: the path into `structuredContent` and the schema keyword it breaks.
+        reason: String,
+    },
+}
+
+/// Parses call arguments: blank means `{}`; anything else must be a JSON object.
+pub fn parse_arguments(arguments: &str) -> Result<Map<String, Value>, CallError> {
+    if arguments.trim().is_empty() {
+        return Ok(Map::new());
+    }
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(other) => {
+            Err(CallError::InvalidArguments(format!("expected a JSON object, got {}", json_kind(&other))))
+        }
+        Err(e) => Err(CallError::InvalidArguments(e.to_string())),
+    }
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn blank_arguments_are_an_empty_object() {
+        assert_eq!(parse_arguments("  "), Ok(Map::new()));
+    }
+
+    #[test]
+    fn non_objects_are_rejected_with_a_reason() {
+        assert_eq!(
+            parse_arguments("[1]").err().map(|e| e.to_string()).as_deref(),
+            Some("Invalid MCP tool arguments: expected a JSON object, got an array")
+        );
+        let err = parse_arguments("{").err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.starts_with("Invalid MCP tool arguments: EOF while parsing"), "{err}");
+    }
+
+    #[test]
+    fn render_keeps_every_block() {
+        let outcome = CallOutcome {
+            content: vec![
+                json!({"type": "text", "text": "hello"}),
+                json!({"type": "image", "data": "AA==", "mimeType": "image/png"}),
+            ],
+            structured: None,
+            is_error: false,
+            meta: None,
+        };
+        assert_eq!(
+            outcome.render_text(),
+            "hello\n{\"type\":\"image\",\"data\":\"AA==\",\"mimeType\":\"image/png\"}"
+        );
+    }
+
+    #[test]
+    fn messages_match_the_contract() {
+        assert_eq!(CallError::UnknownTool("x".into()).to_string(), "Unknown MCP tool: x");
+        assert_eq!(CallError::MissingName.to_string(), "MCP tool call is missing tool name");
+    }
+}
