@@ -91,7 +91,7 @@ class Home:
                              env=env or clean_env(), timeout=COMMAND_SECONDS)
         wall = time.perf_counter() - started
         if out.returncode != 0:
-            # stdout and stderr are toolport's own, which never print a token (tests/it/auth_login.rs).
+            # stdout and stderr are toolport's own, which never print a token (tests/it/auth/login.rs).
             sys.exit(f"oauth.py: toolport {' '.join(words[:2])} exited {out.returncode}:\n{out.stdout}{out.stderr}")
         return wall, out.stdout
 

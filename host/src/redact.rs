@@ -18,7 +18,7 @@ const MASK: &str = "***";
 /// (rmcp 3.11, `AuthorizationManager::exchange_code_for_token_with_issuer`: `start exchange
 /// code for token: "<code>"`). Not a URL, so [`redact_urls`] cannot see it; and a code, though
 /// single-use and bound to the PKCE verifier, is the sign-in until it is exchanged. If rmcp
-/// rewords the line, `faults_sign_in`'s `-vvv` test fails.
+/// rewords the line, `faults::sign_in`'s `-vvv` test fails.
 const CODE_LOGGED_AFTER: &str = "exchange code for token: ";
 
 /// Characters that end a URL inside prose: whitespace, quotes and brackets (reqwest writes

@@ -1,5 +1,5 @@
 // Drives `toolport acp` with the official ACP TypeScript SDK and prints what happened as one
-// JSON object on stdout; tests/it/acp.rs asserts on it. The SDK validates every message it
+// JSON object on stdout; tests/it/acp/agent.rs asserts on it. The SDK validates every message it
 // receives against the ACP schema, so a malformed response or update fails this script.
 //
 //   node client.mjs '<json config>'

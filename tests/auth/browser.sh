@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A stand-in for a web browser, for `BROWSER=tests/auth/browser.sh toolport mcp login NAME`
-# (tests/it/auth_login.rs). It does what a person's browser does with the authorization URL:
+# (tests/it/auth/login.rs). It does what a person's browser does with the authorization URL:
 # GET it, take the authorization server's redirect (`Location`, never followed by curl itself)
 # and GET that, which is toolport's loopback callback.
 #

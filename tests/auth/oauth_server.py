@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""An OAuth-protected MCP server for toolport's sign-in tests (tests/it/auth_login.rs,
-auth_session.rs, auth_machine.rs).
+"""An OAuth-protected MCP server for toolport's sign-in tests (tests/it/auth/login.rs,
+session.rs, machine.rs).
 
 Authorization server and resource server on one loopback port, built on the official Python
 MCP SDK (PyPI `mcp`, pinned in tests/peers/install_clients.sh; run it with that venv's python):

@@ -224,7 +224,7 @@ async def run_tool(ctx, params):
     if name == "test_error_handling":
         return result(text("This tool intentionally returns an error for testing"), is_error=True)
     if name in ("test_sampling", "test_elicitation"):
-        # Not in the scenarios: a test of many clients (tests/it/faults_clients.rs) makes the
+        # Not in the scenarios: a test of many clients (tests/it/faults/clients.rs) makes the
         # question come while another client's call is running.
         await anyio.sleep(float(args.get("delay", 0)))
     if name == "test_sampling":

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A misbehaving MCP server for toolport's fault suite (tests/it/faults.rs).
+"""A misbehaving MCP server for toolport's fault suite (tests/it/faults/servers.rs).
 
 Speaks just enough newline-delimited JSON-RPC over stdio to get as far as the chosen fault,
 using nothing but the Python 3.11 standard library, so the suite needs no install step.

@@ -1,4 +1,4 @@
-use crate::common::toolport;
+use crate::support::common::toolport;
 
 #[test]
 fn help_lists_the_commands() {

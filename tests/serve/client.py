@@ -1,6 +1,6 @@
 """One MCP client scenario with the official Python SDK (PyPI `mcp`, pinned in
 tests/peers/install_clients.sh), against a server over stdio or streamable HTTP; prints one JSON
-object on stdout for the Rust tests (tests/it/serve_clients.rs) to assert on.
+object on stdout for the Rust tests (tests/it/serve/clients.rs) to assert on.
 
     client.py SCENARIO --url http://127.0.0.1:PORT/mcp [options]
     client.py SCENARIO [options] -- COMMAND [ARG...]        (spawned, spoken to over stdio)

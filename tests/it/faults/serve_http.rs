@@ -1,0 +1,177 @@
+//! `serve --http` under clients that hold what they take (issue 26 items 4 and 5): headers that
+//! never end, bodies that never end, standalone streams, and sessions by the thousand. Raw TCP
+//! by hand: no well-behaved client sends any of it. A client with the token must still get in.
+
+use std::io::{Read as _, Write as _};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::support::common::Env;
+use crate::support::runtime::{demo, write_config};
+use crate::support::serve::{INITIALIZE, ServeHttp};
+
+const TOKEN: &str = "s3cret-token-for-the-gate";
+
+fn demo_env() -> Env {
+    let env = Env::new();
+    write_config(&env, json!({ "demo": demo(&[]) }), &["demo"], json!({}));
+    env
+}
+
+/// One request on a fresh connection (`Connection: close`): the status, the head and the body.
+fn exchange(authority: &str, method: &str, headers: &[(&str, &str)], body: &str) -> (u16, String, String) {
+    let mut stream = TcpStream::connect(authority).unwrap_or_else(|e| panic!("connect {authority}: {e}"));
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(20)));
+    let mut request = format!(
+        "{method} /mcp HTTP/1.1\r\nHost: {authority}\r\nContent-Length: {}\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    let _ = stream.write_all(request.as_bytes());
+    let mut all = Vec::new();
+    let _ = stream.read_to_end(&mut all);
+    let all = String::from_utf8_lossy(&all).into_owned();
+    let (head, body) = all.split_once("\r\n\r\n").unwrap_or((all.as_str(), ""));
+    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    (status, head.to_string(), body.to_string())
+}
+
+fn bearer() -> String {
+    format!("Bearer {TOKEN}")
+}
+
+/// A connection that sent `start` and then nothing more, as a slowloris does.
+fn stalled(authority: &str, start: &str) -> TcpStream {
+    let mut stream = TcpStream::connect(authority).unwrap_or_else(|e| panic!("connect {authority}: {e}"));
+    let _ = stream.write_all(start.as_bytes());
+    stream
+}
+
+/// Whether serve closed `stream` (or refused it) within `within`: a read returns end of file
+/// or an answer instead of timing out.
+fn closed_within(stream: &mut TcpStream, within: Duration) -> bool {
+    let _ = stream.set_read_timeout(Some(within));
+    let mut byte = [0u8; 256];
+    match stream.read(&mut byte) {
+        // Zero bytes: closed; any: the refusal's answer.
+        Ok(_read) => true,
+        Err(e) => !matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut),
+    }
+}
+
+/// Connections that never finish their headers: those beyond the cap are refused at once, the
+/// rest are closed once the header deadline (10 s) passes, and the client with the token then
+/// gets its answer. Before, every one was held for good, and enough of them exhausted the
+/// descriptors before the token was ever checked.
+#[test]
+fn unfinished_headers_are_cut_off_and_the_client_with_the_token_gets_in() {
+    let env = demo_env();
+    let args = ["--token-env", "GATE_TOKEN", "--max-connections", "40", "--max-connections-per-peer", "20"];
+    let serve = ServeHttp::start_with(&env, &args, &[("GATE_TOKEN", TOKEN)]);
+    let authority = serve.authority();
+    let half = format!("POST /mcp HTTP/1.1\r\nHost: {authority}\r\nX-Slow: ");
+    let mut held: Vec<TcpStream> = (0..20).map(|_| stalled(&authority, &half)).collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let mut over = stalled(&authority, &half);
+    assert!(closed_within(&mut over, Duration::from_secs(5)), "a connection over the per-peer cap was held");
+    let started = Instant::now();
+    for stream in &mut held {
+        let left = Duration::from_secs(20).saturating_sub(started.elapsed());
+        assert!(closed_within(stream, left), "a connection with unfinished headers is still open after 20 s");
+    }
+    let (status, head, _) = exchange(&authority, "POST", &[("Authorization", &bearer())], INITIALIZE);
+    assert_eq!(status, 200, "{head}");
+}
+
+/// Request bodies that never end hold no request place: with every place's worth of them
+/// pending, a whole request is served.
+#[test]
+fn never_ending_bodies_hold_no_request_place() {
+    let env = demo_env();
+    let serve = ServeHttp::start_with(&env, &["--max-requests", "4"], &[]);
+    let authority = serve.authority();
+    let start = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: 100000\r\n\r\n{{\"jsonrpc\":"
+    );
+    let _pending: Vec<TcpStream> = (0..8).map(|_| stalled(&authority, &start)).collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let (status, head, body) = exchange(&authority, "POST", &[], INITIALIZE);
+    assert_eq!(status, 200, "{head}\n{body}");
+}
+
+/// Standalone `GET` streams have places of their own: holding every one of them leaves the
+/// request places free.
+#[test]
+fn standalone_streams_leave_the_request_places_free() {
+    let env = demo_env();
+    let serve = ServeHttp::start_with(&env, &["--max-requests", "2"], &[]);
+    let authority = serve.authority();
+    let mut streams = Vec::new();
+    for _ in 0..2 {
+        let session = open_session(&authority);
+        let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        let (status, head, _) = exchange(
+            &authority,
+            "POST",
+            &[("Mcp-Session-Id", &session), ("Mcp-Protocol-Version", "2025-11-25")],
+            initialized,
+        );
+        assert_eq!(status, 202, "{head}");
+        let get = format!(
+            "GET /mcp HTTP/1.1\r\nHost: {authority}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\n\
+             Mcp-Protocol-Version: 2025-11-25\r\n\r\n"
+        );
+        let mut stream = stalled(&authority, &get);
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+        let mut first = [0u8; 12];
+        let _ = stream.read(&mut first);
+        assert!(String::from_utf8_lossy(&first).contains("200"), "the stream did not open: {first:?}");
+        streams.push(stream);
+    }
+    let (status, head, body) = exchange(&authority, "POST", &[], INITIALIZE);
+    assert_eq!(status, 200, "two open streams took the request places: {head}\n{body}");
+}
+
+/// Sessions are capped: the next `initialize` is refused with 503 and a body that says what to
+/// do, and ending a session makes room.
+#[test]
+fn sessions_are_capped_and_an_ended_one_makes_room() {
+    let env = demo_env();
+    let serve = ServeHttp::start_with(&env, &["--max-sessions", "3"], &[]);
+    let authority = serve.authority();
+    let sessions: Vec<String> = (0..3).map(|_| open_session(&authority)).collect();
+    let (status, head, body) = exchange(&authority, "POST", &[], INITIALIZE);
+    assert_eq!(status, 503, "{head}\n{body}");
+    assert!(
+        body.contains("toolport serve holds as many sessions as it may (3); end one (DELETE /mcp)"),
+        "{body}"
+    );
+    let (status, head, _) = exchange(&authority, "DELETE", &[("Mcp-Session-Id", &sessions[0])], "");
+    assert!(status == 200 || status == 202 || status == 204, "{head}");
+    let (status, head, body) = exchange(&authority, "POST", &[], INITIALIZE);
+    assert_eq!(status, 200, "{head}\n{body}");
+}
+
+/// A new session's id, from an `initialize` that must succeed.
+fn open_session(authority: &str) -> String {
+    let (status, head, _) = exchange(authority, "POST", &[], INITIALIZE);
+    assert_eq!(status, 200, "{head}");
+    session_of(&head)
+}
+
+fn session_of(head: &str) -> String {
+    head.lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("mcp-session-id").then(|| v.trim().to_string())
+        })
+        .unwrap_or_else(|| panic!("no session id in {head}"))
+}

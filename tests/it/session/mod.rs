@@ -1,0 +1,3 @@
+//! `toolport session`, the interactive host, driven as a script and on a terminal.
+
+mod scripted;
