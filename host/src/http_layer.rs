@@ -299,3 +299,199 @@ impl<L: HttpLayer> StreamableHttpClient for Layered<L> {
         self.get(get, auth_header, custom_headers).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use futures::StreamExt as _;
+    use rmcp::model::{ClientNotification, InitializedNotification};
+
+    use super::*;
+
+    /// The client at the bottom: notes which of its methods was called, with the token.
+    #[derive(Clone, Default)]
+    struct Recorder(Arc<Mutex<Vec<String>>>);
+
+    impl Recorder {
+        fn note(&self, method: &str, token: Option<String>) {
+            if let Ok(mut calls) = self.0.lock() {
+                calls.push(format!("{method} {}", token.unwrap_or_default()));
+            }
+        }
+
+        fn calls(&self) -> Vec<String> {
+            self.0.lock().map(|c| c.clone()).unwrap_or_default()
+        }
+    }
+
+    type Sent<T> = Result<T, StreamableHttpError<std::io::Error>>;
+
+    impl StreamableHttpClient for Recorder {
+        type Error = std::io::Error;
+
+        async fn post_message(
+            &self,
+            _: Arc<str>,
+            _: ClientJsonRpcMessage,
+            _: Option<Arc<str>>,
+            token: Option<String>,
+            _: Headers,
+        ) -> Sent<StreamableHttpPostResponse> {
+            self.note("post", token);
+            Ok(StreamableHttpPostResponse::Accepted)
+        }
+
+        async fn post_message_with_max_sse_event_size(
+            &self,
+            _: Arc<str>,
+            _: ClientJsonRpcMessage,
+            _: Option<Arc<str>>,
+            token: Option<String>,
+            _: Headers,
+            max: usize,
+        ) -> Sent<StreamableHttpPostResponse> {
+            self.note(&format!("post_max_sse({max})"), token);
+            Ok(StreamableHttpPostResponse::Accepted)
+        }
+
+        async fn post_message_with_response_limits(
+            &self,
+            _: Arc<str>,
+            _: ClientJsonRpcMessage,
+            _: Option<Arc<str>>,
+            token: Option<String>,
+            _: Headers,
+            limits: StreamableHttpResponseLimits,
+        ) -> Sent<StreamableHttpPostResponse> {
+            self.note(&format!("post_limits({})", limits.max_sse_event_size), token);
+            Ok(StreamableHttpPostResponse::Accepted)
+        }
+
+        async fn delete_session(
+            &self,
+            _: Arc<str>,
+            _: Arc<str>,
+            token: Option<String>,
+            _: Headers,
+        ) -> Sent<()> {
+            self.note("delete", token);
+            Ok(())
+        }
+
+        async fn get_stream(
+            &self,
+            _: Arc<str>,
+            _: Option<Arc<str>>,
+            _: Option<String>,
+            token: Option<String>,
+            _: Headers,
+        ) -> Sent<BoxedSseResponse> {
+            self.note("get", token);
+            Ok(futures::stream::empty().boxed())
+        }
+
+        async fn get_stream_with_max_sse_event_size(
+            &self,
+            _: Arc<str>,
+            _: Option<Arc<str>>,
+            _: Option<String>,
+            token: Option<String>,
+            _: Headers,
+            max: usize,
+        ) -> Sent<BoxedSseResponse> {
+            self.note(&format!("get_max_sse({max})"), token);
+            Ok(futures::stream::empty().boxed())
+        }
+    }
+
+    /// A layer that names the method in the token and counts the answers it sees.
+    #[derive(Clone, Default)]
+    struct Stamp {
+        below: Recorder,
+        answers: Arc<Mutex<Vec<&'static str>>>,
+    }
+
+    impl Stamp {
+        fn saw(&self, what: &'static str) {
+            if let Ok(mut answers) = self.answers.lock() {
+                answers.push(what);
+            }
+        }
+    }
+
+    impl HttpLayer for Stamp {
+        type Error = std::io::Error;
+
+        fn send<R: Request>(
+            &self,
+            request: R,
+            _: Option<String>,
+            headers: Headers,
+        ) -> impl Future<Output = Result<R::Output, StreamableHttpError<std::io::Error>>> + Send {
+            let token = format!("{} {}", R::METHOD, request.session_id().unwrap_or("-"));
+            request.send_via(&self.below, Some(token), headers)
+        }
+
+        fn answered(&self, response: StreamableHttpPostResponse) -> StreamableHttpPostResponse {
+            self.saw("answer");
+            response
+        }
+
+        fn streamed(&self, stream: BoxedSseResponse) -> BoxedSseResponse {
+            self.saw("stream");
+            stream
+        }
+    }
+
+    /// Each of rmcp's six methods reaches the same method below, with its limit, through the
+    /// layer's one `send`; a POST's answer and a GET's stream pass the layer's hooks.
+    #[tokio::test]
+    async fn every_method_reaches_its_own_method_below_through_the_layer() -> Result<(), String> {
+        let layer = Stamp::default();
+        let client = Layered(layer.clone());
+        let (uri, session): (Arc<str>, Arc<str>) = ("http://127.0.0.1:1/mcp".into(), "s1".into());
+        let message = ClientJsonRpcMessage::notification(ClientNotification::InitializedNotification(
+            InitializedNotification::default(),
+        ));
+        let mut limits = StreamableHttpResponseLimits::default();
+        limits.max_sse_event_size = 7;
+        let fail = |e: StreamableHttpError<std::io::Error>| e.to_string();
+        let none = Headers::new;
+        client.post_message(uri.clone(), message.clone(), None, None, none()).await.map_err(fail)?;
+        client
+            .post_message_with_max_sse_event_size(uri.clone(), message.clone(), None, None, none(), 5)
+            .await
+            .map_err(fail)?;
+        client
+            .post_message_with_response_limits(
+                uri.clone(),
+                message,
+                Some(session.clone()),
+                None,
+                none(),
+                limits,
+            )
+            .await
+            .map_err(fail)?;
+        client.delete_session(uri.clone(), session.clone(), None, none()).await.map_err(fail)?;
+        let stream = client.get_stream(uri.clone(), Some(session.clone()), None, None, none()).await;
+        assert_eq!(stream.map_err(fail)?.count().await, 0);
+        let stream = client.get_stream_with_max_sse_event_size(uri, None, None, None, none(), 9).await;
+        assert_eq!(stream.map_err(fail)?.count().await, 0);
+        assert_eq!(
+            layer.below.calls(),
+            [
+                "post POST -",
+                "post_max_sse(5) POST -",
+                "post_limits(7) POST s1",
+                "delete DELETE s1",
+                "get GET s1",
+                "get_max_sse(9) GET -",
+            ]
+        );
+        let answers = layer.answers.lock().map(|a| a.clone()).unwrap_or_default();
+        assert_eq!(answers, ["answer", "answer", "answer", "stream", "stream"]);
+        Ok(())
+    }
+}

@@ -26,8 +26,8 @@ pub(super) enum ServerError<E> {
 /// How long a request may take: the server's call timeout, on the person clock for a tool call
 /// (time a person spends answering the server's questions does not count).
 pub(super) struct Deadline<'a> {
-    pub timeout: Duration,
-    pub clock: Option<&'a PersonClock>,
+    pub(super) timeout: Duration,
+    pub(super) clock: Option<&'a PersonClock>,
 }
 
 /// An error that may say the connection is gone.
