@@ -30,6 +30,7 @@ mod browser;
 mod cause;
 mod clients;
 mod config;
+mod http_layer;
 mod notice;
 mod paths;
 mod plugin;

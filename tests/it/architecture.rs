@@ -21,7 +21,18 @@ use syn::visit::Visit;
 /// lower ones, never a higher one (transport is above auth, as in rmcp: auth knows nothing of
 /// connections). A new module takes its place here.
 const LAYERS: &[&[&str]] = &[
-    &["text", "redact", "paths", "notice", "tokens", "results_store", "browser", "cause", "status"],
+    &[
+        "text",
+        "redact",
+        "paths",
+        "notice",
+        "tokens",
+        "results_store",
+        "browser",
+        "cause",
+        "status",
+        "http_layer",
+    ],
     &["config"],
     &["plugin", "auth", "clients"],
     &["transport"],

@@ -6,17 +6,11 @@
 //! Only where a person is at hand ([`CredentialsFile::signs_in_here`]): elsewhere the scope is
 //! kept for the next `toolport mcp login` and the request fails saying to run it.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
-use http::{HeaderName, HeaderValue};
-use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::auth::{AuthClient, AuthorizationManager, OAuthClientConfig};
-use rmcp::transport::common::client_side_sse::BoxedSseResponse;
-use rmcp::transport::streamable_http_client::{
-    StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse, StreamableHttpResponseLimits,
-};
+use rmcp::transport::streamable_http_client::{StreamableHttpClient, StreamableHttpError};
 
 use super::dpop::ProofKey;
 use super::dpop::requests::Proofs;
@@ -25,6 +19,7 @@ use super::sign_in::{self, Completion, Reason};
 use super::store::CredentialsFile;
 use super::{machine, workload};
 use crate::config::{EditError, Grant, ServerDef};
+use crate::http_layer::{Headers, HttpLayer, Layered, Request};
 
 /// Sign-ins one connection may run for a larger scope; with the first sign-in, a server
 /// sees at most three authorization requests for one task.
@@ -34,7 +29,6 @@ pub const MAX_SCOPE_STEP_UPS: u32 = 2;
 /// authorization uses a redirect, and that builds its own manager.
 const STORED_REDIRECT: &str = "http://127.0.0.1/callback";
 
-type Headers = HashMap<HeaderName, HeaderValue>;
 type HttpError<C> = StreamableHttpError<<C as StreamableHttpClient>::Error>;
 
 /// What requests go out through: plain, or with OAuth tokens.
@@ -42,7 +36,22 @@ type HttpError<C> = StreamableHttpError<<C as StreamableHttpClient>::Error>;
 enum Via<C> {
     Plain(C),
     /// rmcp's token handling over the layer that binds DPoP tokens to their key.
-    Signed(AuthClient<Proofs<C>>),
+    Signed(AuthClient<Layered<Proofs<C>>>),
+}
+
+impl<C: StreamableHttpClient + Sync> Via<C> {
+    /// Sends one request through whichever client the connection uses now.
+    async fn send<R: Request>(
+        &self,
+        request: R,
+        token: Option<String>,
+        headers: Headers,
+    ) -> Result<R::Output, HttpError<C>> {
+        match self {
+            Via::Plain(c) => request.send_via(c, token, headers).await,
+            Via::Signed(c) => request.send_via(c, token, headers).await,
+        }
+    }
 }
 
 /// A streamable HTTP client that signs requests when the server needs it. Clones share the
@@ -76,7 +85,11 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> OAuthHttp<C> {
     /// The client for `def` (already expanded): signed with a machine grant's token, or with
     /// stored tokens, or plain (a 401 then says to run `toolport mcp login`). A definition
     /// that sets its own `Authorization` header is left alone: the header is the credential.
-    pub async fn new(def: &ServerDef, file: Option<&CredentialsFile>, plain: C) -> Result<Self, String> {
+    pub async fn new(
+        def: &ServerDef,
+        file: Option<&CredentialsFile>,
+        plain: C,
+    ) -> Result<Layered<Self>, String> {
         let own_header = def.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("authorization"));
         let grant = def.oauth.as_ref().map(|o| o.grant).filter(|_| !own_header);
         let machine = grant.filter(|g| *g != Grant::AuthorizationCode).map(|_| Arc::new(def.clone()));
@@ -98,7 +111,7 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> OAuthHttp<C> {
             }
             _ => None,
         };
-        Ok(Self { plain, route: Arc::new(Mutex::new(route)), step_up, machine })
+        Ok(Layered(Self { plain, route: Arc::new(Mutex::new(route)), step_up, machine }))
     }
 
     /// Who sends the next request, and the `Authorization` token it carries when ours.
@@ -109,14 +122,10 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> OAuthHttp<C> {
 
     /// Sends a POST with `send`, again after each step-up it earns, and once more with a new
     /// machine token when the server refused the old one.
-    async fn post<F, Fut>(
-        &self,
-        auth_header: &Option<String>,
-        send: F,
-    ) -> Result<StreamableHttpPostResponse, HttpError<C>>
+    async fn post<T, F, Fut>(&self, auth_header: &Option<String>, send: F) -> Result<T, HttpError<C>>
     where
         F: Fn(Via<C>, Option<String>) -> Fut,
-        Fut: Future<Output = Result<StreamableHttpPostResponse, HttpError<C>>>,
+        Fut: Future<Output = Result<T, HttpError<C>>>,
     {
         let mut renewed = false;
         loop {
@@ -303,129 +312,25 @@ async fn stored(def: &ServerDef, file: &CredentialsFile, url: &str) -> Result<Op
     Ok(Some(Stored { manager, key }))
 }
 
-/// Sends one request through whichever client the connection uses now.
-macro_rules! through {
-    ($via:expr, $method:ident ( $($arg:expr),* )) => {
-        match $via {
-            Via::Plain(c) => c.$method($($arg),*).await,
-            Via::Signed(c) => c.$method($($arg),*).await,
-        }
-    };
-}
-
-impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> StreamableHttpClient for OAuthHttp<C> {
+impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> HttpLayer for OAuthHttp<C> {
     type Error = C::Error;
 
-    async fn post_message(
+    /// A POST goes through `post` (again after a step-up or with a new machine token); the
+    /// others once, through the client the connection uses now.
+    async fn send<R: Request>(
         &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
+        request: R,
         auth_header: Option<String>,
-        custom_headers: Headers,
-    ) -> Result<StreamableHttpPostResponse, HttpError<C>> {
+        headers: Headers,
+    ) -> Result<R::Output, HttpError<C>> {
+        if R::METHOD != "POST" {
+            let (via, token) = self.route(&auth_header);
+            return via.send(request, token, headers).await;
+        }
         self.post(&auth_header, |via, token| {
-            let (uri, message, session_id, headers) =
-                (uri.clone(), message.clone(), session_id.clone(), custom_headers.clone());
-            async move { through!(via, post_message(uri, message, session_id, token, headers)) }
+            let (request, headers) = (request.clone(), headers.clone());
+            async move { via.send(request, token, headers).await }
         })
         .await
-    }
-
-    async fn post_message_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: Headers,
-        max_sse_event_size: usize,
-    ) -> Result<StreamableHttpPostResponse, HttpError<C>> {
-        self.post(&auth_header, |via, token| {
-            let (uri, message, session_id, headers) =
-                (uri.clone(), message.clone(), session_id.clone(), custom_headers.clone());
-            async move {
-                through!(
-                    via,
-                    post_message_with_max_sse_event_size(
-                        uri,
-                        message,
-                        session_id,
-                        token,
-                        headers,
-                        max_sse_event_size
-                    )
-                )
-            }
-        })
-        .await
-    }
-
-    async fn post_message_with_response_limits(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: Headers,
-        limits: StreamableHttpResponseLimits,
-    ) -> Result<StreamableHttpPostResponse, HttpError<C>> {
-        self.post(&auth_header, |via, token| {
-            let (uri, message, session_id, headers) =
-                (uri.clone(), message.clone(), session_id.clone(), custom_headers.clone());
-            async move {
-                through!(
-                    via,
-                    post_message_with_response_limits(uri, message, session_id, token, headers, limits)
-                )
-            }
-        })
-        .await
-    }
-
-    async fn delete_session(
-        &self,
-        uri: Arc<str>,
-        session_id: Arc<str>,
-        auth_header: Option<String>,
-        custom_headers: Headers,
-    ) -> Result<(), HttpError<C>> {
-        let (via, token) = self.route(&auth_header);
-        through!(via, delete_session(uri, session_id, token, custom_headers))
-    }
-
-    async fn get_stream(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: Headers,
-    ) -> Result<BoxedSseResponse, HttpError<C>> {
-        let (via, token) = self.route(&auth_header);
-        through!(via, get_stream(uri, session_id, last_event_id, token, custom_headers))
-    }
-
-    async fn get_stream_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: Headers,
-        max_sse_event_size: usize,
-    ) -> Result<BoxedSseResponse, HttpError<C>> {
-        let (via, token) = self.route(&auth_header);
-        through!(
-            via,
-            get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
-                token,
-                custom_headers,
-                max_sse_event_size
-            )
-        )
     }
 }

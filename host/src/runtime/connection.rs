@@ -1,26 +1,27 @@
 //! One live server: connect under the connect timeout, list every page under the list timeout,
-//! and watch the session so a dead process or a dropped connection is reported at once.
+//! and watch the session so a dead process or a dropped connection is reported at once. The
+//! session's handler is `client_handler.rs`; the `list_changed` subscription of a 2026-07-28
+//! server, `list_changes.rs`; what the transport keeps behind the session, its `End`.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{
-    ClientConfig, ElicitRequestParams, ElicitResult, Implementation, PaginatedRequestParams, Tool,
-};
-// Sampling, roots and logging: deprecated in 2026-07-28, still what 2025-11-25 servers use.
+// Logging: deprecated in 2026-07-28, still what 2025-11-25 servers use.
+use rmcp::RoleClient;
 #[allow(deprecated)]
-use rmcp::model::{CreateMessageRequestParams, CreateMessageResult, ListRootsResult, LoggingLevel};
-use rmcp::model::{ServerNotification, SubscriptionFilter};
-use rmcp::service::{NotificationContext, Peer, RequestContext, ServiceError};
-use rmcp::{ClientHandler, RoleClient};
+use rmcp::model::LoggingLevel;
+use rmcp::model::{PaginatedRequestParams, Tool};
+use rmcp::service::Peer;
 use tokio::sync::{mpsc, oneshot, watch};
 
+use super::client_handler::Handler;
+use super::event::Event;
+use super::failed_request::{is_transport_failure, service_error};
+use super::list_changes::listen_for_list_changes;
 use super::questions::related::InFlight;
-use super::questions::server_log;
 use super::questions::server_requests::Answers;
 use super::tool_call::{self, ProgressRoutes};
-use crate::cause::deepest_cause;
 use crate::config::{ServerDef, TransportKind};
 use crate::transport;
 
@@ -33,137 +34,6 @@ const CLOSE_WAIT: Duration = Duration::from_secs(3);
 const SUBSCRIPTION_CLOSE_WAIT: Duration = Duration::from_millis(500);
 /// How long a failed call waits for the watcher to say why the server went away.
 const DEATH_REPORT_WAIT: Duration = Duration::from_millis(1_000);
-
-/// What a connection tells the runtime after it started.
-#[derive(Debug)]
-pub enum Event {
-    /// The server sent `notifications/tools/list_changed`.
-    ListChanged {
-        /// Whose tools changed: only that server is re-listed.
-        server: String,
-        /// Which connection of that server (a retried server has a new one).
-        generation: u64,
-    },
-    /// The server sent `notifications/resources/list_changed`: only its resources and
-    /// resource templates are listed again (its tools and prompts stay as they are).
-    ResourcesChanged {
-        /// Whose resources changed.
-        server: String,
-        /// Which connection of that server.
-        generation: u64,
-    },
-    /// The server sent `notifications/prompts/list_changed`: only its prompts are listed again.
-    PromptsChanged {
-        /// Whose prompts changed.
-        server: String,
-        /// Which connection of that server.
-        generation: u64,
-    },
-    /// The process exited or the connection dropped.
-    Died {
-        /// Who went away: only that server goes to `error`.
-        server: String,
-        /// Which connection.
-        generation: u64,
-        /// Exit status and stderr, or what dropped.
-        reason: String,
-    },
-}
-
-/// Receives the server's notifications, and answers its questions through the runtime's
-/// [`Answers`] (`server_requests.rs`); everything else keeps rmcp's defaults. Cloned when a
-/// connection is made again with the `initialize` handshake.
-#[derive(Clone)]
-struct Handler {
-    server: String,
-    generation: u64,
-    events: mpsc::UnboundedSender<Event>,
-    /// How the runtime answers the server's questions.
-    answers: Arc<Answers>,
-    /// The server's `roots` setting: what it is offered and told.
-    roots: crate::config::Roots,
-    /// The calls in flight: whose call a question belongs to (`related`).
-    calls: InFlight,
-}
-
-#[allow(deprecated)]
-impl ClientHandler for Handler {
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ =
-            self.events.send(Event::ListChanged { server: self.server.clone(), generation: self.generation });
-    }
-
-    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self
-            .events
-            .send(Event::ResourcesChanged { server: self.server.clone(), generation: self.generation });
-    }
-
-    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self
-            .events
-            .send(Event::PromptsChanged { server: self.server.clone(), generation: self.generation });
-    }
-
-    // Logging is deprecated in 2026-07-28 (SEP-2577) but is how 2025-11-25 servers talk.
-    #[allow(deprecated)]
-    async fn on_logging_message(
-        &self,
-        params: rmcp::model::LoggingMessageNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        if let Some(clients) = self.answers.clients.get() {
-            clients.log(&self.server, self.calls.of_notification(), &params);
-        }
-        server_log::record(&self.server, params);
-    }
-
-    async fn on_resource_updated(
-        &self,
-        params: rmcp::model::ResourceUpdatedNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        if let Some(clients) = self.answers.clients.get() {
-            clients.resource_updated(&self.server, &params);
-        }
-    }
-
-    async fn create_elicitation(
-        &self,
-        request: ElicitRequestParams,
-        context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, rmcp::ErrorData> {
-        let caller = self.calls.of_request(&context.extensions).caller();
-        Ok(self.answers.elicit(&self.server, caller, request).await)
-    }
-
-    async fn create_message(
-        &self,
-        params: CreateMessageRequestParams,
-        context: RequestContext<RoleClient>,
-    ) -> Result<CreateMessageResult, rmcp::ErrorData> {
-        let caller = self.calls.of_request(&context.extensions).caller();
-        self.answers.sample(&self.server, caller, params).await
-    }
-
-    async fn list_roots(
-        &self,
-        context: RequestContext<RoleClient>,
-    ) -> Result<ListRootsResult, rmcp::ErrorData> {
-        let caller = self.calls.of_request_marked(&context.extensions);
-        Ok(self.answers.roots(&self.roots, caller))
-    }
-
-    fn get_info(&self) -> ClientConfig {
-        // The version here is only what the `initialize` fallback offers; the stateless
-        // revisions are chosen by the lifecycle (`transport::connect`).
-        ClientConfig::new(
-            self.answers.capabilities(&self.roots),
-            Implementation::new("toolport", env!("CARGO_PKG_VERSION")),
-        )
-        .with_protocol_version(transport::LEGACY_VERSION)
-    }
-}
 
 /// A connected server. Dropping it closes the session and stops the process.
 pub struct Connection {
@@ -269,7 +139,8 @@ impl Connection {
         (progress, calls): (ProgressRoutes, InFlight),
         closing: watch::Sender<bool>,
     ) -> Arc<Connection> {
-        let transport::Connected { service, child, pump, audit, refusals } = connected;
+        let transport::Connected { service, end } = connected;
+        let (audit, refusals) = (end.audit(), end.refusals());
         let peer = service.peer().clone();
         let protocol_version = peer.peer_info().map(|info| info.protocol_version.to_string());
         tracing::debug!(server = %server, "MCP protocol version {}", protocol_version.as_deref().unwrap_or("unknown"));
@@ -278,16 +149,10 @@ impl Connection {
         tokio::spawn(async move {
             let cancel = service.cancellation_token();
             let mut waiting = Box::pin(service.waiting());
-            let child_exit = async {
-                match &child {
-                    Some(c) => c.exited().await,
-                    None => std::future::pending().await,
-                }
-            };
             // A dropped `Connection` drops `close_tx`, which also ends up here: no leaks.
             let ended_by_peer = tokio::select! {
                 _ = &mut waiting => true,
-                _ = child_exit => {
+                _ = end.exited() => {
                     cancel.cancel();
                     let _ = waiting.await;
                     true
@@ -304,26 +169,9 @@ impl Connection {
                     false
                 }
             };
-            let reason = match &child {
-                Some(c) if ended_by_peer => {
-                    tokio::time::timeout(CLOSE_WAIT, c.exited()).await.unwrap_or_else(|_| {
-                        "connection closed by the server (process still running)".to_string()
-                    })
-                }
-                Some(_) => "closed".to_string(),
-                // A transport plugin that returned, trapped or hit a limit says so itself.
-                None if ended_by_peer => match &pump {
-                    Some(pump) => tokio::time::timeout(CLOSE_WAIT, pump.ended())
-                        .await
-                        .unwrap_or_else(|_| "connection closed".to_string()),
-                    None => "connection closed".to_string(),
-                },
-                None => "closed".to_string(),
-            };
+            let reason = end.reason(ended_by_peer, CLOSE_WAIT).await;
             let _ = dead_tx.send(Some(reason.clone()));
-            if let Some(child) = child {
-                child.stop().await;
-            }
+            end.stop().await;
             if ended_by_peer {
                 tracing::info!(server = %server, "MCP server went away: {reason}");
                 let _ = events.send(Event::Died { server, generation, reason });
@@ -417,79 +265,6 @@ impl Connection {
     }
 }
 
-/// Under 2026-07-28 a server sends `list_changed` (tools, resources, prompts) only on a
-/// `subscriptions/listen` stream the client opened (the 2025 revisions send it unasked, to the
-/// handler). One subscription per connection for what the server announces, held by a task
-/// that forwards each change as the same [`Event`] the handler would, ending with the
-/// connection.
-fn listen_for_list_changes(
-    peer: &Peer<RoleClient>,
-    server: String,
-    generation: u64,
-    events: mpsc::UnboundedSender<Event>,
-    mut closing: watch::Receiver<bool>,
-) {
-    let Some(info) = peer.peer_info().filter(|_| transport::is_stateless(peer)) else { return };
-    let caps = &info.capabilities;
-    let tools = caps.tools.as_ref().and_then(|t| t.list_changed) == Some(true);
-    let resources = caps.resources.as_ref().and_then(|r| r.list_changed) == Some(true);
-    let prompts = caps.prompts.as_ref().and_then(|p| p.list_changed) == Some(true);
-    if !(tools || resources || prompts) {
-        return;
-    }
-    let mut filter = SubscriptionFilter::builder();
-    if tools {
-        filter = filter.tools_list_changed();
-    }
-    if resources {
-        filter = filter.resources_list_changed();
-    }
-    if prompts {
-        filter = filter.prompts_list_changed();
-    }
-    let filter = filter.build();
-    let peer = peer.clone();
-    tokio::spawn(async move {
-        let mut subscription = match peer.listen(filter).await {
-            Ok(subscription) => subscription,
-            Err(e) => {
-                tracing::info!(server = %server, "no list_changed subscription: {}", service_error(&e));
-                return;
-            }
-        };
-        loop {
-            let notification = tokio::select! {
-                next = subscription.next() => match next {
-                    Ok(Some(notification)) => notification,
-                    _ => return,
-                },
-                _ = closing.changed() => {
-                    if let Err(e) = subscription.cancel().await {
-                        tracing::debug!(server = %server, "cannot cancel the list_changed subscription: {}", service_error(&e));
-                    }
-                    return;
-                }
-            };
-            let (server, generation) = (server.clone(), generation);
-            let event = match notification {
-                ServerNotification::ToolListChangedNotification(_) => {
-                    Event::ListChanged { server, generation }
-                }
-                ServerNotification::ResourceListChangedNotification(_) => {
-                    Event::ResourcesChanged { server, generation }
-                }
-                ServerNotification::PromptListChangedNotification(_) => {
-                    Event::PromptsChanged { server, generation }
-                }
-                _ => continue,
-            };
-            if events.send(event).is_err() {
-                return;
-            }
-        }
-    });
-}
-
 /// Why a `tools/list` walk failed.
 struct ListError {
     message: String,
@@ -528,19 +303,4 @@ async fn list_all(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, ListError> {
         }
     }
     Err(ListError::protocol(format!("tools/list returned more than {MAX_LIST_PAGES} pages")))
-}
-
-/// One line for a failed request: the server's own message for JSON-RPC errors, otherwise the
-/// deepest cause.
-pub fn service_error(error: &ServiceError) -> String {
-    match error {
-        // The server's own words, clipped where the error is built.
-        ServiceError::McpError(data) => crate::text::clip_foreign(&data.message).into_owned(),
-        other => deepest_cause(other),
-    }
-}
-
-/// Whether the request failed because the connection is gone (rather than the server saying no).
-pub fn is_transport_failure(error: &ServiceError) -> bool {
-    matches!(error, ServiceError::TransportClosed | ServiceError::TransportSend(_))
 }

@@ -4,7 +4,7 @@
 //!
 //! This file is the front door and nothing else: [`Runtime::start`] is the one way to get a
 //! runtime, and every entry point (CLI, session, ACP, an embedding host) calls it. The state
-//! and what changes it live in `supervisor.rs`, the routing of calls in `executor.rs` (a
+//! and what changes it live in `supervisor/`, the routing of calls in `executor.rs` (a
 //! result over `maxResultTokens` stored whole by `large_results.rs`), the deterministic checks
 //! in `pipeline.rs` and `names.rs`; resources and prompts in `catalog.rs`
 //! (the merged view), `catalog_list.rs` (listing) and `catalog_calls.rs` (read, `prompts/get`);
@@ -15,7 +15,11 @@
 
 mod calls;
 mod catalog;
+mod client_handler;
 mod connection;
+mod event;
+mod failed_request;
+mod list_changes;
 mod options;
 mod progress;
 mod questions;
@@ -436,7 +440,7 @@ impl Runtime {
         };
         for (server, conn) in conns {
             if let Err(e) = conn.peer.notify_roots_list_changed().await {
-                tracing::warn!(server = %server, "cannot announce the new root: {}", connection::service_error(&e));
+                tracing::warn!(server = %server, "cannot announce the new root: {}", failed_request::service_error(&e));
             }
         }
     }

@@ -7,14 +7,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
-use http::{HeaderName, HeaderValue};
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage, ServerResult};
+use rmcp::model::{ServerJsonRpcMessage, ServerResult};
 use rmcp::transport::common::client_side_sse::BoxedSseResponse;
-use rmcp::transport::streamable_http_client::{
-    StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse, StreamableHttpResponseLimits,
-};
+use rmcp::transport::streamable_http_client::{StreamableHttpError, StreamableHttpPostResponse};
 
 use super::header_rules::header_rule_broken;
+use crate::http_layer::{Headers, HttpLayer, Layered, Request};
 
 /// A tool whose annotations break a rule, with the rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,7 +87,8 @@ impl HeaderAudit {
     }
 }
 
-/// rmcp's reqwest client with a [`HeaderAudit`] on its answers.
+/// rmcp's reqwest client with a [`HeaderAudit`] on its answers: a layer that only looks at
+/// what comes back.
 #[derive(Clone)]
 pub struct AuditingClient {
     inner: reqwest::Client,
@@ -103,7 +102,7 @@ impl AuditingClient {
     /// A client that fills `audit`, built as rmcp builds its default one: no idle pool (it
     /// stalls on delayed ACKs), and only same-origin 307/308 redirects (they keep the method and
     /// body; another origin would receive the session id and our headers).
-    pub fn new(audit: HeaderAudit) -> Result<Self, String> {
+    pub fn new(audit: HeaderAudit) -> Result<Layered<Self>, String> {
         let redirects = reqwest::redirect::Policy::custom(|attempt| {
             let same_origin =
                 attempt.previous().first().is_some_and(|first| first.origin() == attempt.url().origin());
@@ -119,111 +118,27 @@ impl AuditingClient {
             .redirect(redirects)
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {}", crate::cause::deepest_cause(&e)))?;
-        Ok(Self { inner, audit })
+        Ok(Layered(Self { inner, audit }))
     }
 }
 
-type Headers = HashMap<HeaderName, HeaderValue>;
-type PostResult = Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>>;
-type StreamResult = Result<BoxedSseResponse, StreamableHttpError<reqwest::Error>>;
-
-impl StreamableHttpClient for AuditingClient {
+impl HttpLayer for AuditingClient {
     type Error = reqwest::Error;
 
-    async fn post_message(
+    fn send<R: Request>(
         &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
+        request: R,
         auth_header: Option<String>,
-        custom_headers: Headers,
-    ) -> PostResult {
-        let response = self.inner.post_message(uri, message, session_id, auth_header, custom_headers).await?;
-        Ok(self.audit.response(response))
+        headers: Headers,
+    ) -> impl Future<Output = Result<R::Output, StreamableHttpError<reqwest::Error>>> + Send {
+        request.send_via(&self.inner, auth_header, headers)
     }
 
-    async fn post_message_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: Headers,
-        max_sse_event_size: usize,
-    ) -> PostResult {
-        let response = self
-            .inner
-            .post_message_with_max_sse_event_size(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await?;
-        Ok(self.audit.response(response))
+    fn answered(&self, response: StreamableHttpPostResponse) -> StreamableHttpPostResponse {
+        self.audit.response(response)
     }
 
-    async fn post_message_with_response_limits(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: Headers,
-        limits: StreamableHttpResponseLimits,
-    ) -> PostResult {
-        let response = self
-            .inner
-            .post_message_with_response_limits(uri, message, session_id, auth_header, custom_headers, limits)
-            .await?;
-        Ok(self.audit.response(response))
-    }
-
-    async fn delete_session(
-        &self,
-        uri: Arc<str>,
-        session_id: Arc<str>,
-        auth_header: Option<String>,
-        custom_headers: Headers,
-    ) -> Result<(), StreamableHttpError<reqwest::Error>> {
-        self.inner.delete_session(uri, session_id, auth_header, custom_headers).await
-    }
-
-    async fn get_stream(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: Headers,
-    ) -> StreamResult {
-        let stream =
-            self.inner.get_stream(uri, session_id, last_event_id, auth_header, custom_headers).await?;
-        Ok(self.audit.watch(stream))
-    }
-
-    async fn get_stream_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: Headers,
-        max_sse_event_size: usize,
-    ) -> StreamResult {
-        let stream = self
-            .inner
-            .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await?;
-        Ok(self.audit.watch(stream))
+    fn streamed(&self, stream: BoxedSseResponse) -> BoxedSseResponse {
+        self.audit.watch(stream)
     }
 }

@@ -33,6 +33,7 @@ use crate::auth::CredentialsFile;
 use crate::cause::deepest_cause;
 use crate::config::{ServerDef, TransportKind};
 use crate::plugin::PluginHost;
+use connected::End;
 use lifecycle::{Start, StartError};
 use stdio::{HANDSHAKE_EXIT_WAIT, MAX_STDIO_MESSAGE_BYTES};
 
@@ -79,9 +80,7 @@ async fn open<H: ClientHandler>(
             let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(stdout, stdin)
                 .with_max_line_length(MAX_STDIO_MESSAGE_BYTES);
             match start.serve(transport).await {
-                Ok(service) => {
-                    Ok(Connected { service, child: Some(child), pump: None, audit: None, refusals: None })
-                }
+                Ok(service) => Ok(Connected { service, end: End::Child(child) }),
                 Err(e) if lifecycle::retry_lifecycle(&e).is_some() => {
                     child.stop().await;
                     Err(StartError::from_init(&e))
@@ -100,7 +99,7 @@ async fn open<H: ClientHandler>(
             let transport =
                 http::transport(def, credentials, config, audit.clone()).await.map_err(StartError::other)?;
             let service = start.serve(transport).await.map_err(|e| StartError::from_init(&e))?;
-            Ok(Connected { service, child: None, pump: None, audit: Some(audit), refusals: None })
+            Ok(Connected { service, end: End::Http(audit) })
         }
         TransportKind::Wasm => wasm::connect(plugins, def, start).await,
         TransportKind::Sse => through_plugin(plugins, SSE_PLUGIN, def, start).await,
@@ -116,7 +115,7 @@ async fn through_plugin<H: ClientHandler>(
     start: Start<H>,
 ) -> Result<Connected<H>, StartError> {
     let (service, pump) = plugin::connect(plugins, name, def, start).await?;
-    Ok(Connected { service, child: None, pump: Some(pump), audit: None, refusals: None })
+    Ok(Connected { service, end: End::Pump(pump) })
 }
 
 #[cfg(test)]

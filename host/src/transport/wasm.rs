@@ -5,7 +5,7 @@
 
 use rmcp::ClientHandler;
 
-use super::connected::Connected;
+use super::connected::{Connected, End};
 use super::lifecycle::{Start, StartError, retry_lifecycle};
 use super::stderr_tail::StderrTail;
 use super::stdio::StdioChild;
@@ -32,9 +32,7 @@ pub async fn connect<H: ClientHandler>(
     let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(stdout, stdin)
         .with_max_line_length(MAX_STDIO_MESSAGE_BYTES);
     match start.serve(transport).await {
-        Ok(service) => {
-            Ok(Connected { service, child: Some(child), pump: None, audit: None, refusals: Some(refusals) })
-        }
+        Ok(service) => Ok(Connected { service, end: End::Wasm { run: child, refusals } }),
         Err(e) if retry_lifecycle(&e).is_some() => {
             child.stop().await;
             Err(StartError::from_init(&e))

@@ -10,21 +10,17 @@
 //! if the server takes it. The request is then sent once more with the nonce, which the
 //! following requests of the connection carry too.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use http::header::{ACCEPT, AUTHORIZATION};
 use http::{HeaderName, HeaderValue};
-use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::auth::AuthError;
-use rmcp::transport::common::client_side_sse::BoxedSseResponse;
-use rmcp::transport::streamable_http_client::{
-    StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse, StreamableHttpResponseLimits,
-};
+use rmcp::transport::streamable_http_client::{StreamableHttpClient, StreamableHttpError};
 use serde_json::json;
 
 use super::{NONCE_HEADER, PROOF_HEADER, ProofKey, SCHEME, asks_for_nonce};
+use crate::http_layer::{Headers, HttpLayer, Layered, Request};
 
 /// How long the nonce's `ping` may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -32,7 +28,6 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
 /// The standard headers of a request (SEP-2243) that name what it is: the `ping` names its own.
 const NAMING_HEADERS: [&str; 2] = ["mcp-method", "mcp-name"];
 
-type Headers = HashMap<HeaderName, HeaderValue>;
 type HttpError<C> = StreamableHttpError<<C as StreamableHttpClient>::Error>;
 
 /// See the module documentation.
@@ -52,14 +47,14 @@ struct Binding {
 
 impl<C> Proofs<C> {
     /// Tokens go out as rmcp sends them (`Bearer`).
-    pub fn bearer(inner: C) -> Self {
-        Self { inner, binding: None }
+    pub fn bearer(inner: C) -> Layered<Self> {
+        Layered(Self { inner, binding: None })
     }
 
     /// Tokens go out bound to `key`.
-    pub fn bound(inner: C, key: Arc<ProofKey>) -> Self {
+    pub fn bound(inner: C, key: Arc<ProofKey>) -> Layered<Self> {
         let binding = Binding { key, nonce: Mutex::new(None), probe: OnceLock::new() };
-        Self { inner, binding: Some(Arc::new(binding)) }
+        Layered(Self { inner, binding: Some(Arc::new(binding)) })
     }
 }
 
@@ -147,7 +142,7 @@ impl<C: StreamableHttpClient> Proofs<C> {
     /// Sends with `send` (given the headers to use) the request `method` to `uri` carrying
     /// `token`: bound when there is a binding and a token, once more with the server's nonce
     /// when it asks for one.
-    async fn send<T, F, Fut>(
+    async fn present<T, F, Fut>(
         &self,
         method: &str,
         uri: &str,
@@ -181,112 +176,18 @@ impl<C: StreamableHttpClient> Proofs<C> {
     }
 }
 
-impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> StreamableHttpClient for Proofs<C> {
+impl<C: StreamableHttpClient + Sync> HttpLayer for Proofs<C> {
     type Error = C::Error;
 
-    async fn post_message(
+    async fn send<R: Request>(
         &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
+        request: R,
         auth_header: Option<String>,
-        custom_headers: Headers,
-    ) -> Result<StreamableHttpPostResponse, HttpError<C>> {
-        self.send("POST", &uri, session_id.as_deref(), auth_header, custom_headers, |token, headers| {
-            self.inner.post_message(uri.clone(), message.clone(), session_id.clone(), token, headers)
-        })
-        .await
-    }
-
-    async fn post_message_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: Headers,
-        max_sse_event_size: usize,
-    ) -> Result<StreamableHttpPostResponse, HttpError<C>> {
-        self.send("POST", &uri, session_id.as_deref(), auth_header, custom_headers, |token, headers| {
-            self.inner.post_message_with_max_sse_event_size(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                token,
-                headers,
-                max_sse_event_size,
-            )
-        })
-        .await
-    }
-
-    async fn post_message_with_response_limits(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: Headers,
-        limits: StreamableHttpResponseLimits,
-    ) -> Result<StreamableHttpPostResponse, HttpError<C>> {
-        self.send("POST", &uri, session_id.as_deref(), auth_header, custom_headers, |token, headers| {
-            self.inner.post_message_with_response_limits(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                token,
-                headers,
-                limits,
-            )
-        })
-        .await
-    }
-
-    async fn delete_session(
-        &self,
-        uri: Arc<str>,
-        session_id: Arc<str>,
-        auth_header: Option<String>,
-        custom_headers: Headers,
-    ) -> Result<(), HttpError<C>> {
-        self.send("DELETE", &uri, Some(&session_id), auth_header, custom_headers, |token, headers| {
-            self.inner.delete_session(uri.clone(), session_id.clone(), token, headers)
-        })
-        .await
-    }
-
-    async fn get_stream(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: Headers,
-    ) -> Result<BoxedSseResponse, HttpError<C>> {
-        self.send("GET", &uri, session_id.as_deref(), auth_header, custom_headers, |token, headers| {
-            self.inner.get_stream(uri.clone(), session_id.clone(), last_event_id.clone(), token, headers)
-        })
-        .await
-    }
-
-    async fn get_stream_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: Headers,
-        max_sse_event_size: usize,
-    ) -> Result<BoxedSseResponse, HttpError<C>> {
-        self.send("GET", &uri, session_id.as_deref(), auth_header, custom_headers, |token, headers| {
-            self.inner.get_stream_with_max_sse_event_size(
-                uri.clone(),
-                session_id.clone(),
-                last_event_id.clone(),
-                token,
-                headers,
-                max_sse_event_size,
-            )
+        headers: Headers,
+    ) -> Result<R::Output, HttpError<C>> {
+        let (uri, session) = (request.uri(), request.session_id());
+        self.present(R::METHOD, uri, session, auth_header, headers, |token, headers| {
+            request.clone().send_via(&self.inner, token, headers)
         })
         .await
     }

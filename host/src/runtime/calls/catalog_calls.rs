@@ -9,8 +9,10 @@ use rmcp::model::{GetPromptRequestParams, JsonObject, ReadResourceRequestParams,
 use rmcp::service::ServiceError;
 use serde_json::Value;
 
+use super::send::{Deadline, ServerError, send};
 use crate::runtime::catalog::merged::Catalog;
-use crate::runtime::connection::{Connection, Event, is_transport_failure, service_error};
+use crate::runtime::connection::Connection;
+use crate::runtime::failed_request::service_error;
 use crate::runtime::results::outcome::{CallError, parse_arguments};
 use crate::runtime::state::live_catalog;
 use crate::runtime::supervisor::Supervisor;
@@ -115,8 +117,7 @@ fn route(
     }
 }
 
-/// Waits for `request` under `timeout` and sorts the outcome. A dropped connection the
-/// watcher has not seen yet is reported to the supervisor, as a failed tool call does.
+/// Waits for `request` under `timeout` and says what went wrong in a read's words.
 async fn settle<T>(
     supervisor: &Supervisor,
     conn: &Connection,
@@ -125,28 +126,16 @@ async fn settle<T>(
     timeout: Duration,
     request: impl Future<Output = Result<T, ServiceError>>,
 ) -> Result<T, CatalogError> {
-    match tokio::time::timeout(timeout, request).await {
-        Err(_) => Err(CatalogError::Timeout { subject, server: server.to_string(), ms: timeout.as_millis() }),
-        Ok(Ok(result)) => Ok(result),
-        Ok(Err(e)) if is_transport_failure(&e) => {
-            let reason = match conn.death_reason().await {
-                Some(reason) => reason,
-                None => {
-                    let reason = service_error(&e);
-                    let _ = supervisor.events.send(Event::Died {
-                        server: server.to_string(),
-                        generation: conn.generation,
-                        reason: reason.clone(),
-                    });
-                    reason
-                }
-            };
-            Err(CatalogError::NotConnected { server: server.to_string(), reason })
+    let deadline = Deadline { timeout, clock: None };
+    send(supervisor, conn, server, deadline, request).await.map_err(|e| match e {
+        ServerError::Timeout => {
+            CatalogError::Timeout { subject, server: server.to_string(), ms: timeout.as_millis() }
         }
-        Ok(Err(e)) => {
-            Err(CatalogError::Protocol { subject, server: server.to_string(), message: service_error(&e) })
+        ServerError::Gone(reason) => CatalogError::NotConnected { server: server.to_string(), reason },
+        ServerError::Failed(e) => {
+            CatalogError::Protocol { subject, server: server.to_string(), message: service_error(&e) }
         }
-    }
+    })
 }
 
 /// A resource as read: every content the server sent, text or binary.

@@ -8,9 +8,8 @@ use rmcp::model::{CallToolRequestParams, RequestMetaObject};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::request_state::{self, RoundsError};
-use crate::runtime::connection::{Event, is_transport_failure, service_error};
-use crate::runtime::questions::person_clock;
+use super::request_state;
+use super::send::{Deadline, ServerError, send};
 use crate::runtime::results::large_results;
 use crate::runtime::results::outcome::{CallError, CallOutcome, parse_arguments};
 use crate::runtime::results::structured_output;
@@ -82,34 +81,23 @@ pub async fn call_with(
     let refusals_before = conn.refusal_count();
     // The call timeout counts the server's time, not the person's answering its questions.
     let rounds = request_state::call_tool(&conn, answers, &server, &roots, params, progress);
-    match person_clock::within(&answers.clock, timeout, rounds).await {
-        None => Err(CallError::Timeout { tool: name.to_string(), server, ms: timeout.as_millis() }),
-        Some(Ok(result)) => {
+    let deadline = Deadline { timeout, clock: Some(&answers.clock) };
+    match send(supervisor, &conn, &server, deadline, rounds).await {
+        Err(ServerError::Timeout) => {
+            Err(CallError::Timeout { tool: name.to_string(), server, ms: timeout.as_millis() })
+        }
+        Ok(result) => {
             let mut outcome = CallOutcome::from_result(result);
             outcome.note_refusals(conn.refusals_since(refusals_before));
             let outcome = structured_output::checked(output_check.as_ref(), name, &server, outcome)?;
             large_results::bounded(supervisor.result_limits(), name, &server, outcome).await
         }
-        Some(Err(RoundsError::Service(e))) if is_transport_failure(&e) => {
-            let reason = match conn.death_reason().await {
-                Some(reason) => reason,
-                None => {
-                    // The session has not noticed yet (an HTTP server that went away is only
-                    // seen on the next request): the failed call is the evidence.
-                    let reason = service_error(&e);
-                    let _ = supervisor.events.send(Event::Died {
-                        server: server.clone(),
-                        generation: conn.generation,
-                        reason: reason.clone(),
-                    });
-                    reason
-                }
-            };
+        Err(ServerError::Gone(reason)) => {
             // A refusal nobody signed in for here (a 401, a 403 for more scope): name the fix.
             let reason = crate::auth::fix_for(reason, &server, grant);
             Err(CallError::NotConnected { server, reason })
         }
-        Some(Err(e)) => {
+        Err(ServerError::Failed(e)) => {
             let message = crate::auth::fix_for(e.to_string(), &server, grant);
             Err(CallError::Protocol { tool: name.to_string(), server, message })
         }

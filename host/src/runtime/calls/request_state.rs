@@ -15,8 +15,10 @@ use rmcp::service::ServiceError;
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::send::MaybeGone;
 use crate::config::Roots;
 use crate::runtime::connection::Connection;
+use crate::runtime::failed_request::service_error;
 use crate::runtime::questions::related;
 use crate::runtime::questions::server_requests::Answers;
 use crate::runtime::tool_call::{CallProgress, call_once};
@@ -44,13 +46,22 @@ pub enum RoundsError {
 impl std::fmt::Display for RoundsError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Service(e) => write!(f, "{}", crate::runtime::connection::service_error(e)),
+            Self::Service(e) => write!(f, "{}", service_error(e)),
             Self::TooManyRounds => write!(
                 f,
                 "the server still asked for input after {MAX_INPUT_ROUNDS} answers (SEP-2322 input-required rounds)"
             ),
             Self::Input(message) => write!(f, "cannot answer the server's input request: {message}"),
             Self::Unexpected(what) => write!(f, "the server answered tools/call with {what}"),
+        }
+    }
+}
+
+impl MaybeGone for RoundsError {
+    fn service(&self) -> Option<&ServiceError> {
+        match self {
+            Self::Service(e) => Some(e),
+            _ => None,
         }
     }
 }

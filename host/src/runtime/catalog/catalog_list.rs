@@ -11,7 +11,8 @@ use rmcp::model::{PaginatedRequestParams, Prompt, Resource, ResourceTemplate, Se
 use rmcp::service::{Peer, ServiceError};
 
 use super::merged::ServerCatalog;
-use crate::runtime::connection::{Connection, MAX_LIST_PAGES, service_error};
+use crate::runtime::connection::{Connection, MAX_LIST_PAGES};
+use crate::runtime::failed_request::service_error;
 
 /// Lists what `conn`'s server offers besides tools, each list only if the server declares
 /// its capability (`resources`, `prompts`). A list that fails or times out is logged as a

@@ -4,23 +4,27 @@
 //!
 //! Everything that connects, closes or rebuilds holds the `ops` lock, so those steps never
 //! interleave; calls never take it, so a slow reconnect never delays a tool call.
+//!
+//! This file holds the state, the start, the rebuild and the surface's [`Revision`]; what
+//! changes the state has a file each: `connect.rs` (connecting servers and recording each
+//! outcome), `reconcile.rs` (a retry, a new resolution) and `on_event.rs` (a connection's
+//! events).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+mod connect;
+mod on_event;
+mod reconcile;
+
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
-use anyhow::Context as _;
-use futures::StreamExt as _;
 use futures::future::join_all;
-use futures::stream::FuturesUnordered;
-use rmcp::model::Tool;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::catalog::catalog_list;
-use super::catalog::merged::{Catalog, ServerCatalog};
-use super::connection::{Connection, Event};
+use super::catalog::merged::Catalog;
+use super::connection::Connection;
+use super::event::Event;
 use super::options::RuntimeOptions;
-use super::progress::{self, Progress};
 use super::questions::server_requests::Answers;
 use super::registry::convert::Plugins;
 use super::registry::pipeline::{self, LiveServer};
@@ -29,7 +33,7 @@ use super::registry::surface::Registry;
 use super::results::large_results;
 use super::results::structured_output::OutputChecks;
 use super::state::{Gone, Link, Slot, live_catalog};
-use crate::config::{Resolved, ResolvedServer, Surface};
+use crate::config::{Resolved, Surface};
 use crate::plugin::PluginHost;
 
 /// How long shutdown waits for an operation in progress before closing anyway.
@@ -225,84 +229,6 @@ impl Supervisor {
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Reconnects only `name` (closing its old session first), then re-checks every server in
-    /// definition order. The others keep their sessions.
-    pub async fn retry(&self, name: &str) -> anyhow::Result<()> {
-        let _ops = self.ops.lock().await;
-        let old = {
-            let mut state = self.lock();
-            let slot = state
-                .slots
-                .iter_mut()
-                .find(|s| s.name() == name)
-                .with_context(|| format!("Unknown MCP server: {name}"))?;
-            if !slot.resolved.enabled {
-                anyhow::bail!("MCP server is not enabled in this workspace: {name}");
-            }
-            if slot.resolved.paused {
-                anyhow::bail!("MCP server is paused in this session: {name}");
-            }
-            let old = slot.conn().cloned();
-            slot.link = Link::Idle;
-            slot.checked = None;
-            old
-        };
-        if let Some(conn) = old {
-            conn.close().await;
-        }
-        self.connect(&[name.to_string()]).await;
-        // Until the server is back, a call of one of its tools still hears why it went away
-        // (not `Unknown MCP tool`); once it is, that record is stale.
-        {
-            let mut state = self.lock();
-            let back = state.slots.iter().any(|s| s.name() == name && s.conn().is_some());
-            if back {
-                state.gone.forget(name);
-            }
-        }
-        self.rebuild().await;
-        Ok(())
-    }
-
-    /// Applies a new resolution: closes servers no longer active, connects only the newly
-    /// active or changed ones, leaves the rest untouched, and rebuilds in the new order.
-    pub async fn reconcile(&self, resolved: Resolved) {
-        let _ops = self.ops.lock().await;
-        let (to_close, to_connect) = {
-            let mut state = self.lock();
-            let mut old: Vec<Slot> = std::mem::take(&mut state.slots);
-            let mut to_connect = Vec::new();
-            let mut slots = Vec::with_capacity(resolved.servers.len());
-            for server in &resolved.servers {
-                let kept =
-                    old.iter().position(|s| unchanged(&s.resolved, server)).map(|i| old.swap_remove(i));
-                match kept {
-                    Some(mut slot) => {
-                        slot.resolved = server.clone();
-                        slots.push(slot);
-                    }
-                    None => {
-                        if server.active() {
-                            to_connect.push(server.def.name.clone());
-                        }
-                        state.gone.forget(&server.def.name);
-                        slots.push(Slot::new(server.clone()));
-                    }
-                }
-            }
-            let to_close: Vec<Arc<Connection>> = old.iter().filter_map(|s| s.conn().cloned()).collect();
-            for slot in &old {
-                state.gone.forget(slot.name());
-            }
-            state.slots = slots;
-            state.resolved = resolved;
-            (to_close, to_connect)
-        };
-        join_all(to_close.iter().map(|c| c.close())).await;
-        self.connect(&to_connect).await;
-        self.rebuild().await;
-    }
-
     /// Closes every session and stops every child process. Waits at most [`SHUTDOWN_WAIT`]
     /// for an operation in progress (a retry, a reconcile) to finish first: a stuck one must
     /// not keep `/quit` or the end of a command from closing what is open.
@@ -322,88 +248,6 @@ impl Supervisor {
                 .collect()
         };
         join_all(conns.iter().map(|c| c.close())).await;
-    }
-
-    /// Connects the named active servers concurrently, each under its own timeouts, and
-    /// records each outcome in its slot. Callers hold `ops`.
-    async fn connect(&self, names: &[String]) {
-        let targets = self.targets(names);
-        if targets.is_empty() {
-            return;
-        }
-        let progress = Progress::new(self.options.progress);
-        let attempts = targets.iter().map(|(name, server)| self.attempt(&progress, name, server));
-        let outcomes = join_all(attempts).await;
-        progress.finish();
-        for ((name, _), (outcome, catalog)) in targets.iter().zip(outcomes) {
-            self.install(name, outcome, catalog);
-        }
-    }
-
-    /// [`Supervisor::connect`], recording each outcome and rebuilding as soon as it arrives
-    /// rather than after the slowest. Callers hold `ops`.
-    async fn connect_each(&self, names: &[String]) {
-        let targets = self.targets(names);
-        let progress = Progress::new(self.options.progress);
-        let shown = &progress;
-        let mut attempts: FuturesUnordered<_> = targets
-            .iter()
-            .map(|(name, server)| async move { (name, self.attempt(shown, name, server).await) })
-            .collect();
-        while let Some((name, (outcome, catalog))) = attempts.next().await {
-            self.install(name, outcome, catalog);
-            self.rebuild().await;
-            // Wakes whoever waits for a tool's owner (`decided`), though nothing settled yet.
-            self.settled.send_modify(|_| {});
-        }
-        drop(attempts);
-        progress.finish();
-    }
-
-    /// The named servers that are active, with their resolutions.
-    fn targets(&self, names: &[String]) -> Vec<(String, ResolvedServer)> {
-        let state = self.lock();
-        state
-            .slots
-            .iter()
-            .filter(|s| s.resolved.active() && names.iter().any(|n| n == s.name()))
-            .map(|s| (s.name().to_string(), s.resolved.clone()))
-            .collect()
-    }
-
-    /// One server's connect, list and catalog listing, drawn on `progress`.
-    async fn attempt(&self, progress: &Progress, name: &str, server: &ResolvedServer) -> Attempt {
-        let bar = progress.server(name);
-        let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
-        let events = self.events.clone();
-        let answers = self.answers.clone();
-        let outcome = open(server, self.plugins.host(), generation, events, answers).await;
-        progress::done(bar, name, &outcome.as_ref().map(|(_, tools)| tools.len()).map_err(Clone::clone));
-        // Resources and prompts after the tools, so the spinner's outcome is the tools'; a
-        // failure here is only a warning (`catalog_list`).
-        let catalog = match &outcome {
-            Ok((conn, _)) => catalog_list::list_catalog(name, conn, server.def.timeouts.list).await,
-            Err(_) => ServerCatalog::default(),
-        };
-        (outcome, catalog)
-    }
-
-    /// Records one connect's outcome in `name`'s slot (if it is still defined).
-    fn install(
-        &self,
-        name: &str,
-        outcome: Result<(Arc<Connection>, Vec<Tool>), String>,
-        catalog: ServerCatalog,
-    ) {
-        let mut state = self.lock();
-        if let Some(slot) = state.slots.iter_mut().find(|s| s.name() == name) {
-            slot.checked = None;
-            slot.catalog = catalog;
-            slot.link = match outcome {
-                Ok((conn, tools)) => Link::Live { conn, tools },
-                Err(reason) => Link::Failed(reason),
-            };
-        }
     }
 
     /// Runs the pipeline over every live server and installs the result. Callers hold `ops`.
@@ -473,112 +317,7 @@ impl Supervisor {
             self.revision.send_replace(next);
         }
     }
-
-    async fn handle(&self, event: Event) {
-        let _ops = self.ops.lock().await;
-        match event {
-            Event::Died { server, generation, reason } => {
-                {
-                    let mut state = self.lock();
-                    let State { slots, registry, gone, .. } = &mut *state;
-                    let Some(slot) = slots.iter_mut().find(|s| s.name() == server) else { return };
-                    if !slot.holds(generation) {
-                        return;
-                    }
-                    gone.record(registry, &server, &reason);
-                    slot.link = Link::Failed(reason);
-                    slot.checked = None;
-                }
-                self.rebuild().await;
-            }
-            Event::ListChanged { server, generation } => {
-                let (conn, timeout) = {
-                    let state = self.lock();
-                    let Some(slot) = state.slots.iter().find(|s| s.name() == server) else { return };
-                    match slot.conn() {
-                        Some(c) if c.generation == generation => (c.clone(), slot.resolved.def.timeouts.list),
-                        _ => return,
-                    }
-                };
-                let listed = conn.list(timeout).await;
-                {
-                    let mut state = self.lock();
-                    let Some(slot) = state.slots.iter_mut().find(|s| s.name() == server) else { return };
-                    if !slot.holds(generation) {
-                        return;
-                    }
-                    match listed {
-                        Ok(tools) => slot.link = Link::Live { conn, tools },
-                        Err(reason) => {
-                            tracing::warn!(server = %server, "re-listing after list_changed failed: {reason}");
-                            slot.link = Link::Failed(reason);
-                            slot.checked = None;
-                        }
-                    }
-                }
-                self.rebuild().await;
-            }
-            Event::ResourcesChanged { server, generation } => {
-                let Some((conn, timeout)) = self.live_conn(&server, generation) else { return };
-                let (resources, templates) = catalog_list::list_resources(&server, &conn, timeout).await;
-                let mut state = self.lock();
-                if let Some(slot) = state.slots.iter_mut().find(|s| s.name() == server)
-                    && slot.holds(generation)
-                {
-                    slot.catalog.resources = resources;
-                    slot.catalog.templates = templates;
-                }
-                drop(state);
-                self.publish();
-            }
-            Event::PromptsChanged { server, generation } => {
-                let Some((conn, timeout)) = self.live_conn(&server, generation) else { return };
-                let prompts = catalog_list::list_prompts(&server, &conn, timeout).await;
-                let mut state = self.lock();
-                if let Some(slot) = state.slots.iter_mut().find(|s| s.name() == server)
-                    && slot.holds(generation)
-                {
-                    slot.catalog.prompts = prompts;
-                }
-                drop(state);
-                self.publish();
-            }
-        }
-    }
-
-    /// `server`'s connection if `generation` is still its live one, with its list timeout:
-    /// a resources or prompts `list_changed` re-lists only that server, and only that part
-    /// (its tools, and so the registry, are untouched). A failed re-list keeps the server
-    /// connected with that list empty, as at connect.
-    fn live_conn(&self, server: &str, generation: u64) -> Option<(Arc<Connection>, std::time::Duration)> {
-        let state = self.lock();
-        let slot = state.slots.iter().find(|s| s.name() == server)?;
-        let conn = slot.conn().filter(|c| c.generation == generation)?;
-        Some((conn.clone(), slot.resolved.def.timeouts.list))
-    }
 }
-
-/// A server keeps its session across a reconcile only when it was and stays active with the
-/// very same definition.
-fn unchanged(old: &ResolvedServer, new: &ResolvedServer) -> bool {
-    old.def == new.def && old.transport == new.transport && old.active() && new.active()
-}
-
-/// Expands `${VAR}` from the host environment at connect time, then connects and lists.
-async fn open(
-    server: &ResolvedServer,
-    plugins: &PluginHost,
-    generation: u64,
-    events: mpsc::UnboundedSender<Event>,
-    answers: Arc<Answers>,
-) -> Result<(Arc<Connection>, Vec<Tool>), String> {
-    let kind = server.transport.as_ref().map_err(Clone::clone)?;
-    let def = server.def.expanded(|name| std::env::var(name).ok()).map_err(|e| e.0)?;
-    Connection::open(&def, kind, plugins, generation, events, answers).await
-}
-
-/// What one connect attempt ends with: the session and its tools (or why not), and its catalog.
-type Attempt = (Result<(Arc<Connection>, Vec<Tool>), String>, ServerCatalog);
 
 /// Applies connection events until the runtime is dropped.
 async fn event_loop(supervisor: Weak<Supervisor>, mut rx: mpsc::UnboundedReceiver<Event>) {

@@ -1,0 +1,21 @@
+//! A request that failed, read two ways: one line for a person, and whether the connection is
+//! gone (rather than the server saying no).
+
+use rmcp::service::ServiceError;
+
+use crate::cause::deepest_cause;
+
+/// One line for a failed request: the server's own message for JSON-RPC errors, otherwise the
+/// deepest cause.
+pub fn service_error(error: &ServiceError) -> String {
+    match error {
+        // The server's own words, clipped where the error is built.
+        ServiceError::McpError(data) => crate::text::clip_foreign(&data.message).into_owned(),
+        other => deepest_cause(other),
+    }
+}
+
+/// Whether the request failed because the connection is gone (rather than the server saying no).
+pub fn is_transport_failure(error: &ServiceError) -> bool {
+    matches!(error, ServiceError::TransportClosed | ServiceError::TransportSend(_))
+}

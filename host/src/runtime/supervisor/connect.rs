@@ -1,0 +1,123 @@
+//! Connecting servers for the supervisor: all at once (a start, a retry, a reconcile) or
+//! each recorded as it arrives (a start in the background); each attempt connects, lists the
+//! tools and then the catalog, and its outcome goes into the server's slot.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use futures::StreamExt as _;
+use futures::future::join_all;
+use futures::stream::FuturesUnordered;
+use rmcp::model::Tool;
+use tokio::sync::mpsc;
+
+use super::Supervisor;
+use crate::config::ResolvedServer;
+use crate::plugin::PluginHost;
+use crate::runtime::catalog::catalog_list;
+use crate::runtime::catalog::merged::ServerCatalog;
+use crate::runtime::connection::Connection;
+use crate::runtime::event::Event;
+use crate::runtime::progress::{self, Progress};
+use crate::runtime::questions::server_requests::Answers;
+use crate::runtime::state::Link;
+
+impl Supervisor {
+    /// Connects the named active servers concurrently, each under its own timeouts, and
+    /// records each outcome in its slot. Callers hold `ops`.
+    pub(super) async fn connect(&self, names: &[String]) {
+        let targets = self.targets(names);
+        if targets.is_empty() {
+            return;
+        }
+        let progress = Progress::new(self.options.progress);
+        let attempts = targets.iter().map(|(name, server)| self.attempt(&progress, name, server));
+        let outcomes = join_all(attempts).await;
+        progress.finish();
+        for ((name, _), (outcome, catalog)) in targets.iter().zip(outcomes) {
+            self.install(name, outcome, catalog);
+        }
+    }
+
+    /// [`Supervisor::connect`], recording each outcome and rebuilding as soon as it arrives
+    /// rather than after the slowest. Callers hold `ops`.
+    pub(super) async fn connect_each(&self, names: &[String]) {
+        let targets = self.targets(names);
+        let progress = Progress::new(self.options.progress);
+        let shown = &progress;
+        let mut attempts: FuturesUnordered<_> = targets
+            .iter()
+            .map(|(name, server)| async move { (name, self.attempt(shown, name, server).await) })
+            .collect();
+        while let Some((name, (outcome, catalog))) = attempts.next().await {
+            self.install(name, outcome, catalog);
+            self.rebuild().await;
+            // Wakes whoever waits for a tool's owner (`decided`), though nothing settled yet.
+            self.settled.send_modify(|_| {});
+        }
+        drop(attempts);
+        progress.finish();
+    }
+
+    /// The named servers that are active, with their resolutions.
+    fn targets(&self, names: &[String]) -> Vec<(String, ResolvedServer)> {
+        let state = self.lock();
+        state
+            .slots
+            .iter()
+            .filter(|s| s.resolved.active() && names.iter().any(|n| n == s.name()))
+            .map(|s| (s.name().to_string(), s.resolved.clone()))
+            .collect()
+    }
+
+    /// One server's connect, list and catalog listing, drawn on `progress`.
+    async fn attempt(&self, progress: &Progress, name: &str, server: &ResolvedServer) -> Attempt {
+        let bar = progress.server(name);
+        let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
+        let events = self.events.clone();
+        let answers = self.answers.clone();
+        let outcome = open(server, self.plugins.host(), generation, events, answers).await;
+        progress::done(bar, name, &outcome.as_ref().map(|(_, tools)| tools.len()).map_err(Clone::clone));
+        // Resources and prompts after the tools, so the spinner's outcome is the tools'; a
+        // failure here is only a warning (`catalog_list`).
+        let catalog = match &outcome {
+            Ok((conn, _)) => catalog_list::list_catalog(name, conn, server.def.timeouts.list).await,
+            Err(_) => ServerCatalog::default(),
+        };
+        (outcome, catalog)
+    }
+
+    /// Records one connect's outcome in `name`'s slot (if it is still defined).
+    fn install(
+        &self,
+        name: &str,
+        outcome: Result<(Arc<Connection>, Vec<Tool>), String>,
+        catalog: ServerCatalog,
+    ) {
+        let mut state = self.lock();
+        if let Some(slot) = state.slots.iter_mut().find(|s| s.name() == name) {
+            slot.checked = None;
+            slot.catalog = catalog;
+            slot.link = match outcome {
+                Ok((conn, tools)) => Link::Live { conn, tools },
+                Err(reason) => Link::Failed(reason),
+            };
+        }
+    }
+}
+
+/// Expands `${VAR}` from the host environment at connect time, then connects and lists.
+async fn open(
+    server: &ResolvedServer,
+    plugins: &PluginHost,
+    generation: u64,
+    events: mpsc::UnboundedSender<Event>,
+    answers: Arc<Answers>,
+) -> Result<(Arc<Connection>, Vec<Tool>), String> {
+    let kind = server.transport.as_ref().map_err(Clone::clone)?;
+    let def = server.def.expanded(|name| std::env::var(name).ok()).map_err(|e| e.0)?;
+    Connection::open(&def, kind, plugins, generation, events, answers).await
+}
+
+/// What one connect attempt ends with: the session and its tools (or why not), and its catalog.
+type Attempt = (Result<(Arc<Connection>, Vec<Tool>), String>, ServerCatalog);
