@@ -82,7 +82,7 @@ pub(super) struct Entry {
     pub(super) client_id: String,
     pub(super) client_secret: Option<String>,
     pub(super) token: Option<OAuthTokenResponse>,
-    /// What [`SignedIn`] shows of the token, read from its JSON: oauth2's `TokenResponse`
+    /// What [`SignedIn`](super::signed_in::SignedIn) shows of the token, read from its JSON: oauth2's `TokenResponse`
     /// trait is not re-exported by rmcp.
     pub(super) expires_in: Option<u64>,
     pub(super) has_refresh_token: bool,

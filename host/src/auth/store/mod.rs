@@ -1,5 +1,11 @@
 //! `credentials.json`: what OAuth sign-ins to HTTP servers earned, kept for rmcp's
-//! `AuthorizationManager` through its [`CredentialStore`] trait ([`ServerCredentials`]).
+//! `AuthorizationManager` through its [`CredentialStore`](rmcp::transport::auth::CredentialStore)
+//! trait ([`ServerCredentials`](server_credentials::ServerCredentials)).
+//!
+//! `format.rs` reads the layout below and names a place in it; `file.rs` is the
+//! [`CredentialsFile`] and what a sign-in keeps beside the tokens; `lock.rs` the one lock every
+//! write and refresh takes; `server_credentials.rs` rmcp's store; `signed_in.rs` what
+//! `mcp get` shows.
 //!
 //! ```json
 //! {"version": 1, "servers": {"https://mcp.example.com/mcp": {
@@ -28,7 +34,7 @@
 //! - Every read goes to the file, nothing is cached: another toolport process may have rotated
 //!   the refresh token since, and with many providers the old one is then spent.
 //! - Refreshes are serialized across processes by the same lock: see
-//!   [`ServerCredentials`]'s refresh guard.
+//!   [`ServerCredentials`](server_credentials::ServerCredentials)'s refresh guard (`lock.rs`).
 
 mod file;
 mod format;
