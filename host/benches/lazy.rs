@@ -18,9 +18,8 @@ use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 use serde_json::{Value, json};
-use toolport::{
-    LAZY_SERVER, Paths, Runtime, RuntimeOptions, ToolIndex, count_tokens, lazy_tools, load_resolved,
-};
+use toolport::cli_support::count_tokens;
+use toolport::{LAZY_SERVER, Paths, Runtime, RuntimeOptions, ToolIndex, lazy_tools, load_resolved};
 
 const EXE: &str = env!("CARGO_BIN_EXE_toolport");
 

@@ -18,7 +18,7 @@ use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::json;
 use tokio::net::TcpListener;
-use toolport::PLUGIN_BUILD_DIR;
+use toolport::cli_support::PLUGIN_BUILD_DIR;
 use toolport::{Grants, Limits, PluginDef, PluginKind, Resolved, ResolvedServer, ServerDef, TransportKind};
 use toolport::{Runtime, RuntimeOptions};
 

@@ -6,7 +6,13 @@
 //! sealed `requestState`, then the answer.
 //!
 //! `ServerHandler` is implemented by hand (no `#[tool_router]`) because the options change the
-//! list itself (prefix, generated tools, pages) and the timing of the handshake.
+//! list itself (prefix, generated tools, pages) and the timing of the handshake. This file is
+//! the server (its state, the handler, the transports, and what it prints); `args.rs` holds its
+//! options, `tool_list.rs` its tools and their answers, `confirm.rs` the `confirm` tool.
+
+mod args;
+mod confirm;
+mod tool_list;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -14,113 +20,22 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverResult, ElicitRequest,
-    ElicitRequestParams, Implementation, InitializeRequestParams, InitializeResult, InputRequest,
-    InputRequiredResult, JsonObject, ListResourcesResult, ListToolsResult, MetaObject,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverResult, Implementation,
+    InitializeRequestParams, InitializeResult, ListResourcesResult, ListToolsResult, MetaObject,
     PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse,
     ReadResourceResult, RequestStateCodec, Resource, ResourceContents, ServerCapabilities, ServerConfig,
-    ServerNotification, SubscriptionFilter, Tool,
+    ServerNotification, SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
-use serde_json::{Value, json};
+use serde_json::Value;
+
+pub use args::DemoServerArgs;
 
 /// Exit status when `--crash-after` fires: distinctive, so a test can see it in the error.
 pub const CRASH_EXIT_CODE: i32 = 3;
-/// Default size of the `big` tool's text.
-const DEFAULT_BIG_BYTES: usize = 64 * 1024;
-/// Largest `big` result, so a typo cannot exhaust the machine (and under the 64 MiB a stdio
-/// message may be, with JSON's escapes).
-const MAX_BIG_BYTES: usize = 48 * 1024 * 1024;
 /// Longest `sleep`, so a stray call cannot hold a test run for hours.
 const MAX_SLEEP_MS: u64 = 600_000;
-/// Most input-required rounds `confirm` may be told to ask (beyond any client's limit).
-const MAX_CONFIRM_ROUNDS: u64 = 100;
-
-/// Options of `toolport demo-server`.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct DemoServerArgs {
-    /// Adds N generated tools (`tool_1` … `tool_N`).
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    pub tools: usize,
-    /// Prefixes every tool name (to make collisions between servers).
-    #[arg(long, value_name = "P", default_value = "")]
-    pub prefix: String,
-    /// Waits this long before answering `initialize`.
-    #[arg(long, value_name = "MS", default_value_t = 0)]
-    pub delay_ms: u64,
-    /// Returns `tools/list` in pages of N tools, linked by `nextCursor` (0: one page).
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    pub page_size: usize,
-    /// Exits (status 3) right after answering the N-th tool call.
-    #[arg(long, value_name = "N")]
-    pub crash_after: Option<usize>,
-    /// After this long, adds a tool `late` and sends `notifications/tools/list_changed`.
-    #[arg(long, value_name = "MS")]
-    pub notify_after_ms: Option<u64>,
-    /// Adds a tool with exactly this name, unprefixed (repeatable; blank and duplicate names
-    /// allowed, to exercise the host's name checks).
-    #[arg(long, value_name = "NAME")]
-    pub extra_tool: Vec<String>,
-    /// Misbehaves: every `tools/list` page points to the same `nextCursor` (`loop`), forever.
-    #[arg(long)]
-    pub repeat_cursor: bool,
-    /// Offers N text resources `demo://item/1` … `demo://item/N`, in `--page-size` pages.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    pub resources: usize,
-    /// Misbehaves: declares resources but answers `resources/list` with an error.
-    #[arg(long)]
-    pub broken_resources: bool,
-    /// Appends `started sleep MS` to FILE when a `sleep` starts, and `cancelled sleep MS` when
-    /// the client cancels it (`notifications/cancelled`): what a test reads to see both.
-    #[arg(long, value_name = "FILE")]
-    pub call_log: Option<std::path::PathBuf>,
-    /// Serves streamable HTTP at `http://ADDR/mcp` instead of stdio (both revisions, as rmcp's
-    /// server transport speaks them), printing `listening on http://…/mcp` once bound; port 0
-    /// picks a free one.
-    #[arg(long, value_name = "ADDR")]
-    pub http: Option<std::net::SocketAddr>,
-    /// Adds tools that break their own `outputSchema`: `mismatch` (`count` is a string, the
-    /// schema says integer), `unstructured` (no `structuredContent` at all), `refused`
-    /// (`isError` with nothing structured), and two whose schema cannot be compiled:
-    /// `bad_schema` (invalid) and `remote_schema` (a `$ref` to a URL).
-    #[arg(long)]
-    pub bad_structured: bool,
-    /// Adds tools with `x-mcp-header` annotations (SEP-2243): `headed` (a valid `Region`
-    /// header) and `misheaded` (an empty one, which a 2026-07-28 client must leave out).
-    #[arg(long)]
-    pub header_tools: bool,
-    /// Adds the tool `confirm`, which asks for input with SEP-2322 input-required results
-    /// (on 2026-07-28 sessions; rmcp refuses them on older ones).
-    #[arg(long)]
-    pub confirm: bool,
-    /// `big` returns numbered lines instead of `x`s: line i (from 0) is `{i:08} the quick brown
-    /// fox jumps over the lazy dog\n`, the whole cut at `size` bytes. Deterministic, so a test
-    /// can make the same text and compare bytes.
-    #[arg(long)]
-    pub big_lines: bool,
-    /// Puts this JSON object as `_meta` on every tool result and `resources/read` result: what
-    /// a client behind a host must receive as the server sent it.
-    #[arg(long, value_name = "JSON")]
-    pub result_meta: Option<String>,
-}
-
-/// The `--big-lines` text of `size` bytes.
-fn big_lines(size: usize) -> String {
-    let mut text = String::with_capacity(size + 64);
-    let mut i = 0usize;
-    while text.len() < size {
-        text.push_str(&format!("{i:08} the quick brown fox jumps over the lazy dog\n"));
-        i += 1;
-    }
-    text.truncate(size);
-    text
-}
-
-/// The `outputSchema` of the `--bad-structured` tools that have a valid one.
-fn count_schema() -> JsonObject {
-    object(json!({"count": {"type": "integer"}, "unit": {"type": "string"}}), &["count"])
-}
 
 /// Serves MCP on stdin/stdout until the client closes it, or over HTTP with `--http` until
 /// killed.
@@ -162,15 +77,6 @@ struct DemoServer {
     meta: Option<MetaObject>,
 }
 
-/// What `confirm` keeps in its `requestState` between rounds.
-#[derive(serde::Serialize, serde::Deserialize, Default)]
-struct ConfirmState {
-    /// Rounds asked so far.
-    round: u64,
-    /// The JSON-RPC id of each request so far (a retry must be a new request).
-    ids: Vec<String>,
-}
-
 impl DemoServer {
     fn new(args: DemoServerArgs) -> anyhow::Result<Self> {
         // A key of this process only: state from another run cannot be replayed here.
@@ -190,176 +96,6 @@ impl DemoServer {
             changed: Arc::default(),
             state: Arc::new(state),
             meta,
-        })
-    }
-
-    /// `confirm`: asks `rounds` times (an elicitation each time), then answers with the last
-    /// answer and the ids of every request it saw.
-    fn confirm(&self, request: &CallToolRequestParams, id: String) -> Result<CallToolResponse, McpError> {
-        let args = request.arguments.clone().unwrap_or_default();
-        let rounds = args.get("rounds").and_then(Value::as_u64).unwrap_or(1).min(MAX_CONFIRM_ROUNDS);
-        let mut state = match &request.request_state {
-            None => ConfirmState::default(),
-            Some(sealed) => self
-                .state
-                .open_json::<ConfirmState>(sealed)
-                .map_err(|e| McpError::invalid_params(format!("requestState rejected: {e}"), None))?,
-        };
-        state.ids.push(id);
-        if state.round < rounds {
-            state.round += 1;
-            let schema = serde_json::from_value(json!({
-                "type": "object",
-                "properties": {
-                    "size": {"type": "string", "title": "Size", "oneOf": [
-                        {"const": "s", "title": "Small"}, {"const": "m", "title": "Medium"}, {"const": "l", "title": "Large"}
-                    ], "default": "m"},
-                    "colour": {"type": "string", "enum": ["red", "blue"], "default": "blue"},
-                    "count": {"type": "integer", "minimum": 1, "maximum": 9, "default": 2},
-                    "gift": {"type": "boolean", "default": false}
-                },
-                "required": ["size"]
-            }))
-            .map_err(|e| McpError::internal_error(format!("confirm's schema: {e}"), None))?;
-            let ask = ElicitRequest::new(ElicitRequestParams::FormElicitationParams {
-                meta: None,
-                message: format!("Confirm the order (round {} of {rounds})", state.round),
-                requested_schema: schema,
-            });
-            let sealed = self
-                .state
-                .seal_json(&state)
-                .map_err(|e| McpError::internal_error(format!("cannot seal the state: {e}"), None))?;
-            let requests = [("details".to_string(), InputRequest::Elicitation(ask))].into_iter().collect();
-            return Ok(InputRequiredResult::new(Some(requests), Some(sealed)).into());
-        }
-        let answer =
-            request.input_responses.as_ref().and_then(|r| r.get("details")).cloned().unwrap_or_default();
-        let text = match answer.get("action").and_then(Value::as_str) {
-            Some("accept") => format!("confirmed {}", answer.get("content").cloned().unwrap_or_default()),
-            Some(other) => format!("not confirmed: {other}"),
-            None => "nothing asked".to_string(),
-        };
-        let text = format!("{text}; rounds {}; request ids {}", state.round, state.ids.join(","));
-        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
-    }
-
-    fn name(&self, base: &str) -> String {
-        format!("{}{base}", self.args.prefix)
-    }
-
-    fn tools(&self) -> Vec<Tool> {
-        let mut tools = vec![
-            tool(
-                &self.name("echo"),
-                "Returns its message",
-                object(json!({"message": {"type": "string"}}), &["message"]),
-            ),
-            tool(
-                &self.name("add"),
-                "Adds two numbers",
-                object(json!({"a": {"type": "number"}, "b": {"type": "number"}}), &["a", "b"]),
-            ),
-            tool(
-                &self.name("sleep"),
-                "Waits ms milliseconds, then answers",
-                object(json!({"ms": {"type": "integer", "minimum": 0}}), &["ms"]),
-            ),
-            tool(
-                &self.name("fail"),
-                "Always returns an error result (isError)",
-                object(json!({"message": {"type": "string"}}), &[]),
-            ),
-            tool(
-                &self.name("big"),
-                "Returns a large text (size bytes)",
-                object(json!({"size": {"type": "integer", "minimum": 0}}), &[]),
-            ),
-            tool(&self.name("pid"), "Returns this server's process id", object(json!({}), &[])),
-        ];
-        if self.args.confirm {
-            tools.push(tool(
-                &self.name("confirm"),
-                "Asks for an order's details through input-required results (SEP-2322), rounds times",
-                object(json!({"rounds": {"type": "integer", "minimum": 0}}), &[]),
-            ));
-        }
-        for i in 1..=self.args.tools {
-            tools.push(tool(
-                &self.name(&format!("tool_{i}")),
-                &format!("Generated tool number {i}"),
-                object(json!({}), &[]),
-            ));
-        }
-        for name in &self.args.extra_tool {
-            tools.push(tool(name, "Extra tool", object(json!({}), &[])));
-        }
-        if self.args.header_tools {
-            let headed =
-                |header: &str| object(json!({"region": {"type": "string", "x-mcp-header": header}}), &[]);
-            tools.push(tool(&self.name("headed"), "Mirrors region into Mcp-Param-Region", headed("Region")));
-            tools.push(tool(&self.name("misheaded"), "Its x-mcp-header is empty", headed("")));
-        }
-        if self.args.bad_structured {
-            let counted = |name: &str, description: &str, output: JsonObject| {
-                tool(&self.name(name), description, object(json!({}), &[]))
-                    .with_raw_output_schema(Arc::new(output))
-            };
-            tools.push(counted("mismatch", "Returns a count that is not an integer", count_schema()));
-            tools.push(counted("unstructured", "Returns no structuredContent", count_schema()));
-            tools.push(counted("refused", "Fails (isError) without structuredContent", count_schema()));
-            let invalid = object(json!({"count": {"type": "whole number"}}), &[]);
-            tools.push(counted("bad_schema", "Has an outputSchema that is not valid", invalid));
-            let mut remote = JsonObject::new();
-            remote.insert("$ref".into(), json!("http://127.0.0.1:9/never-fetched.json"));
-            tools.push(counted("remote_schema", "Has an outputSchema that refers to a URL", remote));
-        }
-        if self.changed.load(Ordering::SeqCst) {
-            tools.push(tool(&self.name("late"), "Appeared after list_changed", object(json!({}), &[])));
-        }
-        tools
-    }
-
-    fn answer(&self, base: &str, args: &JsonObject) -> Result<CallToolResult, McpError> {
-        Ok(match base {
-            "echo" => {
-                let message = args.get("message").and_then(Value::as_str).unwrap_or_default();
-                CallToolResult::success(vec![ContentBlock::text(message)])
-            }
-            "add" => {
-                let a = number(args, "a")?;
-                let b = number(args, "b")?;
-                let mut result = CallToolResult::success(vec![ContentBlock::text((a + b).to_string())]);
-                result.structured_content = Some(json!({ "sum": a + b }));
-                result
-            }
-            "fail" => {
-                let message = args.get("message").and_then(Value::as_str).unwrap_or("demo failure");
-                CallToolResult::error(vec![ContentBlock::text(message)])
-            }
-            "big" => {
-                let size = args.get("size").and_then(Value::as_u64).map_or(DEFAULT_BIG_BYTES, |s| s as usize);
-                let size = size.min(MAX_BIG_BYTES);
-                let text = if self.args.big_lines { big_lines(size) } else { "x".repeat(size) };
-                CallToolResult::success(vec![ContentBlock::text(text)])
-            }
-            "pid" => CallToolResult::success(vec![ContentBlock::text(std::process::id().to_string())]),
-            "late" => CallToolResult::success(vec![ContentBlock::text("late")]),
-            "mismatch" | "bad_schema" | "remote_schema" if self.args.bad_structured => {
-                let mut result = CallToolResult::success(vec![ContentBlock::text("five apples")]);
-                result.structured_content = Some(json!({"count": "five", "unit": "apple"}));
-                result
-            }
-            "unstructured" if self.args.bad_structured => {
-                CallToolResult::success(vec![ContentBlock::text("5 apples, unstructured")])
-            }
-            "refused" if self.args.bad_structured => {
-                CallToolResult::error(vec![ContentBlock::text("no apples today")])
-            }
-            generated if generated.starts_with("tool_") => {
-                CallToolResult::success(vec![ContentBlock::text(format!("{generated} called"))])
-            }
-            other => return Err(McpError::invalid_params(format!("unknown tool: {other}"), None)),
         })
     }
 }
@@ -400,26 +136,6 @@ impl DemoServer {
             eprintln!("demo-server: cannot write {}: {e}", log.display());
         }
     }
-}
-
-fn tool(name: &str, description: &str, schema: JsonObject) -> Tool {
-    Tool::new(name.to_string(), description.to_string(), Arc::new(schema))
-}
-
-fn object(properties: Value, required: &[&str]) -> JsonObject {
-    let mut schema = JsonObject::new();
-    schema.insert("type".into(), json!("object"));
-    schema.insert("properties".into(), properties);
-    if !required.is_empty() {
-        schema.insert("required".into(), json!(required));
-    }
-    schema
-}
-
-fn number(args: &JsonObject, key: &str) -> Result<f64, McpError> {
-    args.get(key)
-        .and_then(Value::as_f64)
-        .ok_or_else(|| McpError::invalid_params(format!("`{key}` must be a number"), None))
 }
 
 impl ServerHandler for DemoServer {

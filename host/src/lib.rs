@@ -79,41 +79,14 @@ pub use transport::{end_server_processes_promptly, kill_server_processes};
 // Where the files live, and what they resolve into.
 /// OAuth sign-in for the CLI and embedding hosts.
 pub use auth::{Completion as SignInCompletion, CredentialsFile, SignedIn, no_login, not_remote};
-pub use config::MASK as SECRET_MASK;
 pub use config::{
-    ConfigError, DirGrant, GlobalStore, Grant, Grants, IdpDef, Limits, OAuthDef, PluginDef, PluginKind,
-    Resolved, ResolvedServer, Roots, ServerDef, Surface, Timeouts, ToolFilter, TransportKind, WasmDef,
-    WorkspaceSettings, load_resolved, parse_json, resolve, same_path, validate,
+    ConfigError, DirGrant, EditError, GlobalStore, Grant, Grants, IdpDef, Limits, OAuthDef, PluginDef,
+    PluginKind, Resolved, ResolvedServer, Roots, ServerDef, Surface, Timeouts, ToolFilter, TransportKind,
+    WasmDef, WorkspaceSettings, load_resolved, resolve, validate,
 };
 pub use notice::{NoticePrinter, set_notice_printer};
 pub use paths::Paths;
 pub use transport::login;
-
-// Changing the files: locked, atomic edits that keep unknown keys (what `mcp add` and `/mcp`
-// do), and the `mcp add` argument grammar they share.
-pub use config::{
-    ADD_USAGE, AddRequest, EditError, add_server, disable_server, enable_server, parse_add_args,
-    remove_server,
-};
-// The store's plugin entries and the workspace's plugin choices (`plugin add|remove`,
-// `workspace set|unset`), edited the same way.
-pub use config::{
-    PluginRequest, PluginUsers, SURFACE_KEY, WorkspacePluginKey, add_plugin, plugin_entry, remove_plugin,
-    set_workspace_plugin, set_workspace_surface,
-};
-// A sandboxed entry's grants and pin (`mcp|plugin grant|revoke|pin`), edited the same way.
-pub use config::{
-    GrantChange, GrantItem, GrantOutcome, GrantRequest, Pinned, SandboxEntry, grant_sandbox, pin_component,
-    revoke_sandbox,
-};
-
-// Other agents: toolport's entry installed into a client's config file, a client's servers
-// imported into the store (`toolport install`, `toolport mcp import`).
-pub use clients::{
-    Client, ClientHomes, ClientScope, ImportCaution, ImportLine, ImportOutcome, ImportReport, ImportRequest,
-    InstallOutcome, InstallRequest, Installed, Launch, NotOnPath, command_on_path, import as import_servers,
-    install as install_client,
-};
 
 // Entry points built on the runtime: the interactive session and the ACP agent, and the
 // terminal's answers to servers' questions that the binary gives them.
@@ -132,19 +105,56 @@ pub use plugin::{
     PluginSummary, ToolInfo, ToolShape, Verdict, WIT_VERSION, inspect, sandbox_uses,
 };
 
-/// Foreign text made safe for a terminal: what every text view of the binary uses.
-pub use text::{escape_line, escape_text};
-/// Token counts under the one tokenizer every figure uses (`o200k_base`).
-pub use tokens::{TOKENIZER, count as count_tokens, within as within_tokens};
-
-/// URL secrets (query values, userinfo) masked: the binary's printed errors; with the
-/// authorization code a library logs, its log writer.
-pub use redact::{redact_log, redact_urls};
-
-/// Where the build left the guest components (built-ins and test fixtures) and the built-ins'
-/// embedded bytes: for this repository's own tests and benchmarks, not an API.
+/// The binary's support surface: what the `toolport` command line, its tour and its demo
+/// server use from the library beyond the API above — the config files' edits, the other
+/// agents' config files, the text, redaction and token helpers of its views — and what this
+/// repository's own tests, benchmarks and fuzz targets reach for. Unstable and not an API: it
+/// changes with the binary, without notice.
 #[doc(hidden)]
-pub use plugin::{PLUGIN_BUILD_DIR, builtin_bytes, builtin_servers};
+pub mod cli_support {
+    // Changing the files: locked, atomic edits that keep unknown keys (what `mcp add` and `/mcp`
+    // do), and the `mcp add` argument grammar they share.
+    pub use crate::config::{
+        ADD_USAGE, AddRequest, add_server, disable_server, enable_server, parse_add_args, remove_server,
+    };
+    // The store's plugin entries and the workspace's plugin choices (`plugin add|remove`,
+    // `workspace set|unset`), edited the same way.
+    pub use crate::config::{
+        PluginRequest, PluginUsers, SURFACE_KEY, WorkspacePluginKey, add_plugin, plugin_entry, remove_plugin,
+        set_workspace_plugin, set_workspace_surface,
+    };
+    // A sandboxed entry's grants and pin (`mcp|plugin grant|revoke|pin`), edited the same way.
+    /// What a secret value is shown as.
+    pub use crate::config::MASK as SECRET_MASK;
+    pub use crate::config::{
+        GrantChange, GrantItem, GrantOutcome, GrantRequest, Pinned, SandboxEntry, grant_sandbox,
+        pin_component, revoke_sandbox,
+    };
+    /// A config file's JSON read with the file named in its error, and two paths compared as
+    /// the files they name.
+    pub use crate::config::{parse_json, same_path};
+
+    // Other agents: toolport's entry installed into a client's config file, a client's servers
+    // imported into the store (`toolport install`, `toolport mcp import`).
+    pub use crate::clients::{
+        Client, ClientHomes, ClientScope, ImportCaution, ImportLine, ImportOutcome, ImportReport,
+        ImportRequest, InstallOutcome, InstallRequest, Installed, Launch, NotOnPath, command_on_path,
+        import as import_servers, install as install_client,
+    };
+
+    /// Foreign text made safe for a terminal: what every text view of the binary uses.
+    pub use crate::text::{escape_line, escape_text};
+    /// Token counts under the one tokenizer every figure uses (`o200k_base`).
+    pub use crate::tokens::{TOKENIZER, count as count_tokens, within as within_tokens};
+
+    /// URL secrets (query values, userinfo) masked: the binary's printed errors; with the
+    /// authorization code a library logs, its log writer.
+    pub use crate::redact::{redact_log, redact_urls};
+
+    /// Where the build left the guest components (built-ins and test fixtures) and the
+    /// built-ins' embedded bytes: for this repository's own tests and benchmarks.
+    pub use crate::plugin::{PLUGIN_BUILD_DIR, builtin_bytes, builtin_servers};
+}
 
 /// The pure parsers, for the fuzz targets in `fuzz/` (cargo-fuzz builds with `--cfg fuzzing`).
 #[cfg(fuzzing)]

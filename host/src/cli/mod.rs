@@ -22,6 +22,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use toolport::Paths;
+use toolport::cli_support;
 
 pub use exit::{EXIT_FAILURE, EXIT_USAGE, ExitError};
 
@@ -106,7 +107,7 @@ pub fn main() -> ExitCode {
         Err(err) => {
             // The message may quote a server's words (escaped) and a server URL (redacted).
             let message = format!("{err:#}");
-            eprintln!("toolport: {}", toolport::escape_text(&toolport::redact_urls(&message)));
+            eprintln!("toolport: {}", cli_support::escape_text(&cli_support::redact_urls(&message)));
             ExitCode::from(exit_status(&err))
         }
     }
@@ -291,7 +292,7 @@ fn init_tracing(verbose: u8) {
 }
 
 /// The log's writer: stderr, with every URL's query values and userinfo and rmcp's logged
-/// authorization code masked ([`toolport::redact_log`]) at every verbosity, whoever wrote the
+/// authorization code masked ([`toolport::cli_support::redact_log`]) at every verbosity, whoever wrote the
 /// line (rmcp, reqwest, a plugin, us). `tracing_subscriber`'s formatter hands over each event
 /// whole in one write, so a URL or a code is never split across two calls.
 struct RedactingStderr;
@@ -307,7 +308,7 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for RedactingStderr {
 impl std::io::Write for RedactingStderr {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let text = String::from_utf8_lossy(buf);
-        std::io::stderr().lock().write_all(toolport::redact_log(&text).as_bytes())?;
+        std::io::stderr().lock().write_all(cli_support::redact_log(&text).as_bytes())?;
         Ok(buf.len())
     }
 

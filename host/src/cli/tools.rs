@@ -6,9 +6,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use serde_json::Value;
-use toolport::{
-    ElicitPolicy, LAZY_SERVER, Paths, Runtime, RuntimeOptions, Surface, TerminalElicitor, escape_line,
-};
+use toolport::cli_support::escape_line;
+use toolport::{ElicitPolicy, LAZY_SERVER, Paths, Runtime, RuntimeOptions, Surface, TerminalElicitor};
 
 use super::ExitError;
 

@@ -10,7 +10,8 @@ use clap::Subcommand;
 
 use super::ExitError;
 use super::exit::edit_error;
-use toolport::{GlobalStore, Paths, PluginHost, SURFACE_KEY, Surface, WorkspacePluginKey, WorkspaceSettings};
+use toolport::cli_support::{self, SURFACE_KEY, WorkspacePluginKey};
+use toolport::{GlobalStore, Paths, PluginHost, Surface, WorkspaceSettings};
 
 /// `toolport workspace <subcommand>`.
 #[derive(Debug, clap::Args)]
@@ -91,13 +92,13 @@ pub async fn run(paths: &Paths, args: WorkspaceArgs) -> Result<ExitCode> {
             let old = match key.key() {
                 Some(plugin_key) => {
                     check_plugin(paths, plugin_key, value)?;
-                    toolport::set_workspace_plugin(root, plugin_key, Some(value))
+                    cli_support::set_workspace_plugin(root, plugin_key, Some(value))
                 }
                 None => {
                     let surface = Surface::parse(value).ok_or_else(|| {
                         ExitError::usage(format!("{SURFACE_KEY} \"{value}\": must be \"full\" or \"lazy\""))
                     })?;
-                    toolport::set_workspace_surface(root, Some(surface))
+                    cli_support::set_workspace_surface(root, Some(surface))
                 }
             }
             .map_err(edit_error)?;
@@ -106,8 +107,8 @@ pub async fn run(paths: &Paths, args: WorkspaceArgs) -> Result<ExitCode> {
         }
         WorkspaceCommand::Unset { key } => {
             let old = match key.key() {
-                Some(plugin_key) => toolport::set_workspace_plugin(root, plugin_key, None),
-                None => toolport::set_workspace_surface(root, None),
+                Some(plugin_key) => cli_support::set_workspace_plugin(root, plugin_key, None),
+                None => cli_support::set_workspace_surface(root, None),
             }
             .map_err(edit_error)?;
             let default = key.default();

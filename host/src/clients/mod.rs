@@ -6,14 +6,17 @@
 //! syntax tree, `toml_edit`) change only the entry at stake, so the rest of the user's file —
 //! other keys, order, comments — is left byte for byte.
 
+mod cautions;
 mod client;
 mod codex_toml;
 mod import;
 mod install;
 mod json_file;
+mod mapping;
 mod on_path;
 
+pub use cautions::ImportCaution;
 pub use client::{Client, ClientHomes, ClientScope, InstallOutcome, Launch};
-pub use import::{ImportCaution, ImportLine, ImportOutcome, ImportReport, ImportRequest, import};
+pub use import::{ImportLine, ImportOutcome, ImportReport, ImportRequest, import};
 pub use install::{InstallRequest, Installed, install};
 pub use on_path::{NotOnPath, command_on_path};

@@ -8,9 +8,8 @@ use std::process::Output;
 
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
-use toolport::{
-    GrantRequest, Grants, Limits, PLUGIN_BUILD_DIR, PluginDef, PluginHost, PluginKind, SandboxEntry,
-};
+use toolport::cli_support::{GrantRequest, PLUGIN_BUILD_DIR, SandboxEntry};
+use toolport::{Grants, Limits, PluginDef, PluginHost, PluginKind};
 
 use crate::support::common::Env;
 use crate::support::runtime::demo;
@@ -455,10 +454,19 @@ fn host_patterns_are_refused_exactly_as_the_sandbox_refuses_them() {
     let mut refused = 0;
     for pattern in patterns {
         let request = GrantRequest { hosts: vec![pattern.to_string()], ..GrantRequest::default() };
-        let config = toolport::grant_sandbox(&env.store(), SandboxEntry::Plugin("p"), &request, env.root());
+        let config = toolport::cli_support::grant_sandbox(
+            &env.store(),
+            SandboxEntry::Plugin("p"),
+            &request,
+            env.root(),
+        );
         if config.is_ok() {
-            let undo =
-                toolport::revoke_sandbox(&env.store(), SandboxEntry::Plugin("p"), &request, env.root());
+            let undo = toolport::cli_support::revoke_sandbox(
+                &env.store(),
+                SandboxEntry::Plugin("p"),
+                &request,
+                env.root(),
+            );
             assert!(undo.is_ok(), "{pattern}: {undo:?}");
         }
         let def = PluginDef {

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use toolport::{CacheOutcome, Fault, PLUGIN_BUILD_DIR, PluginError, PluginHost, ToolInfo, Verdict};
+use toolport::cli_support::PLUGIN_BUILD_DIR;
+use toolport::{CacheOutcome, Fault, PluginError, PluginHost, ToolInfo, Verdict};
 use toolport::{DirGrant, Grants, Limits, PluginDef, PluginKind, ServerDef};
 
 fn wasm(stem: &str) -> PathBuf {
@@ -123,7 +124,7 @@ async fn openai_shape_embedded_and_from_file_pass_schemas_through_intact() {
     )]);
     // The embedded built-in is the very component the guest workspace built.
     let file_bytes = std::fs::read(wasm("shape_openai")).unwrap();
-    assert_eq!(toolport::builtin_bytes("openai").unwrap(), file_bytes.as_slice());
+    assert_eq!(toolport::cli_support::builtin_bytes("openai").unwrap(), file_bytes.as_slice());
     let embedded = h.tool_shape("openai").unwrap();
     assert_eq!(embedded.name(), "openai");
     assert_eq!(embedded.origin(), &toolport::Origin::Builtin);

@@ -11,7 +11,8 @@ use sha2::{Digest as _, Sha256};
 
 use crate::cli::ExitError;
 use crate::cli::exit::edit_error;
-use toolport::{GrantRequest, Paths, PluginKind, PluginRequest, WIT_PACKAGE, WIT_VERSION};
+use toolport::cli_support::{self, GrantRequest, PluginRequest};
+use toolport::{Paths, PluginKind, WIT_PACKAGE, WIT_VERSION};
 
 /// A plugin kind as the flags spell it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -152,7 +153,7 @@ pub fn component_kind(paths: &Paths, file: &Path, asked: Option<KindArg>) -> Res
 
 /// Whether `name` is a built-in plugin's, which configured entries may not take.
 pub fn is_builtin(name: &str) -> bool {
-    toolport::builtin_bytes(name).is_some()
+    cli_support::builtin_bytes(name).is_some()
 }
 
 /// `plugin add`: checks the component, then writes the entry under the store's lock.
@@ -168,9 +169,9 @@ pub fn add(paths: &Paths, args: AddArgs) -> Result<ExitCode> {
     let sha256 = args.pin.then(|| hex::encode(Sha256::digest(&bytes)));
     let cwd = std::env::current_dir().context("cannot read the current folder")?;
     let request = args.sandbox.request(kind, &args.file, sha256);
-    let (entry, def) = toolport::plugin_entry(&name, &request, &cwd)?;
+    let (entry, def) = cli_support::plugin_entry(&name, &request, &cwd)?;
     let store = paths.store_file();
-    let replaced = toolport::add_plugin(&store, &name, &entry, args.force).map_err(edit_error)?;
+    let replaced = cli_support::add_plugin(&store, &name, &entry, args.force).map_err(edit_error)?;
     let verb = if replaced { "replaced" } else { "added" };
     println!("plugin {verb}: {name} ({}, {}) -> {}", kind.as_str(), def.path.display(), store.display());
     if let Some(pin) = &def.sha256 {
@@ -182,7 +183,7 @@ pub fn add(paths: &Paths, args: AddArgs) -> Result<ExitCode> {
 /// `plugin remove`: refused while something names the plugin, unless `--force`.
 pub fn remove(paths: &Paths, args: RemoveArgs) -> Result<ExitCode> {
     let name = args.name.trim();
-    let users = toolport::remove_plugin(paths, name, args.force).map_err(edit_error)?;
+    let users = cli_support::remove_plugin(paths, name, args.force).map_err(edit_error)?;
     println!("plugin removed: {name}");
     if !users.is_empty() {
         eprintln!("Warning: {name} is still named by {}", users.describe(&paths.workspace_file()));

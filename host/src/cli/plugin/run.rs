@@ -12,10 +12,10 @@ use serde_json::{Map, Value, json};
 
 use super::edit::{KindArg, SandboxFlags, component_kind, is_builtin};
 use crate::cli::ExitError;
+use toolport::cli_support::{self, escape_line};
 use toolport::{
     GlobalStore, Paths, PluginError, PluginHost, PluginKind, PluginLogLine, Resolved, ResolvedServer,
     Runtime, RuntimeOptions, ServerDef, ServerState, ToolInfo, ToolRecord, Verdict, WorkspaceSettings,
-    escape_line,
 };
 
 /// The server name a plugin sees when the tools come from a file.
@@ -70,7 +70,7 @@ pub async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot read the current folder")?;
     let name = plugin_name(&args.file);
     let request = args.sandbox.request(kind, &args.file, None);
-    let (_, def) = toolport::plugin_entry(&name, &request, &cwd)?;
+    let (_, def) = cli_support::plugin_entry(&name, &request, &cwd)?;
     let (server, tools) = match (&args.tools, &args.server) {
         (Some(file), _) => {
             (ServerDef { name: args.server_name.trim().to_string(), ..Default::default() }, read_tools(file)?)
@@ -123,7 +123,7 @@ fn plugin_name(file: &Path) -> String {
 fn read_tools(file: &Path) -> Result<Vec<ToolInfo>> {
     let text = std::fs::read_to_string(file)
         .map_err(|e| ExitError::usage(format!("cannot read {}: {e}", file.display())))?;
-    let doc = toolport::parse_json(file, &text)?;
+    let doc = cli_support::parse_json(file, &text)?;
     let bad = |msg: String| ExitError::usage(format!("{}: {msg}", file.display()));
     let list = match &doc {
         Value::Array(list) => Some(list),

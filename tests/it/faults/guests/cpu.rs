@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use toolport::{Grants, Limits, PLUGIN_BUILD_DIR, PluginDef, PluginHost, PluginKind, ServerDef, ToolInfo};
+use toolport::cli_support::PLUGIN_BUILD_DIR;
+use toolport::{Grants, Limits, PluginDef, PluginHost, PluginKind, ServerDef, ToolInfo};
 
 use crate::support::common::Env;
 use crate::support::faults::write;

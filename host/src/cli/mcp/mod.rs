@@ -1,0 +1,239 @@
+//! `toolport mcp …`: server definitions in the global store and enablement in this workspace.
+//! The work is done by the library (its config edits and the runtime); this folder maps
+//! arguments in and messages and exit statuses out: the commands here, `mcp import`'s report in
+//! `import.rs`, `mcp get`'s view in `get.rs`.
+
+mod get;
+mod import;
+
+use std::collections::BTreeSet;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Result;
+use clap::Subcommand;
+use serde_json::{Map, Value};
+
+use crate::cli::exit::{ExitError, edit_error};
+use crate::cli::grants::{self, Change, GrantFlags};
+use toolport::cli_support::{
+    self, Client, ClientHomes, ClientScope, ImportRequest, SandboxEntry, parse_add_args,
+};
+use toolport::{ConfigError, ElicitPolicy, Paths, Runtime, RuntimeOptions, TerminalElicitor, Trailer};
+
+/// The usage line printed with an `add` argument error.
+const CLI_ADD_USAGE: &str = "Usage: toolport mcp add [--transport <stdio|sse|http|streamable_http|PLUGIN>] <name> \
+     <url | -- command [args…]> [--env K=V]… [--header \"K: V\"]… [--cwd DIR] [--include GLOB]… [--exclude GLOB]… \
+     [--roots VALUE]…";
+
+/// `toolport mcp [<subcommand>]`; without one it lists.
+#[derive(Debug, clap::Args)]
+pub struct McpArgs {
+    #[command(subcommand)]
+    command: Option<McpCommand>,
+}
+
+#[derive(Debug, Subcommand)]
+enum McpCommand {
+    /// Print the status view of every defined or enabled server.
+    List {
+        /// Machine-readable output (documented in the README).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add a server to the global store (does not enable it).
+    #[command(
+        after_help = "Options inside ARGS (before the url or command):\n  \
+            --transport <stdio|sse|http|streamable_http|PLUGIN>   default stdio\n  \
+            --env K=V          child environment (repeatable)\n  \
+            --header \"K: V\"    HTTP header (repeatable)\n  \
+            --cwd DIR          child working folder\n  \
+            --include GLOB     only the server's tools matching it (repeatable; `*`, `?`, `[..]`)\n  \
+            --exclude GLOB     never the server's tools matching it (repeatable; wins over --include)\n  \
+            --roots VALUE      workspace (default), none, client, or a folder (repeatable for a list)\n\
+            For stdio, everything after -- is the command and its arguments, verbatim.",
+        override_usage = "toolport mcp add [--transport <stdio|sse|http|PLUGIN>] <name> <url | -- command [args…]> [--env K=V]… [--header \"K: V\"]… [--cwd DIR] [--include GLOB]… [--exclude GLOB]… [--roots VALUE]…"
+    )]
+    Add {
+        /// Everything after `add`, parsed by the same library parser as `/mcp add`.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0.., value_name = "ARGS")]
+        args: Vec<String>,
+    },
+    /// Add a server given as a JSON definition.
+    AddJson {
+        /// The server name.
+        name: String,
+        /// The definition, e.g. '{"type":"stdio","command":"npx","args":["-y","pkg"]}'.
+        json: String,
+    },
+    /// Show one definition (env and header values as ***).
+    Get {
+        /// The server name.
+        name: String,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Sign in to a remote server (OAuth): opens the browser, or --no-browser to paste back.
+    Login {
+        /// The server name.
+        name: String,
+        /// Print the sign-in address and read the final redirect address pasted on stdin
+        /// (machines without a browser: SSH, containers).
+        #[arg(long)]
+        no_browser: bool,
+    },
+    /// Forget a remote server's OAuth tokens.
+    Logout {
+        /// The server name.
+        name: String,
+    },
+    /// Delete a server from the global store and this workspace's enabled list.
+    Remove {
+        /// The server name.
+        name: String,
+    },
+    /// Enable a defined server in this workspace.
+    Enable {
+        /// The server name.
+        name: String,
+    },
+    /// Stop enabling a server in this workspace.
+    Disable {
+        /// The server name.
+        name: String,
+    },
+    /// Give a sandboxed (type wasm) server a folder, a host or an environment variable.
+    #[command(
+        after_help = "Example: toolport mcp grant notes --dir '~/notes:rw' --host 'http://127.0.0.1:*' --env NOTES_TOKEN"
+    )]
+    #[command(
+        override_usage = "toolport mcp grant <SERVER> [--dir PATH[:ro|:rw]]… [--host PATTERN]… [--env NAME]…"
+    )]
+    Grant {
+        /// The server name.
+        #[arg(value_name = "SERVER")]
+        name: String,
+        #[command(flatten)]
+        what: GrantFlags,
+    },
+    /// Take grants back from a sandboxed server.
+    #[command(override_usage = "toolport mcp revoke <SERVER> [--dir PATH]… [--host PATTERN]… [--env NAME]…")]
+    Revoke {
+        /// The server name.
+        #[arg(value_name = "SERVER")]
+        name: String,
+        #[command(flatten)]
+        what: GrantFlags,
+    },
+    /// Pin a sandboxed server's component to its SHA-256: a changed file is then refused.
+    Pin {
+        /// The server name.
+        #[arg(value_name = "SERVER")]
+        name: String,
+    },
+    /// Copy an agent's server definitions into the global store (names already there are skipped).
+    Import {
+        /// The agent whose file is read.
+        #[arg(long, value_parser = super::install::client_parser())]
+        from: Client,
+        /// Its user file, this workspace's, or Claude Code's local scope. Default: user, and
+        /// for claude-code local then user (both in ~/.claude.json).
+        #[arg(long, value_parser = super::install::scope_parser())]
+        scope: Option<ClientScope>,
+        /// Read this file instead of the agent's usual one.
+        #[arg(long, value_name = "PATH")]
+        file: Option<std::path::PathBuf>,
+        /// Also enable each imported server in this workspace.
+        #[arg(long)]
+        enable: bool,
+        /// With --enable, also enable a project file's servers that run a command or read
+        /// environment variables (each is warned about either way).
+        #[arg(long, requires = "enable")]
+        trust: bool,
+    },
+}
+
+/// Runs one `mcp` subcommand.
+pub async fn run(paths: &Paths, args: McpArgs) -> Result<ExitCode> {
+    match args.command.unwrap_or(McpCommand::List { json: false }) {
+        McpCommand::List { json } => print!("{}", list_view(paths, json).await?),
+        McpCommand::Add { args } => {
+            let req = parse_add_args(&args).map_err(|e| ExitError::usage(format!("{e}\n{CLI_ADD_USAGE}")))?;
+            add(paths, &req.name, &req.to_json())?;
+        }
+        McpCommand::AddJson { name, json } => {
+            let doc = cli_support::parse_json(std::path::Path::new("<json argument>"), &json)?;
+            let Value::Object(def) = doc else {
+                return Err(ConfigError("the definition must be a JSON object".into()).into());
+            };
+            add(paths, &name, &def)?;
+        }
+        McpCommand::Get { name, json } => print!("{}", get::get_view(paths, &name, json).await?),
+        McpCommand::Login { name, no_browser } => {
+            return crate::cli::login::login(paths, &name, no_browser).await;
+        }
+        McpCommand::Logout { name } => return crate::cli::login::logout(paths, &name),
+        McpCommand::Remove { name } => {
+            cli_support::remove_server(paths, &name).map_err(edit_error)?;
+            println!("mcp removed: {name}");
+        }
+        McpCommand::Enable { name } => {
+            cli_support::enable_server(paths, &name).map_err(edit_error)?;
+            println!("mcp enabled: {name}");
+        }
+        McpCommand::Disable { name } => {
+            cli_support::disable_server(paths, &name).map_err(edit_error)?;
+            println!("mcp disabled: {name}");
+        }
+        McpCommand::Grant { name, what } => {
+            grants::change(paths, SandboxEntry::Server(&name), what, Change::Grant)?
+        }
+        McpCommand::Revoke { name, what } => {
+            grants::change(paths, SandboxEntry::Server(&name), what, Change::Revoke)?;
+        }
+        McpCommand::Pin { name } => grants::pin(paths, SandboxEntry::Server(&name))?,
+        McpCommand::Import { from, scope, file, enable, trust } => {
+            let self_exe = std::env::current_exe().ok();
+            let req = ImportRequest { client: from, scope, file, enable, trust, self_exe };
+            let homes = ClientHomes::from_env(&paths.workspace_root)?;
+            let report = cli_support::import_servers(paths, &homes, &req).map_err(edit_error)?;
+            eprint!("{}", import::import_warnings(&report));
+            print!("{}", import::import_view(paths, &report));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The `mcp list` output: the live status view. With nothing active the runtime connects
+/// nothing, so a plain listing costs no server start.
+async fn list_view(paths: &Paths, json: bool) -> Result<String> {
+    let resolved = toolport::load_resolved(paths, &BTreeSet::new())?;
+    let options = RuntimeOptions {
+        progress: true,
+        cache_dir: Some(paths.cache_dir()),
+        credentials: Some(paths.credentials()),
+        // Advertised as `serve`, `call` and `tools` do: a server that lists some tools only
+        // to clients that can answer questions (server-everything) counts them here too.
+        elicitor: Some(Arc::new(TerminalElicitor::new(ElicitPolicy::Ask))),
+        ..Default::default()
+    };
+    let runtime = Runtime::start(resolved, options).await?;
+    let rows = runtime.status();
+    runtime.shutdown().await;
+    let store = paths.store_file();
+    let workspace_config = paths.workspace_file();
+    let trailer = Some(Trailer { store: &store, workspace_config: &workspace_config });
+    Ok(if json {
+        format!("{}\n", serde_json::to_string_pretty(&toolport::render_status_json(&rows, trailer))?)
+    } else {
+        toolport::render_status(&rows, trailer)
+    })
+}
+
+fn add(paths: &Paths, name: &str, def: &Map<String, Value>) -> Result<()> {
+    let store = paths.store_file();
+    cli_support::add_server(&store, name, def).map_err(edit_error)?;
+    println!("mcp added: {} -> {}", name.trim(), store.display());
+    Ok(())
+}
