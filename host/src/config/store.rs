@@ -1,16 +1,35 @@
 //! Reading the global store (`<home>/mcp.json`). Loading never writes: the file is the user's,
 //! and the original tool's rewrite-on-load is what lost their unknown keys.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
 use super::error::ConfigError;
 use super::fields::Fields;
-use super::model::{GlobalStore, Limits, PluginDef, PluginKind, ServerDef};
-use super::normalize::BUILTIN_TRANSPORTS;
+use super::model::{Limits, PluginDef, PluginKind};
 use super::sandbox_fields::{self, Guest, resolve_against, resolve_dir};
+use super::server_def::{ServerDef, TransportKind};
 use super::unknown_keys;
+
+/// The global store as read from `<home>/mcp.json`: server definitions and plugin entries in
+/// file order. Loading never writes; edits go through `config/write.rs`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GlobalStore {
+    /// The file it was read from (named in every error about it).
+    pub path: PathBuf,
+    /// `mcpServers`, normalised, in file order (blank names dropped; first of a duplicate wins).
+    pub servers: Vec<ServerDef>,
+    /// `plugins`, in file order, paths resolved against the store's folder.
+    pub plugins: Vec<PluginDef>,
+}
+
+impl GlobalStore {
+    /// The definition named exactly `name` (names are case-sensitive).
+    pub fn server(&self, name: &str) -> Option<&ServerDef> {
+        self.servers.iter().find(|s| s.name == name)
+    }
+}
 
 impl GlobalStore {
     /// Reads and normalises the store. A missing file is an empty store; a malformed one is an
@@ -102,7 +121,7 @@ pub(super) fn plugin_from_json(name: &str, value: &Value, base: &Path) -> Result
         .flatten()
         .and_then(|k| PluginKind::parse(&k))
         .ok_or_else(|| fields.err("kind", "one of \"transport\", \"name-policy\", \"tool-shape\""))?;
-    if kind == PluginKind::Transport && (BUILTIN_TRANSPORTS.contains(&name) || name == "http") {
+    if kind == PluginKind::Transport && TransportKind::is_builtin_name(name) {
         return Err(format!("plugin \"{name}\": a transport plugin cannot take a built-in transport name"));
     }
     let path =

@@ -8,8 +8,9 @@ use serde_json::{Map, Value};
 
 use super::write::{Doc, edit_store, edit_workspace};
 use crate::config::error::{ConfigError, EditError};
-use crate::config::model::{GlobalStore, ServerDef, WorkspaceSettings};
-use crate::config::validate::validate;
+use crate::config::model::WorkspaceSettings;
+use crate::config::server_def::{ServerDef, validate};
+use crate::config::store::GlobalStore;
 use crate::paths::Paths;
 
 /// Adds `name` with `definition` (a JSON object as a user wrote it) to the store. The

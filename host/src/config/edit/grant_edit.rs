@@ -17,7 +17,8 @@ use sha2::{Digest as _, Sha256};
 use super::grant_input::{DirSpec, check_env_name, check_host_pattern, dir_spec, same_path};
 use super::write::{Doc, edit_store};
 use crate::config::error::{ConfigError, EditError};
-use crate::config::model::{DirGrant, Grants, PluginDef, ServerDef};
+use crate::config::model::{DirGrant, Grants, PluginDef};
+use crate::config::server_def::ServerDef;
 use crate::config::store::plugin_from_json;
 
 /// The store entry an edit is about.

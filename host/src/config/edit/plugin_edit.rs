@@ -12,8 +12,8 @@ use super::grant_edit::GrantRequest;
 use super::grant_input::{check_env_name, check_host_pattern, dir_spec};
 use super::write::{Doc, edit_store, edit_workspace};
 use crate::config::error::{ConfigError, EditError};
-use crate::config::model::{GlobalStore, Limits, PluginDef, PluginKind, Surface, WorkspaceSettings};
-use crate::config::store::plugin_from_json;
+use crate::config::model::{Limits, PluginDef, PluginKind, Surface, WorkspaceSettings};
+use crate::config::store::{GlobalStore, plugin_from_json};
 use crate::paths::Paths;
 
 /// A plugin as asked for on the command line; relative paths mean the caller's folder.
