@@ -21,15 +21,15 @@ mod workspace;
 
 pub use edit::add_args::{ADD_USAGE, AddRequest, parse_add_args};
 pub use edit::edits::{add_server, disable_server, enable_server, remove_server};
-pub use edit::grant_edit::{
-    GrantChange, GrantItem, GrantOutcome, GrantRequest, Pinned, SandboxEntry, grant_sandbox, pin_component,
-    revoke_sandbox,
-};
+pub use edit::grant_edit::{grant_sandbox, revoke_sandbox};
 pub use edit::grant_input::same_path;
+pub use edit::grant_items::{GrantChange, GrantItem, GrantOutcome, GrantRequest};
+pub use edit::pin::{Pinned, pin_component};
 pub use edit::plugin_edit::{
     PluginRequest, PluginUsers, SURFACE_KEY, WorkspacePluginKey, add_plugin, plugin_entry, remove_plugin,
     set_workspace_plugin, set_workspace_surface,
 };
+pub use edit::sandbox_entry::SandboxEntry;
 /// The write path for other agents' config files (`clients/`): same lock, re-read and rename;
 /// a lock held across several edits, for a file of secrets (`auth/`).
 pub(crate) use edit::write::{FileLock, LockAt, Perms, edit_text};

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::grant_edit::GrantRequest;
 use super::grant_input::{check_env_name, check_host_pattern, dir_spec};
+use super::grant_items::GrantRequest;
 use super::write::{Doc, edit_store, edit_workspace};
 use crate::config::error::{ConfigError, EditError};
 use crate::config::model::{Limits, PluginDef, PluginKind, Surface, WorkspaceSettings};
