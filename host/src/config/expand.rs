@@ -3,7 +3,7 @@
 
 use super::error::ConfigError;
 use super::server_def::ServerDef;
-use super::server_keys::{self as key, oauth as oauth_key};
+use super::store_keys::{self as key, oauth as oauth_key};
 
 /// Expands `${VAR}` and `${VAR:-default}` in `text`.
 ///

@@ -12,8 +12,8 @@ use serde_json::{Map, Value};
 
 use super::fields::{Fields, Trim};
 use super::model::{DirGrant, Grants, Limits};
-use super::server_keys::grants::{self as grant_key, dir as dir_key};
-use super::server_keys::{GRANTS, LIMITS, SHA256, limits as limit_key};
+use super::store_keys::grants::{self as grant_key, dir as dir_key};
+use super::store_keys::{GRANTS, LIMITS, SHA256, limits as limit_key};
 
 /// Whose sandbox an entry describes: only servers may have read-write folders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,6 +10,7 @@ use super::fields::Fields;
 use super::model::{Limits, PluginDef, PluginKind};
 use super::sandbox_fields::{self, Guest, resolve_against, resolve_dir};
 use super::server_def::{ServerDef, TransportKind};
+use super::store_keys::{PLUGINS_SECTION, SERVERS_SECTION, plugin as key};
 use super::unknown_keys;
 
 /// The global store as read from `<home>/mcp.json`: server definitions and plugin entries in
@@ -55,7 +56,7 @@ impl GlobalStore {
         let top = doc.as_object().ok_or_else(|| at("the top level must be a JSON object".into()))?;
         let base = path.parent().unwrap_or(Path::new("."));
         let mut servers: Vec<ServerDef> = Vec::new();
-        for (name, value) in section(top, "mcpServers").map_err(at)? {
+        for (name, value) in section(top, SERVERS_SECTION).map_err(at)? {
             let mut def = ServerDef::from_json(name, value).map_err(at)?;
             if let (Some(_), Some(entry)) = (&def.wasm, value.as_object()) {
                 unknown_keys::check_server(path, &def.name, entry);
@@ -71,7 +72,7 @@ impl GlobalStore {
             servers.push(def);
         }
         let mut plugins = Vec::new();
-        for (name, value) in section(top, "plugins").map_err(at)? {
+        for (name, value) in section(top, PLUGINS_SECTION).map_err(at)? {
             let name = name.trim();
             if !name.is_empty() {
                 plugins.push(plugin_from_json(name, value, base).map_err(at)?);
@@ -116,16 +117,16 @@ pub(super) fn plugin_from_json(name: &str, value: &Value, base: &Path) -> Result
     let owner = format!("plugin \"{name}\": ");
     let fields = Fields::new(obj, &owner);
     let kind = fields
-        .string("kind")
+        .string(key::KIND)
         .ok()
         .flatten()
         .and_then(|k| PluginKind::parse(&k))
-        .ok_or_else(|| fields.err("kind", "one of \"transport\", \"name-policy\", \"tool-shape\""))?;
+        .ok_or_else(|| fields.err(key::KIND, "one of \"transport\", \"name-policy\", \"tool-shape\""))?;
     if kind == PluginKind::Transport && TransportKind::is_builtin_name(name) {
         return Err(format!("plugin \"{name}\": a transport plugin cannot take a built-in transport name"));
     }
     let path =
-        fields.string("path").ok().flatten().ok_or_else(|| fields.err("path", "a non-empty string"))?;
+        fields.string(key::PATH).ok().flatten().ok_or_else(|| fields.err(key::PATH, "a non-empty string"))?;
     let mut grants = sandbox_fields::grants(&fields, Guest::Plugin)?;
     for dir in &mut grants.dirs {
         resolve_dir(dir, base);

@@ -13,12 +13,10 @@ use std::sync::Mutex;
 
 use serde_json::{Map, Value};
 
-use super::server_keys::grants::{self as grant_key, KEYS as GRANT_KEYS, dir::KEYS as DIR_KEYS};
-use super::server_keys::limits::KEYS as LIMIT_KEYS;
-use super::server_keys::{GRANTS, LIMITS, SHA256};
-
-/// The keys of a `plugins` entry.
-const PLUGIN_KEYS: [&str; 5] = ["kind", "path", GRANTS, LIMITS, SHA256];
+use super::store_keys::grants::{self as grant_key, KEYS as GRANT_KEYS, dir::KEYS as DIR_KEYS};
+use super::store_keys::limits::KEYS as LIMIT_KEYS;
+use super::store_keys::plugin::KEYS as PLUGIN_KEYS;
+use super::store_keys::{GRANTS, LIMITS};
 
 /// Warns about the unknown keys of plugin `name`'s entry in `file`.
 pub(super) fn check_plugin(file: &Path, name: &str, entry: &Map<String, Value>) {

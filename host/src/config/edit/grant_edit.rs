@@ -16,7 +16,7 @@ use super::grant_items::{GrantChange, GrantItem, GrantOutcome, GrantRequest};
 use super::sandbox_entry::{EntryEdit, SandboxEntry, edit_entry};
 use crate::config::error::{ConfigError, EditError};
 use crate::config::model::{DirGrant, Grants};
-use crate::config::server_keys::grants::{self as grant_key, dir as dir_key};
+use crate::config::store_keys::grants::{self as grant_key, dir as dir_key};
 
 /// Adds folders, host patterns and environment variable names to the entry's `grants`.
 /// A folder must exist; `PATH` is made absolute against `cwd` unless it starts with `~`

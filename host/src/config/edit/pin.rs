@@ -9,7 +9,7 @@ use sha2::{Digest as _, Sha256};
 
 use super::sandbox_entry::{Parsed, SandboxEntry, edit_entry};
 use crate::config::error::{ConfigError, EditError};
-use crate::config::server_keys::SHA256;
+use crate::config::store_keys::SHA256;
 
 /// A pin written by [`pin_component`].
 #[derive(Debug, Clone, PartialEq, Eq)]

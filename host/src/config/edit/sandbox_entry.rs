@@ -11,8 +11,8 @@ use super::write::{Doc, edit_store};
 use crate::config::error::{ConfigError, EditError};
 use crate::config::model::{Grants, PluginDef};
 use crate::config::server_def::ServerDef;
-use crate::config::server_keys::GRANTS;
 use crate::config::store::plugin_from_json;
+use crate::config::store_keys::{GRANTS, PLUGINS_SECTION, SERVERS_SECTION};
 
 /// The store entry an edit is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,8 +49,8 @@ pub(super) fn edit_entry<T>(
     // Relative paths in the entry mean the store's folder, as when the store is loaded.
     let base = store_path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let (name, section, kind) = match entry {
-        SandboxEntry::Server(name) => (name.trim(), "mcpServers", "server"),
-        SandboxEntry::Plugin(name) => (name.trim(), "plugins", "plugin"),
+        SandboxEntry::Server(name) => (name.trim(), SERVERS_SECTION, "server"),
+        SandboxEntry::Plugin(name) => (name.trim(), PLUGINS_SECTION, "plugin"),
     };
     edit_store(store_path, |doc| {
         let owner = format!("{kind} \"{name}\"");

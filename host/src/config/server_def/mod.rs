@@ -1,6 +1,6 @@
 //! One server definition (`mcpServers.<name>`): its typed form and OAuth settings, the
 //! transports it may name, reading it from JSON and writing it back, and whether it can be
-//! started. The key spellings live in `config/server_keys.rs`, below this folder, because
+//! started. The key spellings live in `config/store_keys.rs`, below this folder, because
 //! the tool filter and the sandbox readers use them too.
 
 pub(super) mod model;

@@ -10,7 +10,7 @@ use super::transport_kind::{TransportKind, normalize_type};
 use crate::config::fields::{Fields, Trim};
 use crate::config::model::Limits;
 use crate::config::sandbox_fields::{self, Guest};
-use crate::config::server_keys::{self as key, timeouts as timeout_key, tools as tools_key};
+use crate::config::store_keys::{self as key, timeouts as timeout_key, tools as tools_key};
 use crate::config::tool_filter::ToolFilter;
 
 impl ServerDef {

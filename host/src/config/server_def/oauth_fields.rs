@@ -6,8 +6,8 @@ use serde_json::{Map, Value};
 
 use super::oauth_def::{Grant, IdpDef, OAuthDef};
 use crate::config::fields::{Fields, Trim};
-use crate::config::server_keys::OAUTH;
-use crate::config::server_keys::oauth::{self as key, idp as idp_key};
+use crate::config::store_keys::OAUTH;
+use crate::config::store_keys::oauth::{self as key, idp as idp_key};
 
 /// What `oauth.grant` may be, as its message says it.
 const GRANTS: &str = "\"authorization_code\", \"client_credentials\", \"jwt_bearer\" or \"enterprise\"";

@@ -8,7 +8,7 @@ use super::model::{Roots, ServerDef, Timeouts};
 use super::oauth_fields::oauth_json;
 use crate::config::model::Limits;
 use crate::config::sandbox_fields;
-use crate::config::server_keys::{self as key, timeouts as timeout_key, tools as tools_key};
+use crate::config::store_keys::{self as key, timeouts as timeout_key, tools as tools_key};
 use crate::config::tool_filter::ToolFilter;
 
 impl ServerDef {

@@ -4,7 +4,7 @@
 //! validating it, `mcp add` and the store's check of a transport plugin's name all ask this
 //! file, so a transport rmcp has is a variant here plus its arm in `transport::connect`.
 
-use crate::config::server_keys as key;
+use crate::config::store_keys as key;
 
 /// How a server is reached, after normalisation and validation.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -5,7 +5,7 @@
 use super::model::ServerDef;
 use super::transport_kind::{Needs, TransportKind};
 use crate::config::model::{PluginDef, PluginKind};
-use crate::config::server_keys::{BUILTIN, COMMAND, COMPONENT, URL};
+use crate::config::store_keys::{BUILTIN, COMMAND, COMPONENT, URL};
 
 /// The transport a definition will use, or the validation message. A `type` other than the
 /// built-ins must name a configured transport plugin; what each transport needs besides its

@@ -1,10 +1,16 @@
-//! The spelling of every key of a server definition (`mcpServers.<name>`), declared once: the
-//! reader, the writer, the merge that keeps a user's own keys, the validation messages, the
-//! unknown-key warnings and the edits all name keys through these. The sandbox keys
-//! (`grants`, `limits`, `sha256` and what is inside them) are a plugin entry's too.
+//! The spelling of every key of the global store, declared once: its two sections, a server
+//! definition's keys (`mcpServers.<name>`) and a plugin entry's (`plugins.<name>`), whose
+//! sandbox keys (`grants`, `limits`, `sha256` and what is inside them) are a `wasm` server's
+//! too. The readers, the writer, the merge that keeps a user's own keys, the validation
+//! messages, the unknown-key warnings and the edits all name keys through these.
 //!
 //! A leaf: the readers of nested parts (`tool_filter.rs`, `sandbox_fields.rs`) sit below the
 //! server definition and need the same spellings.
+
+/// The store's section of server definitions.
+pub(crate) const SERVERS_SECTION: &str = "mcpServers";
+/// The store's section of plugin entries.
+pub(crate) const PLUGINS_SECTION: &str = "plugins";
 
 /// `type`: the transport (`TransportKind`'s names).
 pub(crate) const TYPE: &str = "type";
@@ -50,6 +56,18 @@ pub(crate) const WASM: [&str; 5] = [COMPONENT, BUILTIN, GRANTS, LIMITS, SHA256];
 
 /// The objects whose unknown keys survive a merge.
 pub(crate) const NESTED: [&str; 4] = [OAUTH, GRANTS, LIMITS, TOOLS];
+
+/// A plugin entry's own keys; the rest are the sandbox keys a `wasm` server has too.
+pub(crate) mod plugin {
+    use super::{GRANTS, LIMITS, SHA256};
+
+    /// `kind`: what the plugin is for (`PluginKind`'s names).
+    pub(crate) const KIND: &str = "kind";
+    /// `path`: its component file.
+    pub(crate) const PATH: &str = "path";
+    /// Every key of a plugin entry (`unknown_keys` warns about the others).
+    pub(crate) const KEYS: [&str; 5] = [KIND, PATH, GRANTS, LIMITS, SHA256];
+}
 
 /// `timeouts: { connectMs, listMs, callMs }`.
 pub(crate) mod timeouts {
