@@ -3,16 +3,16 @@
 //! started. The key spellings live in `config/store_keys.rs`, below this folder, because
 //! the tool filter and the sandbox readers use them too.
 
-pub(super) mod model;
-pub(super) mod normalize;
-pub(super) mod oauth_def;
-pub(super) mod oauth_fields;
-pub(super) mod to_json;
-pub(super) mod transport_kind;
-pub(super) mod validate;
+mod model;
+mod normalize;
+mod oauth_def;
+mod oauth_fields;
+mod to_json;
+mod transport_kind;
+mod validate;
 
 pub use model::{Roots, ServerDef, Timeouts, WasmDef};
 pub use oauth_def::{Grant, IdpDef, OAuthDef};
 pub use transport_kind::TransportKind;
-pub(crate) use transport_kind::normalize_type;
+pub(in crate::config) use transport_kind::normalize_type;
 pub use validate::validate;

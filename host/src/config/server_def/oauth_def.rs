@@ -33,7 +33,7 @@ impl Grant {
     }
 
     /// The grant a definition's spelling names.
-    pub(crate) fn parse(text: &str) -> Option<Self> {
+    pub(in crate::config) fn parse(text: &str) -> Option<Self> {
         [Self::AuthorizationCode, Self::ClientCredentials, Self::JwtBearer, Self::Enterprise]
             .into_iter()
             .find(|grant| grant.as_str() == text)

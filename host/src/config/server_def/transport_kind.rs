@@ -6,7 +6,9 @@
 
 use crate::config::store_keys as key;
 
-/// How a server is reached, after normalisation and validation.
+/// How a server is reached, after normalisation and validation. A new built-in transport is a
+/// variant, its arms in the `match`es below (the compiler lists them) and its place in
+/// `BUILTIN`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum TransportKind {
     /// A child process speaking newline-delimited JSON-RPC on stdin/stdout.
@@ -27,7 +29,7 @@ const BUILTIN: [TransportKind; 4] =
 
 /// What a definition must name besides its `type` to be started.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Needs {
+pub(in crate::config) enum Needs {
     /// `command`: the program to start.
     Command,
     /// `url`: the endpoint. Every network transport takes one, so a `url` alone never says
@@ -39,7 +41,7 @@ pub(crate) enum Needs {
 
 impl Needs {
     /// The keys that satisfy it (any one of them).
-    pub(crate) fn keys(self) -> &'static [&'static str] {
+    pub(in crate::config) fn keys(self) -> &'static [&'static str] {
         match self {
             Self::Command => &[key::COMMAND],
             Self::Url => &[key::URL],
@@ -70,7 +72,7 @@ impl TransportKind {
 
     /// What a definition of it must name. A plugin transport takes a `url` like the built-in
     /// network ones (the plugin receives it as the endpoint).
-    pub(crate) fn needs(&self) -> Needs {
+    pub(in crate::config) fn needs(&self) -> Needs {
         match self {
             Self::Stdio => Needs::Command,
             Self::Sse | Self::StreamableHttp | Self::Plugin(_) => Needs::Url,
@@ -79,20 +81,20 @@ impl TransportKind {
     }
 
     /// The built-in transport a normalised `type` names.
-    pub(crate) fn builtin(name: &str) -> Option<Self> {
+    pub(in crate::config) fn builtin(name: &str) -> Option<Self> {
         BUILTIN.into_iter().find(|kind| kind.as_str() == name)
     }
 
     /// Whether `name` is a built-in transport's name or alias, which a transport plugin may not
     /// take (a `type` of that spelling always means the built-in).
-    pub(crate) fn is_builtin_name(name: &str) -> bool {
+    pub(in crate::config) fn is_builtin_name(name: &str) -> bool {
         BUILTIN.iter().any(|kind| kind.as_str() == name || kind.aliases().contains(&name))
     }
 
     /// The transport of a definition without a `type`: the first built-in one whose needed key
     /// `names` says it has (`command`: stdio; `component` or `builtin`: wasm). A `url` alone is
     /// deliberately not guessed: sse and streamable_http both take one.
-    pub(crate) fn inferred(names: impl Fn(&str) -> bool) -> Option<Self> {
+    pub(in crate::config) fn inferred(names: impl Fn(&str) -> bool) -> Option<Self> {
         BUILTIN
             .into_iter()
             .filter(|kind| kind.needs() != Needs::Url)
@@ -101,7 +103,7 @@ impl TransportKind {
 }
 
 /// Lower-cases a `type` and maps the aliases `http` and `streamable-http` to `streamable_http`.
-pub fn normalize_type(raw: &str) -> Option<String> {
+pub(in crate::config) fn normalize_type(raw: &str) -> Option<String> {
     let t = raw.trim().to_lowercase();
     if t.is_empty() {
         return None;
