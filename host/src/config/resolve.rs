@@ -1,5 +1,6 @@
 //! Resolving the three layers (global store, workspace enablement, session pauses) into what a
-//! runtime starts from, and the `missing` rows every status view ends with.
+//! runtime starts from ([`Resolved`], one [`ResolvedServer`] per definition), and the `missing`
+//! rows every status view ends with.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;

@@ -1,5 +1,6 @@
-//! Reading the global store (`<home>/mcp.json`). Loading never writes: the file is the user's,
-//! and the original tool's rewrite-on-load is what lost their unknown keys.
+//! The global store (`<home>/mcp.json`): its typed form, [`GlobalStore`], and reading it.
+//! Loading never writes: the file is the user's, and the original tool's rewrite-on-load is
+//! what lost their unknown keys.
 
 use std::path::{Path, PathBuf};
 
@@ -14,7 +15,7 @@ use super::store_keys::{PLUGINS_SECTION, SERVERS_SECTION, plugin as key};
 use super::unknown_keys;
 
 /// The global store as read from `<home>/mcp.json`: server definitions and plugin entries in
-/// file order. Loading never writes; edits go through `config/write.rs`.
+/// file order. Loading never writes; edits go through `config/edit/write.rs`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct GlobalStore {
     /// The file it was read from (named in every error about it).
