@@ -2,7 +2,8 @@
 //! host environment when connecting, never when writing (so secrets stay out of the store).
 
 use super::error::ConfigError;
-use super::model::ServerDef;
+use super::server_def::ServerDef;
+use super::store_keys::{self as key, oauth as oauth_key};
 
 /// Expands `${VAR}` and `${VAR:-default}` in `text`.
 ///
@@ -64,41 +65,45 @@ impl ServerDef {
         };
         let mut d = self.clone();
         if let Some(url) = &self.url {
-            d.url = Some(expand_vars(url, &lookup).map_err(ctx("\"url\"".into()))?);
+            d.url = Some(expand_vars(url, &lookup).map_err(ctx(format!("\"{}\"", key::URL)))?);
         }
         for (i, a) in d.args.iter_mut().enumerate() {
-            *a = expand_vars(a, &lookup).map_err(ctx(format!("\"args\"[{i}]")))?;
+            *a = expand_vars(a, &lookup).map_err(ctx(format!("\"{}\"[{i}]", key::ARGS)))?;
         }
         for (k, v) in d.env.iter_mut() {
-            *v = expand_vars(v, &lookup).map_err(ctx(format!("\"env\" {k}")))?;
+            *v = expand_vars(v, &lookup).map_err(ctx(format!("\"{}\" {k}", key::ENV)))?;
         }
         for (k, v) in d.headers.iter_mut() {
-            *v = expand_vars(v, &lookup).map_err(ctx(format!("\"headers\" {k}")))?;
+            *v = expand_vars(v, &lookup).map_err(ctx(format!("\"{}\" {k}", key::HEADERS)))?;
         }
         if let Some(o) = d.oauth.as_mut() {
             let fields = [
-                ("clientId", &mut o.client_id),
-                ("clientSecret", &mut o.client_secret),
-                ("clientMetadataUrl", &mut o.client_metadata_url),
-                ("privateKey", &mut o.private_key),
-                ("assertion", &mut o.assertion),
-                ("assertionFile", &mut o.assertion_file),
+                (oauth_key::CLIENT_ID, &mut o.client_id),
+                (oauth_key::CLIENT_SECRET, &mut o.client_secret),
+                (oauth_key::CLIENT_METADATA_URL, &mut o.client_metadata_url),
+                (oauth_key::PRIVATE_KEY, &mut o.private_key),
+                (oauth_key::ASSERTION, &mut o.assertion),
+                (oauth_key::ASSERTION_FILE, &mut o.assertion_file),
             ];
-            for (key, value) in fields {
+            for (field, value) in fields {
                 if let Some(v) = value.as_mut() {
-                    *v = expand_vars(v, &lookup).map_err(ctx(format!("\"oauth.{key}\"")))?;
+                    *v = expand_vars(v, &lookup).map_err(ctx(format!("\"{}.{field}\"", key::OAUTH)))?;
                 }
             }
             if let Some(idp) = o.idp.as_mut() {
                 let fields = [
-                    ("clientId", &mut idp.client_id),
-                    ("clientSecret", &mut idp.client_secret),
-                    ("idToken", &mut idp.id_token),
-                    ("idTokenFile", &mut idp.id_token_file),
+                    (oauth_key::idp::CLIENT_ID, &mut idp.client_id),
+                    (oauth_key::idp::CLIENT_SECRET, &mut idp.client_secret),
+                    (oauth_key::idp::ID_TOKEN, &mut idp.id_token),
+                    (oauth_key::idp::ID_TOKEN_FILE, &mut idp.id_token_file),
                 ];
-                for (key, value) in fields {
+                for (field, value) in fields {
                     if let Some(v) = value.as_mut() {
-                        *v = expand_vars(v, &lookup).map_err(ctx(format!("\"oauth.idp.{key}\"")))?;
+                        *v = expand_vars(v, &lookup).map_err(ctx(format!(
+                            "\"{}.{}.{field}\"",
+                            key::OAUTH,
+                            oauth_key::IDP
+                        )))?;
                     }
                 }
             }

@@ -10,26 +10,26 @@ mod expand;
 mod fields;
 mod host_pattern;
 mod model;
-mod normalize;
 mod resolve;
 mod sandbox_fields;
+mod server_def;
 mod store;
+mod store_keys;
 mod tool_filter;
 mod unknown_keys;
-mod validate;
 mod workspace;
 
 pub use edit::add_args::{ADD_USAGE, AddRequest, parse_add_args};
 pub use edit::edits::{add_server, disable_server, enable_server, remove_server};
-pub use edit::grant_edit::{
-    GrantChange, GrantItem, GrantOutcome, GrantRequest, Pinned, SandboxEntry, grant_sandbox, pin_component,
-    revoke_sandbox,
-};
+pub use edit::grant_edit::{grant_sandbox, revoke_sandbox};
 pub use edit::grant_input::same_path;
+pub use edit::grant_items::{GrantChange, GrantItem, GrantOutcome, GrantRequest};
+pub use edit::pin::{Pinned, pin_component};
 pub use edit::plugin_edit::{
     PluginRequest, PluginUsers, SURFACE_KEY, WorkspacePluginKey, add_plugin, plugin_entry, remove_plugin,
     set_workspace_plugin, set_workspace_surface,
 };
+pub use edit::sandbox_entry::SandboxEntry;
 /// The write path for other agents' config files (`clients/`): same lock, re-read and rename;
 /// a lock held across several edits, for a file of secrets (`auth/`).
 pub(crate) use edit::write::{FileLock, LockAt, Perms, edit_text};
@@ -38,10 +38,10 @@ pub use error::{ConfigError, EditError};
 pub use expand::expand_vars;
 pub(crate) use host_pattern::{HostMatch, HostPattern, origin_of};
 pub use model::*;
-pub use resolve::{load_resolved, missing_rows, resolve};
+pub use resolve::{Resolved, ResolvedServer, load_resolved, missing_rows, resolve};
 pub(crate) use sandbox_fields::expand_home;
-pub use store::parse_json;
+pub use server_def::{Grant, IdpDef, OAuthDef, Roots, ServerDef, Timeouts, TransportKind, WasmDef, validate};
+pub use store::{GlobalStore, parse_json};
 pub use tool_filter::ToolFilter;
-pub use validate::validate;
 /// The workspace root's check of a file written there for another program (`install`).
 pub(crate) use workspace::refuse_links_out;

@@ -1,15 +1,59 @@
 //! Resolving the three layers (global store, workspace enablement, session pauses) into what a
-//! runtime starts from, and the `missing` rows every status view ends with.
+//! runtime starts from ([`Resolved`], one [`ResolvedServer`] per definition), and the `missing`
+//! rows every status view ends with.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
 
 use super::error::ConfigError;
-use super::model::{GlobalStore, Resolved, ResolvedServer, WorkspaceSettings};
-use super::validate::validate;
+use super::model::{PluginDef, WorkspaceSettings};
+use super::server_def::{ServerDef, TransportKind, validate};
+use super::store::GlobalStore;
 use crate::paths::Paths;
 use crate::status::{ServerState, ServerStatus};
-use std::collections::BTreeSet;
 
 /// The error a `missing` server shows (reference-behaviour A).
 pub const MISSING_SERVER_ERROR: &str = "workspace references undefined MCP server";
+
+/// One server after resolving the three layers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedServer {
+    /// The definition.
+    pub def: ServerDef,
+    /// Enabled by the workspace (or injected by an ACP client).
+    pub enabled: bool,
+    /// Paused in this session.
+    pub paused: bool,
+    /// The validated transport, or the validation message (reference-behaviour A).
+    pub transport: Result<TransportKind, String>,
+}
+
+impl ResolvedServer {
+    /// Enabled, not paused and valid: the runtime should connect it.
+    pub fn active(&self) -> bool {
+        self.enabled && !self.paused && self.transport.is_ok()
+    }
+}
+
+/// Everything a runtime needs to start, whatever layers it came from.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Resolved {
+    /// Defined servers, in definition order.
+    pub servers: Vec<ResolvedServer>,
+    /// Names the workspace enables, in its order.
+    pub enabled: Vec<String>,
+    /// Names paused in this session.
+    pub paused: Vec<String>,
+    /// Enabled names with no definition: they show as `missing`.
+    pub unknown_enabled: Vec<String>,
+    /// Workspace settings (policy, shape, reserved names).
+    pub settings: WorkspaceSettings,
+    /// The store's plugin entries.
+    pub plugins: Vec<PluginDef>,
+    /// The workspace file the settings came from, named in errors about them; `None` when
+    /// there is none (an ACP client's own servers).
+    pub workspace_file: Option<PathBuf>,
+}
 
 /// Combines the layers. Names match exactly (case-sensitive, reference-behaviour B.16).
 pub fn resolve(store: &GlobalStore, settings: &WorkspaceSettings, paused: &BTreeSet<String>) -> Resolved {
@@ -67,7 +111,6 @@ pub fn missing_rows(resolved: &Resolved) -> Vec<ServerStatus> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::model::ServerDef;
 
     fn def(name: &str, t: Option<&str>, command: Option<&str>) -> ServerDef {
         ServerDef {

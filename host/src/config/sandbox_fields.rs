@@ -12,6 +12,8 @@ use serde_json::{Map, Value};
 
 use super::fields::{Fields, Trim};
 use super::model::{DirGrant, Grants, Limits};
+use super::store_keys::grants::{self as grant_key, dir as dir_key};
+use super::store_keys::{GRANTS, LIMITS, SHA256, limits as limit_key};
 
 /// Whose sandbox an entry describes: only servers may have read-write folders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,22 +22,16 @@ pub(super) enum Guest {
     Server,
 }
 
-/// The keys of `grants`, of a `grants.dirs` object and of `limits` (`unknown_keys` warns about
-/// the others).
-pub(super) const GRANT_KEYS: [&str; 3] = ["hosts", "env", "dirs"];
-pub(super) const DIR_KEYS: [&str; 3] = ["host", "guest", "mode"];
-pub(super) const LIMIT_KEYS: [&str; 3] = ["memoryMb", "callMs", "cpuPercent"];
-
 /// `grants: { hosts, env, dirs }`; relative folders stay relative until [`resolve_dir`].
 pub(super) fn grants(fields: &Fields<'_>, guest: Guest) -> Result<Grants, String> {
-    let Some(g) = fields.object("grants")? else { return Ok(Grants::default()) };
+    let Some(g) = fields.object(GRANTS)? else { return Ok(Grants::default()) };
     let mut dirs = Vec::new();
-    for item in g.array("dirs")?.map(Vec::as_slice).unwrap_or_default() {
+    for item in g.array(grant_key::DIRS)?.map(Vec::as_slice).unwrap_or_default() {
         dirs.push(dir(&g, item, guest)?);
     }
     Ok(Grants {
-        hosts: g.strings("hosts", Trim::Yes)?.unwrap_or_default(),
-        env: g.strings("env", Trim::Yes)?.unwrap_or_default(),
+        hosts: g.strings(grant_key::HOSTS, Trim::Yes)?.unwrap_or_default(),
+        env: g.strings(grant_key::ENV, Trim::Yes)?.unwrap_or_default(),
         dirs,
     })
 }
@@ -47,15 +43,15 @@ fn dir(g: &Fields<'_>, item: &Value, guest: Guest) -> Result<DirGrant, String> {
         Value::String(path) => (path.trim().to_string(), None, None),
         Value::Object(obj) => {
             let entry = Fields::new(obj, g.owner());
-            let host = entry.string("host").map_err(|_| g.err("dirs", WHAT))?;
-            let guest = entry.string("guest").map_err(|_| g.err("dirs", WHAT))?;
-            let mode = entry.string("mode").map_err(|_| g.err("dirs", WHAT))?;
+            let host = entry.string(dir_key::HOST).map_err(|_| g.err(grant_key::DIRS, WHAT))?;
+            let guest = entry.string(dir_key::GUEST).map_err(|_| g.err(grant_key::DIRS, WHAT))?;
+            let mode = entry.string(dir_key::MODE).map_err(|_| g.err(grant_key::DIRS, WHAT))?;
             (host.unwrap_or_default(), guest, mode)
         }
-        _ => return Err(g.err("dirs", WHAT)),
+        _ => return Err(g.err(grant_key::DIRS, WHAT)),
     };
     if written.is_empty() {
-        return Err(g.err("dirs", WHAT));
+        return Err(g.err(grant_key::DIRS, WHAT));
     }
     let writable = match mode.as_deref() {
         None | Some("ro") => false,
@@ -66,7 +62,7 @@ fn dir(g: &Fields<'_>, item: &Value, guest: Guest) -> Result<DirGrant, String> {
                 g.owner()
             ));
         }
-        Some(_) => return Err(g.err("dirs", "entries whose \"mode\" is \"ro\" or \"rw\"")),
+        Some(_) => return Err(g.err(grant_key::DIRS, "entries whose \"mode\" is \"ro\" or \"rw\"")),
     };
     if let Some(path) = &guest_path
         && !path.starts_with('/')
@@ -79,20 +75,21 @@ fn dir(g: &Fields<'_>, item: &Value, guest: Guest) -> Result<DirGrant, String> {
 /// `limits: { memoryMb, callMs, cpuPercent }` over `defaults`.
 pub(super) fn limits(fields: &Fields<'_>, defaults: Limits) -> Result<Limits, String> {
     let mut limits = defaults;
-    if let Some(l) = fields.object("limits")? {
-        for (key, slot) in [("memoryMb", &mut limits.memory_mb), ("callMs", &mut limits.call_ms)] {
+    if let Some(l) = fields.object(LIMITS)? {
+        for (key, slot) in
+            [(limit_key::MEMORY_MB, &mut limits.memory_mb), (limit_key::CALL_MS, &mut limits.call_ms)]
+        {
             if let Some(n) = l.positive(key, "")? {
                 *slot = n;
             }
         }
-        if let Some(n) = l.raw("cpuPercent") {
+        if let Some(n) = l.raw(limit_key::CPU_PERCENT) {
             // 0 would stop every guest at once and over 100 can never be reached by one guest
             // (it runs on one thread at a time): both are mistakes, not settings.
-            limits.cpu_percent = n
-                .as_u64()
-                .and_then(|n| u8::try_from(n).ok())
-                .filter(|n| (1..=100).contains(n))
-                .ok_or_else(|| l.err("cpuPercent", "an integer from 1 to 100 (percent of one core)"))?;
+            limits.cpu_percent =
+                n.as_u64().and_then(|n| u8::try_from(n).ok()).filter(|n| (1..=100).contains(n)).ok_or_else(
+                    || l.err(limit_key::CPU_PERCENT, "an integer from 1 to 100 (percent of one core)"),
+                )?;
         }
     }
     Ok(limits)
@@ -100,9 +97,9 @@ pub(super) fn limits(fields: &Fields<'_>, defaults: Limits) -> Result<Limits, St
 
 /// `sha256`: 64 hex digits, kept lower-case.
 pub(super) fn sha256(fields: &Fields<'_>) -> Result<Option<String>, String> {
-    let Some(digest) = fields.string("sha256")? else { return Ok(None) };
+    let Some(digest) = fields.string(SHA256)? else { return Ok(None) };
     if digest.len() != 64 || !digest.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(fields.err("sha256", "64 hexadecimal digits (a SHA-256)"));
+        return Err(fields.err(SHA256, "64 hexadecimal digits (a SHA-256)"));
     }
     Ok(Some(digest.to_ascii_lowercase()))
 }
@@ -111,13 +108,13 @@ pub(super) fn sha256(fields: &Fields<'_>) -> Result<Option<String>, String> {
 pub(super) fn grants_json(g: &Grants) -> Option<Value> {
     let mut m = Map::new();
     if !g.hosts.is_empty() {
-        m.insert("hosts".into(), g.hosts.iter().cloned().map(Value::String).collect());
+        m.insert(grant_key::HOSTS.into(), g.hosts.iter().cloned().map(Value::String).collect());
     }
     if !g.env.is_empty() {
-        m.insert("env".into(), g.env.iter().cloned().map(Value::String).collect());
+        m.insert(grant_key::ENV.into(), g.env.iter().cloned().map(Value::String).collect());
     }
     if !g.dirs.is_empty() {
-        m.insert("dirs".into(), g.dirs.iter().map(dir_json).collect());
+        m.insert(grant_key::DIRS.into(), g.dirs.iter().map(dir_json).collect());
     }
     (!m.is_empty()).then_some(Value::Object(m))
 }
@@ -128,11 +125,11 @@ pub(crate) fn dir_json(d: &DirGrant) -> Value {
         return Value::String(d.written.clone());
     }
     let mut m = Map::new();
-    m.insert("host".into(), Value::String(d.written.clone()));
+    m.insert(dir_key::HOST.into(), Value::String(d.written.clone()));
     if let Some(guest) = &d.guest {
-        m.insert("guest".into(), Value::String(guest.clone()));
+        m.insert(dir_key::GUEST.into(), Value::String(guest.clone()));
     }
-    m.insert("mode".into(), Value::String(d.mode().into()));
+    m.insert(dir_key::MODE.into(), Value::String(d.mode().into()));
     Value::Object(m)
 }
 
@@ -140,13 +137,13 @@ pub(crate) fn dir_json(d: &DirGrant) -> Value {
 pub(super) fn limits_json(l: &Limits, defaults: Limits) -> Option<Value> {
     let mut m = Map::new();
     if l.memory_mb != defaults.memory_mb {
-        m.insert("memoryMb".into(), Value::from(l.memory_mb));
+        m.insert(limit_key::MEMORY_MB.into(), Value::from(l.memory_mb));
     }
     if l.call_ms != defaults.call_ms {
-        m.insert("callMs".into(), Value::from(l.call_ms));
+        m.insert(limit_key::CALL_MS.into(), Value::from(l.call_ms));
     }
     if l.cpu_percent != defaults.cpu_percent {
-        m.insert("cpuPercent".into(), Value::from(l.cpu_percent));
+        m.insert(limit_key::CPU_PERCENT.into(), Value::from(l.cpu_percent));
     }
     (!m.is_empty()).then_some(Value::Object(m))
 }

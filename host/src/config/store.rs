@@ -1,16 +1,37 @@
-//! Reading the global store (`<home>/mcp.json`). Loading never writes: the file is the user's,
-//! and the original tool's rewrite-on-load is what lost their unknown keys.
+//! The global store (`<home>/mcp.json`): its typed form, [`GlobalStore`], and reading it.
+//! Loading never writes: the file is the user's, and the original tool's rewrite-on-load is
+//! what lost their unknown keys.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
 use super::error::ConfigError;
 use super::fields::Fields;
-use super::model::{GlobalStore, Limits, PluginDef, PluginKind, ServerDef};
-use super::normalize::BUILTIN_TRANSPORTS;
+use super::model::{Limits, PluginDef, PluginKind};
 use super::sandbox_fields::{self, Guest, resolve_against, resolve_dir};
+use super::server_def::{ServerDef, TransportKind};
+use super::store_keys::{PLUGINS_SECTION, SERVERS_SECTION, plugin as key};
 use super::unknown_keys;
+
+/// The global store as read from `<home>/mcp.json`: server definitions and plugin entries in
+/// file order. Loading never writes; edits go through `config/edit/write.rs`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GlobalStore {
+    /// The file it was read from (named in every error about it).
+    pub path: PathBuf,
+    /// `mcpServers`, normalised, in file order (blank names dropped; first of a duplicate wins).
+    pub servers: Vec<ServerDef>,
+    /// `plugins`, in file order, paths resolved against the store's folder.
+    pub plugins: Vec<PluginDef>,
+}
+
+impl GlobalStore {
+    /// The definition named exactly `name` (names are case-sensitive).
+    pub fn server(&self, name: &str) -> Option<&ServerDef> {
+        self.servers.iter().find(|s| s.name == name)
+    }
+}
 
 impl GlobalStore {
     /// Reads and normalises the store. A missing file is an empty store; a malformed one is an
@@ -36,7 +57,7 @@ impl GlobalStore {
         let top = doc.as_object().ok_or_else(|| at("the top level must be a JSON object".into()))?;
         let base = path.parent().unwrap_or(Path::new("."));
         let mut servers: Vec<ServerDef> = Vec::new();
-        for (name, value) in section(top, "mcpServers").map_err(at)? {
+        for (name, value) in section(top, SERVERS_SECTION).map_err(at)? {
             let mut def = ServerDef::from_json(name, value).map_err(at)?;
             if let (Some(_), Some(entry)) = (&def.wasm, value.as_object()) {
                 unknown_keys::check_server(path, &def.name, entry);
@@ -52,7 +73,7 @@ impl GlobalStore {
             servers.push(def);
         }
         let mut plugins = Vec::new();
-        for (name, value) in section(top, "plugins").map_err(at)? {
+        for (name, value) in section(top, PLUGINS_SECTION).map_err(at)? {
             let name = name.trim();
             if !name.is_empty() {
                 plugins.push(plugin_from_json(name, value, base).map_err(at)?);
@@ -97,16 +118,16 @@ pub(super) fn plugin_from_json(name: &str, value: &Value, base: &Path) -> Result
     let owner = format!("plugin \"{name}\": ");
     let fields = Fields::new(obj, &owner);
     let kind = fields
-        .string("kind")
+        .string(key::KIND)
         .ok()
         .flatten()
         .and_then(|k| PluginKind::parse(&k))
-        .ok_or_else(|| fields.err("kind", "one of \"transport\", \"name-policy\", \"tool-shape\""))?;
-    if kind == PluginKind::Transport && (BUILTIN_TRANSPORTS.contains(&name) || name == "http") {
+        .ok_or_else(|| fields.err(key::KIND, "one of \"transport\", \"name-policy\", \"tool-shape\""))?;
+    if kind == PluginKind::Transport && TransportKind::is_builtin_name(name) {
         return Err(format!("plugin \"{name}\": a transport plugin cannot take a built-in transport name"));
     }
     let path =
-        fields.string("path").ok().flatten().ok_or_else(|| fields.err("path", "a non-empty string"))?;
+        fields.string(key::PATH).ok().flatten().ok_or_else(|| fields.err(key::PATH, "a non-empty string"))?;
     let mut grants = sandbox_fields::grants(&fields, Guest::Plugin)?;
     for dir in &mut grants.dirs {
         resolve_dir(dir, base);

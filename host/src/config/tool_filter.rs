@@ -10,6 +10,8 @@
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
+use super::store_keys::tools::{EXCLUDE, INCLUDE};
+
 /// A glob that does not compile, with the field it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BadGlob {
@@ -34,8 +36,8 @@ pub struct ToolFilter {
 impl ToolFilter {
     /// Compiles both lists; the first glob that does not compile is the error.
     pub fn new(include: Vec<String>, exclude: Vec<String>) -> Result<Self, BadGlob> {
-        let include_set = compile("include", &include)?;
-        let exclude_set = compile("exclude", &exclude)?;
+        let include_set = compile(INCLUDE, &include)?;
+        let exclude_set = compile(EXCLUDE, &exclude)?;
         Ok(Self { include, exclude, include_set, exclude_set })
     }
 

@@ -13,10 +13,10 @@ use std::sync::Mutex;
 
 use serde_json::{Map, Value};
 
-use super::sandbox_fields::{DIR_KEYS, GRANT_KEYS, LIMIT_KEYS};
-
-/// The keys of a `plugins` entry.
-const PLUGIN_KEYS: [&str; 5] = ["kind", "path", "grants", "limits", "sha256"];
+use super::store_keys::grants::{self as grant_key, KEYS as GRANT_KEYS, dir::KEYS as DIR_KEYS};
+use super::store_keys::limits::KEYS as LIMIT_KEYS;
+use super::store_keys::plugin::KEYS as PLUGIN_KEYS;
+use super::store_keys::{GRANTS, LIMITS};
 
 /// Warns about the unknown keys of plugin `name`'s entry in `file`.
 pub(super) fn check_plugin(file: &Path, name: &str, entry: &Map<String, Value>) {
@@ -33,21 +33,22 @@ pub(super) fn check_server(file: &Path, name: &str, entry: &Map<String, Value>) 
 }
 
 fn check_sandbox(file: &Path, owner: &str, entry: &Map<String, Value>) {
-    if let Some(Value::Object(grants)) = entry.get("grants") {
+    if let Some(Value::Object(grants)) = entry.get(GRANTS) {
         for key in unknown(grants, &GRANT_KEYS) {
-            warn(file, owner, key, nearest(key, &GRANT_KEYS), "grants.");
+            warn(file, owner, key, nearest(key, &GRANT_KEYS), &format!("{GRANTS}."));
         }
-        if let Some(Value::Array(dirs)) = grants.get("dirs") {
+        if let Some(Value::Array(dirs)) = grants.get(grant_key::DIRS) {
             for dir in dirs.iter().filter_map(Value::as_object) {
                 for key in unknown(dir, &DIR_KEYS) {
-                    warn(file, owner, key, nearest(key, &DIR_KEYS), "grants.dirs[].");
+                    let prefix = format!("{GRANTS}.{}[].", grant_key::DIRS);
+                    warn(file, owner, key, nearest(key, &DIR_KEYS), &prefix);
                 }
             }
         }
     }
-    if let Some(Value::Object(limits)) = entry.get("limits") {
+    if let Some(Value::Object(limits)) = entry.get(LIMITS) {
         for key in unknown(limits, &LIMIT_KEYS) {
-            warn(file, owner, key, nearest(key, &LIMIT_KEYS), "limits.");
+            warn(file, owner, key, nearest(key, &LIMIT_KEYS), &format!("{LIMITS}."));
         }
     }
 }

@@ -12,8 +12,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::config::model::{Roots, ServerDef};
-use crate::config::normalize::normalize_type;
+use crate::config::server_def::{Roots, ServerDef, TransportKind, normalize_type};
 use crate::config::tool_filter::ToolFilter;
 
 /// The usage line of `/mcp add` (reference-behaviour A).
@@ -100,7 +99,7 @@ pub fn parse_add_args(args: &[String]) -> Result<AddRequest, String> {
     }
 
     let transport = match transport.as_deref() {
-        None => "stdio".to_string(),
+        None => TransportKind::Stdio.as_str().to_string(),
         Some(t) => normalize_type(t).ok_or("--transport needs a value")?,
     };
     let mut positional = positional.into_iter();
@@ -119,7 +118,7 @@ pub fn parse_add_args(args: &[String]) -> Result<AddRequest, String> {
         ..ServerDef::default()
     };
     let rest: Vec<String> = positional.collect();
-    if transport == "stdio" {
+    if transport == TransportKind::Stdio.as_str() {
         let mut cmd = rest.into_iter().chain(verbatim.unwrap_or_default());
         def.command = cmd.next().map(|c| c.trim().to_string()).filter(|c| !c.is_empty());
         def.command.as_ref().ok_or("missing command for stdio (put it after --)")?;
@@ -166,7 +165,7 @@ fn glob(value: String, flag: &str) -> Result<String, String> {
 }
 
 fn is_stdio(t: Option<&str>) -> bool {
-    t.is_none_or(|t| normalize_type(t).as_deref() == Some("stdio"))
+    t.is_none_or(|t| normalize_type(t).as_deref() == Some(TransportKind::Stdio.as_str()))
 }
 
 #[cfg(test)]

@@ -8,8 +8,10 @@ use serde_json::{Map, Value};
 
 use super::write::{Doc, edit_store, edit_workspace};
 use crate::config::error::{ConfigError, EditError};
-use crate::config::model::{GlobalStore, ServerDef, WorkspaceSettings};
-use crate::config::validate::validate;
+use crate::config::model::WorkspaceSettings;
+use crate::config::server_def::{ServerDef, validate};
+use crate::config::store::GlobalStore;
+use crate::config::store_keys::SERVERS_SECTION;
 use crate::paths::Paths;
 
 /// Adds `name` with `definition` (a JSON object as a user wrote it) to the store. The
@@ -90,10 +92,10 @@ pub fn disable_server(paths: &Paths, name: &str) -> Result<(), EditError> {
 }
 
 fn servers_mut<'a>(path: &Path, doc: &'a mut Doc) -> Result<&'a mut Map<String, Value>, ConfigError> {
-    doc.entry("mcpServers")
+    doc.entry(SERVERS_SECTION)
         .or_insert_with(|| Value::Object(Map::new()))
         .as_object_mut()
-        .ok_or_else(|| ConfigError(format!("{}: \"mcpServers\" must be an object", path.display())))
+        .ok_or_else(|| ConfigError(format!("{}: \"{SERVERS_SECTION}\" must be an object", path.display())))
 }
 
 fn enabled_mut<'a>(

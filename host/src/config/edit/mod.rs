@@ -1,11 +1,15 @@
 //! Every change to the files: one locked, atomic write path (`write`) and the edits built on
-//! it — servers added, enabled and removed (`edits`, `add_args`), grants and plugins changed
-//! (`grant_edit`, `grant_input`, `plugin_edit`). Nothing outside this folder writes, so reading
-//! the config never writes.
+//! it — servers added, enabled and removed (`edits`, `add_args`), one entry's sandbox edited
+//! under the lock (`sandbox_entry`: its grants in `grant_edit`, `grant_items` and
+//! `grant_input`, its pin in `pin`), and plugins changed (`plugin_edit`). Nothing outside this
+//! folder writes, so reading the config never writes.
 
 pub(super) mod add_args;
 pub(super) mod edits;
 pub(super) mod grant_edit;
 pub(super) mod grant_input;
+pub(super) mod grant_items;
+pub(super) mod pin;
 pub(super) mod plugin_edit;
+pub(super) mod sandbox_entry;
 pub(super) mod write;

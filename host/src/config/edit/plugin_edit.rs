@@ -8,12 +8,16 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::grant_edit::GrantRequest;
 use super::grant_input::{check_env_name, check_host_pattern, dir_spec};
+use super::grant_items::GrantRequest;
 use super::write::{Doc, edit_store, edit_workspace};
 use crate::config::error::{ConfigError, EditError};
-use crate::config::model::{GlobalStore, Limits, PluginDef, PluginKind, Surface, WorkspaceSettings};
-use crate::config::store::plugin_from_json;
+use crate::config::model::{Limits, PluginDef, PluginKind, Surface, WorkspaceSettings};
+use crate::config::store::{GlobalStore, plugin_from_json};
+use crate::config::store_keys::grants::{self as grant_key, dir as dir_key};
+use crate::config::store_keys::{
+    GRANTS, LIMITS, PLUGINS_SECTION, SHA256, limits as limit_key, plugin as key,
+};
 use crate::paths::Paths;
 
 /// A plugin as asked for on the command line; relative paths mean the caller's folder.
@@ -50,8 +54,8 @@ pub fn plugin_entry(
         return Err(ConfigError("plugin name must not be blank".into()));
     }
     let mut entry = Map::new();
-    entry.insert("kind".into(), request.kind.as_str().into());
-    entry.insert("path".into(), component_path(&request.path, cwd)?.into());
+    entry.insert(key::KIND.into(), request.kind.as_str().into());
+    entry.insert(key::PATH.into(), component_path(&request.path, cwd)?.into());
     let mut grants = Map::new();
     let g = &request.grants;
     if !g.dirs.is_empty() {
@@ -61,35 +65,43 @@ pub fn plugin_entry(
             spec.check_exists()?;
             // A `:rw` folder is written as asked, so the store's reader refuses it in its words.
             dirs.push(if spec.writable {
-                serde_json::json!({ "host": spec.written, "mode": "rw" })
+                {
+                    let mut dir = Map::new();
+                    dir.insert(dir_key::HOST.into(), Value::String(spec.written));
+                    dir.insert(dir_key::MODE.into(), Value::String("rw".into()));
+                    Value::Object(dir)
+                }
             } else {
                 Value::String(spec.written)
             });
         }
-        grants.insert("dirs".into(), Value::Array(dirs));
+        grants.insert(grant_key::DIRS.into(), Value::Array(dirs));
     }
     if !g.hosts.is_empty() {
         for host in &g.hosts {
             check_host_pattern(host).map_err(ConfigError)?;
         }
-        grants.insert("hosts".into(), g.hosts.iter().cloned().map(Value::String).collect());
+        grants.insert(grant_key::HOSTS.into(), g.hosts.iter().cloned().map(Value::String).collect());
     }
     if !g.env.is_empty() {
         for env in &g.env {
             check_env_name(env)?;
         }
-        grants.insert("env".into(), g.env.iter().cloned().map(Value::String).collect());
+        grants.insert(grant_key::ENV.into(), g.env.iter().cloned().map(Value::String).collect());
     }
     if !grants.is_empty() {
-        entry.insert("grants".into(), Value::Object(grants));
+        entry.insert(GRANTS.into(), Value::Object(grants));
     }
     let mut limits = Map::new();
     let defaults = Limits::default();
-    for (key, value, default) in
-        [("memoryMb", request.memory_mb, defaults.memory_mb), ("callMs", request.call_ms, defaults.call_ms)]
-    {
+    for (key, value, default) in [
+        (limit_key::MEMORY_MB, request.memory_mb, defaults.memory_mb),
+        (limit_key::CALL_MS, request.call_ms, defaults.call_ms),
+    ] {
         match value {
-            Some(0) => return Err(ConfigError(format!("plugin \"{name}\": limits.{key} must be positive"))),
+            Some(0) => {
+                return Err(ConfigError(format!("plugin \"{name}\": {LIMITS}.{key} must be positive")));
+            }
             Some(n) if n != default => {
                 limits.insert(key.into(), n.into());
             }
@@ -98,13 +110,13 @@ pub fn plugin_entry(
     }
     // Written as asked, so the store's reader refuses 0 or 101 in its words, with its range.
     if let Some(percent) = request.cpu_percent.filter(|p| *p != u64::from(defaults.cpu_percent)) {
-        limits.insert("cpuPercent".into(), percent.into());
+        limits.insert(limit_key::CPU_PERCENT.into(), percent.into());
     }
     if !limits.is_empty() {
-        entry.insert("limits".into(), Value::Object(limits));
+        entry.insert(LIMITS.into(), Value::Object(limits));
     }
     if let Some(sha256) = &request.sha256 {
-        entry.insert("sha256".into(), sha256.clone().into());
+        entry.insert(SHA256.into(), sha256.clone().into());
     }
     // Every path in it is absolute now (or `~/…`): the base is never used.
     let def = plugin_from_json(name, &Value::Object(entry.clone()), cwd).map_err(ConfigError)?;
@@ -290,10 +302,10 @@ fn refused(message: String) -> EditError {
 }
 
 fn plugins_mut<'a>(path: &Path, doc: &'a mut Doc) -> Result<&'a mut Map<String, Value>, ConfigError> {
-    doc.entry("plugins")
+    doc.entry(PLUGINS_SECTION)
         .or_insert_with(|| Value::Object(Map::new()))
         .as_object_mut()
-        .ok_or_else(|| ConfigError(format!("{}: \"plugins\" must be an object", path.display())))
+        .ok_or_else(|| ConfigError(format!("{}: \"{PLUGINS_SECTION}\" must be an object", path.display())))
 }
 
 #[cfg(test)]

@@ -2,32 +2,35 @@
 //! reference-behaviour A. An invalid definition is not a load error: that one server shows
 //! `error` with the message and the others carry on.
 
-use super::model::{PluginDef, PluginKind, ServerDef, TransportKind};
+use super::model::ServerDef;
+use super::transport_kind::{Needs, TransportKind};
+use crate::config::model::{PluginDef, PluginKind};
+use crate::config::store_keys::{BUILTIN, COMMAND, COMPONENT, URL};
 
 /// The transport a definition will use, or the validation message. A `type` other than the
-/// built-ins must name a configured transport plugin; plugin transports need a `url` like the
-/// built-in network ones (the plugin receives it as the endpoint).
+/// built-ins must name a configured transport plugin; what each transport needs besides its
+/// `type` is [`TransportKind::needs`].
 pub fn validate(def: &ServerDef, plugins: &[PluginDef]) -> Result<TransportKind, String> {
-    let Some(kind) = def.transport.as_deref() else {
+    let Some(name) = def.transport.as_deref() else {
         return Err("missing MCP transport type".to_string());
     };
-    let needs_url = |k: TransportKind| {
-        if def.url.is_some() { Ok(k) } else { Err(format!("{} transport requires url", k.as_str())) }
-    };
-    match kind {
-        "stdio" if def.command.is_some() => Ok(TransportKind::Stdio),
-        "stdio" => Err("stdio transport requires command".to_string()),
-        "sse" => needs_url(TransportKind::Sse),
-        "streamable_http" => needs_url(TransportKind::StreamableHttp),
-        "wasm" => match def.wasm.as_ref().map(|w| (w.component.is_some(), w.builtin.is_some())) {
-            Some((true, false) | (false, true)) => Ok(TransportKind::Wasm),
-            Some((true, true)) => Err("wasm server takes component or builtin, not both".to_string()),
-            _ => Err("wasm server requires component or builtin".to_string()),
-        },
-        other if plugins.iter().any(|p| p.kind == PluginKind::Transport && p.name == other) => {
-            needs_url(TransportKind::Plugin(other.to_string()))
+    let kind = match TransportKind::builtin(name) {
+        Some(kind) => kind,
+        None if plugins.iter().any(|p| p.kind == PluginKind::Transport && p.name == name) => {
+            TransportKind::Plugin(name.to_string())
         }
-        other => Err(format!("unsupported MCP transport: {other}")),
+        None => return Err(format!("unsupported MCP transport: {name}")),
+    };
+    let requires = |key: &str| Err(format!("{} transport requires {key}", kind.as_str()));
+    match kind.needs() {
+        Needs::Command if def.command.is_none() => requires(COMMAND),
+        Needs::Url if def.url.is_none() => requires(URL),
+        Needs::Component => match def.wasm.as_ref().map(|w| (w.component.is_some(), w.builtin.is_some())) {
+            Some((true, false) | (false, true)) => Ok(kind),
+            Some((true, true)) => Err(format!("wasm server takes {COMPONENT} or {BUILTIN}, not both")),
+            _ => Err(format!("wasm server requires {COMPONENT} or {BUILTIN}")),
+        },
+        Needs::Command | Needs::Url => Ok(kind),
     }
 }
 
@@ -36,7 +39,8 @@ mod tests {
     use std::path::PathBuf;
 
     use super::*;
-    use crate::config::model::{Grants, Limits, WasmDef};
+    use crate::config::model::{Grants, Limits};
+    use crate::config::server_def::model::WasmDef;
 
     fn d(t: Option<&str>, url: Option<&str>, command: Option<&str>) -> ServerDef {
         ServerDef {

@@ -1,0 +1,184 @@
+//! A normalised [`ServerDef`] back into the JSON the store holds: known fields in a fixed
+//! order, empty ones omitted, and, for a definition a person wrote, merged into their object so
+//! unknown keys (theirs, or another tool's) stay where they were.
+
+use serde_json::{Map, Value};
+
+use super::model::{Roots, ServerDef, Timeouts};
+use super::oauth_fields::oauth_json;
+use crate::config::model::Limits;
+use crate::config::sandbox_fields;
+use crate::config::store_keys::{self as key, timeouts as timeout_key, tools as tools_key};
+use crate::config::tool_filter::ToolFilter;
+
+impl ServerDef {
+    /// The definition as the store holds it: known fields in a fixed order, null/empty omitted,
+    /// timeouts only where they differ from the defaults.
+    pub fn to_json(&self) -> Map<String, Value> {
+        let mut m = Map::new();
+        let put_str = |m: &mut Map<String, Value>, k: &str, v: &Option<String>| {
+            if let Some(v) = v.as_deref().filter(|v| !v.is_empty()) {
+                m.insert(k.into(), Value::String(v.into()));
+            }
+        };
+        put_str(&mut m, key::TYPE, &self.transport);
+        put_str(&mut m, key::URL, &self.url);
+        put_str(&mut m, key::COMMAND, &self.command);
+        if !self.args.is_empty() {
+            m.insert(key::ARGS.into(), self.args.iter().cloned().map(Value::String).collect());
+        }
+        for (key, pairs) in [(key::ENV, &self.env), (key::HEADERS, &self.headers)] {
+            if !pairs.is_empty() {
+                let obj: Map<String, Value> =
+                    pairs.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+                m.insert(key.into(), Value::Object(obj));
+            }
+        }
+        put_str(&mut m, key::CWD, &self.cwd);
+        if let Some(inherit) = self.inherit_env {
+            m.insert(key::INHERIT_ENV.into(), Value::Bool(inherit));
+        }
+        if let Some(t) = timeouts_json(&self.timeouts) {
+            m.insert(key::TIMEOUTS.into(), t);
+        }
+        if let Some(o) = &self.oauth {
+            m.insert(key::OAUTH.into(), Value::Object(oauth_json(o)));
+        }
+        if let Some(t) = tool_filter_json(&self.tools) {
+            m.insert(key::TOOLS.into(), t);
+        }
+        if let Some(r) = roots_json(&self.roots) {
+            m.insert(key::ROOTS.into(), r);
+        }
+        if let Some(w) = &self.wasm {
+            put_str(&mut m, key::COMPONENT, &w.component);
+            put_str(&mut m, key::BUILTIN, &w.builtin);
+            if let Some(g) = sandbox_fields::grants_json(&w.grants) {
+                m.insert(key::GRANTS.into(), g);
+            }
+            if let Some(l) = sandbox_fields::limits_json(&w.limits, Limits::for_server()) {
+                m.insert(key::LIMITS.into(), l);
+            }
+            put_str(&mut m, key::SHA256, &w.sha256);
+        }
+        m
+    }
+
+    /// `input` (a user's JSON definition) with every known field replaced by its normalised
+    /// value or dropped when empty, unknown keys kept in place, and an inferred `type` added.
+    pub fn merge_into(&self, input: &Map<String, Value>) -> Map<String, Value> {
+        let known = self.to_json();
+        let mut out = Map::new();
+        // A server that is not `wasm` has no sandbox fields: keys of those names are its own.
+        let known_here =
+            |k: &str| key::SERVER.contains(&k) || (self.wasm.is_some() && key::WASM.contains(&k));
+        for (k, v) in input {
+            if known_here(k) {
+                match (known.get(k), v) {
+                    // `oauth`, `grants`, `limits` and `tools` keep the user's own keys inside
+                    // them too, even when none of ours is left (`tools: {"x-note": …}`).
+                    (nv @ (Some(Value::Object(_)) | None), Value::Object(given))
+                        if key::NESTED.contains(&k.as_str()) =>
+                    {
+                        let empty = Map::new();
+                        let nv = nv.and_then(Value::as_object).unwrap_or(&empty);
+                        let mut merged: Map<String, Value> = given
+                            .iter()
+                            .filter(|(key, _)| nv.contains_key(*key) || !nested_known(k, key))
+                            .map(|(key, value)| (key.clone(), nv.get(key).unwrap_or(value).clone()))
+                            .collect();
+                        for (key, value) in nv {
+                            merged.entry(key.clone()).or_insert_with(|| value.clone());
+                        }
+                        if known.contains_key(k) || !merged.is_empty() {
+                            out.insert(k.clone(), Value::Object(merged));
+                        }
+                    }
+                    (Some(nv), _) => {
+                        out.insert(k.clone(), nv.clone());
+                    }
+                    (None, _) => {}
+                }
+            } else {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+        for (k, v) in known {
+            out.entry(k).or_insert(v);
+        }
+        out
+    }
+}
+
+/// Whether `inner` is one of ours inside the nested object `field`.
+fn nested_known(field: &str, inner: &str) -> bool {
+    match field {
+        key::OAUTH => key::oauth::KEYS.contains(&inner),
+        key::GRANTS => key::grants::KEYS.contains(&inner),
+        key::LIMITS => key::limits::KEYS.contains(&inner),
+        key::TOOLS => tools_key::KEYS.contains(&inner),
+        _ => false,
+    }
+}
+
+/// `roots` as the store holds it: omitted at the default.
+fn roots_json(roots: &Roots) -> Option<Value> {
+    match roots {
+        Roots::Workspace => None,
+        Roots::Paths(paths) => Some(paths.iter().cloned().map(Value::String).collect()),
+        other => other.keyword().map(|word| Value::String(word.into())),
+    }
+}
+
+fn tool_filter_json(f: &ToolFilter) -> Option<Value> {
+    let mut m = Map::new();
+    for (key, globs) in [(tools_key::INCLUDE, f.include()), (tools_key::EXCLUDE, f.exclude())] {
+        if !globs.is_empty() {
+            m.insert(key.into(), globs.iter().cloned().map(Value::String).collect());
+        }
+    }
+    (!m.is_empty()).then_some(Value::Object(m))
+}
+
+fn timeouts_json(t: &Timeouts) -> Option<Value> {
+    let d = Timeouts::default();
+    let mut m = Map::new();
+    for (key, v, dv) in [
+        (timeout_key::CONNECT_MS, t.connect, d.connect),
+        (timeout_key::LIST_MS, t.list, d.list),
+        (timeout_key::CALL_MS, t.call, d.call),
+    ] {
+        if v != dv {
+            m.insert(key.into(), Value::from(u64::try_from(v.as_millis()).unwrap_or(u64::MAX)));
+        }
+    }
+    (!m.is_empty()).then_some(Value::Object(m))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn def(v: Value) -> ServerDef {
+        ServerDef::from_json("s", &v).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn to_json_omits_empty_fields_and_default_timeouts() {
+        let d = def(json!({"command":"x","args":[],"env":{},"cwd":"","url":null}));
+        assert_eq!(Value::Object(d.to_json()), json!({"type":"stdio","command":"x"}));
+        let d = def(json!({"type":"sse","url":"u","timeouts":{"listMs":5}}));
+        assert_eq!(Value::Object(d.to_json()), json!({"type":"sse","url":"u","timeouts":{"listMs":5}}));
+    }
+
+    #[test]
+    fn merge_keeps_unknown_keys_in_place_and_normalises_known_ones() {
+        let input = json!({"x-note":"keep","command":" npx ","args":["a"],"cwd":"  ","z":1});
+        let input = input.as_object().cloned().unwrap_or_default();
+        let d = def(Value::Object(input.clone()));
+        let out = serde_json::to_string(&d.merge_into(&input)).unwrap_or_default();
+        assert_eq!(out, r#"{"x-note":"keep","command":"npx","args":["a"],"z":1,"type":"stdio"}"#);
+    }
+}
