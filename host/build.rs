@@ -1,7 +1,7 @@
 //! Builds the guest workspace (`plugins/`) for `wasm32-wasip2` and embeds the built-in plugins.
 //!
-//! Why here and not in a separate step: the built-ins are part of the binary (DESIGN §5), so a
-//! plain `cargo build` must produce them. The guests form their own workspace with their own
+//! Why here and not in a separate step: the built-ins are part of the binary, so a plain
+//! `cargo build` must produce them. The guests form their own workspace with their own
 //! target folder (`target/plugins`), so this nested cargo never waits on the outer one's lock.
 
 use std::env;

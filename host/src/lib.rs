@@ -1,7 +1,7 @@
 //! toolport: turns MCP servers into a live, checked tool surface for coding agents.
 //!
-//! The pipeline every tool takes (DESIGN §1): the config layers (global store, workspace
-//! enablement, session pauses) resolve into a [`Resolved`]; [`Runtime::start`] connects each
+//! The pipeline every tool takes: the config layers (global store, workspace enablement,
+//! session pauses) resolve into a [`Resolved`]; [`Runtime::start`] connects each
 //! active server, lists its tools, applies the name policy and the host's collision rules,
 //! shapes the tools with a tool-shape plugin, and serves the surface ([`Runtime::tools`],
 //! [`Runtime::records`]) and the executor ([`Runtime::call`]). The `toolport` binary, the
@@ -145,7 +145,7 @@ pub mod cli_support {
     /// Foreign text made safe for a terminal: what every text view of the binary uses.
     pub use crate::text::{escape_line, escape_text};
     /// Token counts under the one tokenizer every figure uses (`o200k_base`).
-    pub use crate::tokens::{TOKENIZER, count as count_tokens, within as within_tokens};
+    pub use crate::tokens::count as count_tokens;
 
     /// URL secrets (query values, userinfo) masked: the binary's printed errors; with the
     /// authorization code a library logs, its log writer.
@@ -153,7 +153,7 @@ pub mod cli_support {
 
     /// Where the build left the guest components (built-ins and test fixtures) and the
     /// built-ins' embedded bytes: for this repository's own tests and benchmarks.
-    pub use crate::plugin::{PLUGIN_BUILD_DIR, builtin_bytes, builtin_servers};
+    pub use crate::plugin::{PLUGIN_BUILD_DIR, builtin_bytes};
 }
 
 /// The pure parsers, for the fuzz targets in `fuzz/` (cargo-fuzz builds with `--cfg fuzzing`).

@@ -1,5 +1,5 @@
-//! Where toolport's files live (DESIGN §3): the home folder with the global store and the
-//! compiled-plugin cache, and the workspace root with its `.toolport/workspace.json`.
+//! Where toolport's files live: the home folder with the global store and the compiled-plugin
+//! cache, and the workspace root with its `.toolport/workspace.json`.
 
 use std::path::{Path, PathBuf};
 
@@ -76,7 +76,7 @@ impl Paths {
         self.home.join("results")
     }
 
-    /// `<home>/credentials.json`: OAuth tokens, never in the store (DESIGN §2).
+    /// `<home>/credentials.json`: OAuth tokens, never in the store.
     pub fn credentials(&self) -> PathBuf {
         self.home.join("credentials.json")
     }

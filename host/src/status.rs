@@ -1,5 +1,5 @@
-//! The status view: one line per server saying what the runtime really did with it
-//! (reference-behaviour A, "Status view"). Shared by `mcp list`, `/mcp` and ACP.
+//! The status view: one line per server saying what the runtime really did with it, in the
+//! original tool's line format. Shared by `mcp list`, `/mcp` and ACP.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -110,7 +110,7 @@ pub struct Trailer<'a> {
     pub workspace_config: &'a Path,
 }
 
-/// Renders the text view exactly as reference-behaviour A shows it.
+/// Renders the text view exactly as the original tool shows it (tests assert it).
 pub fn render(servers: &[ServerStatus], trailer: Option<Trailer<'_>>) -> String {
     if servers.is_empty() {
         return "mcp: (none)\n".to_string();

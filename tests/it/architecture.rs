@@ -42,7 +42,7 @@ const LAYERS: &[&[&str]] = &[
 ];
 
 /// The binary's files: the only ones that print.
-const BINARY: &[&str] = &["main.rs", "cli", "demo.rs", "demo_server.rs"];
+const BINARY: &[&str] = &["main.rs", "cli", "demo.rs", "demo_server"];
 
 /// Where a module's code lives, keyed by its path from the crate root (`["runtime",
 /// "executor"]`); `mod.rs` and the crate root stand for their folder.

@@ -4,7 +4,7 @@
 //! - `initialize` advertises `loadSession` and `mcpCapabilities {http, sse}`.
 //! - `session/new` / `session/load` take an absolute `cwd` and `mcpServers`; a non-empty list
 //!   replaces the local stores for that session (every entry enabled, none paused), an empty
-//!   one uses the local stores with `cwd` as the workspace (mcp-integration §10).
+//!   one uses the local stores with `cwd` as the workspace.
 //! - `session/prompt` runs `/mcp` (read-only view), `/tools` and `/call`, answering with
 //!   `agent_message_chunk` updates; `session/cancel` stops a running call.
 //! - `_toolport/tools/list` and `_toolport/tools/call` let an embedding host use the tool

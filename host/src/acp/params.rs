@@ -1,7 +1,7 @@
 //! The parameters of `session/new` and `session/load`, read by hand rather than through the
 //! schema crate's request types: ACP clients send `env` and `headers` both in the spec's
-//! `[{name, value}]` form and as plain objects (reference-behaviour B.13), and a missing or
-//! relative `cwd` must give the contract's exact messages, not a serde error.
+//! `[{name, value}]` form and as plain objects (the original tool dropped the array form), and
+//! a missing or relative `cwd` must give the original tool's exact messages, not a serde error.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;

@@ -1,9 +1,9 @@
-//! OAuth 2.1 for remote servers (DESIGN §2, on rmcp's `auth`): the credential store
-//! ([`store`], `<home>/credentials.json`), the person's sign-in ([`sign_in`], with its
-//! [`browser`] and loopback [`callback`]), machine-to-machine tokens ([`machine`], and
-//! `workload` for the JWT bearer grant, with the address rule of `address_policy`), the
-//! HTTP client that signs requests and steps up scopes ([`http_client`]), and DPoP, which binds
-//! a sign-in's tokens to a key of its own (`dpop`).
+//! OAuth 2.1 for remote servers (on rmcp's `auth`): the credential store ([`store`],
+//! `<home>/credentials.json`), the person's sign-in ([`sign_in`], with its [`browser`] and
+//! loopback [`callback`]), machine-to-machine tokens ([`machine`], and `workload` for the JWT
+//! bearer grant, with the address rule of `address_policy`), the HTTP client that signs
+//! requests and steps up scopes ([`http_client`]), and DPoP, which binds a sign-in's tokens to
+//! a key of its own (`dpop`).
 //!
 //! A server needs no configuration to use OAuth: one that answers 401 with a challenge shows
 //! "authorization required: run toolport mcp login NAME" until someone does; after that its

@@ -3,7 +3,7 @@
 
 use toolport::EditError;
 
-/// Exit status for bad usage or bad configuration (DESIGN §4).
+/// Exit status for bad usage or bad configuration.
 pub const EXIT_USAGE: u8 = 2;
 /// Exit status for a command that failed at run time.
 pub const EXIT_FAILURE: u8 = 1;

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 /// Whether the strings of an array are trimmed. Server `args` are kept exactly as written
-/// (reference-behaviour B.2); names and grants are trimmed.
+/// (no trimming, no de-duplication); names and grants are trimmed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Trim {
     Yes,

@@ -11,10 +11,10 @@ use std::path::PathBuf;
 /// so every place that hides a value hides it the same recognisable way.
 pub const MASK: &str = "***";
 
-/// The built-in tool names an MCP server may never take (reference-behaviour A).
+/// The built-in tool names an MCP server may never take (the original tool's four).
 pub const DEFAULT_RESERVED_TOOL_NAMES: [&str; 4] = ["bash", "read_file", "write_file", "apply_patch"];
 
-/// The three kinds of plugin (DESIGN §5).
+/// The three kinds of plugin (see wit/README.md, "Worlds").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PluginKind {
     /// Moves JSON-RPC messages for servers whose `type` names it.
@@ -41,7 +41,7 @@ impl PluginKind {
     }
 }
 
-/// What a plugin or a sandboxed server may touch beyond nothing (DESIGN §5: closed by default).
+/// What a plugin or a sandboxed server may touch beyond nothing (closed by default).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Grants {
     /// `scheme://host:port` patterns; `*` for a port or a leading host label.

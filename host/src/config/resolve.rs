@@ -12,7 +12,7 @@ use super::store::GlobalStore;
 use crate::paths::Paths;
 use crate::status::{ServerState, ServerStatus};
 
-/// The error a `missing` server shows (reference-behaviour A).
+/// The error a `missing` server shows (the original tool's exact text).
 pub const MISSING_SERVER_ERROR: &str = "workspace references undefined MCP server";
 
 /// One server after resolving the three layers.
@@ -24,7 +24,7 @@ pub struct ResolvedServer {
     pub enabled: bool,
     /// Paused in this session.
     pub paused: bool,
-    /// The validated transport, or the validation message (reference-behaviour A).
+    /// The validated transport, or the validation message (the original tool's exact text).
     pub transport: Result<TransportKind, String>,
 }
 
@@ -55,7 +55,7 @@ pub struct Resolved {
     pub workspace_file: Option<PathBuf>,
 }
 
-/// Combines the layers. Names match exactly (case-sensitive, reference-behaviour B.16).
+/// Combines the layers. Names match exactly (case-sensitive, the one rule for every command).
 pub fn resolve(store: &GlobalStore, settings: &WorkspaceSettings, paused: &BTreeSet<String>) -> Resolved {
     let servers = store
         .servers

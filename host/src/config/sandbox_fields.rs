@@ -1,6 +1,6 @@
 //! The sandbox part of a config entry — `grants`, `limits`, `sha256` — read the same way for a
 //! plugin and for a `type: wasm` server, and written back the same way. A server's folders may
-//! be read-write; a plugin's never are (DESIGN §5).
+//! be read-write; a plugin's never are.
 //!
 //! An unknown key inside `grants` or `limits` is kept in the file (every write keeps unknown
 //! keys) but warned about by `unknown_keys`, which knows the file: `grants.dir` instead of

@@ -47,7 +47,7 @@ pub(crate) fn find_server(name: &str) -> Option<BuiltinServer> {
 }
 
 /// The names of the built-in servers, in build order.
-pub fn builtin_servers() -> impl Iterator<Item = &'static str> {
+pub(in crate::plugin) fn builtin_servers() -> impl Iterator<Item = &'static str> {
     generated::BUILTIN_SERVERS.iter().map(|(name, _, _)| *name)
 }
 

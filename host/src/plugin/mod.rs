@@ -1,6 +1,6 @@
-//! The plugin host (DESIGN §5): third-party code — transports, name policies, tool shapes —
-//! runs as WASI components that can do nothing they were not granted, cannot hang or exhaust
-//! the host, and are refused at load when built for another contract.
+//! The plugin host (contract: wit/README.md): third-party code — transports, name policies,
+//! tool shapes — runs as WASI components that can do nothing they were not granted, cannot hang
+//! or exhaust the host, and are refused at load when built for another contract.
 //!
 //! Code map: one wasmtime engine per process (`engine`), compiled artifacts cached on disk
 //! (`cache`), loading and checking a component (`load`, `inspect`), the host and its registry
@@ -32,7 +32,7 @@ mod model;
 mod sandbox;
 mod wire;
 
-pub use builtin::{PLUGIN_BUILD_DIR, builtin_bytes, builtin_servers};
+pub use builtin::{PLUGIN_BUILD_DIR, builtin_bytes};
 pub use compile::cache::CacheOutcome;
 pub use compile::inspect::{Inspection, PACKAGE, WIT_VERSION, inspect, sandbox_uses};
 pub use compile::load::Origin;

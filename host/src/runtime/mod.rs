@@ -1,6 +1,6 @@
-//! The live runtime (DESIGN §1): connects every active server concurrently, checks and
-//! shapes their tools in definition order, routes calls, and keeps the view honest while it
-//! runs (crashes, `list_changed`, retry, config changes).
+//! The live runtime: connects every active server concurrently, checks and shapes their tools
+//! in definition order, routes calls, and keeps the view honest while it runs (crashes,
+//! `list_changed`, retry, config changes).
 //!
 //! This file is the front door and nothing else: [`Runtime::start`] is the one way to get a
 //! runtime, and every entry point (CLI, session, ACP, an embedding host) calls it. The state

@@ -77,7 +77,8 @@ impl Slot {
         self.conn().is_some_and(|c| c.generation == generation)
     }
 
-    /// The status row, following the decision order of reference-behaviour A.
+    /// The status row, in the original tool's decision order: disabled, paused, invalid
+    /// definition, then what connecting and checking gave.
     pub fn status(&self) -> ServerStatus {
         let r = &self.resolved;
         let (state, tools, error) = if !r.enabled {

@@ -77,7 +77,7 @@ impl Args {
 /// How an action appears in `/help`, completion and the unknown-action sentence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Doc {
-    /// Its own `/help` line, exactly as reference-behaviour A prints it.
+    /// Its own `/help` line, exactly as the original `/mcp` prints it.
     Line(&'static str),
     /// Offered, but documented by the line of the entry before it (`enable|disable`).
     SharedLine,

@@ -2,7 +2,7 @@
 //! `/call`, `/resources`, `/read`, `/prompts`, `/prompt`, `/help`, `/quit`. Pure so it can be unit-tested and fuzzed; the session and the
 //! ACP agent decide what each command does.
 //!
-//! The messages are those of reference-behaviour A (`Usage: /mcp <action> <name>`,
+//! The messages are the original tool's, word for word (`Usage: /mcp <action> <name>`,
 //! `Unknown /mcp action: …`). Arguments after `/mcp <action>` are split shell-style (`shlex`),
 //! so a name or an `--env` value may contain spaces when quoted; `/call` keeps its JSON text
 //! as typed, because JSON's own quotes must survive. Which `/mcp` actions exist, and what
@@ -206,7 +206,7 @@ fn split_word(s: &str) -> (&str, &str) {
     }
 }
 
-/// The `/mcp` lines of `/help`, exactly as reference-behaviour A prints them.
+/// The `/mcp` lines of `/help`, exactly as the original `/mcp` prints them.
 pub fn mcp_help() -> impl Iterator<Item = &'static str> {
     actions::help_lines(|_| true)
 }

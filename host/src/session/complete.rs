@@ -5,9 +5,7 @@
 //! Which words are commands and actions, and what each one takes, comes from the table.
 
 use super::actions::{self, COMMANDS, Completes, McpAction};
-
-/// The transport values `/mcp add --transport` accepts without a plugin.
-pub const TRANSPORTS: &[&str] = &["stdio", "sse", "http", "streamable_http"];
+use crate::config::TransportKind;
 
 /// The flags of `/mcp add`.
 pub const ADD_FLAGS: &[&str] = &["--transport", "--env", "--header", "--cwd", "--include", "--exclude"];
@@ -68,9 +66,9 @@ pub fn complete(line: &str, known: &Known) -> (usize, Vec<String>) {
         ["/mcp", word, .., last]
             if action(word).is_some_and(McpAction::takes_add_args) && *last == "--transport" =>
         {
-            matching(
-                &mut TRANSPORTS.iter().copied().chain(known.transport_plugins.iter().map(String::as_str)),
-            )
+            let builtins = TransportKind::add_words();
+            let plugins = known.transport_plugins.iter();
+            matching(&mut builtins.iter().chain(plugins).map(String::as_str))
         }
         ["/mcp", word, ..]
             if action(word).is_some_and(McpAction::takes_add_args) && partial.starts_with('-') =>

@@ -1,12 +1,12 @@
 //! The interactive session: one live runtime, the `/mcp` command language on top of it, and
 //! the session-only layer of state (pauses).
 //!
-//! Which layer each command touches (mcp-integration §7): `add`/`remove` the global store,
-//! `enable`/`disable` the workspace file, `pause`/`resume`/`retry` only this session's memory
-//! and connections. After a change the runtime is reconciled with the freshly resolved config,
-//! which connects or closes only the servers whose activity changed; `retry` reconnects only
-//! the server it names. [`Session::execute`] is the whole language and does no terminal I/O,
-//! so tests and the line editor drive the same code.
+//! Which layer each command touches (README.md, "`toolport session`"): `add`/`remove` the
+//! global store, `enable`/`disable` the workspace file, `pause`/`resume`/`retry` only this
+//! session's memory and connections. After a change the runtime is reconciled with the freshly
+//! resolved config, which connects or closes only the servers whose activity changed; `retry`
+//! reconnects only the server it names. [`Session::execute`] is the whole language and does no
+//! terminal I/O, so tests and the line editor drive the same code.
 //!
 //! The layers, each importing only those before it: [`actions`] (the `/mcp` table) →
 //! [`command`] (parsing) and [`complete`] (completion) → `live` (the session and its

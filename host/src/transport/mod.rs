@@ -1,4 +1,4 @@
-//! Transports (DESIGN §1): how the host reaches a server and completes the MCP handshake.
+//! Transports: how the host reaches a server and completes the MCP handshake.
 //! `stdio` and `streamable_http` go through rmcp; `sse` (the built-in `transport-sse` plugin)
 //! and every plugin `type` go through the plugin-transport adapter ([`plugin`]); `wasm` runs a
 //! sandboxed server in the plugin host and talks to its stdio ([`wasm`]).

@@ -160,7 +160,7 @@ async fn a_300_character_tool_name_fails_the_server() {
     before.assert_unchanged(&env);
 }
 
-/// reference-behaviour A, "Tool-name checks" 3: duplicates compare case-insensitively.
+/// The duplicate check of the host's tool-name rules: names from one server compare case-insensitively.
 #[tokio::test(flavor = "multi_thread")]
 async fn names_differing_only_in_case_are_a_duplicate() {
     let env = Env::new();

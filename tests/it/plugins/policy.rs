@@ -1,5 +1,5 @@
-//! Name policies that answer legally: a `reject` verdict puts only that server in `error`
-//! (DESIGN §5), and the host's collision rules still run on the names a policy leaves.
+//! Name policies that answer legally: a `reject` verdict puts only that server in `error`,
+//! and the host's collision rules still run on the names a policy leaves.
 
 use std::path::Path;
 

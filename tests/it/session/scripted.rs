@@ -1,7 +1,7 @@
 //! `toolport session` driven as a script (stdin piped, one command per line) against the
-//! binary's own `demo-server`s: the whole `/mcp` language with the exact messages of
-//! reference-behaviour A, pauses that never reach the disk, and `retry`/`pause` that touch
-//! only the server they name (observed through each server's process id).
+//! binary's own `demo-server`s: the whole `/mcp` language with the original tool's exact
+//! messages, pauses that never reach the disk, and `retry`/`pause` that touch only the server
+//! they name (observed through each server's process id).
 
 use std::io::Write;
 use std::path::Path;

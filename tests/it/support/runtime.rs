@@ -32,8 +32,8 @@ pub fn write_config(env: &Env, servers: Value, enabled: &[&str], extra: Value) {
     std::fs::write(file, workspace.to_string()).unwrap_or_else(|e| panic!("write workspace: {e}"));
 }
 
-/// What a server listing the one reserved name `tool` is put in `error` with: reference-behaviour
-/// A's sentence, then the two fixes (issue 25 item 7).
+/// What a server listing the one reserved name `tool` is put in `error` with: the original
+/// tool's sentence, word for word, then the two fixes (issue 25 item 7).
 pub fn reserved_one(tool: &str) -> String {
     format!(
         "MCP tool name conflicts with built-in tool: {tool}. Fix: leave it out (\"tools\": {{\"exclude\": \

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use crate::config::server_def::{Roots, ServerDef, TransportKind, normalize_type};
 use crate::config::tool_filter::ToolFilter;
 
-/// The usage line of `/mcp add` (reference-behaviour A).
+/// The usage line of `/mcp add`, exactly as the original `/mcp` prints it.
 pub const ADD_USAGE: &str = "Usage: /mcp add --transport <stdio|sse|http> <name> <target>";
 
 /// A parsed `add`: the name and the definition to store (values as typed, `${VAR}` unexpanded).

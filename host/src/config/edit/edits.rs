@@ -1,6 +1,6 @@
 //! The config-changing operations shared by `toolport mcp …` and the interactive `/mcp` line:
 //! add, remove, enable, disable. Each is one locked edit (see [`super::write`]); the messages
-//! are reference-behaviour A's.
+//! are the original tool's, word for word.
 
 use std::path::Path;
 

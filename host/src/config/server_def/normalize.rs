@@ -1,5 +1,5 @@
-//! Turns one JSON server definition into a normalised [`ServerDef`] (reference-behaviour A,
-//! "Normalisation"). Type errors name the server and the field; the caller adds the file.
+//! Turns one JSON server definition into a normalised [`ServerDef`] (trimmed like the original
+//! tool's). Type errors name the server and the field; the caller adds the file.
 //! `to_json.rs` writes a definition back.
 
 use serde_json::Value;
@@ -48,7 +48,7 @@ impl ServerDef {
             transport,
             url: fields.string(key::URL)?,
             command,
-            // Kept exactly: no trimming, no de-duplication (reference-behaviour B.2).
+            // Kept exactly: no trimming, no de-duplication (the original tool merged `-p a -p b`).
             args: fields.strings(key::ARGS, Trim::No)?.unwrap_or_default(),
             env: fields.string_map(key::ENV)?,
             headers: fields.string_map(key::HEADERS)?,

@@ -80,6 +80,16 @@ impl TransportKind {
         }
     }
 
+    /// The `--transport` words `mcp add` takes for the built-ins, as completion offers them:
+    /// each transport a command or a url defines, by its name and then its first alias.
+    pub fn add_words() -> Vec<String> {
+        let words = BUILTIN.into_iter().filter(|kind| kind.needs() != Needs::Component).flat_map(|kind| {
+            let alias = kind.aliases().first().map(|a| a.to_string());
+            std::iter::once(kind.as_str().to_string()).chain(alias)
+        });
+        words.collect()
+    }
+
     /// The built-in transport a normalised `type` names.
     pub(in crate::config) fn builtin(name: &str) -> Option<Self> {
         BUILTIN.into_iter().find(|kind| kind.as_str() == name)

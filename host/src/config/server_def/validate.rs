@@ -1,6 +1,6 @@
-//! Whether a normalised definition can be started, with the exact messages of
-//! reference-behaviour A. An invalid definition is not a load error: that one server shows
-//! `error` with the message and the others carry on.
+//! Whether a normalised definition can be started, with the original tool's exact messages. An
+//! invalid definition is not a load error: that one server shows `error` with the message and
+//! the others carry on.
 
 use super::model::ServerDef;
 use super::transport_kind::{Needs, TransportKind};

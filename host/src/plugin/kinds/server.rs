@@ -1,9 +1,9 @@
 //! Sandboxed MCP servers (`type: wasm`): a plain `wasi:cli/command` component speaking MCP on
-//! its stdin and stdout, run in the same sandbox as a plugin (DESIGN §5) with what a server
-//! needs on top: arguments and an environment of its own (exactly the configured ones, nothing
-//! inherited but granted names), folders that may be read-write, and a time limit on computing
-//! after a request instead of on the whole (idle, long) run, with a share of one core over a
-//! window on top (`cpu`), which a guest cannot dodge by waiting now and then.
+//! its stdin and stdout, run in the same sandbox as a plugin with what a server needs on top:
+//! arguments and an environment of its own (exactly the configured ones, nothing inherited but
+//! granted names), folders that may be read-write, and a time limit on computing after a
+//! request instead of on the whole (idle, long) run, with a share of one core over a window on
+//! top (`cpu`), which a guest cannot dodge by waiting now and then.
 //!
 //! No process and no OS pipe: stdin, stdout and stderr are in-memory byte streams
 //! (`tokio::io::duplex`), so the host's rmcp client reads and writes them as it would a child's

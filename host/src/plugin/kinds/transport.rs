@@ -3,10 +3,9 @@
 //! for why a pump over resources and not `send`/`receive` calls). `transport::PluginTransport`
 //! drives this as an rmcp transport; this is the host half of the contract.
 //!
-//! Each connection gets a sandbox of its own: the plugin's grants widened by exactly the
-//! origin of the server it serves (DESIGN §5). A transport may reach its server's `url`
-//! (scheme, host, port) and nothing else unless `grants.hosts` says so, and serving server A
-//! never lets it reach B.
+//! Each connection gets a sandbox of its own: the plugin's grants widened by exactly the origin
+//! of the server it serves. A transport may reach its server's `url` (scheme, host, port) and
+//! nothing else unless `grants.hosts` says so, and serving server A never lets it reach B.
 
 use std::sync::Arc;
 

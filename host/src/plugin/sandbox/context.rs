@@ -1,5 +1,5 @@
 //! The sandbox every plugin runs in: a WASI context with nothing inherited, opened only as far
-//! as the plugin's config grants (DESIGN §5). All grant checks live here.
+//! as the plugin's config grants. All grant checks live here.
 //!
 //! Closed defaults, as built by [`Sandbox::wasi_ctx`]: no environment, no arguments, no
 //! preopens, stdin closed, stdout discarded, stderr's tail kept for crash messages (`stderr`), no

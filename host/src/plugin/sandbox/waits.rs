@@ -1,13 +1,13 @@
 //! The host's waiting functions, wrapped to tell a guest that waits from one that computes.
 //!
-//! A sandboxed server lives as long as its connection and is idle most of the time, so its
-//! time limit cannot be a deadline on the whole run (a plugin call's): it is a limit on
-//! *computing without waiting* (DESIGN §5). The epoch callback (`limits::arm_busy_limit`)
-//! measures from [`BusyClock::since`]; this file moves that mark forward each time the guest
-//! really waits — blocks in `poll`, `pollable.block`, or a blocking stream read or write that
-//! had to wait for the other side. A wait that was over at once (a poll of something already
-//! ready, a read with data queued) does not count: a guest spinning on ready pollables is
-//! computing. wasmtime's own implementations do the work; only the mark is ours.
+//! A sandboxed server lives as long as its connection and is idle most of the time, so its time
+//! limit cannot be a deadline on the whole run (a plugin call's): it is a limit on *computing
+//! without waiting*. The epoch callback (`limits::arm_busy_limit`) measures from
+//! [`BusyClock::since`]; this file moves that mark forward each time the guest really waits —
+//! blocks in `poll`, `pollable.block`, or a blocking stream read or write that had to wait for
+//! the other side. A wait that was over at once (a poll of something already ready, a read with
+//! data queued) does not count: a guest spinning on ready pollables is computing. wasmtime's
+//! own implementations do the work; only the mark is ours.
 
 use std::future::Future;
 use std::pin::Pin;

@@ -1,6 +1,5 @@
-//! The executor (reference-behaviour A, "Executor"): routes a final tool name to the server
-//! that owns it, sends `tools/call` with the server's own name under its call timeout, and says
-//! what came back or why nothing did.
+//! The executor: routes a final tool name to the server that owns it, sends `tools/call` with
+//! the server's own name under its call timeout, and says what came back or why nothing did.
 
 #[allow(deprecated)]
 use rmcp::model::LoggingLevel;

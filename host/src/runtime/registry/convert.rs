@@ -1,5 +1,5 @@
 //! The seam between the runtime and the plugin host: the name policy and the tool shape are
-//! plugins (DESIGN §5), and this is the only file of the runtime that runs them.
+//! plugins, and this is the only file of the runtime that runs them.
 
 use std::sync::Arc;
 

@@ -1,5 +1,6 @@
-//! The host's tool-name rules (reference-behaviour A, "Tool-name checks"). Pure: no I/O, no
-//! async, so every rule and message is pinned by a unit test.
+//! The host's tool-name rules, the original tool's four checks: blank, reserved, duplicate
+//! within one server, already claimed by another. Pure: no I/O, no async, so every rule and
+//! message is pinned by a unit test.
 //!
 //! They run on the final names (after any name policy), in definition order, and they are
 //! never bypassed: a plugin can rename tools, but two servers can never share a name. Names
@@ -123,7 +124,7 @@ impl Claims {
     }
 }
 
-/// `MCP tool name conflicts with built-in tool: <tools>` (reference-behaviour A's sentence, every
+/// `MCP tool name conflicts with built-in tool: <tools>` (the original tool's sentence, every
 /// reserved name of the server at once), then the two fixes: leave them out with the server's
 /// tool filter, or let the `namespace` policy prefix every tool with its server's name.
 pub fn reserved_message(tools: &[&str]) -> String {

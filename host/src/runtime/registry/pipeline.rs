@@ -1,8 +1,7 @@
-//! The deterministic half of start (DESIGN §1): for the connected servers, in definition
-//! order whatever finished first, the server's tool filter → name policy → host collision
-//! rules → tool shape → registry.
-//! Each step works on the same [`ToolRecord`]s; a server that fails a step is dropped from the
-//! later ones with its reason.
+//! The deterministic half of start (see ARCHITECTURE.md, "Bird's eye view"): for the connected
+//! servers, in definition order whatever finished first, the server's tool filter → name policy
+//! → host collision rules → tool shape → registry. Each step works on the same [`ToolRecord`]s;
+//! a server that fails a step is dropped from the later ones with its reason.
 
 use std::sync::Arc;
 
