@@ -43,6 +43,7 @@ mod status;
 mod text;
 mod tokens;
 mod transport;
+mod trust;
 
 // The runtime: start it, read the surface and the status, call tools.
 /// Raises the soft limit on open files to the hard one: what a binary calls at start, since
@@ -95,8 +96,13 @@ pub use ask::{ElicitPolicy, TerminalElicitor};
 // `toolport serve`: the surface as one MCP server (stdio, or streamable HTTP at `/mcp`).
 pub use serve::{ConfigWatch, Gateway, HttpOptions, LAZY_SERVER, lazy_tools};
 pub use session::{Reply, Session, run_interactive};
+// `toolport scan`: offline checks of what servers' definitions say (issue 28).
 /// The token that stops [`Gateway::serve_http`] (tokio-util's, as rmcp takes it).
 pub use tokio_util::sync::CancellationToken;
+pub use trust::{
+    Finding, ListedTool, Rule, RulesError, ServerDefinitions, Severity, Span, rules as scan_rules,
+    scan as scan_definitions,
+};
 
 // Plugins, for hosts and plugin authors who load and run components directly.
 pub use plugin::PACKAGE as WIT_PACKAGE;

@@ -34,7 +34,7 @@ const LAYERS: &[&[&str]] = &[
         "http_layer",
     ],
     &["config"],
-    &["plugin", "auth", "clients"],
+    &["plugin", "auth", "clients", "trust"],
     &["transport"],
     &["runtime"],
     &["ask", "serve", "session"],

@@ -1,0 +1,111 @@
+//! The built-in matchers of the rules (`kind` in `rules.json`): character classes by Unicode
+//! property, base64 blobs by their mix of characters, and names as whole words. Each returns
+//! byte spans in order.
+
+use std::collections::BTreeSet;
+
+use unicode_general_category::{GeneralCategory, get_general_category};
+
+/// Shortest base64 run taken for a blob: 30 bytes encoded, longer than any word or identifier
+/// a description uses.
+const MIN_BASE64_LEN: usize = 40;
+
+/// The explicit bidi formatting characters (embeddings, overrides, isolates, marks): the
+/// "Trojan Source" set.
+pub(super) fn is_bidi(c: char) -> bool {
+    matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Unicode tag characters: an invisible copy of ASCII that models read.
+pub(super) fn is_tag(c: char) -> bool {
+    ('\u{e0000}'..='\u{e007f}').contains(&c)
+}
+
+/// Characters that show nothing: format characters (zero-width space and joiners, BOM, soft
+/// hyphen), controls other than line breaks and tabs, and the Hangul fillers that render
+/// blank; bidi and tag characters have rules of their own.
+pub(super) fn is_invisible(c: char) -> bool {
+    if is_bidi(c) || is_tag(c) || matches!(c, '\n' | '\r' | '\t') {
+        return false;
+    }
+    matches!(c, '\u{115f}' | '\u{1160}' | '\u{3164}' | '\u{ffa0}')
+        || matches!(
+            get_general_category(c),
+            GeneralCategory::Control | GeneralCategory::Format | GeneralCategory::LineSeparator
+        )
+}
+
+/// Runs of consecutive characters that `class` takes, each one span.
+pub(super) fn char_runs(text: &str, class: fn(char) -> bool) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for (at, c) in text.char_indices().filter(|(_, c)| class(*c)) {
+        let end = at + c.len_utf8();
+        match out.last_mut() {
+            Some(last) if last.1 == at => last.1 = end,
+            _ => out.push((at, end)),
+        }
+    }
+    out
+}
+
+/// Runs of base64 of at least [`MIN_BASE64_LEN`] characters that mix upper case, lower case
+/// and digits, and are not a path (a slash in every 16 characters or fewer).
+pub(super) fn base64_blobs(text: &str) -> Vec<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let is_b64 = |b: u8| b.is_ascii_alphanumeric() || b == b'+' || b == b'/';
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        if !is_b64(bytes[at]) {
+            at += 1;
+            continue;
+        }
+        let start = at;
+        while at < bytes.len() && is_b64(bytes[at]) {
+            at += 1;
+        }
+        let run = &bytes[start..at];
+        while at < bytes.len() && bytes[at] == b'=' && at - start < run.len() + 2 {
+            at += 1;
+        }
+        let slashes = run.iter().filter(|b| **b == b'/').count();
+        if run.len() >= MIN_BASE64_LEN
+            && run.iter().any(u8::is_ascii_uppercase)
+            && run.iter().any(u8::is_ascii_lowercase)
+            && run.iter().any(u8::is_ascii_digit)
+            && slashes * 16 <= run.len()
+        {
+            out.push((start, at));
+        }
+    }
+    out
+}
+
+/// Whether a tool name reads as an identifier rather than a word (`read_graph`, `get-env`,
+/// `printEnv`), so finding it in prose means the tool.
+pub(super) fn is_identifier_like(name: &str) -> bool {
+    let camel = name.as_bytes().windows(2).any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase());
+    name.len() >= 4 && (name.contains(['_', '-']) || camel)
+}
+
+/// Every occurrence of one of `names` in `text` as a whole word (no letter, digit or `_` on
+/// either side), ASCII case ignored.
+pub(super) fn whole_words(text: &str, names: &BTreeSet<String>) -> Vec<(usize, usize)> {
+    let lower = text.to_ascii_lowercase();
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = Vec::new();
+    for name in names {
+        let needle = name.to_ascii_lowercase();
+        for (start, _) in lower.match_indices(&needle) {
+            let end = start + needle.len();
+            let before = text[..start].chars().next_back().is_some_and(is_word);
+            let after = text[end..].chars().next().is_some_and(is_word);
+            if !before && !after {
+                out.push((start, end));
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}

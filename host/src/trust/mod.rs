@@ -1,0 +1,12 @@
+//! Trust in what servers say (issue 28): offline, deterministic checks of a server's
+//! definitions — its instructions and its tools' names, titles, descriptions and schema
+//! descriptions — for text aimed at the model rather than the user. The rules are data
+//! (`rules.json`); this module knows nothing of connections: the caller hands it the
+//! definitions as listed.
+
+mod checks;
+mod matchers;
+mod rules;
+
+pub use checks::{Finding, ListedTool, ServerDefinitions, Span, scan};
+pub use rules::{Rule, RulesError, Severity, rules};

@@ -1,0 +1,188 @@
+//! The rules of the definition checks, read from `rules.json` beside this file: data rather
+//! than code, so a rule is added with its test case and no change to the matcher, and so the
+//! tests can read the same list to require a case for every rule.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+/// The rules file, in the binary: checks run offline and the same everywhere.
+const RULES_JSON: &str = include_str!("rules.json");
+
+/// How bad a finding is; ordered, so `--fail-on` compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Worth a look.
+    Low,
+    /// Suspicious.
+    Medium,
+    /// What a poisoned definition does.
+    High,
+}
+
+impl Severity {
+    /// The word used in the rules file, the text output and `--fail-on`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+        }
+    }
+}
+
+/// Which text of a definition a rule looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Target {
+    /// A tool's name.
+    Name,
+    /// A tool's `title` and its annotations' title.
+    Title,
+    /// A tool's description.
+    Description,
+    /// The server's instructions.
+    Instructions,
+    /// The descriptions (and titles) inside a tool's input schema, at any depth.
+    Parameters,
+}
+
+/// A matcher built into the checks: what a regex says badly (character classes by Unicode
+/// property, blobs by their mix of characters, names known only at scan time).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// Explicit bidi formatting characters.
+    Bidi,
+    /// Zero-width and other invisible format or control characters (not bidi, not tags).
+    Invisible,
+    /// Unicode tag characters (U+E0000–U+E007F).
+    Tag,
+    /// A long run of base64 that mixes cases and digits.
+    Base64,
+    /// `toolport` or a reserved tool name that is not the server's own.
+    ShadowingReserved,
+    /// Another server's tool, by its final or original name.
+    ShadowingOther,
+}
+
+/// How a rule finds its matches.
+#[derive(Debug, Clone)]
+pub enum Matcher {
+    /// A compiled regular expression.
+    Regex(Regex),
+    /// A built-in matcher.
+    Builtin(Kind),
+}
+
+/// One rule of `rules.json`.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// Stable id (`TP001`), what findings and SARIF name.
+    pub id: String,
+    /// Short name (`bidi-control`).
+    pub name: String,
+    /// How bad a match is.
+    pub severity: Severity,
+    /// The texts it looks at.
+    pub fields: Vec<Target>,
+    /// How it matches.
+    pub matcher: Matcher,
+    /// One line saying what a match means.
+    pub message: String,
+}
+
+/// A rule as written in the file, before its regex is compiled.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRule {
+    id: String,
+    name: String,
+    severity: Severity,
+    fields: Vec<Target>,
+    #[serde(default)]
+    regex: Option<String>,
+    #[serde(default)]
+    kind: Option<Kind>,
+    message: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    #[allow(dead_code)]
+    comment: Option<String>,
+    rules: Vec<RawRule>,
+}
+
+/// `rules.json` could not be read: a build shipped a broken file (its unit test fails first).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("the built-in scan rules (host/src/trust/rules.json) are malformed: {0}")]
+pub struct RulesError(String);
+
+static RULES: LazyLock<Result<Vec<Rule>, RulesError>> = LazyLock::new(|| parse(RULES_JSON));
+
+/// The built-in rules, in file order, parsed once.
+pub fn rules() -> Result<&'static [Rule], RulesError> {
+    RULES.as_ref().map(Vec::as_slice).map_err(Clone::clone)
+}
+
+/// Reads a rules file: every rule needs a unique id and exactly one of `regex` and `kind`.
+fn parse(text: &str) -> Result<Vec<Rule>, RulesError> {
+    let file: RawFile = serde_json::from_str(text).map_err(|e| RulesError(e.to_string()))?;
+    let mut rules: Vec<Rule> = Vec::with_capacity(file.rules.len());
+    for raw in file.rules {
+        if rules.iter().any(|r| r.id == raw.id) {
+            return Err(RulesError(format!("rule {} is defined twice", raw.id)));
+        }
+        let matcher = match (raw.regex, raw.kind) {
+            (Some(pattern), None) => Matcher::Regex(
+                Regex::new(&pattern).map_err(|e| RulesError(format!("rule {}: bad regex: {e}", raw.id)))?,
+            ),
+            (None, Some(kind)) => Matcher::Builtin(kind),
+            _ => return Err(RulesError(format!("rule {}: needs exactly one of `regex` and `kind`", raw.id))),
+        };
+        rules.push(Rule {
+            id: raw.id,
+            name: raw.name,
+            severity: raw.severity,
+            fields: raw.fields,
+            matcher,
+            message: raw.message,
+        });
+    }
+    Ok(rules)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_built_in_rules_parse() {
+        let rules = rules().unwrap();
+        assert!(rules.len() >= 12);
+        assert!(rules.iter().all(|r| r.id.starts_with("TP") && !r.message.is_empty()));
+    }
+
+    #[test]
+    fn a_malformed_file_is_an_error_that_names_the_rule() {
+        let err = |text: &str| parse(text).unwrap_err().to_string();
+        let rule = r#"{"id":"TP1","name":"n","severity":"low","fields":["name"],"message":"m""#;
+        assert_eq!(
+            err(&format!(r#"{{"rules":[{rule},"regex":"("}}]}}"#)).lines().next().unwrap(),
+            "the built-in scan rules (host/src/trust/rules.json) are malformed: rule TP1: bad regex: regex parse error:"
+        );
+        assert!(
+            err(&format!(r#"{{"rules":[{rule}}}]}}"#))
+                .ends_with("rule TP1: needs exactly one of `regex` and `kind`")
+        );
+        assert!(
+            err(&format!(r#"{{"rules":[{rule},"kind":"tag"}},{rule},"kind":"tag"}}]}}"#))
+                .ends_with("rule TP1 is defined twice")
+        );
+        assert!(err(r#"{"rules":[{"id":"TP1","severity":"dire"}]}"#).contains("unknown variant `dire`"));
+    }
+}
