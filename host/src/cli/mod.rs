@@ -10,6 +10,7 @@ mod install;
 mod login;
 mod mcp;
 mod plugin;
+mod scan;
 mod serve;
 mod session;
 mod tools;
@@ -52,6 +53,9 @@ enum Command {
     Mcp(mcp::McpArgs),
     /// Print the converted tool surface.
     Tools(tools::ToolsArgs),
+    /// Check what the enabled servers' definitions say (hidden characters, instructions to the
+    /// model, shadowing, secrets); exit 1 on a finding at or above --fail-on.
+    Scan(scan::ScanArgs),
     /// Call one tool through the executor and print the result.
     Call(tools::CallArgs),
     /// Every connected server's resources and resource templates.
@@ -253,6 +257,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Mcp(args) => mcp::run(&paths, args).await,
         Command::Tools(args) => tools::run_tools(&paths, args).await,
+        Command::Scan(args) => scan::run_scan(&paths, args).await,
         Command::Call(args) => tools::run_call(&paths, args).await,
         Command::Resources(args) => catalog::run_resources(&paths, args).await,
         Command::Read(args) => catalog::run_read(&paths, args).await,

@@ -1,0 +1,229 @@
+//! `toolport scan`: the definition checks (issue 28) over the enabled servers, as text, JSON
+//! or SARIF 2.1.0, with an exit status for CI.
+
+use std::process::ExitCode;
+
+use serde_json::{Value, json};
+use toolport::cli_support::escape_line;
+use toolport::{Finding, ListedTool, Paths, Rule, ServerDefinitions, Severity, ToolRecord};
+
+use super::ExitError;
+
+/// Where SARIF 2.1.0's schema is published: what `$schema` names.
+const SARIF_SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
+
+/// `toolport scan [--json | --sarif] [--fail-on low|medium|high]`.
+#[derive(Debug, clap::Args)]
+pub struct ScanArgs {
+    /// Print the findings as one JSON array.
+    #[arg(long, conflicts_with = "sarif")]
+    json: bool,
+    /// Print the findings as a SARIF 2.1.0 log (for code-scanning uploads).
+    #[arg(long)]
+    sarif: bool,
+    /// Exit 1 when a finding is at or above this severity.
+    #[arg(long, value_enum, value_name = "SEVERITY", default_value = "high")]
+    fail_on: SeverityArg,
+}
+
+/// `--fail-on` values.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum SeverityArg {
+    Low,
+    Medium,
+    High,
+}
+
+impl From<SeverityArg> for Severity {
+    fn from(arg: SeverityArg) -> Self {
+        match arg {
+            SeverityArg::Low => Severity::Low,
+            SeverityArg::Medium => Severity::Medium,
+            SeverityArg::High => Severity::High,
+        }
+    }
+}
+
+/// Starts the enabled servers, checks what they list and prints the findings; exit 1 when
+/// one is at or above `--fail-on`.
+pub async fn run_scan(paths: &Paths, args: ScanArgs) -> anyhow::Result<ExitCode> {
+    let runtime = super::tools::start(paths).await?;
+    let order: Vec<String> = runtime.status().into_iter().map(|row| row.name).collect();
+    let records = runtime.records();
+    runtime.shutdown().await;
+    // The runtime does not hand out a server's `initialize` instructions: tools only.
+    let servers = definitions(&order, records);
+    let findings = toolport::scan_definitions(&servers).map_err(|e| ExitError::failure(e.to_string()))?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&findings)?);
+    } else if args.sarif {
+        let rules = toolport::scan_rules().map_err(|e| ExitError::failure(e.to_string()))?;
+        println!("{}", serde_json::to_string_pretty(&sarif(rules, &findings))?);
+    } else {
+        print!("{}", render_text(&findings));
+    }
+    let fail_on = Severity::from(args.fail_on);
+    Ok(match findings.iter().any(|f| f.severity >= fail_on) {
+        true => ExitCode::from(super::EXIT_FAILURE),
+        false => ExitCode::SUCCESS,
+    })
+}
+
+/// The records grouped by server, servers in definition order and tools in surface order.
+fn definitions(order: &[String], records: Vec<ToolRecord>) -> Vec<ServerDefinitions> {
+    let mut servers: Vec<ServerDefinitions> = order
+        .iter()
+        .map(|name| ServerDefinitions { name: name.clone(), instructions: None, tools: Vec::new() })
+        .collect();
+    for record in records {
+        let listed = ListedTool { surface_name: record.name, tool: record.tool };
+        match servers.iter_mut().find(|s| s.name == record.server) {
+            Some(server) => server.tools.push(listed),
+            None => servers.push(ServerDefinitions {
+                name: record.server,
+                instructions: None,
+                tools: vec![listed],
+            }),
+        }
+    }
+    servers
+}
+
+/// `server/tool` (or just `server` for its instructions), escaped.
+fn place(finding: &Finding) -> String {
+    match &finding.tool {
+        Some(tool) => format!("{}/{}", escape_line(&finding.server), escape_line(tool)),
+        None => escape_line(&finding.server).into_owned(),
+    }
+}
+
+/// One line per finding, then a count line.
+fn render_text(findings: &[Finding]) -> String {
+    let mut out = String::new();
+    for f in findings {
+        out.push_str(&format!(
+            "{} {} {} {}:{}-{} {}: \"{}\"\n",
+            f.severity.as_str(),
+            f.rule,
+            place(f),
+            escape_line(&f.field),
+            f.span.start,
+            f.span.end,
+            f.message,
+            f.excerpt
+        ));
+    }
+    let count = |s: Severity| findings.iter().filter(|f| f.severity == s).count();
+    out.push_str(&format!(
+        "{} finding{} ({} high, {} medium, {} low)\n",
+        findings.len(),
+        if findings.len() == 1 { "" } else { "s" },
+        count(Severity::High),
+        count(Severity::Medium),
+        count(Severity::Low)
+    ));
+    out
+}
+
+/// SARIF's level for a severity.
+fn level(severity: Severity) -> &'static str {
+    match severity {
+        Severity::High => "error",
+        Severity::Medium => "warning",
+        Severity::Low => "note",
+    }
+}
+
+/// A SARIF 2.1.0 log with one run: the rules as the driver's, one result per finding located
+/// logically at `server/tool`, the field and span in the result's properties.
+fn sarif(rules: &[Rule], findings: &[Finding]) -> Value {
+    let driver_rules: Vec<Value> = rules
+        .iter()
+        .map(|rule| {
+            json!({
+                "id": rule.id,
+                "name": rule.name,
+                "shortDescription": {"text": rule.message},
+                "defaultConfiguration": {"level": level(rule.severity)},
+            })
+        })
+        .collect();
+    let results: Vec<Value> = findings
+        .iter()
+        .map(|f| {
+            let mut result = json!({
+                "ruleId": f.rule,
+                "level": level(f.severity),
+                "message": {"text": format!("{} ({}): \"{}\"", f.message, f.field, f.excerpt)},
+                "locations": [{
+                    "logicalLocations": [{
+                        "name": f.tool.as_deref().unwrap_or(&f.server),
+                        "fullyQualifiedName": place(f),
+                        "kind": if f.tool.is_some() { "function" } else { "module" },
+                    }],
+                }],
+                "properties": {
+                    "server": f.server,
+                    "tool": f.tool,
+                    "field": f.field,
+                    "span": {"start": f.span.start, "end": f.span.end},
+                },
+            });
+            if let Some(index) = rules.iter().position(|r| r.id == f.rule) {
+                result["ruleIndex"] = json!(index);
+            }
+            result
+        })
+        .collect();
+    json!({
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "toolport", "version": env!("CARGO_PKG_VERSION"), "rules": driver_rules}},
+            "results": results,
+        }],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn findings() -> Vec<Finding> {
+        let tool: rmcp::model::Tool = serde_json::from_value(json!({
+            "name": "ev\u{1b}il", "description": "<IMPORTANT> x", "inputSchema": {}
+        }))
+        .unwrap();
+        let server = ServerDefinitions {
+            name: "s".into(),
+            instructions: None,
+            tools: vec![ListedTool { surface_name: "evil".into(), tool }],
+        };
+        toolport::scan_definitions(&[server]).unwrap()
+    }
+
+    #[test]
+    fn text_names_the_place_escaped() {
+        assert_eq!(
+            render_text(&findings()),
+            "medium TP002 s/ev\\u{1b}il name:2-3 invisible character: text the model reads and a person does not see: \"\\u{1b}\"\n\
+             high TP006 s/ev\\u{1b}il description:0-11 a tag block addressed to the model (<IMPORTANT>, <system>, …): \"<IMPORTANT>\"\n\
+             2 findings (1 high, 1 medium, 0 low)\n"
+        );
+        assert_eq!(render_text(&[]), "0 findings (0 high, 0 medium, 0 low)\n");
+    }
+
+    #[test]
+    fn sarif_levels_and_locations() {
+        let rules = toolport::scan_rules().unwrap();
+        let log = sarif(rules, &findings());
+        assert_eq!(log["version"], "2.1.0");
+        assert_eq!(log["runs"][0]["results"][0]["level"], "warning");
+        let result = &log["runs"][0]["results"][1];
+        assert_eq!(result["level"], "error");
+        assert_eq!(result["ruleId"], "TP006");
+        assert_eq!(result["locations"][0]["logicalLocations"][0]["fullyQualifiedName"], "s/ev\\u{1b}il");
+        assert_eq!(log["runs"][0]["tool"]["driver"]["rules"][0]["defaultConfiguration"]["level"], "error");
+    }
+}
