@@ -16,3 +16,4 @@ mod session;
 mod smoke;
 mod support;
 mod transport;
+mod trust;

@@ -1,0 +1,185 @@
+//! `toolport scan` end to end: every rule of `host/src/trust/rules.json` has a case in the
+//! poisoned fixture that it finds, the clean tools nothing; the exit status follows
+//! `--fail-on`; the reference servers give no high finding; `--sarif` is valid SARIF 2.1.0.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::auth::python;
+use crate::support::common::Env;
+use crate::support::peers::{everything_stdio, install, node, peers};
+use crate::support::runtime::write_config;
+
+/// Long enough for the Python SDK's imports and Node's first start; only stops a hang.
+const SCAN_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// `tests/trust/<file>`.
+fn trust_file(file: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("trust").join(file)
+}
+
+/// Every rule id of the rules file, in file order.
+fn rule_ids() -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../host/src/trust/rules.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let file: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let rules = file["rules"].as_array().unwrap_or_else(|| panic!("no rules in {}", path.display()));
+    rules.iter().map(|r| r["id"].as_str().unwrap_or_default().to_string()).collect()
+}
+
+/// The poisoned fixture and its clean neighbour (whose tool `case_tp008` names), enabled.
+fn poisoned(env: &Env) {
+    let def = |extra: &[&str]| {
+        let mut args = vec![trust_file("poisoned_server.py").display().to_string()];
+        args.extend(extra.iter().map(|a| a.to_string()));
+        json!({"type": "stdio", "command": python(), "args": args})
+    };
+    let servers = json!({"poisoned": def(&[]), "neighbour": def(&["--neighbour"])});
+    write_config(env, servers, &["poisoned", "neighbour"], json!({}));
+}
+
+/// `toolport scan <args>`: exit status and stdout, stderr shown on a failure to start.
+fn scan(env: &Env, args: &[&str]) -> (i32, String) {
+    let mut full = vec!["scan"];
+    full.extend(args);
+    let (code, stdout, stderr) = env.run(&full, SCAN_TIMEOUT);
+    assert!(code == 0 || code == 1, "scan {args:?} exited {code}: {stderr}");
+    assert!(!stderr.contains("MCP unavailable"), "{stderr}");
+    (code, stdout)
+}
+
+fn findings(stdout: &str) -> Vec<Value> {
+    let parsed: Value = serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    parsed.as_array().unwrap_or_else(|| panic!("not an array: {stdout}")).clone()
+}
+
+#[test]
+fn scan_finds_every_rules_case_in_the_poisoned_server_and_nothing_on_its_clean_tools() {
+    let env = Env::new();
+    poisoned(&env);
+    let (code, stdout) = scan(&env, &["--json"]);
+    assert_eq!(code, 1, "a high finding fails the default --fail-on high");
+    let found = findings(&stdout);
+    for id in rule_ids() {
+        let case = format!("case_{}", id.to_lowercase());
+        assert!(
+            found
+                .iter()
+                .any(|f| f["rule"] == id.as_str() && f["server"] == "poisoned" && f["tool"] == case.as_str()),
+            "rule {id} found nothing on its case {case} (tests/trust/poisoned_server.py):\n{stdout}"
+        );
+    }
+    for clean in ["clean_echo", "send_email"] {
+        assert!(!found.iter().any(|f| f["tool"] == clean), "{clean} was flagged:\n{stdout}");
+    }
+    let first = &found[0];
+    assert_eq!(first["severity"], "high");
+    assert_eq!(first["field"], "description");
+    assert_eq!(first["excerpt"], "\\u{202e}");
+}
+
+#[test]
+fn scan_text_names_the_place_and_the_exit_status_follows_fail_on() {
+    let env = Env::new();
+    poisoned(&env);
+    let (code, stdout) = scan(&env, &["--fail-on", "high"]);
+    assert_eq!(code, 1);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines[0],
+        "high TP001 poisoned/case_tp001 description:20-23 bidi control character: the text displays in another \
+         order than the model reads it: \"\\u{202e}\""
+    );
+    assert_eq!(lines.last().copied(), Some("15 findings (11 high, 3 medium, 1 low)"));
+
+    let empty = Env::new();
+    write_config(&empty, json!({}), &[], json!({}));
+    assert_eq!(
+        scan(&empty, &["--fail-on", "low"]),
+        (0, "0 findings (0 high, 0 medium, 0 low)\n".to_string())
+    );
+}
+
+/// server-everything, server-filesystem (on an empty folder, its tools namespaced so its
+/// `read_file` and `write_file` are not refused as reserved) and server-memory, together.
+fn reference_servers(env: &Env) {
+    static FILESYSTEM: OnceLock<String> = OnceLock::new();
+    static MEMORY: OnceLock<String> = OnceLock::new();
+    install("peers/install_filesystem.sh", &FILESYSTEM);
+    install("peers/install_memory.sh", &MEMORY);
+    let entry =
+        |name: &str| peers().join(format!("node_modules/@modelcontextprotocol/server-{name}/dist/index.js"));
+    let servers = json!({
+        "everything": everything_stdio(),
+        "filesystem": {"type": "stdio", "command": node(), "args": [entry("filesystem"), env.root()]},
+        "memory": {"type": "stdio", "command": node(), "args": [entry("memory")],
+                   "env": {"MEMORY_FILE_PATH": env.home().join("memory.jsonl")}},
+    });
+    write_config(env, servers, &["everything", "filesystem", "memory"], json!({"namePolicy": "namespace"}));
+}
+
+#[test]
+fn scan_gives_no_high_finding_on_the_reference_servers() {
+    let env = Env::new();
+    reference_servers(&env);
+    let (code, stdout) = scan(&env, &["--json"]);
+    let found = findings(&stdout);
+    assert!(!found.iter().any(|f| f["severity"] == "high"), "{stdout}");
+    assert_eq!(code, 0, "{stdout}");
+    // They did list their tools: the check ran on something.
+    let (_, tools, _) = env.run(&["tools"], SCAN_TIMEOUT);
+    for tool in ["everything__echo", "filesystem__read_text_file", "memory__read_graph"] {
+        assert!(tools.lines().any(|l| l.starts_with(tool)), "{tool} missing from:\n{tools}");
+    }
+}
+
+/// The published SARIF 2.1.0 schema, from npm (`tests/trust/install_sarif_schema.sh`).
+fn sarif_schema() -> PathBuf {
+    static SCHEMA: OnceLock<String> = OnceLock::new();
+    PathBuf::from(install("trust/install_sarif_schema.sh", &SCHEMA))
+}
+
+#[test]
+fn scan_sarif_validates_against_the_sarif_2_1_0_schema() {
+    let env = Env::new();
+    poisoned(&env);
+    let (code, stdout) = scan(&env, &["--sarif"]);
+    assert_eq!(code, 1);
+    let log: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(log["version"], "2.1.0");
+    let run = &log["runs"][0];
+    assert_eq!(run["tool"]["driver"]["rules"].as_array().map(Vec::len), Some(rule_ids().len()));
+    assert_eq!(run["results"][0]["ruleId"], "TP001");
+    assert_eq!(run["results"][0]["level"], "error");
+    assert_eq!(
+        run["results"][0]["locations"][0]["logicalLocations"][0]["fullyQualifiedName"],
+        "poisoned/case_tp001"
+    );
+
+    // The Python `jsonschema` package (in the SDK venv) with the schema's own draft.
+    let file = env.home().join("scan.sarif");
+    std::fs::write(&file, &stdout).unwrap_or_else(|e| panic!("{e}"));
+    let check = "import json, sys, jsonschema\n\
+                 schema = json.load(open(sys.argv[1]))\n\
+                 cls = jsonschema.validators.validator_for(schema)\n\
+                 cls.check_schema(schema)\n\
+                 errors = [e.message for e in cls(schema).iter_errors(json.load(open(sys.argv[2])))]\n\
+                 print('\\n'.join(errors))\n\
+                 sys.exit(1 if errors else 0)\n";
+    let out = Command::new(python())
+        .args(["-c", check])
+        .arg(sarif_schema())
+        .arg(&file)
+        .output()
+        .unwrap_or_else(|e| panic!("python: {e}"));
+    assert!(
+        out.status.success(),
+        "SARIF does not validate:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
