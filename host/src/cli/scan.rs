@@ -58,7 +58,9 @@ pub async fn run_scan(paths: &Paths, args: ScanArgs) -> anyhow::Result<ExitCode>
         println!("{}", serde_json::to_string_pretty(&findings)?);
     } else if args.sarif {
         let rules = toolport::scan_rules().map_err(|e| ExitError::failure(e.to_string()))?;
-        println!("{}", serde_json::to_string_pretty(&sarif(rules, &findings))?);
+        let enabled_in = paths.workspace_file();
+        let enabled_in = enabled_in.strip_prefix(&paths.workspace_root).ok().and_then(|p| p.to_str());
+        println!("{}", serde_json::to_string_pretty(&sarif(rules, &findings, enabled_in))?);
     } else {
         print!("{}", render_text(&findings));
     }
@@ -135,8 +137,10 @@ fn level(severity: Severity) -> &'static str {
 }
 
 /// A SARIF 2.1.0 log with one run: the rules as the driver's, one result per finding located
-/// logically at `server/tool`, the field and span in the result's properties.
-fn sarif(rules: &[Rule], findings: &[Finding]) -> Value {
+/// logically at `server/tool`, the field and span in the result's properties. Code-scanning
+/// services want a file as well: `enabled_in`, the workspace file (relative to the workspace
+/// root) that enables the server, is where a reviewer turns it off.
+fn sarif(rules: &[Rule], findings: &[Finding], enabled_in: Option<&str>) -> Value {
     let driver_rules: Vec<Value> = rules
         .iter()
         .map(|rule| {
@@ -169,6 +173,10 @@ fn sarif(rules: &[Rule], findings: &[Finding]) -> Value {
                     "span": {"start": f.span.start, "end": f.span.end},
                 },
             });
+            if let Some(uri) = enabled_in {
+                result["locations"][0]["physicalLocation"] =
+                    json!({"artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"}});
+            }
             if let Some(index) = rules.iter().position(|r| r.id == f.rule) {
                 result["ruleIndex"] = json!(index);
             }
@@ -217,13 +225,17 @@ mod tests {
     #[test]
     fn sarif_levels_and_locations() {
         let rules = toolport::scan_rules().unwrap();
-        let log = sarif(rules, &findings());
+        let log = sarif(rules, &findings(), Some(".toolport/workspace.json"));
         assert_eq!(log["version"], "2.1.0");
         assert_eq!(log["runs"][0]["results"][0]["level"], "warning");
         let result = &log["runs"][0]["results"][1];
         assert_eq!(result["level"], "error");
         assert_eq!(result["ruleId"], "TP006");
         assert_eq!(result["locations"][0]["logicalLocations"][0]["fullyQualifiedName"], "s/ev\\u{1b}il");
+        assert_eq!(
+            result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            ".toolport/workspace.json"
+        );
         assert_eq!(log["runs"][0]["tool"]["driver"]["rules"][0]["defaultConfiguration"]["level"], "error");
     }
 }

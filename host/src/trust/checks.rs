@@ -88,8 +88,6 @@ pub(super) fn scan_with(rules: &[Rule], servers: &[ServerDefinitions]) -> Vec<Fi
         }
         for listed in &server.tools {
             let texts = tool_texts(&listed.tool);
-            let texts: Vec<(Target, String, &str)> =
-                texts.iter().map(|(t, f, s)| (*t, f.clone(), *s)).collect();
             out.extend(check_unit(rules, &names, &server.name, Some(&listed.tool.name), &texts));
         }
     }

@@ -36,7 +36,7 @@ impl Severity {
 /// Which text of a definition a rule looks at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Target {
+pub(crate) enum Target {
     /// A tool's name.
     Name,
     /// A tool's `title` and its annotations' title.
@@ -53,7 +53,7 @@ pub enum Target {
 /// property, blobs by their mix of characters, names known only at scan time).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Kind {
+pub(crate) enum Kind {
     /// Explicit bidi formatting characters.
     Bidi,
     /// Zero-width and other invisible format or control characters (not bidi, not tags).
@@ -70,7 +70,7 @@ pub enum Kind {
 
 /// How a rule finds its matches.
 #[derive(Debug, Clone)]
-pub enum Matcher {
+pub(crate) enum Matcher {
     /// A compiled regular expression.
     Regex(Regex),
     /// A built-in matcher.
@@ -87,9 +87,9 @@ pub struct Rule {
     /// How bad a match is.
     pub severity: Severity,
     /// The texts it looks at.
-    pub fields: Vec<Target>,
+    pub(crate) fields: Vec<Target>,
     /// How it matches.
-    pub matcher: Matcher,
+    pub(crate) matcher: Matcher,
     /// One line saying what a match means.
     pub message: String,
 }
@@ -112,8 +112,9 @@ struct RawRule {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawFile {
-    #[allow(dead_code)]
-    comment: Option<String>,
+    /// For the people editing the file; not read.
+    #[serde(default, rename = "comment")]
+    _comment: Option<String>,
     rules: Vec<RawRule>,
 }
 

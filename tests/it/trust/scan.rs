@@ -159,6 +159,8 @@ fn scan_sarif_validates_against_the_sarif_2_1_0_schema() {
         run["results"][0]["locations"][0]["logicalLocations"][0]["fullyQualifiedName"],
         "poisoned/case_tp001"
     );
+    let file = &run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"];
+    assert_eq!(file["uri"], ".toolport/workspace.json", "the file that enables the server");
 
     // The Python `jsonschema` package (in the SDK venv) with the schema's own draft.
     let file = env.home().join("scan.sarif");
