@@ -1,6 +1,7 @@
 //! `toolport scan`: the definition checks (issue 28) over the enabled servers, as text, JSON
 //! or SARIF 2.1.0, with an exit status for CI.
 
+use std::collections::BTreeSet;
 use std::process::ExitCode;
 
 use serde_json::{Value, json};
@@ -47,13 +48,15 @@ impl From<SeverityArg> for Severity {
 /// Starts the enabled servers, checks what they list and prints the findings; exit 1 when
 /// one is at or above `--fail-on`.
 pub async fn run_scan(paths: &Paths, args: ScanArgs) -> anyhow::Result<ExitCode> {
+    let reserved = toolport::load_resolved(paths, &BTreeSet::new())?.settings.reserved_tool_names;
     let runtime = super::tools::start(paths).await?;
     let order: Vec<String> = runtime.status().into_iter().map(|row| row.name).collect();
     let records = runtime.records();
+    let instructions = runtime.instructions();
     runtime.shutdown().await;
-    // The runtime does not hand out a server's `initialize` instructions: tools only.
-    let servers = definitions(&order, records);
-    let findings = toolport::scan_definitions(&servers).map_err(|e| ExitError::failure(e.to_string()))?;
+    let servers = definitions(&order, records, instructions);
+    let findings =
+        toolport::scan_definitions(&servers, &reserved).map_err(|e| ExitError::failure(e.to_string()))?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&findings)?);
     } else if args.sarif {
@@ -71,11 +74,23 @@ pub async fn run_scan(paths: &Paths, args: ScanArgs) -> anyhow::Result<ExitCode>
     })
 }
 
-/// The records grouped by server, servers in definition order and tools in surface order.
-fn definitions(order: &[String], records: Vec<ToolRecord>) -> Vec<ServerDefinitions> {
+/// The records and instructions grouped by server, servers in definition order and tools in
+/// surface order.
+fn definitions(
+    order: &[String],
+    records: Vec<ToolRecord>,
+    instructions: Vec<(String, String)>,
+) -> Vec<ServerDefinitions> {
     let mut servers: Vec<ServerDefinitions> = order
         .iter()
-        .map(|name| ServerDefinitions { name: name.clone(), instructions: None, tools: Vec::new() })
+        .map(|name| ServerDefinitions {
+            name: name.clone(),
+            instructions: instructions
+                .iter()
+                .find(|(server, _)| server == name)
+                .map(|(_, text)| text.clone()),
+            tools: Vec::new(),
+        })
         .collect();
     for record in records {
         let listed = ListedTool { surface_name: record.name, tool: record.tool };
@@ -208,7 +223,7 @@ mod tests {
             instructions: None,
             tools: vec![ListedTool { surface_name: "evil".into(), tool }],
         };
-        toolport::scan_definitions(&[server]).unwrap()
+        toolport::scan_definitions(&[server], &[]).unwrap()
     }
 
     #[test]

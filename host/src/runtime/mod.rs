@@ -399,6 +399,19 @@ impl Runtime {
             .collect()
     }
 
+    /// Each connected server's `instructions` (its `initialize` or `server/discover` answer),
+    /// in definition order, leaving out servers that gave none: text a client may put before its
+    /// model, which `toolport scan` checks like a tool's description.
+    pub fn instructions(&self) -> Vec<(String, String)> {
+        let state = self.supervisor.lock();
+        let connected = state.slots.iter().filter(|s| matches!(s.checked, Some(Ok(_))));
+        let given = connected.filter_map(|s| {
+            let text = s.conn()?.peer.peer_info()?.instructions.clone()?;
+            Some((s.name().to_string(), text))
+        });
+        given.collect()
+    }
+
     /// The connected servers and what each said it can do, in definition order.
     pub(crate) fn connected(&self) -> Vec<(String, rmcp::model::ServerCapabilities)> {
         let state = self.supervisor.lock();

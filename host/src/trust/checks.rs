@@ -11,7 +11,6 @@ use serde_json::Value;
 
 use super::matchers;
 use super::rules::{Kind, Matcher, Rule, RulesError, Severity, Target, rules};
-use crate::config::DEFAULT_RESERVED_TOOL_NAMES;
 use crate::text::{escape_line, floor_char_boundary};
 
 /// Longest excerpt of a match kept in a finding: enough to recognise it, small enough for one
@@ -72,16 +71,18 @@ pub struct Finding {
 }
 
 /// Every finding of the built-in rules over `servers`: by server in the given order, then
-/// instructions before tools in listed order, then rule id, field and span.
-pub fn scan(servers: &[ServerDefinitions]) -> Result<Vec<Finding>, RulesError> {
-    Ok(scan_with(rules()?, servers))
+/// instructions before tools in listed order, then rule id, field and span. `reserved` are the
+/// workspace's reserved tool names (`reservedToolNames`): a definition that names one steers
+/// the model towards or away from the host's own tools.
+pub fn scan(servers: &[ServerDefinitions], reserved: &[String]) -> Result<Vec<Finding>, RulesError> {
+    Ok(scan_with(rules()?, servers, reserved))
 }
 
 /// [`scan`] with the given rules.
-pub(super) fn scan_with(rules: &[Rule], servers: &[ServerDefinitions]) -> Vec<Finding> {
+pub(super) fn scan_with(rules: &[Rule], servers: &[ServerDefinitions], reserved: &[String]) -> Vec<Finding> {
     let mut out = Vec::new();
     for (index, server) in servers.iter().enumerate() {
-        let names = Names::for_server(servers, index);
+        let names = Names::for_server(servers, index, reserved);
         if let Some(instructions) = &server.instructions {
             let texts = [(Target::Instructions, "instructions".to_string(), instructions.as_str())];
             out.extend(check_unit(rules, &names, &server.name, None, &texts));
@@ -143,7 +144,8 @@ fn matches(matcher: &Matcher, names: &Names, text: &str) -> Vec<Span> {
 
 /// The names a server's definitions must not talk about.
 struct Names {
-    /// Toolport's own name and the reserved tool names, minus the server's own tools.
+    /// Toolport's own name and the reserved tool names that read as identifiers (`read_file`,
+    /// not `bash`: "runs a bash command" is an honest description), minus the server's own tools.
     reserved: BTreeSet<String>,
     /// Other servers' tool names (surface and own) that read as identifiers, minus this
     /// server's own: a plain word such as `add` or `echo` is too common to mean a tool.
@@ -151,15 +153,16 @@ struct Names {
 }
 
 impl Names {
-    fn for_server(servers: &[ServerDefinitions], index: usize) -> Self {
+    fn for_server(servers: &[ServerDefinitions], index: usize, reserved: &[String]) -> Self {
         let own: BTreeSet<&str> = servers[index]
             .tools
             .iter()
             .flat_map(|t| [t.surface_name.as_str(), t.tool.name.as_ref()])
             .collect();
-        let reserved = DEFAULT_RESERVED_TOOL_NAMES
+        let reserved = reserved
             .iter()
-            .copied()
+            .map(String::as_str)
+            .filter(|name| matchers::is_identifier_like(name))
             .chain([OWN_NAME])
             .filter(|name| !own.contains(name))
             .map(str::to_string)
