@@ -1,7 +1,6 @@
 //! `toolport scan`: the definition checks (issue 28) over the enabled servers, as text, JSON
 //! or SARIF 2.1.0, with an exit status for CI.
 
-use std::collections::BTreeSet;
 use std::process::ExitCode;
 
 use serde_json::{Value, json};
@@ -48,8 +47,8 @@ impl From<SeverityArg> for Severity {
 /// Starts the enabled servers, checks what they list and prints the findings; exit 1 when
 /// one is at or above `--fail-on`.
 pub async fn run_scan(paths: &Paths, args: ScanArgs) -> anyhow::Result<ExitCode> {
-    let reserved = toolport::load_resolved(paths, &BTreeSet::new())?.settings.reserved_tool_names;
     let runtime = super::tools::start(paths).await?;
+    let reserved = runtime.reserved_tool_names();
     let order: Vec<String> = runtime.status().into_iter().map(|row| row.name).collect();
     let records = runtime.records();
     let instructions = runtime.instructions();

@@ -233,6 +233,12 @@ impl Runtime {
         self.supervisor.lock().resolved.settings.tool_shape.clone()
     }
 
+    /// The workspace's `reservedToolNames` now: names no server may take (the collision rules
+    /// add the host's own tools to them), and what `toolport scan` looks for in definitions.
+    pub fn reserved_tool_names(&self) -> Vec<String> {
+        self.supervisor.lock().resolved.settings.reserved_tool_names.clone()
+    }
+
     /// The workspace's `surface` now: what `serve` asks on every listing and call, without
     /// copying the rest of the settings.
     pub fn surface(&self) -> Surface {
@@ -403,27 +409,27 @@ impl Runtime {
     /// in definition order, leaving out servers that gave none: text a client may put before its
     /// model, which `toolport scan` checks like a tool's description.
     pub fn instructions(&self) -> Vec<(String, String)> {
-        let state = self.supervisor.lock();
-        let connected = state.slots.iter().filter(|s| matches!(s.checked, Some(Ok(_))));
-        let given = connected.filter_map(|s| {
-            let text = s.conn()?.peer.peer_info()?.instructions.clone()?;
-            Some((s.name().to_string(), text))
-        });
-        given.collect()
+        self.each_start_answer(|info| info.instructions.clone())
     }
 
     /// The connected servers and what each said it can do, in definition order.
     pub(crate) fn connected(&self) -> Vec<(String, rmcp::model::ServerCapabilities)> {
+        self.each_start_answer(|info| Some(info.capabilities.clone()))
+    }
+
+    /// What `pick` takes from each connected server's answer to the start of its session, in
+    /// definition order; servers for which it takes nothing are left out.
+    fn each_start_answer<T>(
+        &self,
+        pick: impl Fn(&rmcp::model::ServerPeerInfo) -> Option<T>,
+    ) -> Vec<(String, T)> {
         let state = self.supervisor.lock();
-        state
-            .slots
-            .iter()
-            .filter(|s| matches!(s.checked, Some(Ok(_))))
-            .filter_map(|s| {
-                let info = s.conn()?.peer.peer_info()?;
-                Some((s.name().to_string(), info.capabilities.clone()))
-            })
-            .collect()
+        let connected = state.slots.iter().filter(|s| matches!(s.checked, Some(Ok(_))));
+        let picked = connected.filter_map(|s| {
+            let info = s.conn()?.peer.peer_info()?;
+            Some((s.name().to_string(), pick(&info)?))
+        });
+        picked.collect()
     }
 
     /// Passes what servers say on their own (log messages, resource updates) to `clients` as
