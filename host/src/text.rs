@@ -66,7 +66,7 @@ pub fn escape_text(text: &str) -> Cow<'_, str> {
 
 /// The explicit bidi formatting characters (embeddings, overrides, isolates, marks): the
 /// "Trojan Source" set that makes text display in another order than it is.
-fn is_bidi_control(c: char) -> bool {
+pub(crate) fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 

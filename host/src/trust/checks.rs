@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::matchers;
 use super::rules::{Kind, Matcher, Rule, RulesError, Severity, Target, rules};
-use crate::text::{escape_line, floor_char_boundary};
+use crate::text::{escape_line, floor_char_boundary, is_bidi_control};
 
 /// Longest excerpt of a match kept in a finding: enough to recognise it, small enough for one
 /// line of the text report.
@@ -132,7 +132,7 @@ fn check_unit(
 fn matches(matcher: &Matcher, names: &Names, text: &str) -> Vec<Span> {
     let spans: Vec<(usize, usize)> = match matcher {
         Matcher::Regex(regex) => regex.find_iter(text).map(|m| (m.start(), m.end())).collect(),
-        Matcher::Builtin(Kind::Bidi) => matchers::char_runs(text, matchers::is_bidi),
+        Matcher::Builtin(Kind::Bidi) => matchers::char_runs(text, is_bidi_control),
         Matcher::Builtin(Kind::Invisible) => matchers::char_runs(text, matchers::is_invisible),
         Matcher::Builtin(Kind::Tag) => matchers::char_runs(text, matchers::is_tag),
         Matcher::Builtin(Kind::Base64) => matchers::base64_blobs(text),

@@ -6,15 +6,11 @@ use std::collections::BTreeSet;
 
 use unicode_general_category::{GeneralCategory, get_general_category};
 
+use crate::text::is_bidi_control;
+
 /// Shortest base64 run taken for a blob: 30 bytes encoded, longer than any word or identifier
 /// a description uses.
 const MIN_BASE64_LEN: usize = 40;
-
-/// The explicit bidi formatting characters (embeddings, overrides, isolates, marks): the
-/// "Trojan Source" set.
-pub(super) fn is_bidi(c: char) -> bool {
-    matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-}
 
 /// Unicode tag characters: an invisible copy of ASCII that models read.
 pub(super) fn is_tag(c: char) -> bool {
@@ -25,7 +21,7 @@ pub(super) fn is_tag(c: char) -> bool {
 /// hyphen), controls other than line breaks and tabs, and the Hangul fillers that render
 /// blank; bidi and tag characters have rules of their own.
 pub(super) fn is_invisible(c: char) -> bool {
-    if is_bidi(c) || is_tag(c) || matches!(c, '\n' | '\r' | '\t') {
+    if is_bidi_control(c) || is_tag(c) || matches!(c, '\n' | '\r' | '\t') {
         return false;
     }
     matches!(c, '\u{115f}' | '\u{1160}' | '\u{3164}' | '\u{ffa0}')
