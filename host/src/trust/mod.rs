@@ -4,6 +4,7 @@
 //! (`rules.json`); this module knows nothing of connections: the caller hands it the
 //! definitions as listed.
 
+pub mod audit;
 mod checks;
 mod matchers;
 mod rules;
