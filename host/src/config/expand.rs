@@ -14,6 +14,18 @@ use super::store_keys::{self as key, oauth as oauth_key};
 /// - `$${` is an escape for a literal `${`.
 /// - Errors never contain `text` itself, which may be a secret.
 pub fn expand_vars(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String, ConfigError> {
+    expand_visiting(text, lookup, |_, _, _| {})
+}
+
+/// [`expand_vars`], telling `visit` each variable it put in: its name, the value put in, and
+/// where its `${…}` stood in `text` (a byte range), so a caller can tell which part of a URL
+/// it landed in. A default used in place of an unset variable is not a variable's value and
+/// is not visited.
+fn expand_visiting(
+    text: &str,
+    lookup: impl Fn(&str) -> Option<String>,
+    mut visit: impl FnMut(&str, &str, std::ops::Range<usize>),
+) -> Result<String, ConfigError> {
     if !text.contains("${") {
         return Ok(text.to_string());
     }
@@ -41,7 +53,11 @@ pub fn expand_vars(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Resul
         }
         match (lookup(name), default) {
             (Some(v), Some(d)) if v.is_empty() => out.push_str(d),
-            (Some(v), _) => out.push_str(&v),
+            (Some(v), _) => {
+                let at = text.len() - rest.len() + i;
+                visit(name, &v, at..at + 2 + end + 1);
+                out.push_str(&v);
+            }
             (None, Some(d)) => out.push_str(d),
             (None, None) => {
                 return Err(ConfigError(format!(
@@ -55,7 +71,109 @@ pub fn expand_vars(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Resul
     Ok(out)
 }
 
+/// Where in a definition toolport put a variable's value ([`ServerDef::expanded_variables`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExpandedIn {
+    /// An `env` value.
+    Env,
+    /// A `headers` value.
+    Header,
+    /// The `url`; `secret_part` when in its userinfo or its query (the parts `redact.rs`
+    /// masks), not its scheme, host, port or path.
+    Url {
+        /// In the userinfo or the query.
+        secret_part: bool,
+    },
+    /// An `args` item.
+    Arg,
+    /// One of the `oauth` fields that take variables.
+    OAuth,
+}
+
+/// One variable toolport expanded into a definition, and its value. `Debug` masks the value:
+/// it is a secret as often as not.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ExpandedVar {
+    /// The field it went into.
+    pub field: ExpandedIn,
+    /// The variable's name (`GITHUB_TOKEN`): what a message may show.
+    pub name: String,
+    /// Its value: never shown.
+    pub value: String,
+}
+
+impl std::fmt::Debug for ExpandedVar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExpandedVar")
+            .field("field", &self.field)
+            .field("name", &self.name)
+            .field("value", &super::model::MASK)
+            .finish()
+    }
+}
+
+/// Whether the `${…}` at `at` in the URL template `url` stands in its userinfo or its query:
+/// after a `?`, or between `://` and an `@` with no `/` on the way.
+fn in_url_secret_part(url: &str, at: std::ops::Range<usize>) -> bool {
+    let before = &url[..at.start];
+    if before.contains('?') {
+        return true;
+    }
+    let authority_start = before.find("://").map_or(0, |i| i + 3);
+    let after = &url[at.end..];
+    let authority_end = after.find(['/', '?', '#']).unwrap_or(after.len());
+    !before[authority_start..].contains('/') && after[..authority_end].contains('@')
+}
+
 impl ServerDef {
+    /// Every variable [`ServerDef::expanded`] puts into this definition, with its value and
+    /// the field it goes into: what the call guard knows as this server's configured secrets
+    /// (`runtime/calls/secret_guard.rs`). A field whose expansion fails contributes what it
+    /// expanded before the failure (the failure itself is reported when connecting).
+    pub fn expanded_variables(&self, lookup: impl Fn(&str) -> Option<String>) -> Vec<ExpandedVar> {
+        let mut found = Vec::new();
+        let mut visit_field = |text: &str, field: &dyn Fn(std::ops::Range<usize>) -> ExpandedIn| {
+            let _ = expand_visiting(text, &lookup, |name, value, at| {
+                found.push(ExpandedVar {
+                    field: field(at),
+                    name: name.to_string(),
+                    value: value.to_string(),
+                });
+            });
+        };
+        if let Some(url) = &self.url {
+            visit_field(url, &|at| ExpandedIn::Url { secret_part: in_url_secret_part(url, at) });
+        }
+        for a in &self.args {
+            visit_field(a, &|_| ExpandedIn::Arg);
+        }
+        for (_, v) in &self.env {
+            visit_field(v, &|_| ExpandedIn::Env);
+        }
+        for (_, v) in &self.headers {
+            visit_field(v, &|_| ExpandedIn::Header);
+        }
+        if let Some(o) = &self.oauth {
+            let idp = o.idp.as_ref();
+            let fields = [
+                o.client_id.as_ref(),
+                o.client_secret.as_ref(),
+                o.client_metadata_url.as_ref(),
+                o.private_key.as_ref(),
+                o.assertion.as_ref(),
+                o.assertion_file.as_ref(),
+                idp.and_then(|i| i.client_id.as_ref()),
+                idp.and_then(|i| i.client_secret.as_ref()),
+                idp.and_then(|i| i.id_token.as_ref()),
+                idp.and_then(|i| i.id_token_file.as_ref()),
+            ];
+            for v in fields.into_iter().flatten() {
+                visit_field(v, &|_| ExpandedIn::OAuth);
+            }
+        }
+        found
+    }
+
     /// A copy with `env`, `headers`, `url` and `args` expanded; errors name the server and field.
     /// Call it when connecting, with `|k| std::env::var(k).ok()` in production.
     pub fn expanded(&self, lookup: impl Fn(&str) -> Option<String>) -> Result<ServerDef, ConfigError> {
@@ -166,6 +284,34 @@ mod tests {
         assert_eq!(x("${}"), Err(invalid.into()));
         // A token pasted where the name belongs is not echoed.
         assert_eq!(x("Bearer ${sk-live-abc.123}"), Err(invalid.into()));
+    }
+
+    #[test]
+    fn expanded_variables_name_each_value_and_its_field() {
+        let d = ServerDef {
+            name: "s".into(),
+            url: Some("https://${TOKEN}@h/${TOKEN}?key=${TOKEN}&d=${NOPE:-x}".into()),
+            args: vec!["--t=${TOKEN}".into(), "${NOPE}".into()],
+            env: vec![("K".into(), "${EMPTY}".into())],
+            headers: vec![("Authorization".into(), "Bearer ${TOKEN}".into())],
+            ..ServerDef::default()
+        };
+        let seen: Vec<(ExpandedIn, String, String)> =
+            d.expanded_variables(env).into_iter().map(|v| (v.field, v.name, v.value)).collect();
+        let t = |field| (field, "TOKEN".to_string(), "s3cret".to_string());
+        assert_eq!(
+            seen,
+            [
+                t(ExpandedIn::Url { secret_part: true }),
+                t(ExpandedIn::Url { secret_part: false }),
+                t(ExpandedIn::Url { secret_part: true }),
+                t(ExpandedIn::Arg),
+                (ExpandedIn::Env, "EMPTY".to_string(), String::new()),
+                t(ExpandedIn::Header),
+            ]
+        );
+        let shown = format!("{:?}", d.expanded_variables(env));
+        assert!(!shown.contains("s3cret"), "{shown}");
     }
 
     #[test]

@@ -34,6 +34,7 @@ pub use edit::sandbox_entry::SandboxEntry;
 /// a lock held across several edits, for a file of secrets (`auth/`).
 pub(crate) use edit::write::{FileLock, LockAt, Perms, edit_text};
 pub use error::{ConfigError, EditError};
+pub use expand::ExpandedIn;
 #[cfg(fuzzing)]
 pub use expand::expand_vars;
 pub(crate) use host_pattern::{HostMatch, HostPattern, origin_of};
