@@ -147,6 +147,54 @@ pub struct WorkspaceSettings {
     pub max_results_folder_bytes: u64,
     /// `surface`: what `serve` shows a model; default every tool.
     pub surface: Surface,
+    /// `secrets`: what the call guard does with secrets in arguments and results.
+    pub secrets: Secrets,
+}
+
+/// What the call guard does with a secret it finds (`secrets` in `workspace.json`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SecretsMode {
+    /// Replace it by `***` and say so in a note.
+    Redact,
+    /// Refuse: an argument's call is not sent, a result is withheld.
+    Block,
+    /// Let it through.
+    Off,
+}
+
+impl SecretsMode {
+    /// The spelling in `workspace.json`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Redact => "redact",
+            Self::Block => "block",
+            Self::Off => "off",
+        }
+    }
+
+    /// The mode spelled `text`, if any.
+    pub fn parse(text: &str) -> Option<Self> {
+        [Self::Redact, Self::Block, Self::Off].into_iter().find(|m| m.as_str() == text)
+    }
+}
+
+/// `secrets`: a mode per direction. `"redact"`, `"block"` or `"off"` sets both;
+/// `{ "arguments": …, "results": … }` each (a missing one keeps its default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Secrets {
+    /// Arguments on their way to a server: by default a secret configured for another server
+    /// blocks the call (secrets of the shapes the patterns know pass: a model may well hand a
+    /// key to the server it is for).
+    pub arguments: SecretsMode,
+    /// Results on their way back: by default what the patterns or a configured secret match
+    /// is replaced by `***`.
+    pub results: SecretsMode,
+}
+
+impl Default for Secrets {
+    fn default() -> Self {
+        Self { arguments: SecretsMode::Block, results: SecretsMode::Redact }
+    }
 }
 
 /// What `toolport serve` lists as its tools: every tool of the surface, or three tools that
@@ -194,6 +242,7 @@ impl Default for WorkspaceSettings {
             max_result_tokens: DEFAULT_MAX_RESULT_TOKENS,
             max_results_folder_bytes: crate::results_store::DEFAULT_MAX_BYTES,
             surface: Surface::Full,
+            secrets: Secrets::default(),
         }
     }
 }

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::error::ConfigError;
 use super::fields::{Fields, Trim};
-use super::model::{Surface, WorkspaceSettings};
+use super::model::{Secrets, SecretsMode, Surface, WorkspaceSettings};
 use super::store::parse_json;
 use crate::paths::{WORKSPACE_DIR, WORKSPACE_FILE};
 use crate::text::escape_line;
@@ -60,7 +60,37 @@ impl WorkspaceSettings {
                     at(format!("\"surface\" must be \"full\" or \"lazy\", not {}", Value::String(text)))
                 })?,
             },
+            secrets: read_secrets(top.get("secrets")).map_err(at)?,
         })
+    }
+}
+
+/// `secrets`: a mode for both directions, or an object with a mode for each.
+fn read_secrets(value: Option<&Value>) -> Result<Secrets, String> {
+    let defaults = Secrets::default();
+    let mode = |key: &str, value: &Value| match value.as_str().and_then(SecretsMode::parse) {
+        Some(mode) => Ok(mode),
+        None => Err(format!("\"{key}\" must be \"redact\", \"block\" or \"off\", not {value}")),
+    };
+    match value {
+        None => Ok(defaults),
+        Some(Value::Object(each)) => {
+            if let Some(unknown) = each.keys().find(|k| *k != "arguments" && *k != "results") {
+                return Err(format!(
+                    "\"secrets\" has no key \"{unknown}\" (it takes \"arguments\" and \"results\")"
+                ));
+            }
+            let arguments = each.get("arguments").map(|v| mode("secrets.arguments", v)).transpose()?;
+            let results = each.get("results").map(|v| mode("secrets.results", v)).transpose()?;
+            Ok(Secrets {
+                arguments: arguments.unwrap_or(defaults.arguments),
+                results: results.unwrap_or(defaults.results),
+            })
+        }
+        Some(value) => {
+            let both = mode("secrets", value)?;
+            Ok(Secrets { arguments: both, results: both })
+        }
     }
 }
 
@@ -219,6 +249,35 @@ mod tests {
         );
         let e = from(json!({"surface": true})).err().map(|e| e.0);
         assert_eq!(e.as_deref(), Some("/w/.toolport/workspace.json: \"surface\" must be a string"));
+        Ok(())
+    }
+
+    #[test]
+    fn secrets_take_one_mode_or_one_per_direction() -> anyhow::Result<()> {
+        let both = |a, r| Secrets { arguments: a, results: r };
+        assert_eq!(from(json!({}))?.secrets, both(SecretsMode::Block, SecretsMode::Redact));
+        assert_eq!(from(json!({"secrets": "off"}))?.secrets, both(SecretsMode::Off, SecretsMode::Off));
+        assert_eq!(
+            from(json!({"secrets": {"results": "block"}}))?.secrets,
+            both(SecretsMode::Block, SecretsMode::Block)
+        );
+        assert_eq!(
+            from(json!({"secrets": {"arguments": "redact", "results": "off"}}))?.secrets,
+            both(SecretsMode::Redact, SecretsMode::Off)
+        );
+        let e = |v: Value| from(json!({ "secrets": v })).err().map(|e| e.0).unwrap_or_default();
+        assert_eq!(
+            e(json!("hide")),
+            "/w/.toolport/workspace.json: \"secrets\" must be \"redact\", \"block\" or \"off\", not \"hide\""
+        );
+        assert_eq!(
+            e(json!({"results": 1})),
+            "/w/.toolport/workspace.json: \"secrets.results\" must be \"redact\", \"block\" or \"off\", not 1"
+        );
+        assert_eq!(
+            e(json!({"result": "off"})),
+            "/w/.toolport/workspace.json: \"secrets\" has no key \"result\" (it takes \"arguments\" and \"results\")"
+        );
         Ok(())
     }
 
