@@ -161,6 +161,9 @@ pub mod cli_support {
     /// The trail of trust decisions read back, one server's newest first, and a line of it as
     /// `mcp get` shows it.
     pub use crate::trust::audit::{entry_line as decision_line, recent as recent_decisions};
+    /// The secret scanner (`trust/secrets`), for its benchmark: a text's secrets, and the
+    /// text with them replaced by `***`.
+    pub use crate::trust::secrets::{redact as redact_secrets, scan as scan_secrets};
 
     /// Where the build left the guest components (built-ins and test fixtures) and the
     /// built-ins' embedded bytes: for this repository's own tests and benchmarks.
