@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::request_state;
+use super::secret_guard::Guard;
 use super::send::{Deadline, ServerError, send};
 use crate::runtime::results::large_results;
 use crate::runtime::results::outcome::{CallError, CallOutcome, parse_arguments};
@@ -20,7 +21,8 @@ use crate::runtime::tool_call::CallProgress;
 /// dropped, is cancelled at the server (`tool_call`). Input-required rounds are answered on
 /// the way (`request_state`), and time spent waiting for a person does not count against the
 /// timeout (`person_clock`). A result over the workspace's `maxResultTokens` comes back as its
-/// beginning and a note, the whole of it stored (`large_results`).
+/// beginning and a note, the whole of it stored (`large_results`). Secrets are kept out of
+/// the arguments and the result per the workspace's `secrets` (`secret_guard`).
 pub async fn call(
     supervisor: &Supervisor,
     name: &str,
@@ -72,7 +74,10 @@ pub async fn call_with(
             }
         }
     };
-    let mut params = CallToolRequestParams::new(original).with_arguments(args);
+    let mut guard = Guard::new(supervisor, name, &original, &server);
+    let mut args = args;
+    guard.arguments(&mut args)?;
+    let mut params = CallToolRequestParams::new(original.clone()).with_arguments(args);
     if let Some(level) = level.or_else(|| conn.log_level()).filter(|_| conn.stateless()) {
         params.meta.get_or_insert_with(RequestMetaObject::new).set_log_level(level);
     }
@@ -89,6 +94,7 @@ pub async fn call_with(
             let mut outcome = CallOutcome::from_result(result);
             outcome.note_refusals(conn.refusals_since(refusals_before));
             let outcome = structured_output::checked(output_check.as_ref(), name, &server, outcome)?;
+            let outcome = guard.result(outcome)?;
             large_results::bounded(supervisor.result_limits(), name, &server, outcome).await
         }
         Err(ServerError::Gone(reason)) => {

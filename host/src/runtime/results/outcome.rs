@@ -122,6 +122,18 @@ pub enum CallError {
         /// The server's or the transport's message.
         message: String,
     },
+    /// The call guard stopped a secret (`secret_guard`): an argument carrying another
+    /// server's configured secret was not sent, or a result carrying a secret was withheld.
+    /// The reason names the rule or the variable, never the value.
+    #[error("MCP tool {tool} on server {server} {reason}")]
+    SecretBlocked {
+        /// The name the caller used (the final name, not the server's own).
+        tool: String,
+        /// The server the call was for.
+        server: String,
+        /// What was stopped and why, and the setting that decided.
+        reason: String,
+    },
     /// The tool's result breaks its own `outputSchema` (`structured_output`).
     #[error("MCP tool {tool} on server {server} returned an invalid result: {reason}")]
     InvalidResult {

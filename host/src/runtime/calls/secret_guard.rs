@@ -1,0 +1,264 @@
+//! Secrets kept out of calls (README "Secrets in calls"): the call-time half of
+//! `trust/secrets`. Before a call is sent, an argument that carries a secret configured for
+//! another server is blocked (or masked, or let through) per the workspace's
+//! `secrets.arguments`; when the result is back, every secret in it — gitleaks' patterns, a
+//! high-entropy token, any server's configured secret — is replaced by `***` with a note (or
+//! the result withheld, or let through) per `secrets.results`.
+//!
+//! Secrets of the shapes the patterns know are left in arguments: a model handing a key to the
+//! very server it is for is the point of some tools, and toolport cannot tell that from a
+//! leak. A configured secret it can: it knows whose it is.
+//!
+//! Applied once, in the executor, so `call`, the session, ACP and `serve` all get it; before
+//! `large_results`, so a result stored whole is stored redacted. Every decision is recorded
+//! (`trust::audit`) with the rule and the variable's name, never a value.
+
+use std::borrow::Cow;
+
+use serde_json::{Map, Value, json};
+
+use crate::config::{Secrets, SecretsMode};
+use crate::runtime::results::outcome::{CallError, CallOutcome};
+use crate::runtime::supervisor::Supervisor;
+use crate::trust::audit::{self, Action, Decision};
+use crate::trust::secrets::{SecretBook, redact};
+
+/// The rule an audit record names for a configured secret (the variable is in its reason).
+const CONFIGURED: &str = "configured-secret";
+
+/// The guard of one call: the workspace's modes, every server's configured secrets, and what
+/// it masked in the arguments (said in the result's note).
+pub(super) struct Guard<'a> {
+    modes: Secrets,
+    book: SecretBook,
+    /// The final name, for messages (as every `CallError` names the tool).
+    tool: &'a str,
+    /// The tool's name on its server, for the audit trail.
+    original: &'a str,
+    server: &'a str,
+    masked: Vec<(String, String)>,
+}
+
+impl<'a> Guard<'a> {
+    /// The guard for a call of `tool` (`original` on `server`), under the settings and the
+    /// definitions the runtime holds now. Every defined server's secrets count, connected or
+    /// not: a secret is its server's whether or not that server is running.
+    pub(super) fn new(supervisor: &Supervisor, tool: &'a str, original: &'a str, server: &'a str) -> Self {
+        let state = supervisor.lock();
+        let modes = state.resolved.settings.secrets;
+        let off = modes.arguments == SecretsMode::Off && modes.results == SecretsMode::Off;
+        let book = if off {
+            SecretBook::default()
+        } else {
+            SecretBook::of(state.resolved.servers.iter().map(|s| &s.def), |name| std::env::var(name).ok())
+        };
+        Self { modes, book, tool, original, server, masked: Vec::new() }
+    }
+
+    /// Checks `args` before they are sent: `Err` when an argument carries another server's
+    /// secret under `block`; under `redact` the secret is masked and the call goes on.
+    pub(super) fn arguments(&mut self, args: &mut Map<String, Value>) -> Result<(), CallError> {
+        if self.book.is_empty() {
+            return Ok(());
+        }
+        match self.modes.arguments {
+            SecretsMode::Off => Ok(()),
+            SecretsMode::Block => {
+                let found = strings(args).find_map(|s| self.book.foreign_in(s, self.server));
+                let Some(secret) = found else { return Ok(()) };
+                let reason = format!("carried ${} of server {}", secret.variable, secret.server);
+                self.record(Action::Blocked, CONFIGURED, &reason);
+                Err(CallError::SecretBlocked {
+                    tool: self.tool.to_string(),
+                    server: self.server.to_string(),
+                    reason: format!(
+                        "was not called: an argument carries the value of ${}, a secret configured for server {} (workspace setting secrets.arguments is \"block\")",
+                        secret.variable, secret.server
+                    ),
+                })
+            }
+            SecretsMode::Redact => {
+                let mut masked = Vec::new();
+                for text in strings_mut(args) {
+                    if let Some((clean, found)) = self.book.mask_foreign(text, self.server) {
+                        *text = clean;
+                        masked.extend(found.into_iter().map(|s| (s.variable.clone(), s.server.clone())));
+                    }
+                }
+                masked.dedup();
+                for (variable, server) in &masked {
+                    self.record(
+                        Action::Redacted,
+                        CONFIGURED,
+                        &format!("masked ${variable} of server {server} in the arguments"),
+                    );
+                }
+                self.masked = masked;
+                Ok(())
+            }
+        }
+    }
+
+    /// The result with its secrets masked and a note saying which rules (under `redact`),
+    /// withheld (`block`), or as it came (`off`).
+    pub(super) fn result(&self, mut outcome: CallOutcome) -> Result<CallOutcome, CallError> {
+        let mut rules: Vec<Cow<'static, str>> = Vec::new();
+        if self.modes.results != SecretsMode::Off {
+            let block = self.modes.results == SecretsMode::Block;
+            for text in outcome_strings(&mut outcome) {
+                if let Some((clean, found)) = redact(text, self.book.hits(text)) {
+                    if !block {
+                        *text = clean;
+                    }
+                    rules.extend(found);
+                }
+            }
+            if block && !rules.is_empty() {
+                let named = names(&rules);
+                self.record(Action::Blocked, rule_of(&rules[0]), &format!("result withheld: {named}"));
+                return Err(CallError::SecretBlocked {
+                    tool: self.tool.to_string(),
+                    server: self.server.to_string(),
+                    reason: format!(
+                        "returned a result carrying a secret ({named}); it was withheld (workspace setting secrets.results is \"block\")"
+                    ),
+                });
+            }
+        }
+        let mut notes = Vec::new();
+        if !self.masked.is_empty() {
+            let which: Vec<String> = self.masked.iter().map(|(v, s)| format!("${v} of server {s}")).collect();
+            notes.push(format!(
+                "the value of {} was replaced by *** in the arguments before the call",
+                which.join(", ")
+            ));
+        }
+        if !rules.is_empty() {
+            let named = names(&rules);
+            let mut recorded: Vec<&str> = Vec::new();
+            for rule in &rules {
+                if !recorded.contains(&rule.as_ref()) {
+                    recorded.push(rule);
+                    self.record(Action::Redacted, rule_of(rule), &format!("masked {rule} in the result"));
+                }
+            }
+            let count = rules.len();
+            let what = if count == 1 { "secret" } else { "secrets" };
+            notes.push(format!("{count} {what} in this result replaced by *** ({named})"));
+        }
+        for note in notes {
+            outcome.content.push(json!({ "type": "text", "text": format!("[toolport: {note}]") }));
+        }
+        Ok(outcome)
+    }
+
+    fn record(&self, action: Action, rule: &str, reason: &str) {
+        audit::record(Decision {
+            action,
+            server: self.server,
+            tool: Some(self.original),
+            rule: Some(rule),
+            reason,
+        });
+    }
+}
+
+/// The audit rule of a hit: gitleaks' id, or [`CONFIGURED`] for a `$VARIABLE`.
+fn rule_of(rule: &str) -> &str {
+    if rule.starts_with('$') { CONFIGURED } else { rule }
+}
+
+/// Distinct rules in order of first appearance, comma-separated.
+fn names(rules: &[Cow<'static, str>]) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    for rule in rules {
+        if !seen.contains(&rule.as_ref()) {
+            seen.push(rule);
+        }
+    }
+    seen.join(", ")
+}
+
+/// Every string value in `args`, at any depth.
+fn strings(args: &Map<String, Value>) -> impl Iterator<Item = &str> {
+    let mut stack: Vec<&Value> = args.values().collect();
+    std::iter::from_fn(move || {
+        while let Some(value) = stack.pop() {
+            match value {
+                Value::String(s) => return Some(s.as_str()),
+                Value::Array(items) => stack.extend(items),
+                Value::Object(map) => stack.extend(map.values()),
+                _ => {}
+            }
+        }
+        None
+    })
+}
+
+/// Every string value in `args`, at any depth, to change.
+fn strings_mut(args: &mut Map<String, Value>) -> Vec<&mut String> {
+    let mut out = Vec::new();
+    let mut stack: Vec<&mut Value> = args.values_mut().collect();
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::String(s) => out.push(s),
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            Value::Object(map) => stack.extend(map.values_mut()),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// What a model reads of a result: each content block's `text` (an embedded resource's too)
+/// and every string of `structuredContent`. Images and audio are base64 of media, not text.
+fn outcome_strings(outcome: &mut CallOutcome) -> Vec<&mut String> {
+    let mut out = Vec::new();
+    for block in &mut outcome.content {
+        let Some(block) = block.as_object_mut() else { continue };
+        let text = if block.get("text").is_some_and(Value::is_string) {
+            block.get_mut("text")
+        } else {
+            block.get_mut("resource").and_then(Value::as_object_mut).and_then(|r| r.get_mut("text"))
+        };
+        if let Some(Value::String(text)) = text {
+            out.push(text);
+        }
+    }
+    if let Some(structured) = outcome.structured.as_mut() {
+        let mut stack = vec![structured];
+        while let Some(value) = stack.pop() {
+            match value {
+                Value::String(s) => out.push(s),
+                Value::Array(items) => stack.extend(items.iter_mut()),
+                Value::Object(map) => stack.extend(map.values_mut()),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_string_at_any_depth_is_seen() {
+        let mut args = Map::new();
+        args.insert("a".into(), json!({"b": ["x", {"c": "y"}], "n": 1}));
+        args.insert("d".into(), json!("z"));
+        let mut seen: Vec<&str> = strings(&args).collect();
+        seen.sort();
+        assert_eq!(seen, ["x", "y", "z"]);
+        assert_eq!(strings_mut(&mut args).len(), 3);
+    }
+
+    #[test]
+    fn rules_are_named_once_in_order() {
+        let rules = vec![Cow::Borrowed("jwt"), Cow::Owned("$T".to_string()), Cow::Borrowed("jwt")];
+        assert_eq!(names(&rules), "jwt, $T");
+        assert_eq!(rule_of("$T"), CONFIGURED);
+        assert_eq!(rule_of("jwt"), "jwt");
+    }
+}
