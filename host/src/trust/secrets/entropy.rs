@@ -81,7 +81,7 @@ mod tests {
         // A generated 40-character key (not a real one).
         let key = "q8ZtR2vLx9WmN4kPb7YcJ3hFs6GdA1eUo5TiKnQw";
         let text = format!("the key is {key}.");
-        assert_eq!(high_entropy_tokens(&text), [11..11 + key.len()]);
+        assert_eq!(high_entropy_tokens(&text), vec![std::ops::Range { start: 11, end: 11 + key.len() }]);
     }
 
     #[test]
