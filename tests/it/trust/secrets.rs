@@ -189,3 +189,18 @@ fn arguments_redact_masks_the_secret_and_the_call_goes_on() {
          in the arguments before the call]"
     );
 }
+
+#[test]
+fn results_block_withholds_a_result_carrying_a_secret() {
+    let env = Env::new();
+    servers(&env, json!({"secrets": {"results": "block"}}));
+    let key = aws_key();
+    let (code, stdout, stderr) =
+        call(&env, "everything__echo", &json!({"message": format!("the key is {key}")}));
+    assert_eq!(code, 1, "{stdout}");
+    assert_eq!(stdout, "");
+    let expected = "MCP tool everything__echo on server everything returned a result carrying a secret \
+        (aws-access-token); it was withheld (workspace setting secrets.results is \"block\")";
+    assert!(stderr.contains(expected), "{stderr}");
+    assert!(!stderr.contains(&key), "{stderr}");
+}
