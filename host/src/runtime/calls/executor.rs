@@ -44,7 +44,7 @@ pub async fn call(
 pub async fn call_with(
     supervisor: &Supervisor,
     name: &str,
-    args: Map<String, Value>,
+    mut args: Map<String, Value>,
     progress: Option<UnboundedSender<CallProgress>>,
     level: Option<LoggingLevel>,
 ) -> Result<CallOutcome, CallError> {
@@ -75,7 +75,6 @@ pub async fn call_with(
         }
     };
     let mut guard = Guard::new(supervisor, name, &original, &server);
-    let mut args = args;
     guard.arguments(&mut args)?;
     let mut params = CallToolRequestParams::new(original.clone()).with_arguments(args);
     if let Some(level) = level.or_else(|| conn.log_level()).filter(|_| conn.stateless()) {
