@@ -15,7 +15,7 @@
 use std::sync::{LazyLock, OnceLock};
 
 use aho_corasick::AhoCorasick;
-use regex::{Regex, RegexBuilder};
+use regex::bytes::{Regex, RegexBuilder};
 use toml_edit::{DocumentMut, Item, Table};
 
 /// The rules file, in the binary: scans run offline and the same everywhere.
@@ -62,7 +62,7 @@ impl Allowlist {
             Target::Match => whole,
             Target::Line => line,
         };
-        self.regexes().iter().any(|r| r.is_match(target))
+        self.regexes().iter().any(|r| r.is_match(target.as_bytes()))
     }
 
     fn regexes(&self) -> &[Regex] {
@@ -215,9 +215,13 @@ fn number(item: &Item) -> Option<f64> {
     item.as_float().or_else(|| item.as_integer().map(|i| i as f64))
 }
 
-/// A gitleaks regex under the `regex` crate.
+/// A gitleaks regex under the `regex` crate, read as RE2 reads it: `\w`, `\d`, `\s`, `\b` and
+/// `(?i)` are ASCII (Unicode mode off, over bytes). Besides being gitleaks' meaning, it is
+/// what keeps the generic rule cheap: its leading `[\w.-]{0,50}?` over Unicode classes made
+/// the lazy DFA give up, about 500 times slower on a 100 KB result. A match can then end
+/// inside a multi-byte character (`[^"]` takes one byte); the scanner widens it to whole ones.
 pub(super) fn compile(source: &str) -> Result<Regex, regex::Error> {
-    RegexBuilder::new(&literal_braces(source)).size_limit(REGEX_SIZE_LIMIT).build()
+    RegexBuilder::new(&literal_braces(source)).unicode(false).size_limit(REGEX_SIZE_LIMIT).build()
 }
 
 /// `source` with every `{` that does not open a repetition (`{2}`, `{2,}`, `{2,5}`) escaped.
@@ -317,7 +321,7 @@ mod tests {
         assert_eq!(literal_braces(r"^\${(?:[A-Z_]+)}$"), r"^\$\{(?:[A-Z_]+)}$");
         assert_eq!(literal_braces(r"a{2}b{2,}c{2,5}"), r"a{2}b{2,}c{2,5}");
         assert_eq!(literal_braces(r"[{]\{x{{y"), r"[{]\{x\{\{y");
-        assert!(compile(r"^\$(?:\d+|{\d+})$").is_ok_and(|r| r.is_match("${1}")));
+        assert!(compile(r"^\$(?:\d+|{\d+})$").is_ok_and(|r| r.is_match(b"${1}")));
     }
 
     #[test]

@@ -25,27 +25,27 @@ pub fn scan(text: &str) -> Vec<Hit> {
     let mut hits = Vec::new();
     for pattern in set.candidates(text) {
         let Some(regex) = pattern.regex() else { continue };
-        for caps in regex.captures_iter(text) {
+        for caps in regex.captures_iter(text.as_bytes()) {
             let Some(whole) = caps.get(0) else { continue };
-            let secret = secret_of(pattern, &caps).unwrap_or(whole);
+            let whole_span = chars(text, whole.range());
+            let span = chars(text, secret_of(pattern, &caps).unwrap_or(whole).range());
+            let (whole, secret) = (&text[whole_span.clone()], &text[span.clone()]);
             if let Some(floor) = pattern.entropy
-                && entropy::shannon(secret.as_str()) <= floor
+                && entropy::shannon(secret) <= floor
             {
                 continue;
             }
             // gitleaks' generic rule wants a digit: `password = "correcthorse"` is prose.
-            if pattern.id.starts_with("generic") && !secret.as_str().bytes().any(|b| b.is_ascii_digit()) {
+            if pattern.id.starts_with("generic") && !secret.bytes().any(|b| b.is_ascii_digit()) {
                 continue;
             }
-            let line = line_of(text, whole.range());
-            let allowed = |s: &str| {
-                set.global.allows(s, whole.as_str(), line)
-                    || pattern.allowlists.iter().any(|a| a.allows(s, whole.as_str(), line))
-            };
-            if allowed(secret.as_str()) {
+            let line = line_of(text, whole_span);
+            let allowed = set.global.allows(secret, whole, line)
+                || pattern.allowlists.iter().any(|a| a.allows(secret, whole, line));
+            if allowed {
                 continue;
             }
-            hits.push(Hit { rule: Cow::Borrowed(static_id(pattern)), span: secret.range() });
+            hits.push(Hit { rule: Cow::Borrowed(static_id(pattern)), span });
         }
     }
     for span in entropy::high_entropy_tokens(text) {
@@ -78,11 +78,24 @@ pub fn redact(text: &str, more: Vec<Hit>) -> Option<(String, Vec<Cow<'static, st
 }
 
 /// The secret group gitleaks reads: `secretGroup` when set, else the first group that matched.
-fn secret_of<'t>(pattern: &Pattern, caps: &regex::Captures<'t>) -> Option<regex::Match<'t>> {
+fn secret_of<'t>(pattern: &Pattern, caps: &regex::bytes::Captures<'t>) -> Option<regex::bytes::Match<'t>> {
     match pattern.secret_group {
         Some(group) => caps.get(group),
-        None => caps.iter().skip(1).flatten().find(|m| !m.as_str().is_empty()),
+        None => caps.iter().skip(1).flatten().find(|m| !m.is_empty()),
     }
+}
+
+/// `span` widened to whole characters: the rules match bytes (`patterns::compile`).
+fn chars(text: &str, span: Range<usize>) -> Range<usize> {
+    let mut start = span.start.min(text.len());
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = span.end.min(text.len()).max(start);
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    start..end
 }
 
 fn line_of(text: &str, span: Range<usize>) -> &str {
@@ -175,6 +188,18 @@ mod tests {
             {\"token_count\": 1234, \"api_version\": \"2024-01-01\", \"password\": \"${PASSWORD}\"}";
         assert_eq!(scan(text), []);
         assert_eq!(redact(text, Vec::new()), None);
+    }
+
+    #[test]
+    fn a_match_inside_a_multi_byte_character_masks_whole_characters() {
+        let text = "é€x";
+        assert_eq!(chars(text, 1..3), 0..5);
+        assert_eq!(chars(text, 2..5), 2..5);
+        let key = made_up("AKIA", "QYLPMN5HHHFPZAM2");
+        assert_eq!(
+            redact(&format!("«{key}» — ключ"), Vec::new()).map(|(t, _)| t).as_deref(),
+            Some("«***» — ключ")
+        );
     }
 
     #[test]
