@@ -46,6 +46,10 @@ pub struct CallArgs {
     /// (declined without one), every form answered with its defaults, or declined.
     #[arg(long, value_enum, value_name = "ANSWER")]
     elicit: Option<ElicitArg>,
+    /// Allow the call without asking even when the workspace's `confirm` setting names the
+    /// tool (destructive tools by default): for scripts, which have no terminal to answer on.
+    #[arg(long)]
+    yes: bool,
 }
 
 /// `--elicit` values.
@@ -76,18 +80,18 @@ pub struct DemoArgs {}
 /// Starts the runtime for a command, printing startup warnings to stderr; a server's
 /// questions are asked on the terminal.
 pub(super) async fn start(paths: &Paths) -> anyhow::Result<Runtime> {
-    start_with(paths, ElicitPolicy::Ask, None).await
+    start_with(paths, TerminalElicitor::new(ElicitPolicy::Ask), None).await
 }
 
-/// [`start`], answering servers' questions by `policy`; with `for_call`, only until the
+/// [`start`], answering servers' questions (and toolport's own before a call) with `elicitor`; with `for_call`, only until the
 /// server that owns that tool is known ([`Runtime::start_for_call`]).
-async fn start_with(paths: &Paths, policy: ElicitPolicy, for_call: Option<&str>) -> anyhow::Result<Runtime> {
+async fn start_with(paths: &Paths, elicitor: TerminalElicitor, for_call: Option<&str>) -> anyhow::Result<Runtime> {
     let resolved = toolport::load_resolved(paths, &BTreeSet::new())?;
     let options = RuntimeOptions {
         progress: true,
         cache_dir: Some(paths.cache_dir()),
         credentials: Some(paths.credentials()),
-        elicitor: Some(Arc::new(TerminalElicitor::new(policy))),
+        elicitor: Some(Arc::new(elicitor)),
         results_dir: Some(paths.results_dir()),
         workspace_root: Some(paths.workspace_root.clone()),
         ..Default::default()
@@ -147,7 +151,9 @@ async fn lazy_costs(runtime: &Runtime, shape: Option<&str>) -> anyhow::Result<to
 /// the tool reports `isError`.
 pub async fn run_call(paths: &Paths, args: CallArgs) -> anyhow::Result<ExitCode> {
     let policy = args.elicit.map(ElicitPolicy::from).unwrap_or_default();
-    let runtime = start_with(paths, policy, Some(&args.tool)).await?;
+    let elicitor = TerminalElicitor::new(policy);
+    let elicitor = if args.yes { elicitor.allowing_calls() } else { elicitor };
+    let runtime = start_with(paths, elicitor, Some(&args.tool)).await?;
     let outcome =
         super::call_progress::call(&runtime, &args.tool, args.arguments.as_deref().unwrap_or_default()).await;
     runtime.shutdown().await;
