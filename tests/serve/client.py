@@ -16,8 +16,9 @@ Scenarios (each prints what it saw, never a verdict; the tests judge):
                 protocol version
   list-changed  tools/list, wait for notifications/tools/list_changed, tools/list again (on
                 each one until --expect is listed, when given)
-  elicit        call --tool, answering its elicitation/create with --answer (JSON) via the
-                SDK's elicitation_callback
+  elicit        call --tool with --args, answering its elicitation with --action (accept, with
+                --answer's JSON as the content; decline; cancel) via the SDK's
+                elicitation_callback
   cancel        call --tool with --args, abandon it after --cancel-after s (the SDK sends
                 notifications/cancelled), then call echo to show the session still works
   progress      call --tool with --args and a progress callback; the progress it was sent
@@ -269,6 +270,8 @@ async def run(args, command):
         events["asked"].append(
             {"message": params.message, "fields": sorted((schema.get("properties") or {}).keys())}
         )
+        if args.action != "accept":
+            return types.ElicitResult(action=args.action)
         return types.ElicitResult(action="accept", content=json.loads(args.answer))
 
     async def on_sample(_context, params):
@@ -347,6 +350,8 @@ def main():
     p.add_argument("--value", default="", help="complete: what was typed so far")
     p.add_argument("--args", default="{}", help="the tool's arguments as JSON")
     p.add_argument("--answer", default="{}", help="elicit: the accepted content as JSON")
+    p.add_argument("--action", choices=["accept", "decline", "cancel"], default="accept",
+                   help="elicit: how every elicitation is answered")
     p.add_argument("--cancel-after", type=float, default=1.0)
     p.add_argument("--linger", type=float, default=1.0)
     p.add_argument("--calls", type=int, default=100)

@@ -14,9 +14,9 @@ pub fn ask(request: &Confirmation) -> ConfirmAnswer {
         .write_line(&format!("toolport asks before calling {}:", request.reason))
         .and_then(|()| term.write_line(&format!("  {}", request.subject())))
         .and_then(|()| term.write_line(&format!("  arguments: {}", request.arguments_shown())));
-    let answer = asked.map_err(dialoguer::Error::from).and_then(|()| {
-        Confirm::new().with_prompt("Allow this call?").default(false).interact_on_opt(&term)
-    });
+    let answer = asked
+        .map_err(dialoguer::Error::from)
+        .and_then(|()| Confirm::new().with_prompt("Allow this call?").default(false).interact_on_opt(&term));
     match answer {
         Ok(Some(true)) => ConfirmAnswer::Allow,
         Ok(Some(false)) => ConfirmAnswer::Decline,

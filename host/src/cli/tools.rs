@@ -85,7 +85,11 @@ pub(super) async fn start(paths: &Paths) -> anyhow::Result<Runtime> {
 
 /// [`start`], answering servers' questions (and toolport's own before a call) with `elicitor`; with `for_call`, only until the
 /// server that owns that tool is known ([`Runtime::start_for_call`]).
-async fn start_with(paths: &Paths, elicitor: TerminalElicitor, for_call: Option<&str>) -> anyhow::Result<Runtime> {
+async fn start_with(
+    paths: &Paths,
+    elicitor: TerminalElicitor,
+    for_call: Option<&str>,
+) -> anyhow::Result<Runtime> {
     let resolved = toolport::load_resolved(paths, &BTreeSet::new())?;
     let options = RuntimeOptions {
         progress: true,

@@ -119,7 +119,8 @@ mod tests {
         assert_eq!(ConfirmSetting::read(None), Ok(ConfirmSetting::Destructive));
         assert_eq!(ConfirmSetting::read(Some(&json!("writes"))), Ok(ConfirmSetting::Writes));
         assert_eq!(ConfirmSetting::read(Some(&json!(" never "))), Ok(ConfirmSetting::Never));
-        let Ok(ConfirmSetting::Tools(globs)) = ConfirmSetting::read(Some(&json!(["delete_*", " ", "fs__write"])))
+        let Ok(ConfirmSetting::Tools(globs)) =
+            ConfirmSetting::read(Some(&json!(["delete_*", " ", "fs__write"])))
         else {
             panic!("a list is globs")
         };
@@ -144,6 +145,9 @@ mod tests {
             "\"confirm\" must be \"destructive\", \"writes\", \"never\" or an array of tool-name globs; an array \
              holds strings only"
         );
-        assert_eq!(message(json!(["a[b"])), "\"confirm\": glob \"a[b\" is not valid: unclosed character class; missing ']'");
+        assert_eq!(
+            message(json!(["a[b"])),
+            "\"confirm\": glob \"a[b\" is not valid: unclosed character class; missing ']'"
+        );
     }
 }

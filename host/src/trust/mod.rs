@@ -10,6 +10,6 @@ mod confirm_rule;
 mod matchers;
 mod rules;
 
-pub(crate) use confirm_rule::{CONFIRM_RULE, confirm_reason};
 pub use checks::{Finding, ListedTool, ServerDefinitions, Span, scan};
+pub(crate) use confirm_rule::{CONFIRM_RULE, confirm_reason};
 pub use rules::{Rule, RulesError, Severity, rules};
