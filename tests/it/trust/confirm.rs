@@ -4,7 +4,8 @@
 //! sent" is what the server saw, not what toolport says. Asked through `serve` of the Python
 //! SDK's `ClientSession` (2025-11-25, `elicitation/create`) and `mcp.Client` (2026-07-28, an
 //! input-required result); of a client without elicitation (declined, saying why); on a
-//! terminal (`call`, y and n); and by `call --yes`.
+//! terminal (`call`, y and n); by `call --yes`; and over ACP, as `session/request_permission`
+//! the official ACP SDK answers (allow once, reject once).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -14,8 +15,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::serve::clients::{Via, py};
+use crate::support::acp::acp_client;
 use crate::support::auth::python;
-use crate::support::common::{Env, on_a_terminal};
+use crate::support::common::{Env, on_a_terminal, toolport_path};
 use crate::support::runtime::write_config;
 use crate::support::serve::ServeHttp;
 
@@ -269,4 +271,51 @@ fn call_on_a_terminal_asks_y_or_n_before_a_destructive_call() {
     let screen = answer_on_a_terminal(&env, "y");
     assert!(screen.contains(r#"delete_note done: {"id": "t"}"#), "{screen}");
     assert_eq!(received(&log), [r#"delete_note {"id": "t"}"#]);
+}
+
+/// Over ACP toolport asks with `session/request_permission` (the official SDK client answers):
+/// allow once sends the call, reject once does not, and the prompt's reply says why.
+#[test]
+fn acp_asks_the_clients_permission_before_a_destructive_call() {
+    let (client_dir, node) = acp_client();
+    let (env, log) = notes(json!({}));
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("trust/confirm_server.py");
+    let config = json!({
+        "toolport": toolport_path(),
+        "home": env.home(),
+        "cwd": env.root(),
+        "server": {"command": python(), "args": [script, "--log", log]},
+        "answers": ["allow_once", "reject_once"],
+    });
+    let out = std::process::Command::new(&node)
+        .arg(client_dir.join("permission.mjs"))
+        .arg(config.to_string())
+        .current_dir(&client_dir)
+        .output()
+        .unwrap_or_else(|e| panic!("run the ACP client with {}: {e}", node.display()));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "ACP client failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let seen: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    let asked = seen["asked"].as_array().cloned().unwrap_or_default();
+    assert_eq!(asked.len(), 2, "{seen}");
+    for (i, request) in asked.iter().enumerate() {
+        assert_eq!(request["sessionId"], seen["sessionId"]);
+        let call = &request["toolCall"];
+        assert_eq!(call["title"], "Call tool delete_note of MCP server notes", "{seen}");
+        assert_eq!(call["rawInput"], json!({"id": i.to_string()}), "{seen}");
+        assert_eq!(call["content"][0]["content"]["text"], question(&i.to_string()), "{seen}");
+        let kinds: Vec<&Value> =
+            request["options"].as_array().into_iter().flatten().map(|o| &o["kind"]).collect();
+        assert_eq!(kinds, [&json!("allow_once"), &json!("reject_once")]);
+    }
+    let replies: Vec<&str> =
+        seen["replies"].as_array().into_iter().flatten().filter_map(|r| r["text"].as_str()).collect();
+    assert_eq!(
+        replies,
+        [
+            r#"delete_note done: {"id": "0"}"#.to_string(),
+            declined("delete_note", "destructive tools", "the answer was no")
+        ]
+    );
+    assert_eq!(received(&log), [r#"delete_note {"id": "0"}"#], "the rejected call reached the server");
 }
