@@ -64,7 +64,8 @@ fn trail(env: &Env) -> Vec<Value> {
 /// `client.py elicit` of `delete_note` with `{"id": id}`, answering `action`.
 fn ask_python(via: &Via, client: &str, id: &str, action: &str) -> Value {
     let args = json!({ "id": id }).to_string();
-    py("elicit", via, &["--client", client, "--tool", "delete_note", "--args", &args, "--action", action])
+    let tool = ["--tool", "delete_note", "--expect", "delete_note", "--args", &args];
+    py("elicit", via, &[&["--client", client, "--action", action][..], &tool].concat())
 }
 
 /// Accept sends the call and the result arrives; decline sends nothing and the client reads
@@ -225,38 +226,72 @@ fn call_yes_allows_a_destructive_call_without_a_terminal() {
     assert_eq!(actions, [json!("declined"), json!("confirmed")]);
 }
 
+/// toolport on a pseudo-terminal (util-linux `script`): keys typed as prompts appear.
+struct Terminal {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    screen: Arc<Mutex<String>>,
+    reader: std::thread::JoinHandle<()>,
+    /// How much of the screen the last awaited text ended at.
+    seen: usize,
+}
+
+impl Terminal {
+    fn start(env: &Env, args: &[&str]) -> Self {
+        let (child, stdin, mut stdout) = on_a_terminal(env, args, &[]);
+        let screen = Arc::new(Mutex::new(String::new()));
+        let shown = Arc::clone(&screen);
+        let reader = std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n @ 1..) = std::io::Read::read(&mut stdout, &mut buf) {
+                if let Ok(mut s) = shown.lock() {
+                    s.push_str(&String::from_utf8_lossy(&buf[..n]));
+                }
+            }
+        });
+        Self { child, stdin, screen, reader, seen: 0 }
+    }
+
+    fn text(&self) -> String {
+        self.screen.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// Types `keys` once `wanted` is on the screen after what was awaited before. Typed ahead, a
+    /// prompt that sets up the terminal may discard them; a prompt that never comes fails.
+    fn type_after(&mut self, wanted: &str, keys: &str) {
+        let deadline = std::time::Instant::now() + CALL_TIMEOUT;
+        loop {
+            let now = self.text();
+            if let Some(at) = now.get(self.seen..).and_then(|rest| rest.find(wanted)) {
+                self.seen += at + wanted.len();
+                break;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("never saw {wanted:?}:\n{now}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::thread::sleep(Duration::from_millis(150));
+        self.stdin.write_all(keys.as_bytes()).unwrap_or_else(|e| panic!("type: {e}"));
+        self.stdin.flush().unwrap_or_else(|e| panic!("flush: {e}"));
+    }
+
+    /// Waits for the process to end; the whole screen.
+    fn finish(mut self) -> String {
+        let _ = self.child.wait();
+        drop(self.stdin);
+        let _ = self.reader.join();
+        self.screen.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+}
+
 /// `toolport call delete_note` on a pseudo-terminal, answering `key` to the y/N question; the
 /// screen as the terminal got it.
 fn answer_on_a_terminal(env: &Env, key: &str) -> String {
-    let (mut child, mut stdin, mut stdout) =
-        on_a_terminal(env, &["call", "delete_note", r#"{"id": "t"}"#], &[]);
-    let screen = Arc::new(Mutex::new(String::new()));
-    let shown = Arc::clone(&screen);
-    let reader = std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        while let Ok(n @ 1..) = std::io::Read::read(&mut stdout, &mut buf) {
-            if let Ok(mut s) = shown.lock() {
-                s.push_str(&String::from_utf8_lossy(&buf[..n]));
-            }
-        }
-    });
-    let text = || screen.lock().map(|s| s.clone()).unwrap_or_default();
-    let deadline = std::time::Instant::now() + CALL_TIMEOUT;
-    while !text().contains("Allow this call?") {
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("never asked:\n{}", text());
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    // Typed once the prompt is drawn: a prompt that sets up the terminal may discard keys typed ahead.
-    std::thread::sleep(Duration::from_millis(150));
-    stdin.write_all(key.as_bytes()).unwrap_or_else(|e| panic!("type: {e}"));
-    stdin.flush().unwrap_or_else(|e| panic!("flush: {e}"));
-    let _ = child.wait();
-    drop(stdin);
-    let _ = reader.join();
-    text()
+    let mut terminal = Terminal::start(env, &["call", "delete_note", r#"{"id": "t"}"#]);
+    terminal.type_after("Allow this call?", key);
+    terminal.finish()
 }
 
 #[test]
@@ -271,6 +306,22 @@ fn call_on_a_terminal_asks_y_or_n_before_a_destructive_call() {
     let screen = answer_on_a_terminal(&env, "y");
     assert!(screen.contains(r#"delete_note done: {"id": "t"}"#), "{screen}");
     assert_eq!(received(&log), [r#"delete_note {"id": "t"}"#]);
+}
+
+/// The session asks the same way, between its own prompts.
+#[test]
+fn the_session_on_a_terminal_asks_before_a_destructive_call() {
+    let (env, log) = notes(json!({}));
+    let mut terminal = Terminal::start(&env, &["session"]);
+    terminal.type_after("toolport> ", "/call delete_note {\"id\": \"n\"}\r");
+    terminal.type_after("Allow this call?", "n");
+    terminal.type_after("toolport> ", "/call delete_note {\"id\": \"y\"}\r");
+    terminal.type_after("Allow this call?", "y");
+    terminal.type_after("toolport> ", "/quit\r");
+    let screen = terminal.finish();
+    assert!(screen.contains(&declined("delete_note", "destructive tools", "the answer was no")), "{screen}");
+    assert!(screen.contains(r#"delete_note done: {"id": "y"}"#), "{screen}");
+    assert_eq!(received(&log), [r#"delete_note {"id": "y"}"#]);
 }
 
 /// Over ACP toolport asks with `session/request_permission` (the official SDK client answers):
