@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::error::ConfigError;
 use super::fields::{Fields, Trim};
-use super::model::{Surface, WorkspaceSettings};
+use super::model::{Surface, TrustMode, WorkspaceSettings};
 use super::store::parse_json;
 use crate::paths::{WORKSPACE_DIR, WORKSPACE_FILE};
 use crate::text::escape_line;
@@ -58,6 +58,12 @@ impl WorkspaceSettings {
                 None => defaults.surface,
                 Some(text) => Surface::parse(&text).ok_or_else(|| {
                     at(format!("\"surface\" must be \"full\" or \"lazy\", not {}", Value::String(text)))
+                })?,
+            },
+            trust: match fields.string("trust").map_err(at)? {
+                None => defaults.trust,
+                Some(text) => TrustMode::parse(&text).ok_or_else(|| {
+                    at(format!("\"trust\" must be \"pin\", \"off\" or \"strict\", not {}", Value::String(text)))
                 })?,
             },
         })

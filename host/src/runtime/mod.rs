@@ -46,7 +46,7 @@ pub use registry::tool_search::{ToolHit, ToolIndex};
 pub(crate) use results::large_results::StoredText;
 pub use results::outcome::{CallError, CallOutcome, render_call};
 pub use state::CONNECTING;
-pub use supervisor::Revision;
+pub use supervisor::{Approved, Revision};
 pub use tool_call::{CallProgress, settle_cancellations};
 
 use std::sync::Arc;
@@ -77,6 +77,7 @@ impl Runtime {
         let plugins = PluginHost::new(options.cache_dir.clone(), &resolved.plugins)
             .context("cannot start the plugin host")?;
         registry::plugin_choice::check(&resolved, &plugins)?;
+        supervisor::check_lock(&resolved)?;
         Ok(Runtime { supervisor: Supervisor::start(resolved, plugins, options).await })
     }
 
@@ -89,6 +90,7 @@ impl Runtime {
         let plugins = PluginHost::new(options.cache_dir.clone(), &resolved.plugins)
             .context("cannot start the plugin host")?;
         registry::plugin_choice::check(&resolved, &plugins)?;
+        supervisor::check_lock(&resolved)?;
         Ok(Runtime { supervisor: Supervisor::start_in_background(resolved, plugins, options) })
     }
 
@@ -149,6 +151,12 @@ impl Runtime {
             .collect();
         let state = self.supervisor.lock();
         for slot in &state.slots {
+            if slot.trust.as_ref().is_some_and(|t| t.instructions == crate::trust::InstructionsVerdict::Changed) {
+                out.push(format!(
+                    "Warning: MCP instructions changed since pinned: {0} (`toolport mcp diff {0}` shows how)",
+                    escape_line(slot.name())
+                ));
+            }
             if let Link::Live { conn, tools } = &slot.link {
                 for bad in conn.left_out(tools) {
                     out.push(format!(
@@ -329,6 +337,19 @@ impl Runtime {
             // client's roots, the relative folders of a list).
             self.announce_roots(|roots| *roots != crate::config::Roots::None).await;
         }
+    }
+
+    /// Pins `server`'s held tools named in `tools` (none named: every held one, and its
+    /// instructions if they changed) in `.toolport/tools.lock` as listed now, accepting their
+    /// current `high` findings, and puts them back on the surface: `toolport mcp approve`.
+    pub async fn approve(&self, server: &str, tools: &[String]) -> anyhow::Result<Approved> {
+        self.supervisor.approve(server, tools).await
+    }
+
+    /// What changed in `server`'s definitions since they were pinned, word by word, and why
+    /// each held tool is held: `toolport mcp diff`.
+    pub fn pin_diff(&self, server: &str) -> anyhow::Result<String> {
+        self.supervisor.pin_diff(server)
     }
 
     /// Every change of the surface from now on: the receiver sees a new [`Revision`] whenever
