@@ -7,6 +7,9 @@
 //!    definitions in the same shape (aim ≥ 90% fewer). Counted, not timed: exact in every run.
 //! 2. The time of one `search_tools` query over that index (criterion), and of building the
 //!    index (what a `list_changed` costs the next search).
+//! 3. The trust checks over the same listing (`scan_definitions`, what every listing pays at
+//!    connect and on `list_changed`; aim < 5 ms for the 392 tools), against the same tools
+//!    written out as JSON text in the same run (the least any forwarding of a listing costs).
 //!
 //! The summary at the end prints the figures BENCHMARKS.md records. The peers are installed by
 //! the tests' own scripts (`tests/peers/install.sh`, `install_memory.sh`) into the target folder.
@@ -19,7 +22,10 @@ use std::time::{Duration, Instant};
 use criterion::Criterion;
 use serde_json::{Value, json};
 use toolport::cli_support::count_tokens;
-use toolport::{LAZY_SERVER, Paths, Runtime, RuntimeOptions, ToolIndex, lazy_tools, load_resolved};
+use toolport::{
+    LAZY_SERVER, ListedTool, Paths, Runtime, RuntimeOptions, ServerDefinitions, ToolIndex, ToolRecord,
+    lazy_tools, load_resolved, scan_definitions,
+};
 
 const EXE: &str = env!("CARGO_BIN_EXE_toolport");
 
@@ -68,6 +74,23 @@ fn fixture() -> tempfile::TempDir {
     dir
 }
 
+/// The records grouped by server, as the trust checks take them.
+fn definitions(records: &[ToolRecord]) -> Vec<ServerDefinitions> {
+    let mut servers: Vec<ServerDefinitions> = Vec::new();
+    for r in records {
+        let listed = ListedTool { surface_name: r.name.clone(), tool: r.tool.clone() };
+        match servers.iter_mut().find(|s| s.name == r.server) {
+            Some(s) => s.tools.push(listed),
+            None => servers.push(ServerDefinitions {
+                name: r.server.clone(),
+                instructions: None,
+                tools: vec![listed],
+            }),
+        }
+    }
+    servers
+}
+
 /// Tokens of each definition's JSON text, summed.
 fn tokens(definitions: &[Value]) -> usize {
     definitions.iter().map(|d| count_tokens(&serde_json::to_string(d).unwrap())).sum()
@@ -100,6 +123,14 @@ fn main() {
     });
     group.bench_function("build_index", |b| b.iter(|| ToolIndex::build(&records)));
     group.finish();
+    let servers = definitions(&records);
+    let reserved: Vec<String> = ["bash", "read_file", "write_file", "apply_patch"].map(String::from).into();
+    let listing: Vec<_> = records.iter().map(|r| &r.tool).collect();
+    let mut group = criterion.benchmark_group("trust_checks");
+    group.sample_size(30).measurement_time(Duration::from_secs(5));
+    group.bench_function("scan_392_tools", |b| b.iter(|| scan_definitions(&servers, &reserved).unwrap()));
+    group.bench_function("baseline_listing_as_json", |b| b.iter(|| serde_json::to_string(&listing).unwrap()));
+    group.finish();
     criterion.final_summary();
 
     // The summary's own medians: a timed loop of every query, and of builds.
@@ -121,6 +152,24 @@ fn main() {
             started.elapsed().as_secs_f64()
         })
         .collect();
+    let timed = |f: &dyn Fn()| {
+        median(
+            (0..30)
+                .map(|_| {
+                    let started = Instant::now();
+                    f();
+                    started.elapsed().as_secs_f64()
+                })
+                .collect(),
+        )
+    };
+    let scan = timed(&|| {
+        std::hint::black_box(scan_definitions(&servers, &reserved).unwrap());
+    });
+    let as_json = timed(&|| {
+        std::hint::black_box(serde_json::to_string(&listing).unwrap());
+    });
+    let findings = scan_definitions(&servers, &reserved).unwrap().len();
     rt.block_on(runtime.shutdown());
 
     println!("\nsummary (the lazy surface, {} tools from 10 servers):", records.len());
@@ -134,4 +183,13 @@ fn main() {
     );
     println!("  one search_tools query: median {:.1} µs (2,000 queries)", median(search) * 1e6);
     println!("  building the index: median {:.2} ms (50 builds)", median(build) * 1e3);
+    println!(
+        "  trust checks over the listing: median {:.2} ms (30 scans, {findings} findings; aim < 5 ms)",
+        scan * 1e3
+    );
+    println!(
+        "  the listing as JSON text (baseline): median {:.2} ms; checks / baseline = {:.1}x",
+        as_json * 1e3,
+        scan / as_json
+    );
 }

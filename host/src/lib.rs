@@ -99,6 +99,7 @@ pub use session::{Reply, Session, run_interactive};
 // `toolport scan`: offline checks of what servers' definitions say (issue 28).
 /// The token that stops [`Gateway::serve_http`] (tokio-util's, as rmcp takes it).
 pub use tokio_util::sync::CancellationToken;
+pub use trust::audit::{Action as AuditAction, AuditTrail, TrailEntry, set_audit_trail};
 pub use trust::{
     Finding, ListedTool, Rule, RulesError, ServerDefinitions, Severity, Span, rules as scan_rules,
     scan as scan_definitions,
@@ -156,6 +157,10 @@ pub mod cli_support {
     /// URL secrets (query values, userinfo) masked: the binary's printed errors; with the
     /// authorization code a library logs, its log writer.
     pub use crate::redact::{redact_log, redact_urls};
+
+    /// The trail of trust decisions read back, one server's newest first, and a line of it as
+    /// `mcp get` shows it.
+    pub use crate::trust::audit::{entry_line as decision_line, recent as recent_decisions};
 
     /// Where the build left the guest components (built-ins and test fixtures) and the
     /// built-ins' embedded bytes: for this repository's own tests and benchmarks.

@@ -83,6 +83,12 @@ impl Paths {
         self.home.join("credentials.json")
     }
 
+    /// `<home>/audit/decisions.jsonl`: the trail of trust decisions `mcp get` shows
+    /// (`trust/audit.rs`).
+    pub fn audit_trail(&self) -> PathBuf {
+        self.home.join("audit").join("decisions.jsonl")
+    }
+
     /// `<root>/.toolport/workspace.json`.
     pub fn workspace_file(&self) -> PathBuf {
         self.workspace_root.join(WORKSPACE_DIR).join(WORKSPACE_FILE)

@@ -254,6 +254,11 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Some(message) = skipped {
         eprintln!("Warning: {message}");
     }
+    // Trust decisions (holds, approvals, confirmations, redactions) are kept for `mcp get`.
+    toolport::set_audit_trail(Some(toolport::AuditTrail {
+        file: paths.audit_trail(),
+        workspace: paths.workspace_root.clone(),
+    }));
     match cli.command {
         Command::Mcp(args) => mcp::run(&paths, args).await,
         Command::Tools(args) => tools::run_tools(&paths, args).await,

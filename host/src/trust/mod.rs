@@ -5,6 +5,7 @@
 //! trusted. The rules are data (`rules.json`); this module knows nothing of connections or
 //! files: the caller hands it the definitions as listed and the lock's text.
 
+pub mod audit;
 mod checks;
 mod matchers;
 mod pins;

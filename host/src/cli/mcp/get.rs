@@ -9,9 +9,13 @@ use serde_json::{Map, Value};
 use crate::cli::ExitError;
 use crate::cli::grants;
 use toolport::cli_support::SECRET_MASK as MASK;
+use toolport::cli_support::{decision_line, recent_decisions};
 use toolport::{
     GlobalStore, Paths, Roots, Runtime, RuntimeOptions, ServerDef, ToolFilter, WorkspaceSettings,
 };
+
+/// How many of a server's trust decisions in this workspace `mcp get` shows.
+const DECISIONS_SHOWN: usize = 20;
 
 /// `mcp get`: the definition as stored. `--json` also connects the server when this workspace
 /// enables it (that server alone: the others are paused for the look) to show the negotiated
@@ -37,6 +41,8 @@ pub(super) async fn get_view(paths: &Paths, name: &str, json: bool) -> Result<St
         if let Err(msg) = &validity {
             out.insert("error".into(), msg.clone().into());
         }
+        let decisions = recent_decisions(&paths.audit_trail(), &paths.workspace_root, name, DECISIONS_SHOWN);
+        out.insert("trustDecisions".into(), serde_json::to_value(decisions)?);
         if enabled
             && validity.is_ok()
             && let Some(version) = negotiated_version(paths, &store, name).await?
@@ -119,6 +125,13 @@ pub(super) async fn get_view(paths: &Paths, name: &str, json: bool) -> Result<St
     match validity {
         Ok(_) => line("valid", "yes"),
         Err(msg) => line("valid", &format!("no ({msg})")),
+    }
+    let decisions = recent_decisions(&paths.audit_trail(), &paths.workspace_root, name, DECISIONS_SHOWN);
+    if !decisions.is_empty() {
+        out.push_str("  trust decisions (newest last):\n");
+        for entry in &decisions {
+            out.push_str(&format!("    {}\n", decision_line(entry)));
+        }
     }
     Ok(out)
 }
