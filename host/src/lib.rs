@@ -83,7 +83,7 @@ pub use auth::{Completion as SignInCompletion, CredentialsFile, SignedIn, no_log
 pub use config::{
     ConfigError, DirGrant, EditError, GlobalStore, Grant, Grants, IdpDef, Limits, OAuthDef, PluginDef,
     PluginKind, Resolved, ResolvedServer, Roots, ServerDef, Surface, Timeouts, ToolFilter, TransportKind,
-    WasmDef, WorkspaceSettings, load_resolved, resolve, validate,
+    TrustMode, WasmDef, WorkspaceSettings, load_resolved, resolve, validate,
 };
 pub use notice::{NoticePrinter, set_notice_printer};
 pub use paths::Paths;

@@ -99,8 +99,10 @@ fn held_text(held: &[HeldTool]) -> String {
             None => groups.push((&h.reason, vec![name])),
         }
     }
-    let parts: Vec<String> =
-        groups.iter().map(|(reason, names)| format!("{}: {}", escape_line(reason), names.join(", "))).collect();
+    let parts: Vec<String> = groups
+        .iter()
+        .map(|(reason, names)| format!("{}: {}", escape_line(reason), names.join(", ")))
+        .collect();
     format!(" | held={} ({})", held.len(), parts.join("; "))
 }
 

@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use toolport::cli_support::escape_line;
-use toolport::{ElicitPolicy, LAZY_SERVER, Paths, Runtime, RuntimeOptions, Surface, TerminalElicitor};
+use toolport::{
+    ElicitPolicy, LAZY_SERVER, Paths, Resolved, Runtime, RuntimeOptions, Surface, TerminalElicitor, TrustMode,
+};
 
 use super::ExitError;
 
@@ -76,13 +78,25 @@ pub struct DemoArgs {}
 /// Starts the runtime for a command, printing startup warnings to stderr; a server's
 /// questions are asked on the terminal.
 pub(super) async fn start(paths: &Paths) -> anyhow::Result<Runtime> {
-    start_with(paths, ElicitPolicy::Ask, None).await
+    start_with(paths, ElicitPolicy::Ask, None, |_| {}).await
+}
+
+/// [`start`] with the workspace's `trust` off: every listed tool on the surface, and nothing
+/// pinned. What `scan` checks: a held tool is checked too, and a check writes no lock.
+pub(super) async fn start_unpinned(paths: &Paths) -> anyhow::Result<Runtime> {
+    start_with(paths, ElicitPolicy::Ask, None, |resolved| resolved.settings.trust = TrustMode::Off).await
 }
 
 /// [`start`], answering servers' questions by `policy`; with `for_call`, only until the
 /// server that owns that tool is known ([`Runtime::start_for_call`]).
-async fn start_with(paths: &Paths, policy: ElicitPolicy, for_call: Option<&str>) -> anyhow::Result<Runtime> {
-    let resolved = toolport::load_resolved(paths, &BTreeSet::new())?;
+async fn start_with(
+    paths: &Paths,
+    policy: ElicitPolicy,
+    for_call: Option<&str>,
+    adjust: impl FnOnce(&mut Resolved),
+) -> anyhow::Result<Runtime> {
+    let mut resolved = toolport::load_resolved(paths, &BTreeSet::new())?;
+    adjust(&mut resolved);
     let options = RuntimeOptions {
         progress: true,
         cache_dir: Some(paths.cache_dir()),
@@ -147,7 +161,7 @@ async fn lazy_costs(runtime: &Runtime, shape: Option<&str>) -> anyhow::Result<to
 /// the tool reports `isError`.
 pub async fn run_call(paths: &Paths, args: CallArgs) -> anyhow::Result<ExitCode> {
     let policy = args.elicit.map(ElicitPolicy::from).unwrap_or_default();
-    let runtime = start_with(paths, policy, Some(&args.tool)).await?;
+    let runtime = start_with(paths, policy, Some(&args.tool), |_| {}).await?;
     let outcome =
         super::call_progress::call(&runtime, &args.tool, args.arguments.as_deref().unwrap_or_default()).await;
     runtime.shutdown().await;

@@ -151,7 +151,11 @@ impl Runtime {
             .collect();
         let state = self.supervisor.lock();
         for slot in &state.slots {
-            if slot.trust.as_ref().is_some_and(|t| t.instructions == crate::trust::InstructionsVerdict::Changed) {
+            if slot
+                .trust
+                .as_ref()
+                .is_some_and(|t| t.instructions == crate::trust::InstructionsVerdict::Changed)
+            {
                 out.push(format!(
                     "Warning: MCP instructions changed since pinned: {0} (`toolport mcp diff {0}` shows how)",
                     escape_line(slot.name())
@@ -324,6 +328,7 @@ impl Runtime {
     /// keeps what it had.
     pub async fn reconcile(&self, resolved: Resolved) -> Result<(), ConfigError> {
         registry::plugin_choice::check(&resolved, self.supervisor.plugins.host())?;
+        supervisor::check_lock(&resolved)?;
         self.supervisor.reconcile(resolved).await;
         Ok(())
     }

@@ -13,8 +13,6 @@ mod rules;
 mod word_diff;
 
 pub use checks::{Finding, ListedTool, ServerDefinitions, Span, scan};
-pub use pins::{
-    HoldReason, InstructionsVerdict, LOCK_VERSION, Lock, Pin, ServerPins, Verdict, instructions_verdict, verdict,
-};
+pub use pins::{HoldReason, InstructionsVerdict, Lock, Pin, Verdict, instructions_verdict, verdict};
 pub use rules::{Rule, RulesError, Severity, rules};
 pub use word_diff::{fields as diff_fields, text as diff_text};

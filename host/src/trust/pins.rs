@@ -180,15 +180,22 @@ pub fn verdict(mode: TrustMode, pinned: Option<&Pin>, current: &Pin) -> Verdict 
         (TrustMode::Off, _) => Verdict::Pass { record: None },
         (_, Some(pin)) if pin.digest == current.digest => {
             let accepted: BTreeSet<&String> = pin.accepted.iter().collect();
-            let open: Vec<String> = current.accepted.iter().filter(|r| !accepted.contains(r)).cloned().collect();
-            if open.is_empty() { Verdict::Pass { record: None } } else { Verdict::Held(HoldReason::Finding(open)) }
+            let open: Vec<String> =
+                current.accepted.iter().filter(|r| !accepted.contains(r)).cloned().collect();
+            if open.is_empty() {
+                Verdict::Pass { record: None }
+            } else {
+                Verdict::Held(HoldReason::Finding(open))
+            }
         }
         (_, Some(_)) => Verdict::Held(HoldReason::Changed),
         (TrustMode::Strict, None) => Verdict::Held(HoldReason::NotPinned),
         (TrustMode::Pin, None) if !current.accepted.is_empty() => {
             Verdict::Held(HoldReason::Finding(current.accepted.clone()))
         }
-        (TrustMode::Pin, None) => Verdict::Pass { record: Some(Pin { accepted: Vec::new(), ..current.clone() }) },
+        (TrustMode::Pin, None) => {
+            Verdict::Pass { record: Some(Pin { accepted: Vec::new(), ..current.clone() }) }
+        }
     }
 }
 
@@ -205,7 +212,11 @@ pub enum InstructionsVerdict {
 }
 
 /// The verdict on a server's `instructions` as given now.
-pub fn instructions_verdict(mode: TrustMode, pinned: Option<&Pin>, text: Option<&str>) -> InstructionsVerdict {
+pub fn instructions_verdict(
+    mode: TrustMode,
+    pinned: Option<&Pin>,
+    text: Option<&str>,
+) -> InstructionsVerdict {
     let Some(text) = text.filter(|_| mode != TrustMode::Off) else { return InstructionsVerdict::Same };
     let current = Pin::of_instructions(text);
     match (mode, pinned) {

@@ -15,8 +15,12 @@ fn notes(description: &str) -> Tool {
 
 #[test]
 fn the_digest_ignores_key_order_and_the_name_but_not_the_text() {
-    let a = tool(json!({"name": "a", "description": "d", "inputSchema": {"type": "object", "properties": {"x": {"type": "string", "description": "x"}}}}));
-    let b = tool(json!({"name": "b", "inputSchema": {"properties": {"x": {"description": "x", "type": "string"}}, "type": "object"}, "description": "d"}));
+    let a = tool(
+        json!({"name": "a", "description": "d", "inputSchema": {"type": "object", "properties": {"x": {"type": "string", "description": "x"}}}}),
+    );
+    let b = tool(
+        json!({"name": "b", "inputSchema": {"properties": {"x": {"description": "x", "type": "string"}}, "type": "object"}, "description": "d"}),
+    );
     assert_eq!(Pin::of_tool(&a, &[]).digest, Pin::of_tool(&b, &[]).digest);
     assert_ne!(Pin::of_tool(&notes("d"), &[]).digest, Pin::of_tool(&notes("d "), &[]).digest);
     assert!(Pin::of_tool(&a, &[]).digest.starts_with("sha256:"));
@@ -39,23 +43,38 @@ fn verdicts_per_mode() {
 fn a_high_finding_holds_until_accepted_for_that_definition() {
     let flagged = Pin::of_tool(&notes("Reads notes."), &["TP003".to_string()]);
     // First sight: held, and not recorded (the poisoned text must not become the trusted one).
-    assert_eq!(verdict(TrustMode::Pin, None, &flagged), Verdict::Held(HoldReason::Finding(vec!["TP003".into()])));
+    assert_eq!(
+        verdict(TrustMode::Pin, None, &flagged),
+        Verdict::Held(HoldReason::Finding(vec!["TP003".into()]))
+    );
     // Pinned before the rule existed: still held.
     let plain = Pin { accepted: Vec::new(), ..flagged.clone() };
-    assert_eq!(verdict(TrustMode::Pin, Some(&plain), &flagged), Verdict::Held(HoldReason::Finding(vec!["TP003".into()])));
+    assert_eq!(
+        verdict(TrustMode::Pin, Some(&plain), &flagged),
+        Verdict::Held(HoldReason::Finding(vec!["TP003".into()]))
+    );
     // Approved with it: passes; a second rule is held again.
     assert_eq!(verdict(TrustMode::Pin, Some(&flagged), &flagged), Verdict::Pass { record: None });
     let two = Pin::of_tool(&notes("Reads notes."), &["TP001".to_string(), "TP003".to_string()]);
-    assert_eq!(verdict(TrustMode::Pin, Some(&flagged), &two), Verdict::Held(HoldReason::Finding(vec!["TP001".into()])));
+    assert_eq!(
+        verdict(TrustMode::Pin, Some(&flagged), &two),
+        Verdict::Held(HoldReason::Finding(vec!["TP001".into()]))
+    );
     assert_eq!(verdict(TrustMode::Off, None, &flagged), Verdict::Pass { record: None });
 }
 
 #[test]
 fn instructions_are_recorded_then_compared() {
     let pin = Pin::of_instructions("Use me.");
-    assert_eq!(instructions_verdict(TrustMode::Pin, None, Some("Use me.")), InstructionsVerdict::New(pin.clone()));
+    assert_eq!(
+        instructions_verdict(TrustMode::Pin, None, Some("Use me.")),
+        InstructionsVerdict::New(pin.clone())
+    );
     assert_eq!(instructions_verdict(TrustMode::Pin, Some(&pin), Some("Use me.")), InstructionsVerdict::Same);
-    assert_eq!(instructions_verdict(TrustMode::Pin, Some(&pin), Some("Use only me.")), InstructionsVerdict::Changed);
+    assert_eq!(
+        instructions_verdict(TrustMode::Pin, Some(&pin), Some("Use only me.")),
+        InstructionsVerdict::Changed
+    );
     assert_eq!(instructions_verdict(TrustMode::Strict, None, Some("Use me.")), InstructionsVerdict::Changed);
     assert_eq!(instructions_verdict(TrustMode::Off, Some(&pin), Some("x")), InstructionsVerdict::Same);
     assert_eq!(instructions_verdict(TrustMode::Pin, Some(&pin), None), InstructionsVerdict::Same);
@@ -79,12 +98,18 @@ fn the_lock_round_trips_in_a_stable_order() -> Result<(), ConfigError> {
 #[test]
 fn a_malformed_lock_names_the_file_line_and_column() {
     let err = |text: &str| Lock::parse(Path::new("/w/.toolport/tools.lock"), text).err().map(|e| e.0);
-    assert_eq!(err("{\n  \"version\": 1,\n  \"servers\": {\n"), Some("/w/.toolport/tools.lock:4:0: EOF while parsing an object".into()));
+    assert_eq!(
+        err("{\n  \"version\": 1,\n  \"servers\": {\n"),
+        Some("/w/.toolport/tools.lock:4:0: EOF while parsing an object".into())
+    );
     assert_eq!(
         err("{\n  \"version\": 1,\n  \"servers\": {\"s\": {\"tools\": {\"t\": {\"digest\": 5}}}}\n}"),
-        Some("/w/.toolport/tools.lock:3:44: invalid type: integer `5`, expected a string".into())
+        Some("/w/.toolport/tools.lock:3:47: invalid type: integer `5`, expected a string".into())
     );
-    assert_eq!(err("{\"servers\": {}}"), Some("/w/.toolport/tools.lock:1:15: missing field `version`".into()));
+    assert_eq!(
+        err("{\"servers\": {}}"),
+        Some("/w/.toolport/tools.lock:1:15: missing field `version`".into())
+    );
     assert_eq!(
         err("{\"version\": 2}"),
         Some("/w/.toolport/tools.lock: \"version\" is 2, but this toolport reads version 1 only".into())

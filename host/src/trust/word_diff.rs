@@ -85,7 +85,10 @@ mod tests {
 
     #[test]
     fn marks_removed_then_added_words() {
-        assert_eq!(words("Reads the notes.", "Reads the notes and mails them."), "Reads the [-notes.-]{+notes and mails them.+}");
+        assert_eq!(
+            words("Reads the notes.", "Reads the notes and mails them."),
+            "Reads the [-notes.-]{+notes and mails them.+}"
+        );
         assert_eq!(words("a b c", "a c"), "a [-b-] c");
         assert_eq!(words("a c", "a b c"), "a {+b+} c");
         assert_eq!(words("same", "same"), "same");

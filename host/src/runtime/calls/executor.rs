@@ -64,7 +64,8 @@ pub async fn call_with(
             ),
             None => {
                 if let Some(held) = state.registry.held(name) {
-                    let (server, tool, reason) = (held.server.clone(), held.tool.clone(), held.reason.clone());
+                    let (server, tool, reason) =
+                        (held.server.clone(), held.tool.clone(), held.reason.clone());
                     return Err(CallError::Held { name: name.to_string(), server, tool, reason });
                 }
                 return Err(match state.gone.lookup(name) {

@@ -65,7 +65,8 @@ pub fn review(mode: TrustMode, lock: &Lock, reserved: &[String], units: &mut [Un
             instructions_text: unit.instructions.clone(),
         };
         unit.records.retain(|record| {
-            let rules = high.get(&(unit.server.to_string(), record.original.clone())).cloned().unwrap_or_default();
+            let rules =
+                high.get(&(unit.server.to_string(), record.original.clone())).cloned().unwrap_or_default();
             let current = Pin::of_tool(&record.tool, &rules);
             match trust::verdict(mode, lock.tool(unit.server, &record.original), &current) {
                 Verdict::Pass { record: Some(pin) } => {

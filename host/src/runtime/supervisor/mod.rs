@@ -16,7 +16,7 @@ mod pins;
 mod reconcile;
 
 pub use pins::Approved;
-pub(crate) use pins::{check_lock, lock_path};
+pub(crate) use pins::check_lock;
 
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -280,9 +280,15 @@ impl Supervisor {
         };
         let settings = &resolved.settings;
         let lock = self.current_pins(&resolved);
-        let outcome =
-            pipeline::run(&self.plugins, settings, &self.options.builtin_tools, &self.output_checks, &lock, live)
-                .await;
+        let outcome = pipeline::run(
+            &self.plugins,
+            settings,
+            &self.options.builtin_tools,
+            &self.output_checks,
+            &lock,
+            live,
+        )
+        .await;
         let mut state = self.lock();
         for (index, generation, checked) in outcome.checked {
             if let Some(slot) = state.slots.get_mut(index)

@@ -22,7 +22,7 @@ use crate::trust::audit::{self, Action, Decision};
 use crate::trust::{self, HoldReason, InstructionsVerdict, Lock, Pin};
 
 /// `.toolport/tools.lock` beside `resolved`'s workspace file, if it has one.
-pub(crate) fn lock_path(resolved: &Resolved) -> Option<PathBuf> {
+fn lock_path(resolved: &Resolved) -> Option<PathBuf> {
     let folder = resolved.workspace_file.as_ref()?.parent()?;
     Some(folder.join(TOOLS_LOCK_FILE))
 }
@@ -173,7 +173,9 @@ impl Supervisor {
             let verdict = trust_of(slot)?;
             let held = chosen(server, &verdict.held, tools)?;
             let instructions = match (&verdict.instructions, &verdict.instructions_text) {
-                (InstructionsVerdict::Changed, Some(text)) if tools.is_empty() => Some(Pin::of_instructions(text)),
+                (InstructionsVerdict::Changed, Some(text)) if tools.is_empty() => {
+                    Some(Pin::of_instructions(text))
+                }
                 _ => None,
             };
             (state.resolved.clone(), held, instructions)
@@ -193,7 +195,13 @@ impl Supervisor {
         })
         .map_err(|e| anyhow::anyhow!("{e}"))?;
         for (tool, reason) in &approved.tools {
-            audit::record(Decision { action: Action::Approved, server, tool: Some(tool), rule: None, reason });
+            audit::record(Decision {
+                action: Action::Approved,
+                server,
+                tool: Some(tool),
+                rule: None,
+                reason,
+            });
         }
         if approved.instructions {
             let reason = "instructions changed since pinned";
@@ -217,7 +225,8 @@ impl Supervisor {
             let _ = writeln!(out, "{}: {}", escape_line(&held.tool), held.reason.phrase());
             match &held.reason {
                 HoldReason::Changed => {
-                    let pinned = lock.tool(server, &held.tool).map(|p| p.definition.clone()).unwrap_or_default();
+                    let pinned =
+                        lock.tool(server, &held.tool).map(|p| p.definition.clone()).unwrap_or_default();
                     for (field, diff) in trust::diff_fields(&pinned, &held.current.definition) {
                         let _ = writeln!(out, "  {field}: {}", diff.replace('\n', "\n    "));
                     }
@@ -235,7 +244,8 @@ impl Supervisor {
         }
         if verdict.instructions == InstructionsVerdict::Changed {
             let _ = writeln!(out, "instructions: changed since pinned");
-            let pinned = lock.server(server).and_then(|p| p.instructions.as_ref()).and_then(|p| p.definition.as_str());
+            let pinned =
+                lock.server(server).and_then(|p| p.instructions.as_ref()).and_then(|p| p.definition.as_str());
             let now = verdict.instructions_text.as_deref().unwrap_or("");
             let _ = writeln!(out, "  {}", trust::diff_text(pinned.unwrap_or(""), now).replace('\n', "\n  "));
         }
@@ -249,8 +259,7 @@ impl Supervisor {
 /// Records in the audit trail each tool `verdict` holds that `slot` did not hold already (a
 /// rebuild that changes nothing records nothing).
 fn record_new_holds(slot: &Slot, verdict: &ServerTrust) {
-    let before: Vec<&str> =
-        slot.trust.iter().flat_map(|t| t.held.iter()).map(|h| h.tool.as_str()).collect();
+    let before: Vec<&str> = slot.trust.iter().flat_map(|t| t.held.iter()).map(|h| h.tool.as_str()).collect();
     for held in verdict.held.iter().filter(|h| !before.contains(&h.tool.as_str())) {
         tracing::warn!(server = %slot.name(), tool = %held.tool, "tool held: {}", held.reason.phrase());
         audit::record(Decision {
@@ -270,7 +279,8 @@ fn find<'a>(slots: &'a [Slot], server: &str) -> anyhow::Result<&'a Slot> {
 /// The slot's last trust verdict, or why there is none (not connected, or rejected before it).
 fn trust_of(slot: &Slot) -> anyhow::Result<&ServerTrust> {
     slot.trust.as_ref().ok_or_else(|| {
-        let why = slot.status().error.unwrap_or_else(|| "not connected".to_string());
+        let row = slot.status();
+        let why = row.error.unwrap_or_else(|| format!("it is {}", row.state.as_str()));
         anyhow::anyhow!("MCP server {} is not connected: {why}", slot.name())
     })
 }
@@ -287,8 +297,11 @@ fn chosen(server: &str, held: &[Held], tools: &[String]) -> anyhow::Result<Vec<H
             Some(h) => out.push(h.clone()),
             None => {
                 let names: Vec<&str> = held.iter().map(|h| h.tool.as_str()).collect();
-                let now =
-                    if names.is_empty() { "nothing is held".to_string() } else { format!("held: {}", names.join(", ")) };
+                let now = if names.is_empty() {
+                    "nothing is held".to_string()
+                } else {
+                    format!("held: {}", names.join(", "))
+                };
                 anyhow::bail!("MCP tool {name} of server {server} is not held ({now})");
             }
         }
