@@ -132,9 +132,10 @@ impl Runtime {
 
     /// `Warning: MCP unavailable: <name> (<error>)` for every server in `error` or `missing`,
     /// the error clipped to the status view's 120 columns.
-    /// Then `Warning: MCP tool left out: <tool> from <server> (<rule>)` for every tool a
-    /// connected server listed whose `x-mcp-header` annotations break SEP-2243 (the rest of that
-    /// server stays).
+    /// Then per connected server `Warning: MCP tool held: <tool> from <server> (<reason>; …)`
+    /// for each tool the pins hold, `Warning: MCP instructions changed since pinned: <server>`,
+    /// and `Warning: MCP tool left out: <tool> from <server> (<rule>)` for every tool it listed
+    /// whose `x-mcp-header` annotations break SEP-2243 (the rest of that server stays).
     pub fn warnings(&self) -> Vec<String> {
         let mut out: Vec<String> = self
             .status()
@@ -151,6 +152,15 @@ impl Runtime {
             .collect();
         let state = self.supervisor.lock();
         for slot in &state.slots {
+            for held in slot.trust.iter().flat_map(|t| t.held.iter()) {
+                out.push(format!(
+                    "Warning: MCP tool held: {} from {} ({}; `toolport mcp diff {}` shows why)",
+                    escape_line(&held.tool),
+                    escape_line(slot.name()),
+                    held.reason.phrase(),
+                    escape_line(slot.name())
+                ));
+            }
             if slot
                 .trust
                 .as_ref()

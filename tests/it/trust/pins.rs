@@ -40,10 +40,16 @@ fn describe(env: &Env, text: &str) {
 /// The drifting fixture as the enabled server `notes`, `read_notes` described as `text`;
 /// `workspace` holds extra workspace keys (`trust`).
 fn drifting(text: &str, workspace: Value) -> Env {
+    drifting_with(text, workspace, &[])
+}
+
+/// [`drifting`], with `extra` arguments (an instructions file).
+fn drifting_with(text: &str, workspace: Value, extra: &[String]) -> Env {
     let env = Env::new();
     describe(&env, text);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("trust/drifting_server.py");
-    let args = [script.display().to_string(), description_file(&env).display().to_string()];
+    let mut args = vec![script.display().to_string(), description_file(&env).display().to_string()];
+    args.extend(extra.iter().cloned());
     let servers = json!({"notes": {"type": "stdio", "command": python(), "args": args}});
     write_config(&env, servers, &["notes"], workspace);
     env
@@ -98,6 +104,12 @@ fn a_changed_description_is_held_until_approved_through_the_cli() {
 
     let (code, _, stderr) = run(&env, &["call", "read_notes", "{}"]);
     assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(
+            "Warning: MCP tool held: read_notes from notes (changed since pinned; `toolport mcp diff notes` shows why)\n"
+        ),
+        "{stderr}"
+    );
     assert!(
         stderr.contains(
             "MCP tool read_notes on server notes is held (changed since pinned): `toolport mcp diff notes` \
@@ -254,4 +266,36 @@ fn a_high_finding_holds_the_tool_at_connect_until_approved_with_it() {
     );
     assert_eq!(lock(&env)["servers"]["notes"]["tools"]["read_notes"]["accepted"], json!(["TP003"]));
     assert_eq!(notes_row(&env), format!("{ROW} | tools=2"));
+}
+
+#[test]
+fn changed_instructions_hold_nothing_but_are_warned_about_shown_and_approved() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let instructions = dir.path().join("instructions.txt");
+    let write = |text: &str| std::fs::write(&instructions, text).unwrap_or_else(|e| panic!("write: {e}"));
+    write("Use read_notes for notes.");
+    let env = drifting_with("Reads the notes.", json!({}), &[instructions.display().to_string()]);
+    assert_eq!(notes_row(&env), format!("{ROW} | tools=2"));
+    assert_eq!(lock(&env)["servers"]["notes"]["instructions"]["definition"], "Use read_notes for notes.");
+
+    write("Use read_notes for every file.");
+    assert_eq!(notes_row(&env), format!("{ROW} | tools=2"), "instructions hold no tool");
+    let (code, _, stderr) = run(&env, &["tools"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains(
+            "Warning: MCP instructions changed since pinned: notes (`toolport mcp diff notes` shows how)\n"
+        ),
+        "{stderr}"
+    );
+    let (_, diff, _) = run(&env, &["mcp", "diff", "notes"]);
+    assert_eq!(diff, "instructions: changed since pinned\n  Use read_notes for [-notes.-]{+every file.+}\n");
+    let (code, approved, stderr) = run(&env, &["mcp", "approve", "notes"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        approved,
+        format!("mcp approved: the instructions of notes -> {}\n", lock_file(&env).display())
+    );
+    let (_, diff, _) = run(&env, &["mcp", "diff", "notes"]);
+    assert_eq!(diff, "notes: nothing changed since pinned\n");
 }

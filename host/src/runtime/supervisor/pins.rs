@@ -261,7 +261,6 @@ impl Supervisor {
 fn record_new_holds(slot: &Slot, verdict: &ServerTrust) {
     let before: Vec<&str> = slot.trust.iter().flat_map(|t| t.held.iter()).map(|h| h.tool.as_str()).collect();
     for held in verdict.held.iter().filter(|h| !before.contains(&h.tool.as_str())) {
-        tracing::warn!(server = %slot.name(), tool = %held.tool, "tool held: {}", held.reason.phrase());
         audit::record(Decision {
             action: Action::Held,
             server: slot.name(),
