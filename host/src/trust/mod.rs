@@ -2,8 +2,8 @@
 //! definitions — its instructions and its tools' names, titles, descriptions and schema
 //! descriptions — for text aimed at the model rather than the user, and the pins of those
 //! definitions (`.toolport/tools.lock`) that hold a tool whose definition changed after it was
-//! trusted. The rules are data (`rules.json`); this module knows nothing of connections or
-//! files: the caller hands it the definitions as listed and the lock's text.
+//! trusted. The rules are data (`rules.json`); the checks and the pins know nothing of
+//! connections or files: the caller hands them the definitions as listed and the lock's text.
 
 pub mod audit;
 mod checks;

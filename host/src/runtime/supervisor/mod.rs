@@ -8,15 +8,17 @@
 //! This file holds the state, the start, the rebuild and the surface's [`Revision`]; what
 //! changes the state has a file each: `connect.rs` (connecting servers and recording each
 //! outcome), `reconcile.rs` (a retry, a new resolution), `on_event.rs` (a connection's
-//! events) and `pins.rs` (the tool pins read before a rebuild and written after it; approvals).
+//! events) and `pins.rs` (the tool pins read before a rebuild and written after it; approvals),
+//! over `lock_file.rs` (where the pins live and how they are read).
 
 mod connect;
+mod lock_file;
 mod on_event;
 mod pins;
 mod reconcile;
 
-pub use pins::Approved;
-pub(crate) use pins::check_lock;
+pub use lock_file::Approved;
+pub(crate) use lock_file::check_lock;
 
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};

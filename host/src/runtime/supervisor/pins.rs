@@ -8,52 +8,18 @@
 //! still holds the tool.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Context as _;
 
 use super::Supervisor;
-use crate::config::{ConfigError, EditError, LockAt, Resolved, TrustMode, edit_text};
-use crate::paths::TOOLS_LOCK_FILE;
+use super::lock_file::{Approved, lock_path, read_lock};
+use crate::config::{EditError, LockAt, Resolved, TrustMode, edit_text};
 use crate::runtime::registry::trust_gate::{Held, ServerTrust};
 use crate::runtime::state::Slot;
 use crate::text::escape_line;
 use crate::trust::audit::{self, Action, Decision};
 use crate::trust::{self, HoldReason, InstructionsVerdict, Lock, Pin};
-
-/// `.toolport/tools.lock` beside `resolved`'s workspace file, if it has one.
-fn lock_path(resolved: &Resolved) -> Option<PathBuf> {
-    let folder = resolved.workspace_file.as_ref()?.parent()?;
-    Some(folder.join(TOOLS_LOCK_FILE))
-}
-
-/// The lock at `path`: missing is empty; unreadable or malformed is an error naming the file
-/// (and the line and column).
-pub(crate) fn read_lock(path: &Path) -> Result<Lock, ConfigError> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Lock::parse(path, &text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Lock::default()),
-        Err(e) => Err(ConfigError(format!("{}: cannot read: {e}", path.display()))),
-    }
-}
-
-/// Refuses to start over a lock that cannot be read: a malformed lock is the workspace's
-/// mistake (exit 2), and carrying on would either hold every tool or trust every one.
-pub(crate) fn check_lock(resolved: &Resolved) -> Result<(), ConfigError> {
-    match lock_path(resolved) {
-        Some(path) if resolved.settings.trust != TrustMode::Off => read_lock(&path).map(|_| ()),
-        _ => Ok(()),
-    }
-}
-
-/// What `mcp approve` pinned.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Approved {
-    /// Each tool approved (the server's name for it) and why it was held.
-    pub tools: Vec<(String, String)>,
-    /// Whether the server's changed instructions were pinned again.
-    pub instructions: bool,
-}
 
 impl Supervisor {
     /// The lock as it is now for `resolved`'s workspace: empty under trust `off`; read from
