@@ -57,8 +57,8 @@ pub use runtime::{ServerCost, TokenCosts, ToolCost};
 // Servers' questions: the elicitation form an embedding host answers (default: decline),
 // sampling (default: refused, "this host has no model"), the bound on SEP-2322 input rounds.
 pub use runtime::{
-    Choice, DeclineAll, Elicitation, ElicitationAnswer, ElicitationKind, ElicitationModes, Elicitor, Field,
-    FieldKind, Form, MAX_INPUT_ROUNDS, NO_MODEL, Sampler,
+    Choice, ConfirmAnswer, Confirmation, DeclineAll, Elicitation, ElicitationAnswer, ElicitationKind,
+    ElicitationModes, Elicitor, Field, FieldKind, Form, MAX_INPUT_ROUNDS, NO_MODEL, Sampler, confirm_form,
 };
 // Resources and prompts: the merged catalog, a read, a `prompts/get`.
 /// Waits briefly until every call abandoned by its caller has had its `notifications/cancelled`
@@ -81,9 +81,9 @@ pub use transport::{end_server_processes_promptly, kill_server_processes};
 /// OAuth sign-in for the CLI and embedding hosts.
 pub use auth::{Completion as SignInCompletion, CredentialsFile, SignedIn, no_login, not_remote};
 pub use config::{
-    ConfigError, DirGrant, EditError, GlobalStore, Grant, Grants, IdpDef, Limits, OAuthDef, PluginDef,
-    PluginKind, Resolved, ResolvedServer, Roots, ServerDef, Surface, Timeouts, ToolFilter, TransportKind,
-    TrustMode, WasmDef, WorkspaceSettings, load_resolved, resolve, validate,
+    ConfigError, ConfirmSetting, DirGrant, EditError, GlobalStore, Grant, Grants, IdpDef, Limits, OAuthDef,
+    PluginDef, PluginKind, Resolved, ResolvedServer, Roots, ServerDef, Surface, Timeouts, ToolFilter,
+    ToolGlobs, TransportKind, TrustMode, WasmDef, WorkspaceSettings, load_resolved, resolve, validate,
 };
 pub use notice::{NoticePrinter, set_notice_printer};
 pub use paths::Paths;

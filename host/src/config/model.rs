@@ -147,6 +147,9 @@ pub struct WorkspaceSettings {
     pub max_results_folder_bytes: u64,
     /// `surface`: what `serve` shows a model; default every tool.
     pub surface: Surface,
+    /// `confirm`: which tool calls toolport asks a person about before sending them; default
+    /// the tools annotated destructive.
+    pub confirm: super::confirm_setting::ConfirmSetting,
     /// `trust`: how `.toolport/tools.lock` pins the servers' tool definitions; default `pin`.
     pub trust: TrustMode,
 }
@@ -224,6 +227,7 @@ impl Default for WorkspaceSettings {
             max_result_tokens: DEFAULT_MAX_RESULT_TOKENS,
             max_results_folder_bytes: crate::results_store::DEFAULT_MAX_BYTES,
             surface: Surface::Full,
+            confirm: Default::default(),
             trust: TrustMode::Pin,
         }
     }

@@ -10,6 +10,7 @@ use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use serde_json::Value;
 
+use super::confirm_setting::{CONFIRM_KEY, ConfirmSetting};
 use super::error::ConfigError;
 use super::fields::{Fields, Trim};
 use super::model::{Surface, TrustMode, WorkspaceSettings};
@@ -60,6 +61,7 @@ impl WorkspaceSettings {
                     at(format!("\"surface\" must be \"full\" or \"lazy\", not {}", Value::String(text)))
                 })?,
             },
+            confirm: ConfirmSetting::read(fields.raw(CONFIRM_KEY)).map_err(at)?,
             trust: match fields.string("trust").map_err(at)? {
                 None => defaults.trust,
                 Some(text) => TrustMode::parse(&text).ok_or_else(|| {
@@ -243,6 +245,21 @@ mod tests {
         );
         let e = from(json!({"surface": true})).err().map(|e| e.0);
         assert_eq!(e.as_deref(), Some("/w/.toolport/workspace.json: \"surface\" must be a string"));
+        Ok(())
+    }
+
+    #[test]
+    fn confirm_is_read_and_a_wrong_one_names_the_file_and_key() -> anyhow::Result<()> {
+        assert_eq!(from(json!({}))?.confirm, ConfirmSetting::Destructive);
+        assert_eq!(from(json!({"confirm": "writes"}))?.confirm, ConfirmSetting::Writes);
+        let e = from(json!({"confirm": "all"})).err().map(|e| e.0);
+        assert_eq!(
+            e.as_deref(),
+            Some(
+                "/w/.toolport/workspace.json: \"confirm\" must be \"destructive\", \"writes\", \"never\" or an \
+                 array of tool-name globs, not \"all\""
+            )
+        );
         Ok(())
     }
 

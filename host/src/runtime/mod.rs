@@ -33,9 +33,10 @@ pub use calls::catalog_calls::{CatalogError, PromptOutcome, ResourceRead};
 pub use calls::request_state::MAX_INPUT_ROUNDS;
 pub use catalog::merged::{Catalog, Offered};
 pub use options::RuntimeOptions;
+pub use questions::confirmation::{ConfirmAnswer, Confirmation};
 pub use questions::elicitation::{
     Choice, DeclineAll, Elicitation, ElicitationAnswer, ElicitationKind, ElicitationModes, Elicitor, Field,
-    FieldKind, Form,
+    FieldKind, Form, confirm_form,
 };
 pub use questions::related::{Caller, Related, for_caller};
 pub use questions::sampling::{NO_MODEL, Sampler};

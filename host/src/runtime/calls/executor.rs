@@ -19,7 +19,8 @@ use crate::runtime::tool_call::CallProgress;
 /// server's progress reports go to `progress`; a call that times out, or whose future is
 /// dropped, is cancelled at the server (`tool_call`). Input-required rounds are answered on
 /// the way (`request_state`), and time spent waiting for a person does not count against the
-/// timeout (`person_clock`). A result over the workspace's `maxResultTokens` comes back as its
+/// timeout (`person_clock`). A call the workspace's `confirm` names is sent only once a person
+/// allowed it (`confirm`). A result over the workspace's `maxResultTokens` comes back as its
 /// beginning and a note, the whole of it stored (`large_results`).
 pub async fn call(
     supervisor: &Supervisor,
@@ -77,6 +78,7 @@ pub async fn call_with(
             }
         }
     };
+    super::confirm::ask_first(supervisor, name, &args).await?;
     let mut params = CallToolRequestParams::new(original).with_arguments(args);
     if let Some(level) = level.or_else(|| conn.log_level()).filter(|_| conn.stateless()) {
         params.meta.get_or_insert_with(RequestMetaObject::new).set_log_level(level);

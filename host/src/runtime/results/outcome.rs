@@ -139,6 +139,17 @@ pub enum CallError {
         /// The server's or the transport's message.
         message: String,
     },
+    /// The workspace's `confirm` asks about this tool and the call was not allowed: the person
+    /// said no, or nobody could be asked. The server never heard of the call.
+    #[error("MCP tool {tool} on server {server} was not called: {reason}")]
+    NotConfirmed {
+        /// The name the caller used (the final name, not the server's own).
+        tool: String,
+        /// The server the call was for.
+        server: String,
+        /// `declined: toolport asks before calling …, and …`.
+        reason: String,
+    },
     /// The tool's result breaks its own `outputSchema` (`structured_output`).
     #[error("MCP tool {tool} on server {server} returned an invalid result: {reason}")]
     InvalidResult {
