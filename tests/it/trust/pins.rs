@@ -144,6 +144,22 @@ fn a_changed_description_is_held_until_approved_through_the_cli() {
     );
     let (code, called, stderr) = run(&env, &["call", "read_notes", "{}"]);
     assert_eq!((code, called.as_str()), (0, "notes\n"), "{stderr}");
+
+    // Each decision in the audit trail: pinned at first sight, held (by every run that saw the
+    // change), approved.
+    let text = std::fs::read_to_string(env.home().join("audit/decisions.jsonl")).unwrap_or_default();
+    let trail: Vec<Value> = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let of_read_notes: Vec<(&str, &str, &str)> = trail
+        .iter()
+        .filter(|d| d["tool"] == "read_notes")
+        .map(|d| {
+            let field = |k: &str| d[k].as_str().unwrap_or("");
+            (field("action"), field("rule"), field("reason"))
+        })
+        .collect();
+    assert_eq!(of_read_notes.first(), Some(&("pinned", "", "first sight")), "{text}");
+    assert!(of_read_notes.contains(&("held", "pin-changed", "changed since pinned")), "{text}");
+    assert_eq!(of_read_notes.last(), Some(&("approved", "", "changed since pinned")), "{text}");
 }
 
 #[test]
