@@ -68,7 +68,7 @@ pub use runtime::{Catalog, CatalogError, Offered, PromptOutcome, ResourceRead};
 // The lazy surface's search: BM25 over a registry snapshot (what `search_tools` answers from).
 pub use runtime::{ToolHit, ToolIndex};
 pub use status::{
-    ServerState, ServerStatus, Trailer, render as render_status, render_json as render_status_json,
+    HeldTool, ServerState, ServerStatus, Trailer, render as render_status, render_json as render_status_json,
 };
 /// Ends every stdio server process group still alive (SIGTERM, a grace, SIGKILL): what a
 /// binary calls before it exits or when it is signalled, so no server or helper outlives it.
@@ -83,7 +83,7 @@ pub use auth::{Completion as SignInCompletion, CredentialsFile, SignedIn, no_log
 pub use config::{
     ConfigError, ConfirmSetting, DirGrant, EditError, GlobalStore, Grant, Grants, IdpDef, Limits, OAuthDef,
     PluginDef, PluginKind, Resolved, ResolvedServer, Roots, ServerDef, Surface, Timeouts, ToolFilter,
-    ToolGlobs, TransportKind, WasmDef, WorkspaceSettings, load_resolved, resolve, validate,
+    ToolGlobs, TransportKind, TrustMode, WasmDef, WorkspaceSettings, load_resolved, resolve, validate,
 };
 pub use notice::{NoticePrinter, set_notice_printer};
 pub use paths::Paths;

@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use toolport::cli_support::escape_line;
-use toolport::{ElicitPolicy, LAZY_SERVER, Paths, Runtime, RuntimeOptions, Surface, TerminalElicitor};
+use toolport::{
+    ElicitPolicy, LAZY_SERVER, Paths, Resolved, Runtime, RuntimeOptions, Surface, TerminalElicitor, TrustMode,
+};
 
 use super::ExitError;
 
@@ -80,7 +82,14 @@ pub struct DemoArgs {}
 /// Starts the runtime for a command, printing startup warnings to stderr; a server's
 /// questions are asked on the terminal.
 pub(super) async fn start(paths: &Paths) -> anyhow::Result<Runtime> {
-    start_with(paths, TerminalElicitor::new(ElicitPolicy::Ask), None).await
+    start_with(paths, TerminalElicitor::new(ElicitPolicy::Ask), None, |_| {}).await
+}
+
+/// [`start`] with the workspace's `trust` off: every listed tool on the surface, and nothing
+/// pinned. What `scan` checks: a held tool is checked too, and a check writes no lock.
+pub(super) async fn start_unpinned(paths: &Paths) -> anyhow::Result<Runtime> {
+    let elicitor = TerminalElicitor::new(ElicitPolicy::Ask);
+    start_with(paths, elicitor, None, |resolved| resolved.settings.trust = TrustMode::Off).await
 }
 
 /// [`start`], answering servers' questions (and toolport's own before a call) with `elicitor`; with `for_call`, only until the
@@ -89,8 +98,10 @@ async fn start_with(
     paths: &Paths,
     elicitor: TerminalElicitor,
     for_call: Option<&str>,
+    adjust: impl FnOnce(&mut Resolved),
 ) -> anyhow::Result<Runtime> {
-    let resolved = toolport::load_resolved(paths, &BTreeSet::new())?;
+    let mut resolved = toolport::load_resolved(paths, &BTreeSet::new())?;
+    adjust(&mut resolved);
     let options = RuntimeOptions {
         progress: true,
         cache_dir: Some(paths.cache_dir()),
@@ -157,7 +168,7 @@ pub async fn run_call(paths: &Paths, args: CallArgs) -> anyhow::Result<ExitCode>
     let policy = args.elicit.map(ElicitPolicy::from).unwrap_or_default();
     let elicitor = TerminalElicitor::new(policy);
     let elicitor = if args.yes { elicitor.allowing_calls() } else { elicitor };
-    let runtime = start_with(paths, elicitor, Some(&args.tool)).await?;
+    let runtime = start_with(paths, elicitor, Some(&args.tool), |_| {}).await?;
     let outcome =
         super::call_progress::call(&runtime, &args.tool, args.arguments.as_deref().unwrap_or_default()).await;
     runtime.shutdown().await;

@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::confirm_setting::{CONFIRM_KEY, ConfirmSetting};
 use super::error::ConfigError;
 use super::fields::{Fields, Trim};
-use super::model::{Surface, WorkspaceSettings};
+use super::model::{Surface, TrustMode, WorkspaceSettings};
 use super::store::parse_json;
 use crate::paths::{WORKSPACE_DIR, WORKSPACE_FILE};
 use crate::text::escape_line;
@@ -62,6 +62,15 @@ impl WorkspaceSettings {
                 })?,
             },
             confirm: ConfirmSetting::read(fields.raw(CONFIRM_KEY)).map_err(at)?,
+            trust: match fields.string("trust").map_err(at)? {
+                None => defaults.trust,
+                Some(text) => TrustMode::parse(&text).ok_or_else(|| {
+                    at(format!(
+                        "\"trust\" must be \"pin\", \"off\" or \"strict\", not {}",
+                        Value::String(text)
+                    ))
+                })?,
+            },
         })
     }
 }
@@ -206,6 +215,21 @@ mod tests {
         assert_eq!(s.name_policy.as_deref(), Some("namespace"));
         assert_eq!(s.tool_shape, "anthropic");
         assert_eq!(s.reserved_tool_names, ["x"]);
+        Ok(())
+    }
+
+    #[test]
+    fn trust_is_pin_off_or_strict() -> anyhow::Result<()> {
+        assert_eq!(from(json!({}))?.trust, TrustMode::Pin);
+        assert_eq!(from(json!({"trust": "strict"}))?.trust, TrustMode::Strict);
+        assert_eq!(from(json!({"trust": "off"}))?.trust, TrustMode::Off);
+        let e = from(json!({"trust": "maybe"})).err().map(|e| e.0);
+        assert_eq!(
+            e.as_deref(),
+            Some(
+                "/w/.toolport/workspace.json: \"trust\" must be \"pin\", \"off\" or \"strict\", not \"maybe\""
+            )
+        );
         Ok(())
     }
 

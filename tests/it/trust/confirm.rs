@@ -55,10 +55,12 @@ fn received(log: &Path) -> Vec<String> {
     std::fs::read_to_string(log).unwrap_or_default().lines().map(str::to_string).collect()
 }
 
-/// The audit trail's lines of `env`'s home.
+/// The audit trail's lines of `env`'s home about confirmations (the tool pins' first sights,
+/// recorded there too, are another test's).
 fn trail(env: &Env) -> Vec<Value> {
     let text = std::fs::read_to_string(env.home().join("audit/decisions.jsonl")).unwrap_or_default();
-    text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
+    let all = text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap_or_else(|e| panic!("{e}: {l}")));
+    all.filter(|d| d["action"] != "pinned").collect()
 }
 
 /// `client.py elicit` of `delete_note` with `{"id": id}`, answering `action`.

@@ -5,4 +5,5 @@
 //! (`tests/trust/confirm_server.py`).
 
 mod confirm;
+mod pins;
 mod scan;

@@ -64,6 +64,11 @@ pub async fn call_with(
                 crate::auth::grant(&served.def),
             ),
             None => {
+                if let Some(held) = state.registry.held(name) {
+                    let (server, tool, reason) =
+                        (held.server.clone(), held.tool.clone(), held.reason.clone());
+                    return Err(CallError::Held { name: name.to_string(), server, tool, reason });
+                }
                 return Err(match state.gone.lookup(name) {
                     Some((server, reason)) => {
                         CallError::NotConnected { server: server.clone(), reason: reason.clone() }

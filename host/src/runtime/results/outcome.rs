@@ -102,6 +102,23 @@ pub enum CallError {
         /// Why: exit status and stderr, dropped connection, …
         reason: String,
     },
+    /// The workspace's trust holds the tool off the surface (its definition changed since it
+    /// was pinned in `.toolport/tools.lock`, it is not pinned under `trust: "strict"`, or a
+    /// finding at `high`): only a person's `mcp approve` brings it back.
+    #[error(
+        "MCP tool {name} on server {server} is held ({reason}): `toolport mcp diff {server}` shows why, \
+         `toolport mcp approve {server} {tool}` accepts it"
+    )]
+    Held {
+        /// The name the caller used.
+        name: String,
+        /// The server that lists it.
+        server: String,
+        /// The server's own name for it.
+        tool: String,
+        /// `changed since pinned`, `not pinned`, `finding TP003`.
+        reason: String,
+    },
     /// The server did not answer within its call timeout.
     #[error("MCP tool {tool} on server {server} timed out after {ms} ms")]
     Timeout {
