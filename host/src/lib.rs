@@ -158,6 +158,8 @@ pub mod cli_support {
     /// authorization code a library logs, its log writer.
     pub use crate::redact::{redact_log, redact_urls};
 
+    /// A tool's pin as `.toolport/tools.lock` keeps it (its digest): for the checks' benchmark.
+    pub use crate::trust::Pin as ToolPin;
     /// The trail of trust decisions read back, one server's newest first, and a line of it as
     /// `mcp get` shows it.
     pub use crate::trust::audit::{entry_line as decision_line, recent as recent_decisions};
