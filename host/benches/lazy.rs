@@ -7,9 +7,10 @@
 //!    definitions in the same shape (aim ≥ 90% fewer). Counted, not timed: exact in every run.
 //! 2. The time of one `search_tools` query over that index (criterion), and of building the
 //!    index (what a `list_changed` costs the next search).
-//! 3. The trust checks over the same listing (`scan_definitions`, what every listing pays at
-//!    connect and on `list_changed`; aim < 5 ms for the 392 tools), against the same tools
-//!    written out as JSON text in the same run (the least any forwarding of a listing costs).
+//! 3. The trust checks over the same listing (the definition checks, `scan_definitions`, and
+//!    each tool's pin, `ToolPin::of_tool`: what every listing pays at connect and on
+//!    `list_changed`; aim < 5 ms for the 392 tools), against the same tools written out as JSON
+//!    text in the same run (the least any forwarding of a listing costs).
 //!
 //! The summary at the end prints the figures BENCHMARKS.md records. The peers are installed by
 //! the tests' own scripts (`tests/peers/install.sh`, `install_memory.sh`) into the target folder.
@@ -21,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 use serde_json::{Value, json};
-use toolport::cli_support::count_tokens;
+use toolport::cli_support::{ToolPin, count_tokens};
 use toolport::{
     LAZY_SERVER, ListedTool, Paths, Runtime, RuntimeOptions, ServerDefinitions, ToolIndex, ToolRecord,
     lazy_tools, load_resolved, scan_definitions,
@@ -128,7 +129,11 @@ fn main() {
     let listing: Vec<_> = records.iter().map(|r| &r.tool).collect();
     let mut group = criterion.benchmark_group("trust_checks");
     group.sample_size(30).measurement_time(Duration::from_secs(5));
+    let pins = || listing.iter().map(|t| ToolPin::of_tool(t, &[])).collect::<Vec<_>>();
+    let checks = || (scan_definitions(&servers, &reserved).unwrap(), pins());
     group.bench_function("scan_392_tools", |b| b.iter(|| scan_definitions(&servers, &reserved).unwrap()));
+    group.bench_function("pins_392_tools", |b| b.iter(pins));
+    group.bench_function("checks_392_tools", |b| b.iter(checks));
     group.bench_function("baseline_listing_as_json", |b| b.iter(|| serde_json::to_string(&listing).unwrap()));
     group.finish();
     criterion.final_summary();
@@ -166,6 +171,12 @@ fn main() {
     let scan = timed(&|| {
         std::hint::black_box(scan_definitions(&servers, &reserved).unwrap());
     });
+    let pinned = timed(&|| {
+        std::hint::black_box(pins());
+    });
+    let both = timed(&|| {
+        std::hint::black_box(checks());
+    });
     let as_json = timed(&|| {
         std::hint::black_box(serde_json::to_string(&listing).unwrap());
     });
@@ -184,12 +195,15 @@ fn main() {
     println!("  one search_tools query: median {:.1} µs (2,000 queries)", median(search) * 1e6);
     println!("  building the index: median {:.2} ms (50 builds)", median(build) * 1e3);
     println!(
-        "  trust checks over the listing: median {:.2} ms (30 scans, {findings} findings; aim < 5 ms)",
-        scan * 1e3
+        "  trust checks over the listing: median {:.2} ms (definition checks {:.2} ms, {findings} findings; \
+         pins {:.2} ms; aim < 5 ms)",
+        both * 1e3,
+        scan * 1e3,
+        pinned * 1e3
     );
     println!(
-        "  the listing as JSON text (baseline): median {:.2} ms; checks / baseline = {:.1}x",
+        "  the listing as JSON text (baseline): median {:.3} ms; checks / baseline = {:.1}x",
         as_json * 1e3,
-        scan / as_json
+        both / as_json
     );
 }

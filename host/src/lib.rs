@@ -57,8 +57,8 @@ pub use runtime::{ServerCost, TokenCosts, ToolCost};
 // Servers' questions: the elicitation form an embedding host answers (default: decline),
 // sampling (default: refused, "this host has no model"), the bound on SEP-2322 input rounds.
 pub use runtime::{
-    Choice, DeclineAll, Elicitation, ElicitationAnswer, ElicitationKind, ElicitationModes, Elicitor, Field,
-    FieldKind, Form, MAX_INPUT_ROUNDS, NO_MODEL, Sampler,
+    Choice, ConfirmAnswer, Confirmation, DeclineAll, Elicitation, ElicitationAnswer, ElicitationKind,
+    ElicitationModes, Elicitor, Field, FieldKind, Form, MAX_INPUT_ROUNDS, NO_MODEL, Sampler, confirm_form,
 };
 // Resources and prompts: the merged catalog, a read, a `prompts/get`.
 /// Waits briefly until every call abandoned by its caller has had its `notifications/cancelled`
@@ -68,7 +68,7 @@ pub use runtime::{Catalog, CatalogError, Offered, PromptOutcome, ResourceRead};
 // The lazy surface's search: BM25 over a registry snapshot (what `search_tools` answers from).
 pub use runtime::{ToolHit, ToolIndex};
 pub use status::{
-    ServerState, ServerStatus, Trailer, render as render_status, render_json as render_status_json,
+    HeldTool, ServerState, ServerStatus, Trailer, render as render_status, render_json as render_status_json,
 };
 /// Ends every stdio server process group still alive (SIGTERM, a grace, SIGKILL): what a
 /// binary calls before it exits or when it is signalled, so no server or helper outlives it.
@@ -81,9 +81,9 @@ pub use transport::{end_server_processes_promptly, kill_server_processes};
 /// OAuth sign-in for the CLI and embedding hosts.
 pub use auth::{Completion as SignInCompletion, CredentialsFile, SignedIn, no_login, not_remote};
 pub use config::{
-    ConfigError, DirGrant, EditError, GlobalStore, Grant, Grants, IdpDef, Limits, OAuthDef, PluginDef,
-    PluginKind, Resolved, ResolvedServer, Roots, ServerDef, Surface, Timeouts, ToolFilter, TransportKind,
-    WasmDef, WorkspaceSettings, load_resolved, resolve, validate,
+    ConfigError, ConfirmSetting, DirGrant, EditError, GlobalStore, Grant, Grants, IdpDef, Limits, OAuthDef,
+    PluginDef, PluginKind, Resolved, ResolvedServer, Roots, ServerDef, Surface, Timeouts, ToolFilter,
+    ToolGlobs, TransportKind, TrustMode, WasmDef, WorkspaceSettings, load_resolved, resolve, validate,
 };
 pub use notice::{NoticePrinter, set_notice_printer};
 pub use paths::Paths;
@@ -158,6 +158,8 @@ pub mod cli_support {
     /// authorization code a library logs, its log writer.
     pub use crate::redact::{redact_log, redact_urls};
 
+    /// A tool's pin as `.toolport/tools.lock` keeps it (its digest): for the checks' benchmark.
+    pub use crate::trust::Pin as ToolPin;
     /// The trail of trust decisions read back, one server's newest first, and a line of it as
     /// `mcp get` shows it.
     pub use crate::trust::audit::{entry_line as decision_line, recent as recent_decisions};

@@ -9,6 +9,8 @@ use anyhow::{Context, Result};
 pub const WORKSPACE_DIR: &str = ".toolport";
 /// The workspace file's name inside [`WORKSPACE_DIR`].
 pub const WORKSPACE_FILE: &str = "workspace.json";
+/// The tool pins' file inside [`WORKSPACE_DIR`]: meant to be committed with the project.
+pub const TOOLS_LOCK_FILE: &str = "tools.lock";
 /// The global store's name inside the home folder.
 pub const STORE_FILE: &str = "mcp.json";
 
@@ -91,6 +93,16 @@ impl Paths {
     pub fn workspace_file(&self) -> PathBuf {
         self.workspace_root.join(WORKSPACE_DIR).join(WORKSPACE_FILE)
     }
+
+    /// `<root>/.toolport/tools.lock`.
+    pub fn tools_lock(&self) -> PathBuf {
+        tools_lock_in(&self.workspace_root)
+    }
+}
+
+/// `<root>/.toolport/tools.lock` of the workspace at `root`.
+pub fn tools_lock_in(root: &Path) -> PathBuf {
+    root.join(WORKSPACE_DIR).join(TOOLS_LOCK_FILE)
 }
 
 fn absolute(cwd: &Path, p: &Path) -> PathBuf {

@@ -73,6 +73,37 @@ pub struct ServerStatus {
     /// record, shown even while the server carries on).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub denied: Option<String>,
+    /// Tools the trust step held off the surface (`.toolport/tools.lock`, findings at `high`),
+    /// in listing order: each leaves the surface until `toolport mcp approve`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub held: Vec<HeldTool>,
+}
+
+/// One tool held off the surface, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HeldTool {
+    /// The server's own name for it (what `mcp diff` and `mcp approve` take).
+    pub tool: String,
+    /// `changed since pinned`, `not pinned`, or `finding <rule ids>`.
+    pub reason: String,
+}
+
+/// ` | held=2 (changed since pinned: a, b; finding TP003: c)`: the held tools grouped by
+/// reason, reasons in order of first appearance.
+fn held_text(held: &[HeldTool]) -> String {
+    let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
+    for h in held {
+        let name = escape_line(&h.tool).into_owned();
+        match groups.iter_mut().find(|(reason, _)| *reason == h.reason) {
+            Some((_, names)) => names.push(name),
+            None => groups.push((&h.reason, vec![name])),
+        }
+    }
+    let parts: Vec<String> = groups
+        .iter()
+        .map(|(reason, names)| format!("{}: {}", escape_line(reason), names.join(", ")))
+        .collect();
+    format!(" | held={} ({})", held.len(), parts.join("; "))
 }
 
 /// Columns an error summary is clipped to, so one bad server cannot flood the view.
@@ -133,6 +164,9 @@ pub fn render(servers: &[ServerStatus], trailer: Option<Trailer<'_>>) -> String 
         if let Some(denied) = &s.denied {
             let _ = write!(out, " | denied={}", summarize_error(denied));
         }
+        if !s.held.is_empty() {
+            out.push_str(&held_text(&s.held));
+        }
         out.push('\n');
     }
     if let Some(t) = trailer {
@@ -170,7 +204,24 @@ mod tests {
             error: error.map(Into::into),
             protocol_version: None,
             denied: None,
+            held: Vec::new(),
         }
+    }
+
+    #[test]
+    fn held_tools_are_grouped_by_reason() {
+        let mut r = row("notes", ServerState::Connected, None);
+        let held = |tool: &str, reason: &str| HeldTool { tool: tool.into(), reason: reason.into() };
+        r.held = vec![
+            held("read_notes", "changed since pinned"),
+            held("mail", "finding TP003"),
+            held("sync", "changed since pinned"),
+        ];
+        assert_eq!(
+            render(&[r], None),
+            "mcp:\n- notes | type=stdio | state=connected | workspace=enabled | paused=no | tools=2 \
+             | held=3 (changed since pinned: read_notes, sync; finding TP003: mail)\n"
+        );
     }
 
     #[test]

@@ -7,8 +7,8 @@
 # Node comes from tests/peers/install.sh (the machine's, or a private one when it is too old),
 # so both test clients run on the same Node. Idempotent and safe to run from several tests at
 # once: the work happens under an exclusive `flock`, and a stamp keyed by the lockfile's hash
-# (written last) marks a complete install. client.mjs is copied on every run so edits to it
-# take effect without reinstalling.
+# (written last) marks a complete install. The scripts (client.mjs, permission.mjs) are copied
+# on every run so edits to them take effect without reinstalling.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -43,6 +43,8 @@ if [[ ! -f "$stamp" ]]; then
   }
   touch "$stamp"
 fi
-cp "$here/client.mjs" "$client/client.mjs.tmp"
-mv "$client/client.mjs.tmp" "$client/client.mjs"
+for script in client.mjs permission.mjs; do
+  cp "$here/$script" "$client/$script.tmp"
+  mv "$client/$script.tmp" "$client/$script"
+done
 echo "$client $node"

@@ -16,8 +16,9 @@ Scenarios (each prints what it saw, never a verdict; the tests judge):
                 protocol version
   list-changed  tools/list, wait for notifications/tools/list_changed, tools/list again (on
                 each one until --expect is listed, when given)
-  elicit        call --tool, answering its elicitation/create with --answer (JSON) via the
-                SDK's elicitation_callback
+  elicit        call --tool with --args (once --expect is listed, when given), answering its
+                elicitation with --action (accept, with --answer's JSON as the content;
+                decline; cancel) via the SDK's elicitation_callback
   cancel        call --tool with --args, abandon it after --cancel-after s (the SDK sends
                 notifications/cancelled), then call echo to show the session still works
   progress      call --tool with --args and a progress callback; the progress it was sent
@@ -35,6 +36,9 @@ Scenarios (each prints what it saw, never a verdict; the tests judge):
                 is listed (or --wait s pass)
   logging       logging/setLevel debug, call toggle-simulated-logging, wait --wait s for a
                 notifications/message
+  held          call --tool with --args (a change on the server's side), re-list on each
+                notifications/tools/list_changed until --expect is gone, call it, run the
+                command --run (JSON argv), re-list until --expect is back, call it again
   ask           call --tool with --args, answering elicitation with --answer and sampling
                 with --answer's "text"; what it was asked, and the result
 
@@ -44,6 +48,7 @@ Every step runs under --timeout seconds: a hang is reported as an error, never w
 import argparse
 import json
 import os
+import subprocess
 import sys
 import time
 
@@ -104,6 +109,53 @@ async def list_changed(session, args, events):
     return {"notified": notified, "before": before, "after": after}
 
 
+async def until_listed(session, events, expect, listed, wait):
+    """Re-lists on each notifications/tools/list_changed until `expect(names)` holds (or
+    `wait` s pass); the last listing."""
+    with anyio.move_on_after(wait):
+        while not expect(listed):
+            await events["list_changed"].wait()
+            events["list_changed"] = anyio.Event()
+            listed = names(await session.list_tools())
+    return listed
+
+
+async def held(session, args, events):
+    if args.client != "default":
+        return await held_steps(session, args, events)
+    # 2026-07-28 has no unasked list_changed: the client hears it on a `subscriptions/listen`
+    # stream (which also evicts mcp.Client's cached listing).
+    async with session.listen(tools_list_changed=True) as sub:
+        async with anyio.create_task_group() as tg:
+
+            async def forward():
+                async for _ in sub:
+                    events["list_changed"].set()
+
+            tg.start_soon(forward)
+            out = await held_steps(session, args, events)
+            tg.cancel_scope.cancel()
+    return out
+
+
+async def held_steps(session, args, events):
+    before = names(await session.list_tools())
+    await session.call_tool(args.tool, json.loads(args.args))
+    gone = await until_listed(session, events, lambda n: args.expect not in n, before, args.wait)
+    refused = await session.call_tool(args.expect, {})
+    ran = subprocess.run(json.loads(args.run), capture_output=True, text=True)
+    back = await until_listed(session, events, lambda n: args.expect in n, gone, args.wait)
+    called = await session.call_tool(args.expect, {})
+    return {
+        "before": before,
+        "gone": gone,
+        "refused": {"is_error": bool(refused.is_error), "texts": texts(refused)},
+        "ran": {"code": ran.returncode, "stdout": ran.stdout, "stderr": ran.stderr},
+        "back": back,
+        "called": {"is_error": bool(called.is_error), "texts": texts(called)},
+    }
+
+
 async def hung(session, args, events):
     before = names(await session.list_tools())
     called = await session.call_tool(args.tool, json.loads(args.args))
@@ -126,7 +178,14 @@ async def hung(session, args, events):
 
 
 async def elicit(session, args, events):
-    await session.list_tools()
+    listed = names(await session.list_tools())
+    # A tool of a server still coming up (a slow stdio server behind serve over stdio): wait
+    # for it to be listed, as a client shown list_changed would.
+    with anyio.move_on_after(args.wait):
+        while args.expect and args.expect not in listed:
+            await events["list_changed"].wait()
+            events["list_changed"] = anyio.Event()
+            listed = names(await session.list_tools())
     result = await session.call_tool(args.tool, json.loads(args.args))
     return {"asked": events["asked"], "is_error": bool(result.is_error), "texts": texts(result)}
 
@@ -247,6 +306,7 @@ SCENARIOS = {
     "logging": logging,
     "basics": basics,
     "list-changed": list_changed,
+    "held": held,
     "hung": hung,
     "elicit": elicit,
     "cancel": cancel,
@@ -269,6 +329,8 @@ async def run(args, command):
         events["asked"].append(
             {"message": params.message, "fields": sorted((schema.get("properties") or {}).keys())}
         )
+        if args.action != "accept":
+            return types.ElicitResult(action=args.action)
         return types.ElicitResult(action="accept", content=json.loads(args.answer))
 
     async def on_sample(_context, params):
@@ -342,11 +404,14 @@ def main():
     p.add_argument("--roots-tool", default="get-roots-list", help="roots: the tool that says the roots")
     p.add_argument("--then", help="roots: a tool called once after --roots-tool named --uri")
     p.add_argument("--pause", type=float, default=0.0, help="roots: seconds to wait before --then")
-    p.add_argument("--expect", default="", help="hung, list-changed: the tool to wait for")
+    p.add_argument("--expect", default="", help="hung, list-changed, elicit, held: the tool to wait for")
+    p.add_argument("--run", default="[]", help="held: the command (a JSON argv) run while it is gone")
     p.add_argument("--argument", default="department", help="complete: the argument's name")
     p.add_argument("--value", default="", help="complete: what was typed so far")
     p.add_argument("--args", default="{}", help="the tool's arguments as JSON")
     p.add_argument("--answer", default="{}", help="elicit: the accepted content as JSON")
+    p.add_argument("--action", choices=["accept", "decline", "cancel"], default="accept",
+                   help="elicit: how every elicitation is answered")
     p.add_argument("--cancel-after", type=float, default=1.0)
     p.add_argument("--linger", type=float, default=1.0)
     p.add_argument("--calls", type=int, default=100)

@@ -12,7 +12,7 @@ use std::time::Duration;
 use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, Error, ErrorCode, Implementation, InitializeResponse, LoadSessionResponse,
-    McpCapabilities, NewSessionResponse, PromptResponse, StopReason,
+    McpCapabilities, NewSessionResponse, PromptResponse, RequestId, StopReason,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -21,6 +21,7 @@ use tokio::sync::watch;
 use super::elicit::DeclineWithNote;
 use super::limits::AcpLimits;
 use super::params::SessionParams;
+use super::permission::Requests;
 use super::request::{Notice, Request};
 use super::rpc::{Outbox, internal_error, invalid_params};
 use super::session::AcpSession;
@@ -42,6 +43,8 @@ pub struct Agent {
     evicted: Mutex<VecDeque<String>>,
     outbox: Outbox,
     next_session: AtomicU64,
+    /// Our requests to the client (`session/request_permission`) waiting for responses.
+    requests: Arc<Requests>,
 }
 
 /// What a request took with it from the moment it arrived.
@@ -74,7 +77,13 @@ impl Agent {
             evicted: Mutex::new(VecDeque::new()),
             outbox,
             next_session: AtomicU64::new(1),
+            requests: Arc::default(),
         }
+    }
+
+    /// The client's response to a request of ours.
+    pub fn answered(&self, id: RequestId, answer: Result<Value, String>) {
+        self.requests.answered(id, answer);
     }
 
     /// Closes every session that no request has used for `idle` and that no request holds
@@ -182,8 +191,13 @@ impl Agent {
     }
 
     async fn open(&self, id: &str, params: SessionParams) -> Result<(), Error> {
-        // Each session's elicitations are declined with a note in that session.
-        let elicitor = DeclineWithNote { session_id: id.to_string(), outbox: self.outbox.clone() };
+        // Each session's elicitations are declined with a note in that session; toolport's own
+        // questions before a call are the client's permission requests.
+        let elicitor = DeclineWithNote {
+            session_id: id.to_string(),
+            outbox: self.outbox.clone(),
+            requests: Arc::clone(&self.requests),
+        };
         let options =
             RuntimeOptions { elicitor: Some(std::sync::Arc::new(elicitor)), ..self.options.clone() };
         let session = AcpSession::open(&self.home, params, options)

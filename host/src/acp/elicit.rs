@@ -4,19 +4,30 @@
 //! guessing why a tool went on without their answer.
 //!
 //! Both modes are advertised: a server that never asked would hide the reason from the person.
+//!
+//! toolport's own question before a call the workspace's `confirm` names is another matter: ACP
+//! has a request for exactly that, `session/request_permission` (`permission.rs`).
 
 use futures::future::BoxFuture;
 
+use std::sync::Arc;
+
+use super::permission::{self, Requests};
 use super::rpc::Outbox;
-use crate::runtime::{Elicitation, ElicitationAnswer, ElicitationKind, ElicitationModes, Elicitor};
+use crate::runtime::{
+    ConfirmAnswer, Confirmation, Elicitation, ElicitationAnswer, ElicitationKind, ElicitationModes, Elicitor,
+};
 use crate::text::escape_line;
 
-/// Declines every elicitation of one ACP session, with a note in that session.
+/// Declines every elicitation of one ACP session, with a note in that session; asks the
+/// client's permission before a call toolport confirms.
 pub struct DeclineWithNote {
     /// The session the note goes to.
     pub session_id: String,
     /// Where notifications to the client go.
     pub outbox: Outbox,
+    /// The agent's requests to the client waiting for their responses.
+    pub requests: Arc<Requests>,
 }
 
 impl Elicitor for DeclineWithNote {
@@ -28,6 +39,12 @@ impl Elicitor for DeclineWithNote {
         tracing::info!(server = %request.server, "declined an elicitation: ACP clients cannot answer one yet");
         self.outbox.send(super::updates::message_chunk(&self.session_id, note(&request)));
         Box::pin(std::future::ready(ElicitationAnswer::Decline))
+    }
+
+    fn confirm(&self, request: Confirmation) -> BoxFuture<'_, ConfirmAnswer> {
+        Box::pin(
+            async move { permission::ask(&self.requests, &self.outbox, &self.session_id, &request).await },
+        )
     }
 }
 

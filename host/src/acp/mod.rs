@@ -9,6 +9,8 @@
 //!   `agent_message_chunk` updates; `session/cancel` stops a running call.
 //! - `_toolport/tools/list` and `_toolport/tools/call` let an embedding host use the tool
 //!   surface directly.
+//! - A call the workspace's `confirm` names is first put to the client as
+//!   `session/request_permission` (allow once, reject once): the one request the agent sends.
 //!
 //! Each request is read once, as it arrives, into a typed request (`request.rs`); the wire
 //! types come from `agent-client-protocol-schema` where they fit, and the session params are
@@ -19,6 +21,7 @@ mod agent;
 mod elicit;
 mod limits;
 mod params;
+mod permission;
 mod request;
 mod rpc;
 mod session;
@@ -118,7 +121,7 @@ where
                 Ok(notice) => agent.notice(notice),
                 Err(why) => tracing::debug!("ignoring a notification: {why}"),
             },
-            Ok(Incoming::Response) => tracing::debug!("ignoring a response: this agent sends no requests"),
+            Ok(Incoming::Response { id, outcome }) => agent.answered(id, outcome),
             Err(rejected) => {
                 let rpc::Rejected { id, error } = *rejected;
                 tracing::warn!("rejected ACP line: {}", error.message);

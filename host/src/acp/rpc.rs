@@ -30,8 +30,13 @@ pub enum Incoming {
         /// `params`, `null` when absent.
         params: Value,
     },
-    /// A response to a request of ours. This agent sends none, so it is dropped.
-    Response,
+    /// A response to a request of ours (`session/request_permission`).
+    Response {
+        /// The id we sent.
+        id: RequestId,
+        /// `result`, or the error's message.
+        outcome: Result<Value, String>,
+    },
 }
 
 /// A line that cannot be served: the error to answer with, and the id to answer to.
@@ -141,7 +146,18 @@ pub fn parse_line(line: &str) -> Result<Incoming, Box<Rejected>> {
         (Some(Value::String(method)), Some(id)) => Ok(Incoming::Request { id, method, params }),
         (Some(Value::String(method)), None) => Ok(Incoming::Notification { method, params }),
         (Some(_), id) => Err(invalid(id.unwrap_or(RequestId::Null), "\"method\" must be a string")),
-        (None, Some(_)) if obj.contains_key("result") || obj.contains_key("error") => Ok(Incoming::Response),
+        (None, Some(id)) if obj.contains_key("result") || obj.contains_key("error") => {
+            let outcome = match obj.remove("result") {
+                Some(result) => Ok(result),
+                None => Err(obj
+                    .get("error")
+                    .and_then(|e| e.get("message"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("an error without a message")
+                    .to_string()),
+            };
+            Ok(Incoming::Response { id, outcome })
+        }
         (None, id) => Err(invalid(id.unwrap_or(RequestId::Null), "a request needs a \"method\"")),
     }
 }
@@ -248,7 +264,14 @@ mod tests {
             parse_line(r#"{"jsonrpc":"2.0","method":"session/cancel","params":{}}"#),
             Ok(Incoming::Notification { method: "session/cancel".into(), params: json!({}) })
         );
-        assert_eq!(parse_line(r#"{"jsonrpc":"2.0","id":3,"result":{}}"#), Ok(Incoming::Response));
+        assert_eq!(
+            parse_line(r#"{"jsonrpc":"2.0","id":3,"result":{}}"#),
+            Ok(Incoming::Response { id: RequestId::Number(3), outcome: Ok(json!({})) })
+        );
+        assert_eq!(
+            parse_line(r#"{"jsonrpc":"2.0","id":"p","error":{"code":-1,"message":"no"}}"#),
+            Ok(Incoming::Response { id: RequestId::Str("p".into()), outcome: Err("no".into()) })
+        );
     }
 
     #[test]

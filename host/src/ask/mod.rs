@@ -6,7 +6,13 @@
 //! Without a terminal nobody can answer, so the answer is `decline` unless the policy says
 //! otherwise (`--elicit accept-defaults`); either way a line on stderr says what was asked
 //! and what was answered, so a script's log explains a declined call.
+//!
+//! toolport's own question before a call the workspace's `confirm` names is a `[y/N]`
+//! (`confirm.rs`). Without a terminal it is declined, whatever `--elicit` says: answering a
+//! server's form with its defaults is not allowing a destructive call. Only an explicit
+//! opt-in allows it unasked (`call --yes`, [`TerminalElicitor::allowing_calls`]).
 
+mod confirm;
 mod form;
 mod url;
 
@@ -15,7 +21,9 @@ use std::io::IsTerminal as _;
 use futures::future::BoxFuture;
 
 use crate::notice;
-use crate::runtime::{Elicitation, ElicitationAnswer, ElicitationKind, ElicitationModes, Elicitor};
+use crate::runtime::{
+    ConfirmAnswer, Confirmation, Elicitation, ElicitationAnswer, ElicitationKind, ElicitationModes, Elicitor,
+};
 use crate::text::escape_line;
 
 /// How a terminal host answers (`toolport call --elicit …`).
@@ -34,6 +42,8 @@ pub enum ElicitPolicy {
 /// An [`Elicitor`] for a person at this process's terminal.
 pub struct TerminalElicitor {
     policy: ElicitPolicy,
+    /// Calls the workspace's `confirm` names are allowed without asking (`call --yes`).
+    allow_calls: bool,
     /// One question at a time: two servers asking at once take turns at the one terminal.
     turn: tokio::sync::Mutex<()>,
 }
@@ -41,7 +51,37 @@ pub struct TerminalElicitor {
 impl TerminalElicitor {
     /// Answers by `policy`.
     pub fn new(policy: ElicitPolicy) -> Self {
-        Self { policy, turn: tokio::sync::Mutex::new(()) }
+        Self { policy, allow_calls: false, turn: tokio::sync::Mutex::new(()) }
+    }
+
+    /// Allows, without asking, the calls the workspace's `confirm` would ask about: a
+    /// script's explicit opt-in (`call --yes`). Each is still said on stderr and recorded.
+    pub fn allowing_calls(mut self) -> Self {
+        self.allow_calls = true;
+        self
+    }
+
+    async fn confirm_call(&self, request: Confirmation) -> ConfirmAnswer {
+        let _turn = self.turn.lock().await;
+        let subject = request.subject();
+        if self.allow_calls {
+            note(&format!("allowed the call of {subject} without asking (--yes)"));
+            return ConfirmAnswer::Allow;
+        }
+        if self.policy == ElicitPolicy::Decline {
+            note(&format!("declined the call of {subject} (--elicit decline)"));
+            return ConfirmAnswer::Decline;
+        }
+        if !on_a_terminal() {
+            return ConfirmAnswer::Unasked(
+                "there is no terminal to ask on (toolport call --yes allows it without asking)".into(),
+            );
+        }
+        let asked = tokio::task::spawn_blocking(move || confirm::ask(&request)).await;
+        asked.unwrap_or_else(|e| {
+            tracing::warn!("the terminal prompt ended abnormally: {e}");
+            ConfirmAnswer::Cancel
+        })
     }
 
     async fn answer(&self, request: Elicitation) -> ElicitationAnswer {
@@ -85,6 +125,10 @@ impl Elicitor for TerminalElicitor {
 
     fn elicit(&self, request: Elicitation) -> BoxFuture<'_, ElicitationAnswer> {
         Box::pin(self.answer(request))
+    }
+
+    fn confirm(&self, request: Confirmation) -> BoxFuture<'_, ConfirmAnswer> {
+        Box::pin(self.confirm_call(request))
     }
 }
 

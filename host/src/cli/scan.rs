@@ -47,7 +47,7 @@ impl From<SeverityArg> for Severity {
 /// Starts the enabled servers, checks what they list and prints the findings; exit 1 when
 /// one is at or above `--fail-on`.
 pub async fn run_scan(paths: &Paths, args: ScanArgs) -> anyhow::Result<ExitCode> {
-    let runtime = super::tools::start(paths).await?;
+    let runtime = super::tools::start_unpinned(paths).await?;
     let reserved = runtime.reserved_tool_names();
     let order: Vec<String> = runtime.status().into_iter().map(|row| row.name).collect();
     let records = runtime.records();

@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use toolport::cli_support::escape_line;
-use toolport::{ElicitPolicy, LAZY_SERVER, Paths, Runtime, RuntimeOptions, Surface, TerminalElicitor};
+use toolport::{
+    ElicitPolicy, LAZY_SERVER, Paths, Resolved, Runtime, RuntimeOptions, Surface, TerminalElicitor, TrustMode,
+};
 
 use super::ExitError;
 
@@ -46,6 +48,10 @@ pub struct CallArgs {
     /// (declined without one), every form answered with its defaults, or declined.
     #[arg(long, value_enum, value_name = "ANSWER")]
     elicit: Option<ElicitArg>,
+    /// Allow the call without asking even when the workspace's `confirm` setting names the
+    /// tool (destructive tools by default): for scripts, which have no terminal to answer on.
+    #[arg(long)]
+    yes: bool,
 }
 
 /// `--elicit` values.
@@ -76,18 +82,31 @@ pub struct DemoArgs {}
 /// Starts the runtime for a command, printing startup warnings to stderr; a server's
 /// questions are asked on the terminal.
 pub(super) async fn start(paths: &Paths) -> anyhow::Result<Runtime> {
-    start_with(paths, ElicitPolicy::Ask, None).await
+    start_with(paths, TerminalElicitor::new(ElicitPolicy::Ask), None, |_| {}).await
 }
 
-/// [`start`], answering servers' questions by `policy`; with `for_call`, only until the
+/// [`start`] with the workspace's `trust` off: every listed tool on the surface, and nothing
+/// pinned. What `scan` checks: a held tool is checked too, and a check writes no lock.
+pub(super) async fn start_unpinned(paths: &Paths) -> anyhow::Result<Runtime> {
+    let elicitor = TerminalElicitor::new(ElicitPolicy::Ask);
+    start_with(paths, elicitor, None, |resolved| resolved.settings.trust = TrustMode::Off).await
+}
+
+/// [`start`], answering servers' questions (and toolport's own before a call) with `elicitor`; with `for_call`, only until the
 /// server that owns that tool is known ([`Runtime::start_for_call`]).
-async fn start_with(paths: &Paths, policy: ElicitPolicy, for_call: Option<&str>) -> anyhow::Result<Runtime> {
-    let resolved = toolport::load_resolved(paths, &BTreeSet::new())?;
+async fn start_with(
+    paths: &Paths,
+    elicitor: TerminalElicitor,
+    for_call: Option<&str>,
+    adjust: impl FnOnce(&mut Resolved),
+) -> anyhow::Result<Runtime> {
+    let mut resolved = toolport::load_resolved(paths, &BTreeSet::new())?;
+    adjust(&mut resolved);
     let options = RuntimeOptions {
         progress: true,
         cache_dir: Some(paths.cache_dir()),
         credentials: Some(paths.credentials()),
-        elicitor: Some(Arc::new(TerminalElicitor::new(policy))),
+        elicitor: Some(Arc::new(elicitor)),
         results_dir: Some(paths.results_dir()),
         workspace_root: Some(paths.workspace_root.clone()),
         ..Default::default()
@@ -147,7 +166,9 @@ async fn lazy_costs(runtime: &Runtime, shape: Option<&str>) -> anyhow::Result<to
 /// the tool reports `isError`.
 pub async fn run_call(paths: &Paths, args: CallArgs) -> anyhow::Result<ExitCode> {
     let policy = args.elicit.map(ElicitPolicy::from).unwrap_or_default();
-    let runtime = start_with(paths, policy, Some(&args.tool)).await?;
+    let elicitor = TerminalElicitor::new(policy);
+    let elicitor = if args.yes { elicitor.allowing_calls() } else { elicitor };
+    let runtime = start_with(paths, elicitor, Some(&args.tool), |_| {}).await?;
     let outcome =
         super::call_progress::call(&runtime, &args.tool, args.arguments.as_deref().unwrap_or_default()).await;
     runtime.shutdown().await;

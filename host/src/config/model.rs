@@ -149,6 +149,39 @@ pub struct WorkspaceSettings {
     pub surface: Surface,
     /// `secrets`: what the call guard does with secrets in arguments and results.
     pub secrets: Secrets,
+    /// `confirm`: which tool calls toolport asks a person about before sending them; default
+    /// the tools annotated destructive.
+    pub confirm: super::confirm_setting::ConfirmSetting,
+    /// `trust`: how `.toolport/tools.lock` pins the servers' tool definitions; default `pin`.
+    pub trust: TrustMode,
+}
+
+/// What the workspace's `trust` asks of the tool pins in `.toolport/tools.lock`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TrustMode {
+    /// First sight records a tool's definition; a later change holds the tool (the default).
+    #[default]
+    Pin,
+    /// No lock read or written, nothing held.
+    Off,
+    /// As `pin`, and a tool the lock does not name is held too: nothing is recorded by itself.
+    Strict,
+}
+
+impl TrustMode {
+    /// The spelling of `workspace.json`'s `trust`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pin => "pin",
+            Self::Off => "off",
+            Self::Strict => "strict",
+        }
+    }
+
+    /// Reads `workspace.json`'s spelling; `None` for anything else.
+    pub fn parse(text: &str) -> Option<TrustMode> {
+        [Self::Pin, Self::Off, Self::Strict].into_iter().find(|m| m.as_str() == text.trim())
+    }
 }
 
 /// What the call guard does with a secret it finds (`secrets` in `workspace.json`).
@@ -243,6 +276,8 @@ impl Default for WorkspaceSettings {
             max_results_folder_bytes: crate::results_store::DEFAULT_MAX_BYTES,
             surface: Surface::Full,
             secrets: Secrets::default(),
+            confirm: Default::default(),
+            trust: TrustMode::Pin,
         }
     }
 }

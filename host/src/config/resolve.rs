@@ -104,6 +104,7 @@ pub fn missing_rows(resolved: &Resolved) -> Vec<ServerStatus> {
             error: Some(MISSING_SERVER_ERROR.to_string()),
             protocol_version: None,
             denied: None,
+            held: Vec::new(),
         })
         .collect()
 }

@@ -78,7 +78,7 @@ impl std::fmt::Debug for ToolFilter {
 
 /// One list as a set. Options are spelled out rather than left to globset's platform defaults:
 /// `\` escapes everywhere, and `*` crosses `/`.
-fn compile(field: &'static str, globs: &[String]) -> Result<GlobSet, BadGlob> {
+pub(super) fn compile(field: &'static str, globs: &[String]) -> Result<GlobSet, BadGlob> {
     let mut set = GlobSetBuilder::new();
     for glob in globs {
         let compiled = GlobBuilder::new(glob)

@@ -10,9 +10,10 @@ use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use serde_json::Value;
 
+use super::confirm_setting::{CONFIRM_KEY, ConfirmSetting};
 use super::error::ConfigError;
 use super::fields::{Fields, Trim};
-use super::model::{Secrets, SecretsMode, Surface, WorkspaceSettings};
+use super::model::{Secrets, SecretsMode, Surface, TrustMode, WorkspaceSettings};
 use super::store::parse_json;
 use crate::paths::{WORKSPACE_DIR, WORKSPACE_FILE};
 use crate::text::escape_line;
@@ -61,6 +62,16 @@ impl WorkspaceSettings {
                 })?,
             },
             secrets: read_secrets(top.get("secrets")).map_err(at)?,
+            confirm: ConfirmSetting::read(fields.raw(CONFIRM_KEY)).map_err(at)?,
+            trust: match fields.string("trust").map_err(at)? {
+                None => defaults.trust,
+                Some(text) => TrustMode::parse(&text).ok_or_else(|| {
+                    at(format!(
+                        "\"trust\" must be \"pin\", \"off\" or \"strict\", not {}",
+                        Value::String(text)
+                    ))
+                })?,
+            },
         })
     }
 }
@@ -238,6 +249,21 @@ mod tests {
     }
 
     #[test]
+    fn trust_is_pin_off_or_strict() -> anyhow::Result<()> {
+        assert_eq!(from(json!({}))?.trust, TrustMode::Pin);
+        assert_eq!(from(json!({"trust": "strict"}))?.trust, TrustMode::Strict);
+        assert_eq!(from(json!({"trust": "off"}))?.trust, TrustMode::Off);
+        let e = from(json!({"trust": "maybe"})).err().map(|e| e.0);
+        assert_eq!(
+            e.as_deref(),
+            Some(
+                "/w/.toolport/workspace.json: \"trust\" must be \"pin\", \"off\" or \"strict\", not \"maybe\""
+            )
+        );
+        Ok(())
+    }
+
+    #[test]
     fn the_surface_is_full_or_lazy() -> anyhow::Result<()> {
         assert_eq!(from(json!({}))?.surface, Surface::Full);
         assert_eq!(from(json!({"surface": "lazy"}))?.surface, Surface::Lazy);
@@ -249,6 +275,21 @@ mod tests {
         );
         let e = from(json!({"surface": true})).err().map(|e| e.0);
         assert_eq!(e.as_deref(), Some("/w/.toolport/workspace.json: \"surface\" must be a string"));
+        Ok(())
+    }
+
+    #[test]
+    fn confirm_is_read_and_a_wrong_one_names_the_file_and_key() -> anyhow::Result<()> {
+        assert_eq!(from(json!({}))?.confirm, ConfirmSetting::Destructive);
+        assert_eq!(from(json!({"confirm": "writes"}))?.confirm, ConfirmSetting::Writes);
+        let e = from(json!({"confirm": "all"})).err().map(|e| e.0);
+        assert_eq!(
+            e.as_deref(),
+            Some(
+                "/w/.toolport/workspace.json: \"confirm\" must be \"destructive\", \"writes\", \"never\" or an \
+                 array of tool-name globs, not \"all\""
+            )
+        );
         Ok(())
     }
 

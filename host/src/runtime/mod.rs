@@ -33,9 +33,10 @@ pub use calls::catalog_calls::{CatalogError, PromptOutcome, ResourceRead};
 pub use calls::request_state::MAX_INPUT_ROUNDS;
 pub use catalog::merged::{Catalog, Offered};
 pub use options::RuntimeOptions;
+pub use questions::confirmation::{ConfirmAnswer, Confirmation};
 pub use questions::elicitation::{
     Choice, DeclineAll, Elicitation, ElicitationAnswer, ElicitationKind, ElicitationModes, Elicitor, Field,
-    FieldKind, Form,
+    FieldKind, Form, confirm_form,
 };
 pub use questions::related::{Caller, Related, for_caller};
 pub use questions::sampling::{NO_MODEL, Sampler};
@@ -46,7 +47,7 @@ pub use registry::tool_search::{ToolHit, ToolIndex};
 pub(crate) use results::large_results::StoredText;
 pub use results::outcome::{CallError, CallOutcome, render_call};
 pub use state::CONNECTING;
-pub use supervisor::Revision;
+pub use supervisor::{Approved, Revision};
 pub use tool_call::{CallProgress, settle_cancellations};
 
 use std::sync::Arc;
@@ -77,6 +78,7 @@ impl Runtime {
         let plugins = PluginHost::new(options.cache_dir.clone(), &resolved.plugins)
             .context("cannot start the plugin host")?;
         registry::plugin_choice::check(&resolved, &plugins)?;
+        supervisor::check_lock(&resolved)?;
         Ok(Runtime { supervisor: Supervisor::start(resolved, plugins, options).await })
     }
 
@@ -89,6 +91,7 @@ impl Runtime {
         let plugins = PluginHost::new(options.cache_dir.clone(), &resolved.plugins)
             .context("cannot start the plugin host")?;
         registry::plugin_choice::check(&resolved, &plugins)?;
+        supervisor::check_lock(&resolved)?;
         Ok(Runtime { supervisor: Supervisor::start_in_background(resolved, plugins, options) })
     }
 
@@ -130,9 +133,10 @@ impl Runtime {
 
     /// `Warning: MCP unavailable: <name> (<error>)` for every server in `error` or `missing`,
     /// the error clipped to the status view's 120 columns.
-    /// Then `Warning: MCP tool left out: <tool> from <server> (<rule>)` for every tool a
-    /// connected server listed whose `x-mcp-header` annotations break SEP-2243 (the rest of that
-    /// server stays).
+    /// Then per connected server `Warning: MCP tool held: <tool> from <server> (<reason>; …)`
+    /// for each tool the pins hold, `Warning: MCP instructions changed since pinned: <server>`,
+    /// and `Warning: MCP tool left out: <tool> from <server> (<rule>)` for every tool it listed
+    /// whose `x-mcp-header` annotations break SEP-2243 (the rest of that server stays).
     pub fn warnings(&self) -> Vec<String> {
         let mut out: Vec<String> = self
             .status()
@@ -149,6 +153,25 @@ impl Runtime {
             .collect();
         let state = self.supervisor.lock();
         for slot in &state.slots {
+            for held in slot.trust.iter().flat_map(|t| t.held.iter()) {
+                out.push(format!(
+                    "Warning: MCP tool held: {} from {} ({}; `toolport mcp diff {}` shows why)",
+                    escape_line(&held.tool),
+                    escape_line(slot.name()),
+                    held.reason.phrase(),
+                    escape_line(slot.name())
+                ));
+            }
+            if slot
+                .trust
+                .as_ref()
+                .is_some_and(|t| t.instructions == crate::trust::InstructionsVerdict::Changed)
+            {
+                out.push(format!(
+                    "Warning: MCP instructions changed since pinned: {0} (`toolport mcp diff {0}` shows how)",
+                    escape_line(slot.name())
+                ));
+            }
             if let Link::Live { conn, tools } = &slot.link {
                 for bad in conn.left_out(tools) {
                     out.push(format!(
@@ -316,6 +339,7 @@ impl Runtime {
     /// keeps what it had.
     pub async fn reconcile(&self, resolved: Resolved) -> Result<(), ConfigError> {
         registry::plugin_choice::check(&resolved, self.supervisor.plugins.host())?;
+        supervisor::check_lock(&resolved)?;
         self.supervisor.reconcile(resolved).await;
         Ok(())
     }
@@ -329,6 +353,19 @@ impl Runtime {
             // client's roots, the relative folders of a list).
             self.announce_roots(|roots| *roots != crate::config::Roots::None).await;
         }
+    }
+
+    /// Pins `server`'s held tools named in `tools` (none named: every held one, and its
+    /// instructions if they changed) in `.toolport/tools.lock` as listed now, accepting their
+    /// current `high` findings, and puts them back on the surface: `toolport mcp approve`.
+    pub async fn approve(&self, server: &str, tools: &[String]) -> anyhow::Result<Approved> {
+        self.supervisor.approve(server, tools).await
+    }
+
+    /// What changed in `server`'s definitions since they were pinned, word by word, and why
+    /// each held tool is held: `toolport mcp diff`.
+    pub fn pin_diff(&self, server: &str) -> anyhow::Result<String> {
+        self.supervisor.pin_diff(server)
     }
 
     /// Every change of the surface from now on: the receiver sees a new [`Revision`] whenever

@@ -8,9 +8,10 @@ use rmcp::model::Tool;
 use super::catalog::merged::{Catalog, ServerCatalog};
 use super::connection::Connection;
 use super::registry::surface::Registry;
+use super::registry::trust_gate::ServerTrust;
 use crate::config::ResolvedServer;
 use crate::redact::redact_urls;
-use crate::status::{ServerState, ServerStatus};
+use crate::status::{HeldTool, ServerState, ServerStatus};
 use crate::text::clip_foreign;
 
 /// The merged catalog of the `slots` that are connected, in definition order. A server in
@@ -50,12 +51,15 @@ pub struct Slot {
     /// Its resources, templates and prompts as last listed from the live connection (empty
     /// while it is not live, or when it offers none).
     pub catalog: ServerCatalog,
+    /// What the last pipeline run's trust step decided for its live connection (held tools,
+    /// its instructions against the pin); `None` when it did not get that far.
+    pub trust: Option<ServerTrust>,
 }
 
 impl Slot {
     /// A slot with nothing connected.
     pub fn new(resolved: ResolvedServer) -> Self {
-        Self { resolved, link: Link::Idle, checked: None, catalog: ServerCatalog::default() }
+        Self { resolved, link: Link::Idle, checked: None, catalog: ServerCatalog::default(), trust: None }
     }
 
     /// The server's name.
@@ -121,6 +125,14 @@ impl Slot {
             error,
             protocol_version,
             denied,
+            held: match (state, &self.trust) {
+                (ServerState::Connected, Some(trust)) => trust
+                    .held
+                    .iter()
+                    .map(|h| HeldTool { tool: clip_foreign(&h.tool).into_owned(), reason: h.reason.phrase() })
+                    .collect(),
+                _ => Vec::new(),
+            },
         }
     }
 }

@@ -1,7 +1,8 @@
-//! `serve` follows the config files: when the global store or the workspace file changes
-//! (an `mcp add` in another terminal, an edit in an editor), the resolution is read again and
-//! the runtime reconciled, which connects or closes only the servers concerned. A file that
-//! does not parse is reported and ignored: the surface stays what it was.
+//! `serve` follows the config files: when the global store, the workspace file or the tool
+//! pins (`.toolport/tools.lock`) change (an `mcp add` or `mcp approve` in another terminal, an
+//! edit in an editor), the resolution is read again and the runtime reconciled, which connects
+//! or closes only the servers concerned and checks every tool against the pins again. A file
+//! that does not parse is reported and ignored: the surface stays what it was.
 //!
 //! The folders are watched, not the files: editors and toolport's own writer replace a file by
 //! renaming a new one over it, which a watch on the old file would not see.
@@ -59,7 +60,8 @@ impl Folders {
 
 /// Starts watching `paths`' store and workspace file for `runtime`.
 pub fn watch(runtime: Runtime, paths: Paths) -> anyhow::Result<ConfigWatch> {
-    let files = vec![paths.store_file(), paths.workspace_file()];
+    // The tool pins too: an `mcp approve` beside a running `serve` brings the tools back here.
+    let files = vec![paths.store_file(), paths.workspace_file(), paths.tools_lock()];
     let (tx, rx) = mpsc::unbounded_channel();
     let wanted = files.clone();
     let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {

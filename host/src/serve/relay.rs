@@ -26,8 +26,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::input_rounds::Ask;
 use crate::runtime::{
-    self, Elicitation, ElicitationAnswer, ElicitationKind, ElicitationModes, Elicitor, HostClients, Related,
-    Sampler,
+    self, ConfirmAnswer, Confirmation, Elicitation, ElicitationAnswer, ElicitationKind, ElicitationModes,
+    Elicitor, HostClients, Related, Sampler, confirm_form,
 };
 
 /// One client call waiting on a downstream server.
@@ -263,6 +263,25 @@ impl Elicitor for Asker {
                     ElicitationAnswer::Decline
                 }
             }
+        })
+    }
+
+    /// toolport's own question before a call (the workspace's `confirm`), put to the client
+    /// that makes the call as a form elicitation: `elicitation/create`, or an input-required
+    /// result for a 2026-07-28 client. A client that offers no elicitation cannot be asked,
+    /// and its call is declined saying so.
+    fn confirm(&self, request: Confirmation) -> BoxFuture<'_, ConfirmAnswer> {
+        Box::pin(async move {
+            let Some(caller) = self.0.caller(request.caller, &request.server) else {
+                return ConfirmAnswer::Unasked("the call belongs to no client call that can be told".into());
+            };
+            let asked = confirm_form(&request);
+            if params_for(&asked, &caller.capabilities).is_none() {
+                return ConfirmAnswer::Unasked(
+                    "the calling client cannot be asked (it offers no elicitation)".into(),
+                );
+            }
+            ConfirmAnswer::from(self.elicit(asked).await)
         })
     }
 }

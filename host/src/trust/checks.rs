@@ -9,7 +9,7 @@ use rmcp::model::Tool;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::matchers;
+use super::matchers::{self, NameSet};
 use super::rules::{Kind, Matcher, Rule, RulesError, Severity, Target, rules};
 use crate::text::{escape_line, floor_char_boundary, is_bidi_control};
 
@@ -146,10 +146,10 @@ fn matches(matcher: &Matcher, names: &Names, text: &str) -> Vec<Span> {
 struct Names {
     /// Toolport's own name and the reserved tool names that read as identifiers (`read_file`,
     /// not `bash`: "runs a bash command" is an honest description), minus the server's own tools.
-    reserved: BTreeSet<String>,
+    reserved: NameSet,
     /// Other servers' tool names (surface and own) that read as identifiers, minus this
     /// server's own: a plain word such as `add` or `echo` is too common to mean a tool.
-    others: BTreeSet<String>,
+    others: NameSet,
 }
 
 impl Names {
@@ -159,7 +159,7 @@ impl Names {
             .iter()
             .flat_map(|t| [t.surface_name.as_str(), t.tool.name.as_ref()])
             .collect();
-        let reserved = reserved
+        let reserved: BTreeSet<String> = reserved
             .iter()
             .map(String::as_str)
             .filter(|name| matchers::is_identifier_like(name))
@@ -167,7 +167,7 @@ impl Names {
             .filter(|name| !own.contains(name))
             .map(str::to_string)
             .collect();
-        let others = servers
+        let others: BTreeSet<String> = servers
             .iter()
             .enumerate()
             .filter(|(i, _)| *i != index)
@@ -175,7 +175,7 @@ impl Names {
             .filter(|name| !own.contains(name) && matchers::is_identifier_like(name))
             .map(str::to_string)
             .collect();
-        Self { reserved, others }
+        Self { reserved: NameSet::new(&reserved), others: NameSet::new(&others) }
     }
 }
 

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeSet;
 
+use aho_corasick::AhoCorasick;
 use unicode_general_category::{GeneralCategory, get_general_category};
 
 use crate::text::is_bidi_control;
@@ -84,23 +85,38 @@ pub(super) fn is_identifier_like(name: &str) -> bool {
     name.len() >= 4 && (name.contains(['_', '-']) || camel)
 }
 
+/// Names to find in prose, ASCII case ignored, searched all at once: a server's text is
+/// checked against every other server's tool names (hundreds), so one pass of an Aho-Corasick
+/// automaton per text, not one search per name.
+pub(super) struct NameSet {
+    finder: Option<AhoCorasick>,
+}
+
+impl NameSet {
+    pub(super) fn new(names: &BTreeSet<String>) -> Self {
+        let finder = (!names.is_empty())
+            .then(|| AhoCorasick::builder().ascii_case_insensitive(true).build(names))
+            // Building fails only past the automaton's size limits, far beyond any listing;
+            // then nothing is searched rather than the scan failing.
+            .and_then(Result::ok);
+        Self { finder }
+    }
+}
+
 /// Every occurrence of one of `names` in `text` as a whole word (no letter, digit or `_` on
 /// either side), ASCII case ignored.
-pub(super) fn whole_words(text: &str, names: &BTreeSet<String>) -> Vec<(usize, usize)> {
-    let lower = text.to_ascii_lowercase();
+pub(super) fn whole_words(text: &str, names: &NameSet) -> Vec<(usize, usize)> {
+    let Some(finder) = &names.finder else { return Vec::new() };
     let is_word = |c: char| c.is_alphanumeric() || c == '_';
-    let mut out = Vec::new();
-    for name in names {
-        let needle = name.to_ascii_lowercase();
-        for (start, _) in lower.match_indices(&needle) {
-            let end = start + needle.len();
+    let mut out: Vec<(usize, usize)> = finder
+        .find_overlapping_iter(text)
+        .map(|m| (m.start(), m.end()))
+        .filter(|&(start, end)| {
             let before = text[..start].chars().next_back().is_some_and(is_word);
             let after = text[end..].chars().next().is_some_and(is_word);
-            if !before && !after {
-                out.push((start, end));
-            }
-        }
-    }
+            !before && !after
+        })
+        .collect();
     out.sort_unstable();
     out.dedup();
     out

@@ -5,6 +5,7 @@
 
 mod get;
 mod import;
+mod pins;
 
 use std::collections::BTreeSet;
 use std::process::ExitCode;
@@ -132,6 +133,23 @@ enum McpCommand {
         #[arg(value_name = "SERVER")]
         name: String,
     },
+    /// Show what changed in a server's tool definitions since they were pinned in
+    /// .toolport/tools.lock, word by word, and why each held tool is held.
+    Diff {
+        /// The server name.
+        #[arg(value_name = "SERVER")]
+        name: String,
+    },
+    /// Pin a server's held tools again as listed now (accepting their current findings), so
+    /// they are back on the surface; no tool named: every held tool of that server.
+    Approve {
+        /// The server name.
+        #[arg(value_name = "SERVER")]
+        name: String,
+        /// The server's own names of the tools to approve.
+        #[arg(value_name = "TOOL")]
+        tools: Vec<String>,
+    },
     /// Copy an agent's server definitions into the global store (names already there are skipped).
     Import {
         /// The agent whose file is read.
@@ -193,6 +211,8 @@ pub async fn run(paths: &Paths, args: McpArgs) -> Result<ExitCode> {
             grants::change(paths, SandboxEntry::Server(&name), what, Change::Revoke)?;
         }
         McpCommand::Pin { name } => grants::pin(paths, SandboxEntry::Server(&name))?,
+        McpCommand::Diff { name } => print!("{}", pins::diff(paths, &name).await?),
+        McpCommand::Approve { name, tools } => print!("{}", pins::approve(paths, &name, &tools).await?),
         McpCommand::Import { from, scope, file, enable, trust } => {
             let self_exe = std::env::current_exe().ok();
             let req = ImportRequest { client: from, scope, file, enable, trust, self_exe };

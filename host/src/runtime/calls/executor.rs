@@ -20,9 +20,10 @@ use crate::runtime::tool_call::CallProgress;
 /// server's progress reports go to `progress`; a call that times out, or whose future is
 /// dropped, is cancelled at the server (`tool_call`). Input-required rounds are answered on
 /// the way (`request_state`), and time spent waiting for a person does not count against the
-/// timeout (`person_clock`). A result over the workspace's `maxResultTokens` comes back as its
-/// beginning and a note, the whole of it stored (`large_results`). Secrets are kept out of
-/// the arguments and the result per the workspace's `secrets` (`secret_guard`).
+/// timeout (`person_clock`). Secrets are kept out of the arguments and the result per the
+/// workspace's `secrets` (`secret_guard`). A call the workspace's `confirm` names is sent only
+/// once a person allowed it (`confirm`). A result over the workspace's `maxResultTokens` comes
+/// back as its beginning and a note, the whole of it stored (`large_results`).
 pub async fn call(
     supervisor: &Supervisor,
     name: &str,
@@ -65,6 +66,11 @@ pub async fn call_with(
                 crate::auth::grant(&served.def),
             ),
             None => {
+                if let Some(held) = state.registry.held(name) {
+                    let (server, tool, reason) =
+                        (held.server.clone(), held.tool.clone(), held.reason.clone());
+                    return Err(CallError::Held { name: name.to_string(), server, tool, reason });
+                }
                 return Err(match state.gone.lookup(name) {
                     Some((server, reason)) => {
                         CallError::NotConnected { server: server.clone(), reason: reason.clone() }
@@ -74,8 +80,11 @@ pub async fn call_with(
             }
         }
     };
+    // Secrets first: a blocked call is not worth a person's question, and a masked argument
+    // is what the person is shown.
     let mut guard = Guard::new(supervisor, name, &original, &server);
     guard.arguments(&mut args)?;
+    super::confirm::ask_first(supervisor, name, &args).await?;
     let mut params = CallToolRequestParams::new(original.clone()).with_arguments(args);
     if let Some(level) = level.or_else(|| conn.log_level()).filter(|_| conn.stateless()) {
         params.meta.get_or_insert_with(RequestMetaObject::new).set_log_level(level);

@@ -15,6 +15,8 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value};
 
+use super::confirmation::{ConfirmAnswer, Confirmation};
+
 /// What the embedding host answers when a server asks the person something. The runtime
 /// calls it for every elicitation of every server, possibly concurrently; an implementation
 /// that asks one person serialises the questions itself.
@@ -26,6 +28,40 @@ pub trait Elicitor: Send + Sync + 'static {
     /// Asks; resolves once the person (or the host's policy) has answered. Time spent here
     /// does not count against the call's timeout.
     fn elicit(&self, request: Elicitation) -> BoxFuture<'_, ElicitationAnswer>;
+
+    /// Asks the person to allow a call before toolport sends it (the workspace's `confirm`).
+    /// By default a form without fields whose message is the question ([`confirm_form`]), put
+    /// through [`Elicitor::elicit`]: accepting it allows the call. A host with a plainer way to
+    /// ask yes or no (a terminal, ACP's permission request) answers it its own way.
+    fn confirm(&self, request: Confirmation) -> BoxFuture<'_, ConfirmAnswer> {
+        let asked = confirm_form(&request);
+        Box::pin(async move { ConfirmAnswer::from(self.elicit(asked).await) })
+    }
+}
+
+/// The question of `request` as a form elicitation: no fields, the question as the message,
+/// under the tool's server (so a host that routes questions by call reaches the caller), but
+/// worded as toolport's own.
+pub fn confirm_form(request: &Confirmation) -> Elicitation {
+    let mut schema = Map::new();
+    schema.insert("type".into(), Value::String("object".into()));
+    schema.insert("properties".into(), Value::Object(Map::new()));
+    Elicitation {
+        server: request.server.clone(),
+        message: request.question(),
+        kind: ElicitationKind::Form(Form { fields: Vec::new(), schema }),
+        caller: request.caller,
+    }
+}
+
+impl From<ElicitationAnswer> for ConfirmAnswer {
+    fn from(answer: ElicitationAnswer) -> Self {
+        match answer {
+            ElicitationAnswer::Accept(_) => Self::Allow,
+            ElicitationAnswer::Decline => Self::Decline,
+            ElicitationAnswer::Cancel => Self::Cancel,
+        }
+    }
 }
 
 /// Which elicitation modes a host answers.
@@ -54,6 +90,10 @@ impl Elicitor for DeclineAll {
 
     fn elicit(&self, _request: Elicitation) -> BoxFuture<'_, ElicitationAnswer> {
         Box::pin(std::future::ready(ElicitationAnswer::Decline))
+    }
+
+    fn confirm(&self, _request: Confirmation) -> BoxFuture<'_, ConfirmAnswer> {
+        Box::pin(std::future::ready(ConfirmAnswer::Unasked("this host has no one to ask".into())))
     }
 }
 

@@ -2,6 +2,7 @@
 //! call it is (`related`), roots, log messages, and the clock that stops while a person
 //! answers.
 
+pub(super) mod confirmation;
 pub(super) mod elicitation;
 pub(super) mod person_clock;
 pub(super) mod related;

@@ -18,6 +18,7 @@ use rmcp::model::{
     SamplingCapability, UrlElicitationCapability,
 };
 
+use super::confirmation::{ConfirmAnswer, Confirmation};
 use super::elicitation::{self, DeclineAll, Elicitor};
 use super::person_clock::PersonClock;
 use super::related::{Caller, Related};
@@ -131,6 +132,13 @@ impl Answers {
             self.elicitor.elicit(asked).await
         };
         elicitation::to_result(answer, &kind)
+    }
+
+    /// Asks the person, through the host's elicitor, to allow a call toolport is about to
+    /// send; the call clock has not started, but a person's time is theirs all the same.
+    pub async fn confirm(&self, request: Confirmation) -> ConfirmAnswer {
+        let _asking = self.clock.asking();
+        self.elicitor.confirm(request).await
     }
 
     /// The host's sampler's answer, or the refusal [`NO_MODEL`].

@@ -10,3 +10,4 @@ pub(super) mod record;
 pub(super) mod surface;
 pub(super) mod token_costs;
 pub(super) mod tool_search;
+pub(super) mod trust_gate;

@@ -1,6 +1,6 @@
 //! The deterministic half of start (see ARCHITECTURE.md, "Bird's eye view"): for the connected
 //! servers, in definition order whatever finished first, the server's tool filter → name policy
-//! → host collision rules → tool shape → registry. Each step works on the same [`ToolRecord`]s;
+//! → host collision rules → trust (pins, findings at `high`) → tool shape → registry. Each step works on the same [`ToolRecord`]s;
 //! a server that fails a step is dropped from the later ones with its reason.
 
 use std::sync::Arc;
@@ -11,11 +11,13 @@ use super::convert::Plugins;
 use super::names::{Claims, name_fault, show_name};
 use super::record::{ToolRecord, tool_info};
 use super::surface::Registry;
+use super::trust_gate::{self, ServerTrust, Unit};
 use crate::config::{ServerDef, WorkspaceSettings};
 use crate::plugin::Verdict;
 use crate::runtime::connection::Connection;
 use crate::runtime::results::structured_output::OutputChecks;
 use crate::text::clip_foreign;
+use crate::trust::Lock;
 
 /// A connected server's input to the pipeline.
 pub struct LiveServer {
@@ -35,6 +37,9 @@ pub struct Outcome {
     pub checked: Vec<(usize, u64, Result<usize, String>)>,
     /// The registry to install in place of the old one, whole.
     pub registry: Registry,
+    /// Per server that passed the collision rules: slot index, connection generation, what
+    /// the trust step held and would record.
+    pub trust: Vec<(usize, u64, ServerTrust)>,
 }
 
 /// One live server on its way through the steps: its records so far, or why it dropped out.
@@ -45,12 +50,14 @@ struct Candidate {
 
 /// Runs the pipeline. `builtin_tools` (the embedding agent's own tools) are reserved on top of
 /// the workspace's reserved names. `output_checks` holds the compiled `outputSchema`s across
-/// runs, so only a new listing compiles its schemas again.
+/// runs, so only a new listing compiles its schemas again. `lock` is the workspace's
+/// `tools.lock` as read now (empty under trust `off`).
 pub async fn run(
     plugins: &Plugins,
     settings: &WorkspaceSettings,
     builtin_tools: &[String],
     output_checks: &OutputChecks,
+    lock: &Lock,
     live: Vec<LiveServer>,
 ) -> Outcome {
     // 0. The server's own filter (`tools.include` / `tools.exclude`), on its own names: a
@@ -86,8 +93,31 @@ pub async fn run(
         }
     }
 
-    // 3. Tool shape, then 4. the registry.
+    // 3. Trust: a tool whose definition changed since pinned (or is not pinned under
+    // `strict`), or with a `high` finding not accepted, is held off the surface here. Its
+    // name stays claimed, so approving it later never renames another server's tool.
+    let mut trust = Vec::new();
     let mut registry = Registry::default();
+    {
+        let mut owners = Vec::new();
+        let mut units = Vec::new();
+        for c in &mut candidates {
+            if let Ok(records) = &mut c.records {
+                let instructions = c.server.conn.peer.peer_info().and_then(|info| info.instructions.clone());
+                owners.push((c.server.index, c.server.conn.generation, c.server.def.name.clone()));
+                units.push(Unit { server: &c.server.def.name, instructions, records });
+            }
+        }
+        let verdicts = trust_gate::review(settings.trust, lock, &settings.reserved_tool_names, &mut units);
+        for ((index, generation, server), verdict) in owners.into_iter().zip(verdicts) {
+            for held in &verdict.held {
+                registry.hold(&held.name, &server, &held.tool, &held.reason.phrase());
+            }
+            trust.push((index, generation, verdict));
+        }
+    }
+
+    // 4. Tool shape, then 5. the registry.
     let mut checked = Vec::with_capacity(candidates.len());
     for Candidate { server, records } in candidates {
         let generation = server.conn.generation;
@@ -110,7 +140,7 @@ pub async fn run(
     let on_surface: Vec<(String, String)> =
         registry.records().iter().map(|r| (r.server.clone(), r.original.clone())).collect();
     output_checks.retain(&on_surface);
-    Outcome { checked, registry }
+    Outcome { checked, registry, trust }
 }
 
 /// The tools of `def`'s server that its filter keeps, in listing order.

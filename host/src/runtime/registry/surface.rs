@@ -24,6 +24,19 @@ pub struct Registry {
     records: Vec<ToolRecord>,
     by_name: HashMap<String, usize>,
     servers: HashMap<String, Served>,
+    /// Tools the trust step held, by the name they would have: a call of one says why.
+    held: HashMap<String, HeldCall>,
+}
+
+/// Why a call of a held tool is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldCall {
+    /// The server that lists it.
+    pub server: String,
+    /// The server's own name for it.
+    pub tool: String,
+    /// `changed since pinned`, `not pinned`, `finding TP003`.
+    pub reason: String,
 }
 
 impl Registry {
@@ -34,6 +47,17 @@ impl Registry {
             self.records.push(record);
         }
         self.servers.insert(def.name.clone(), Served { def, conn });
+    }
+
+    /// Remembers that the tool that would be `name` on the surface is held, and why.
+    pub fn hold(&mut self, name: &str, server: &str, tool: &str, reason: &str) {
+        let why = HeldCall { server: server.to_string(), tool: tool.to_string(), reason: reason.to_string() };
+        self.held.insert(name.to_string(), why);
+    }
+
+    /// Why the tool `name` is held, if it is.
+    pub fn held(&self, name: &str) -> Option<&HeldCall> {
+        self.held.get(name)
     }
 
     /// Every record, in surface order.

@@ -102,6 +102,23 @@ pub enum CallError {
         /// Why: exit status and stderr, dropped connection, …
         reason: String,
     },
+    /// The workspace's trust holds the tool off the surface (its definition changed since it
+    /// was pinned in `.toolport/tools.lock`, it is not pinned under `trust: "strict"`, or a
+    /// finding at `high`): only a person's `mcp approve` brings it back.
+    #[error(
+        "MCP tool {name} on server {server} is held ({reason}): `toolport mcp diff {server}` shows why, \
+         `toolport mcp approve {server} {tool}` accepts it"
+    )]
+    Held {
+        /// The name the caller used.
+        name: String,
+        /// The server that lists it.
+        server: String,
+        /// The server's own name for it.
+        tool: String,
+        /// `changed since pinned`, `not pinned`, `finding TP003`.
+        reason: String,
+    },
     /// The server did not answer within its call timeout.
     #[error("MCP tool {tool} on server {server} timed out after {ms} ms")]
     Timeout {
@@ -132,6 +149,17 @@ pub enum CallError {
         /// The server the call was for.
         server: String,
         /// What was stopped and why, and the setting that decided.
+        reason: String,
+    },
+    /// The workspace's `confirm` asks about this tool and the call was not allowed: the person
+    /// said no, or nobody could be asked. The server never heard of the call.
+    #[error("MCP tool {tool} on server {server} was not called: {reason}")]
+    NotConfirmed {
+        /// The name the caller used (the final name, not the server's own).
+        tool: String,
+        /// The server the call was for.
+        server: String,
+        /// `declined: toolport asks before calling …, and …`.
         reason: String,
     },
     /// The tool's result breaks its own `outputSchema` (`structured_output`).

@@ -7,12 +7,18 @@
 //!
 //! This file holds the state, the start, the rebuild and the surface's [`Revision`]; what
 //! changes the state has a file each: `connect.rs` (connecting servers and recording each
-//! outcome), `reconcile.rs` (a retry, a new resolution) and `on_event.rs` (a connection's
-//! events).
+//! outcome), `reconcile.rs` (a retry, a new resolution), `on_event.rs` (a connection's
+//! events) and `pins.rs` (the tool pins read before a rebuild and written after it; approvals),
+//! over `lock_file.rs` (where the pins live and how they are read).
 
 mod connect;
+mod lock_file;
 mod on_event;
+mod pins;
 mod reconcile;
+
+pub use lock_file::Approved;
+pub(crate) use lock_file::check_lock;
 
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -35,6 +41,7 @@ use super::results::structured_output::OutputChecks;
 use super::state::{Gone, Link, Slot, live_catalog};
 use crate::config::{Resolved, Surface};
 use crate::plugin::PluginHost;
+use crate::trust::Lock;
 
 /// How long shutdown waits for an operation in progress before closing anyway.
 const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
@@ -62,6 +69,8 @@ pub struct Supervisor {
     pub(super) started: tokio::time::Instant,
     /// Cancelled by shutdown: a background start stops connecting.
     stop: CancellationToken,
+    /// The tool pins as last read (or, without a workspace file, as kept in memory).
+    pins: Mutex<Lock>,
 }
 
 /// How often each part of the surface has changed since the runtime started: a client that
@@ -163,6 +172,7 @@ impl Supervisor {
             settled: watch::channel(false).0,
             stop: CancellationToken::new(),
             started: tokio::time::Instant::now(),
+            pins: Mutex::new(Lock::default()),
         });
         tokio::spawn(event_loop(Arc::downgrade(&supervisor), rx));
         supervisor
@@ -252,7 +262,7 @@ impl Supervisor {
 
     /// Runs the pipeline over every live server and installs the result. Callers hold `ops`.
     async fn rebuild(&self) {
-        let (settings, live) = {
+        let (resolved, live) = {
             let state = self.lock();
             let live = state
                 .slots
@@ -268,11 +278,19 @@ impl Supervisor {
                     _ => None,
                 })
                 .collect();
-            (state.resolved.settings.clone(), live)
+            (state.resolved.clone(), live)
         };
-        let outcome =
-            pipeline::run(&self.plugins, &settings, &self.options.builtin_tools, &self.output_checks, live)
-                .await;
+        let settings = &resolved.settings;
+        let lock = self.current_pins(&resolved);
+        let outcome = pipeline::run(
+            &self.plugins,
+            settings,
+            &self.options.builtin_tools,
+            &self.output_checks,
+            &lock,
+            live,
+        )
+        .await;
         let mut state = self.lock();
         for (index, generation, checked) in outcome.checked {
             if let Some(slot) = state.slots.get_mut(index)
@@ -283,6 +301,7 @@ impl Supervisor {
         }
         state.registry = outcome.registry;
         drop(state);
+        self.settle_trust(outcome.trust);
         self.publish();
     }
 

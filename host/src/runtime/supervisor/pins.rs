@@ -1,0 +1,275 @@
+//! The supervisor's side of the tool pins (`.toolport/tools.lock`, beside the workspace file):
+//! the lock read before each rebuild, first sights written after it, each slot's held tools
+//! kept, and what `mcp approve` and `mcp diff` ask. The verdicts themselves are the pipeline's
+//! (`registry/trust_gate.rs`) over `trust::pins`.
+//!
+//! A workspace without a workspace file (an ACP client's own servers, an embedding host) keeps
+//! its pins in memory for the runtime's life: nothing is written, and a change while it runs
+//! still holds the tool.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::Context as _;
+
+use super::Supervisor;
+use super::lock_file::{Approved, lock_path, read_lock};
+use crate::config::{EditError, LockAt, Resolved, TrustMode, edit_text};
+use crate::runtime::registry::trust_gate::{Held, ServerTrust};
+use crate::runtime::state::Slot;
+use crate::text::escape_line;
+use crate::trust::audit::{self, Action, Decision};
+use crate::trust::{self, HoldReason, InstructionsVerdict, Lock, Pin};
+
+impl Supervisor {
+    /// The lock as it is now for `resolved`'s workspace: empty under trust `off`; read from
+    /// the file, else (a read failing while running, or no workspace file) the last one known.
+    pub(super) fn current_pins(&self, resolved: &Resolved) -> Lock {
+        if resolved.settings.trust == TrustMode::Off {
+            return Lock::default();
+        }
+        let mut known = self.pins.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(path) = lock_path(resolved) {
+            match read_lock(&path) {
+                Ok(lock) => *known = lock,
+                Err(e) => tracing::warn!("the tool pins stay as last read: {e}"),
+            }
+        }
+        known.clone()
+    }
+
+    /// After a rebuild: each slot's trust installed (a newly held tool recorded in the audit
+    /// trail), and the first sights written into the lock. Callers hold `ops`.
+    pub(super) fn settle_trust(&self, verdicts: Vec<(usize, u64, ServerTrust)>) {
+        let (resolved, first_sights) = {
+            let mut state = self.lock();
+            let mut by_slot: Vec<Option<ServerTrust>> = (0..state.slots.len()).map(|_| None).collect();
+            for (index, generation, verdict) in verdicts {
+                if state.slots.get(index).is_some_and(|s| s.holds(generation))
+                    && let Some(place) = by_slot.get_mut(index)
+                {
+                    *place = Some(verdict);
+                }
+            }
+            let mut first_sights = Vec::new();
+            for (slot, verdict) in state.slots.iter_mut().zip(by_slot) {
+                if let Some(verdict) = &verdict {
+                    record_new_holds(slot, verdict);
+                    let instructions = match &verdict.instructions {
+                        InstructionsVerdict::New(pin) => Some(pin.clone()),
+                        _ => None,
+                    };
+                    if !verdict.record.is_empty() || instructions.is_some() {
+                        first_sights.push((slot.name().to_string(), verdict.record.clone(), instructions));
+                    }
+                }
+                slot.trust = verdict;
+            }
+            (state.resolved.clone(), first_sights)
+        };
+        if first_sights.is_empty() {
+            return;
+        }
+        let written = self.edit_pins(&resolved, |lock| {
+            let mut pinned = Vec::new();
+            for (server, tools, instructions) in first_sights {
+                let pins = lock.servers.entry(server.clone()).or_default();
+                // Only what no one pinned meanwhile (another toolport, a person's approval).
+                if let Some(pin) = instructions
+                    && pins.instructions.is_none()
+                {
+                    pins.instructions = Some(pin);
+                }
+                for (tool, pin) in tools {
+                    if !pins.tools.contains_key(&tool) {
+                        pins.tools.insert(tool.clone(), pin);
+                        pinned.push((server.clone(), tool));
+                    }
+                }
+            }
+            pinned
+        });
+        match written {
+            Ok(pinned) => {
+                for (server, tool) in &pinned {
+                    audit::record(Decision {
+                        action: Action::Pinned,
+                        server,
+                        tool: Some(tool),
+                        rule: None,
+                        reason: "first sight",
+                    });
+                }
+            }
+            Err(e) => tracing::warn!("cannot record the tool pins: {e}"),
+        }
+    }
+
+    /// Applies `edit` to the lock under its file lock (re-read first) and writes it if it
+    /// changed; without a workspace file, or without its `.toolport/` folder, to the pins kept
+    /// in memory only (a lock is never what creates the folder).
+    fn edit_pins<T>(&self, resolved: &Resolved, edit: impl FnOnce(&mut Lock) -> T) -> Result<T, EditError> {
+        let path = lock_path(resolved).filter(|p| p.parent().is_some_and(Path::is_dir));
+        let mut known = self.pins.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let Some(path) = path else {
+            return Ok(edit(&mut known));
+        };
+        let (out, lock) = edit_text(&path, LockAt::Beside, |path, text| {
+            let mut lock = Lock::parse(path, text.unwrap_or(""))?;
+            let before = lock.clone();
+            let out = edit(&mut lock);
+            let bytes = (lock != before).then(|| lock.render().into_bytes());
+            Ok((bytes, (out, lock)))
+        })?;
+        *known = lock;
+        Ok(out)
+    }
+
+    /// `mcp approve`: pins `server`'s held tools named in `tools` (none named: every held one)
+    /// as listed now, accepting their current `high` findings, and its changed instructions
+    /// when no tool is named; then rebuilds, so they are back on the surface.
+    pub async fn approve(&self, server: &str, tools: &[String]) -> anyhow::Result<Approved> {
+        let _ops = self.ops.lock().await;
+        let (resolved, held, instructions) = {
+            let state = self.lock();
+            if state.resolved.settings.trust == TrustMode::Off {
+                anyhow::bail!("trust is \"off\" in this workspace: nothing is pinned or held");
+            }
+            let slot = find(&state.slots, server)?;
+            let verdict = trust_of(slot)?;
+            let held = chosen(server, &verdict.held, tools)?;
+            let instructions = match (&verdict.instructions, &verdict.instructions_text) {
+                (InstructionsVerdict::Changed, Some(text)) if tools.is_empty() => {
+                    Some(Pin::of_instructions(text))
+                }
+                _ => None,
+            };
+            (state.resolved.clone(), held, instructions)
+        };
+        let approved = Approved {
+            tools: held.iter().map(|h| (h.tool.clone(), h.reason.phrase())).collect(),
+            instructions: instructions.is_some(),
+        };
+        self.edit_pins(&resolved, |lock| {
+            let pins = lock.servers.entry(server.to_string()).or_default();
+            if let Some(pin) = instructions {
+                pins.instructions = Some(pin);
+            }
+            for h in &held {
+                pins.tools.insert(h.tool.clone(), h.current.clone());
+            }
+        })
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+        for (tool, reason) in &approved.tools {
+            audit::record(Decision {
+                action: Action::Approved,
+                server,
+                tool: Some(tool),
+                rule: None,
+                reason,
+            });
+        }
+        if approved.instructions {
+            let reason = "instructions changed since pinned";
+            audit::record(Decision { action: Action::Approved, server, tool: None, rule: None, reason });
+        }
+        self.rebuild().await;
+        Ok(approved)
+    }
+
+    /// `mcp diff`: for `server`, each held tool and why, a changed one word by word against
+    /// its pin, and its instructions if they changed; or that nothing did.
+    pub fn pin_diff(&self, server: &str) -> anyhow::Result<String> {
+        let (verdict, lock) = {
+            let state = self.lock();
+            let verdict = trust_of(find(&state.slots, server)?)?.clone();
+            (verdict, self.pins.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone())
+        };
+        let shown = escape_line(server);
+        let mut out = String::new();
+        for held in &verdict.held {
+            let _ = writeln!(out, "{}: {}", escape_line(&held.tool), held.reason.phrase());
+            match &held.reason {
+                HoldReason::Changed => {
+                    let pinned =
+                        lock.tool(server, &held.tool).map(|p| p.definition.clone()).unwrap_or_default();
+                    for (field, diff) in trust::diff_fields(&pinned, &held.current.definition) {
+                        let _ = writeln!(out, "  {field}: {}", diff.replace('\n', "\n    "));
+                    }
+                }
+                HoldReason::Finding(rules) => {
+                    for rule in rules {
+                        let message = trust::rules().ok().and_then(|all| all.iter().find(|r| &r.id == rule));
+                        if let Some(r) = message {
+                            let _ = writeln!(out, "  {rule} ({}): {}", r.severity.as_str(), r.message);
+                        }
+                    }
+                }
+                HoldReason::NotPinned => {}
+            }
+        }
+        if verdict.instructions == InstructionsVerdict::Changed {
+            let _ = writeln!(out, "instructions: changed since pinned");
+            let pinned =
+                lock.server(server).and_then(|p| p.instructions.as_ref()).and_then(|p| p.definition.as_str());
+            let now = verdict.instructions_text.as_deref().unwrap_or("");
+            let _ = writeln!(out, "  {}", trust::diff_text(pinned.unwrap_or(""), now).replace('\n', "\n  "));
+        }
+        if out.is_empty() {
+            let _ = writeln!(out, "{shown}: nothing changed since pinned");
+        }
+        Ok(out)
+    }
+}
+
+/// Records in the audit trail each tool `verdict` holds that `slot` did not hold already (a
+/// rebuild that changes nothing records nothing).
+fn record_new_holds(slot: &Slot, verdict: &ServerTrust) {
+    let before: Vec<&str> = slot.trust.iter().flat_map(|t| t.held.iter()).map(|h| h.tool.as_str()).collect();
+    for held in verdict.held.iter().filter(|h| !before.contains(&h.tool.as_str())) {
+        audit::record(Decision {
+            action: Action::Held,
+            server: slot.name(),
+            tool: Some(&held.tool),
+            rule: Some(held.reason.rule()),
+            reason: &held.reason.phrase(),
+        });
+    }
+}
+
+fn find<'a>(slots: &'a [Slot], server: &str) -> anyhow::Result<&'a Slot> {
+    slots.iter().find(|s| s.name() == server).with_context(|| format!("Unknown MCP server: {server}"))
+}
+
+/// The slot's last trust verdict, or why there is none (not connected, or rejected before it).
+fn trust_of(slot: &Slot) -> anyhow::Result<&ServerTrust> {
+    slot.trust.as_ref().ok_or_else(|| {
+        let row = slot.status();
+        let why = row.error.unwrap_or_else(|| format!("it is {}", row.state.as_str()));
+        anyhow::anyhow!("MCP server {} is not connected: {why}", slot.name())
+    })
+}
+
+/// The held tools `tools` names (none named: all of them); a name that is not held is an
+/// error listing those that are.
+fn chosen(server: &str, held: &[Held], tools: &[String]) -> anyhow::Result<Vec<Held>> {
+    if tools.is_empty() {
+        return Ok(held.to_vec());
+    }
+    let mut out = Vec::new();
+    for name in tools {
+        match held.iter().find(|h| &h.tool == name) {
+            Some(h) => out.push(h.clone()),
+            None => {
+                let names: Vec<&str> = held.iter().map(|h| h.tool.as_str()).collect();
+                let now = if names.is_empty() {
+                    "nothing is held".to_string()
+                } else {
+                    format!("held: {}", names.join(", "))
+                };
+                anyhow::bail!("MCP tool {name} of server {server} is not held ({now})");
+            }
+        }
+    }
+    Ok(out)
+}
