@@ -5,12 +5,13 @@
 
 use std::collections::BTreeSet;
 
+use regex::RegexSet;
 use rmcp::model::Tool;
 use serde::Serialize;
 use serde_json::Value;
 
 use super::matchers::{self, NameSet};
-use super::rules::{Kind, Matcher, Rule, RulesError, Severity, Target, rules};
+use super::rules::{Kind, Matcher, Rule, RulesError, Severity, Target, regex_set, rules};
 use crate::text::{escape_line, floor_char_boundary, is_bidi_control};
 
 /// Longest excerpt of a match kept in a finding: enough to recognise it, small enough for one
@@ -75,21 +76,27 @@ pub struct Finding {
 /// workspace's reserved tool names (`reservedToolNames`): a definition that names one steers
 /// the model towards or away from the host's own tools.
 pub fn scan(servers: &[ServerDefinitions], reserved: &[String]) -> Result<Vec<Finding>, RulesError> {
-    Ok(scan_with(rules()?, servers, reserved))
+    Ok(scan_with(rules()?, regex_set(), servers, reserved))
 }
 
-/// [`scan`] with the given rules.
-pub(super) fn scan_with(rules: &[Rule], servers: &[ServerDefinitions], reserved: &[String]) -> Vec<Finding> {
+/// [`scan`] with the given rules; `set` holds their regexes in order, when built (a text it
+/// does not match is not searched by each regex again).
+pub(super) fn scan_with(
+    rules: &[Rule],
+    set: Option<&RegexSet>,
+    servers: &[ServerDefinitions],
+    reserved: &[String],
+) -> Vec<Finding> {
     let mut out = Vec::new();
     for (index, server) in servers.iter().enumerate() {
         let names = Names::for_server(servers, index, reserved);
         if let Some(instructions) = &server.instructions {
             let texts = [(Target::Instructions, "instructions".to_string(), instructions.as_str())];
-            out.extend(check_unit(rules, &names, &server.name, None, &texts));
+            out.extend(check_unit(rules, set, &names, &server.name, None, &texts));
         }
         for listed in &server.tools {
             let texts = tool_texts(&listed.tool);
-            out.extend(check_unit(rules, &names, &server.name, Some(&listed.tool.name), &texts));
+            out.extend(check_unit(rules, set, &names, &server.name, Some(&listed.tool.name), &texts));
         }
     }
     out
@@ -98,15 +105,29 @@ pub(super) fn scan_with(rules: &[Rule], servers: &[ServerDefinitions], reserved:
 /// Findings of every rule over one unit's texts (one tool, or the instructions), in order.
 fn check_unit(
     rules: &[Rule],
+    set: Option<&RegexSet>,
     names: &Names,
     server: &str,
     tool: Option<&str>,
     texts: &[(Target, String, &str)],
 ) -> Vec<Finding> {
     let mut found: Vec<(usize, Finding)> = Vec::new();
+    // Which regex rules can match each text, from one pass of the set.
+    let possible: Vec<Option<regex::SetMatches>> =
+        texts.iter().map(|(_, _, text)| set.map(|set| set.matches(text))).collect();
+    let mut regex_index = 0;
     for rule in rules {
+        let this_regex = rule.is_regex().then(|| {
+            regex_index += 1;
+            regex_index - 1
+        });
         for (position, (target, field, text)) in texts.iter().enumerate() {
             if !rule.fields.contains(target) {
+                continue;
+            }
+            if let (Some(k), Some(Some(hits))) = (this_regex, possible.get(position))
+                && !hits.matched(k)
+            {
                 continue;
             }
             for span in matches(&rule.matcher, names, text) {

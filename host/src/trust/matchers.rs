@@ -22,7 +22,11 @@ pub(super) fn is_tag(c: char) -> bool {
 /// hyphen), controls other than line breaks and tabs, and the Hangul fillers that render
 /// blank; bidi and tag characters have rules of their own.
 pub(super) fn is_invisible(c: char) -> bool {
-    if is_bidi_control(c) || is_tag(c) || matches!(c, '\n' | '\r' | '\t') {
+    if c.is_ascii() {
+        // Most text is ASCII: no table lookup for it.
+        return c.is_ascii_control() && !matches!(c, '\n' | '\r' | '\t');
+    }
+    if is_bidi_control(c) || is_tag(c) {
         return false;
     }
     matches!(c, '\u{115f}' | '\u{1160}' | '\u{3164}' | '\u{ffa0}')

@@ -4,7 +4,7 @@
 
 use std::sync::LazyLock;
 
-use regex::Regex;
+use regex::{Regex, RegexSet};
 use serde::{Deserialize, Serialize};
 
 /// The rules file, in the binary: checks run offline and the same everywhere.
@@ -94,6 +94,13 @@ pub struct Rule {
     pub message: String,
 }
 
+impl Rule {
+    /// Whether it matches by a regex (one of [`regex_set`]'s patterns).
+    pub(crate) fn is_regex(&self) -> bool {
+        matches!(self.matcher, Matcher::Regex(_))
+    }
+}
+
 /// A rule as written in the file, before its regex is compiled.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -124,6 +131,23 @@ struct RawFile {
 pub struct RulesError(String);
 
 static RULES: LazyLock<Result<Vec<Rule>, RulesError>> = LazyLock::new(|| parse(RULES_JSON));
+
+/// Every regex of the built-in rules in one set, in rule order: one pass over a text says
+/// which of them can match, so a text none matches (nearly all) is read once, not once a rule.
+/// `None` if the set cannot be built (it can whenever each regex can; then each runs alone).
+static REGEX_SET: LazyLock<Option<RegexSet>> = LazyLock::new(|| {
+    let rules = rules().ok()?;
+    RegexSet::new(rules.iter().filter_map(|r| match &r.matcher {
+        Matcher::Regex(regex) => Some(regex.as_str()),
+        Matcher::Builtin(_) => None,
+    }))
+    .ok()
+});
+
+/// The built-in rules' regexes as one set, the `k`-th pattern being the `k`-th regex rule.
+pub(crate) fn regex_set() -> Option<&'static RegexSet> {
+    REGEX_SET.as_ref()
+}
 
 /// The built-in rules, in file order, parsed once.
 pub fn rules() -> Result<&'static [Rule], RulesError> {

@@ -160,6 +160,25 @@ fn a_changed_description_is_held_until_approved_through_the_cli() {
     assert_eq!(of_read_notes.first(), Some(&("pinned", "", "first sight")), "{text}");
     assert!(of_read_notes.contains(&("held", "pin-changed", "changed since pinned")), "{text}");
     assert_eq!(of_read_notes.last(), Some(&("approved", "", "changed since pinned")), "{text}");
+
+    // `mcp get` shows the server's decisions in this workspace, offline, newest last.
+    let (code, got, stderr) = run(&env, &["mcp", "get", "notes"]);
+    assert_eq!(code, 0, "{stderr}");
+    let shown: Vec<&str> = got
+        .lines()
+        .skip_while(|l| *l != "  trust decisions (newest last):")
+        .skip(1)
+        .map(|l| l.trim().split_once(' ').map_or("", |(_, rest)| rest))
+        .filter(|l| l.contains(" read_notes"))
+        .collect();
+    assert_eq!(shown.first(), Some(&"pinned read_notes: first sight"), "{got}");
+    assert!(shown.contains(&"held read_notes (pin-changed): changed since pinned"), "{got}");
+    assert_eq!(shown.last(), Some(&"approved read_notes: changed since pinned"), "{got}");
+    let (code, json, stderr) = run(&env, &["mcp", "get", "notes", "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let json: Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    let last = json["trustDecisions"].as_array().and_then(|d| d.last()).cloned().unwrap_or_default();
+    assert_eq!((&last["action"], &last["tool"]), (&Value::from("approved"), &Value::from("read_notes")));
 }
 
 #[test]
