@@ -225,9 +225,9 @@ pub async fn run(paths: &Paths, args: McpArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The `mcp list` output: the live status view. With nothing active the runtime connects
-/// nothing, so a plain listing costs no server start.
-async fn list_view(paths: &Paths, json: bool) -> Result<String> {
+/// Starts the runtime over the workspace's servers, as `mcp list`, `diff` and `approve` see
+/// them.
+async fn start_workspace(paths: &Paths) -> Result<Runtime> {
     let resolved = toolport::load_resolved(paths, &BTreeSet::new())?;
     let options = RuntimeOptions {
         progress: true,
@@ -238,7 +238,13 @@ async fn list_view(paths: &Paths, json: bool) -> Result<String> {
         elicitor: Some(Arc::new(TerminalElicitor::new(ElicitPolicy::Ask))),
         ..Default::default()
     };
-    let runtime = Runtime::start(resolved, options).await?;
+    Runtime::start(resolved, options).await
+}
+
+/// The `mcp list` output: the live status view. With nothing active the runtime connects
+/// nothing, so a plain listing costs no server start.
+async fn list_view(paths: &Paths, json: bool) -> Result<String> {
+    let runtime = start_workspace(paths).await?;
     let rows = runtime.status();
     runtime.shutdown().await;
     let store = paths.store_file();

@@ -3,24 +3,10 @@
 //! start the runtime as `mcp list` does (the held tools and their reasons are its view); the
 //! library does the work and this file prints it.
 
-use std::collections::BTreeSet;
-use std::sync::Arc;
-
 use anyhow::Result;
-use toolport::{ElicitPolicy, Paths, Runtime, RuntimeOptions, TerminalElicitor};
+use toolport::Paths;
 
-/// Starts the runtime over the workspace's servers, as `mcp list` does.
-async fn start(paths: &Paths) -> Result<Runtime> {
-    let resolved = toolport::load_resolved(paths, &BTreeSet::new())?;
-    let options = RuntimeOptions {
-        progress: true,
-        cache_dir: Some(paths.cache_dir()),
-        credentials: Some(paths.credentials()),
-        elicitor: Some(Arc::new(TerminalElicitor::new(ElicitPolicy::Ask))),
-        ..Default::default()
-    };
-    Runtime::start(resolved, options).await
-}
+use super::start_workspace as start;
 
 /// `mcp diff <server>`: each held tool and why, a changed one word by word.
 pub async fn diff(paths: &Paths, server: &str) -> Result<String> {

@@ -198,7 +198,12 @@ fn strings(args: &Map<String, Value>) -> impl Iterator<Item = &str> {
 /// Every string value in `args`, at any depth, to change.
 fn strings_mut(args: &mut Map<String, Value>) -> Vec<&mut String> {
     let mut out = Vec::new();
-    let mut stack: Vec<&mut Value> = args.values_mut().collect();
+    strings_within(args.values_mut().collect(), &mut out);
+    out
+}
+
+/// Every string inside `values`, at any depth, onto `out`.
+fn strings_within<'a>(mut stack: Vec<&'a mut Value>, out: &mut Vec<&'a mut String>) {
     while let Some(value) = stack.pop() {
         match value {
             Value::String(s) => out.push(s),
@@ -207,7 +212,6 @@ fn strings_mut(args: &mut Map<String, Value>) -> Vec<&mut String> {
             _ => {}
         }
     }
-    out
 }
 
 /// What a model reads of a result: each content block's `text` (an embedded resource's too)
@@ -226,15 +230,7 @@ fn outcome_strings(outcome: &mut CallOutcome) -> Vec<&mut String> {
         }
     }
     if let Some(structured) = outcome.structured.as_mut() {
-        let mut stack = vec![structured];
-        while let Some(value) = stack.pop() {
-            match value {
-                Value::String(s) => out.push(s),
-                Value::Array(items) => stack.extend(items.iter_mut()),
-                Value::Object(map) => stack.extend(map.values_mut()),
-                _ => {}
-            }
-        }
+        strings_within(vec![structured], &mut out);
     }
     out
 }
