@@ -3,7 +3,7 @@
 //! descriptions inside its input schema). Pure and deterministic: the same definitions give the
 //! same findings in the same order, offline.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 
 use regex::RegexSet;
 use rmcp::model::Tool;
@@ -88,15 +88,16 @@ pub(super) fn scan_with(
     reserved: &[String],
 ) -> Vec<Finding> {
     let mut out = Vec::new();
-    for (index, server) in servers.iter().enumerate() {
-        let names = Names::for_server(servers, index, reserved);
+    let names = Names::new(servers, reserved);
+    for server in servers {
+        let own = own_names(server);
         if let Some(instructions) = &server.instructions {
             let texts = [(Target::Instructions, "instructions".to_string(), instructions.as_str())];
-            out.extend(check_unit(rules, set, &names, &server.name, None, &texts));
+            out.extend(check_unit(rules, set, (&names, &own), &server.name, None, &texts));
         }
         for listed in &server.tools {
             let texts = tool_texts(&listed.tool);
-            out.extend(check_unit(rules, set, &names, &server.name, Some(&listed.tool.name), &texts));
+            out.extend(check_unit(rules, set, (&names, &own), &server.name, Some(&listed.tool.name), &texts));
         }
     }
     out
@@ -106,7 +107,7 @@ pub(super) fn scan_with(
 fn check_unit(
     rules: &[Rule],
     set: Option<&RegexSet>,
-    names: &Names,
+    names: (&Names, &HashSet<String>),
     server: &str,
     tool: Option<&str>,
     texts: &[(Target, String, &str)],
@@ -150,54 +151,58 @@ fn check_unit(
 }
 
 /// Where `matcher` matches in `text`.
-fn matches(matcher: &Matcher, names: &Names, text: &str) -> Vec<Span> {
+/// `names`: the scan's names and the server's own (ASCII lower case), which never count.
+fn matches(matcher: &Matcher, (names, own): (&Names, &HashSet<String>), text: &str) -> Vec<Span> {
     let spans: Vec<(usize, usize)> = match matcher {
         Matcher::Regex(regex) => regex.find_iter(text).map(|m| (m.start(), m.end())).collect(),
         Matcher::Builtin(Kind::Bidi) => matchers::char_runs(text, is_bidi_control),
         Matcher::Builtin(Kind::Invisible) => matchers::char_runs(text, matchers::is_invisible),
         Matcher::Builtin(Kind::Tag) => matchers::char_runs(text, matchers::is_tag),
         Matcher::Builtin(Kind::Base64) => matchers::base64_blobs(text),
-        Matcher::Builtin(Kind::ShadowingReserved) => matchers::whole_words(text, &names.reserved),
-        Matcher::Builtin(Kind::ShadowingOther) => matchers::whole_words(text, &names.others),
+        Matcher::Builtin(Kind::ShadowingReserved) => matchers::whole_words(text, &names.reserved, own),
+        Matcher::Builtin(Kind::ShadowingOther) => matchers::whole_words(text, &names.tools, own),
     };
     spans.into_iter().map(|(start, end)| Span { start, end }).collect()
 }
 
-/// The names a server's definitions must not talk about.
+/// The names definitions must not talk about, found with one automaton each for the whole
+/// scan (built once, not once a server: hundreds of names). A server's own tools are left out
+/// at match time.
 struct Names {
     /// Toolport's own name and the reserved tool names that read as identifiers (`read_file`,
-    /// not `bash`: "runs a bash command" is an honest description), minus the server's own tools.
+    /// not `bash`: "runs a bash command" is an honest description).
     reserved: NameSet,
-    /// Other servers' tool names (surface and own) that read as identifiers, minus this
-    /// server's own: a plain word such as `add` or `echo` is too common to mean a tool.
-    others: NameSet,
+    /// Every server's tool names (surface and own) that read as identifiers: a plain word
+    /// such as `add` or `echo` is too common to mean a tool.
+    tools: NameSet,
 }
 
 impl Names {
-    fn for_server(servers: &[ServerDefinitions], index: usize, reserved: &[String]) -> Self {
-        let own: BTreeSet<&str> = servers[index]
-            .tools
-            .iter()
-            .flat_map(|t| [t.surface_name.as_str(), t.tool.name.as_ref()])
-            .collect();
+    fn new(servers: &[ServerDefinitions], reserved: &[String]) -> Self {
         let reserved: BTreeSet<String> = reserved
             .iter()
             .map(String::as_str)
             .filter(|name| matchers::is_identifier_like(name))
             .chain([OWN_NAME])
-            .filter(|name| !own.contains(name))
             .map(str::to_string)
             .collect();
-        let others: BTreeSet<String> = servers
+        let tools: BTreeSet<String> = servers
             .iter()
-            .enumerate()
-            .filter(|(i, _)| *i != index)
-            .flat_map(|(_, s)| s.tools.iter().flat_map(|t| [t.surface_name.as_str(), t.tool.name.as_ref()]))
-            .filter(|name| !own.contains(name) && matchers::is_identifier_like(name))
+            .flat_map(|s| s.tools.iter().flat_map(|t| [t.surface_name.as_str(), t.tool.name.as_ref()]))
+            .filter(|name| matchers::is_identifier_like(name))
             .map(str::to_string)
             .collect();
-        Self { reserved: NameSet::new(&reserved), others: NameSet::new(&others) }
+        Self { reserved: NameSet::new(&reserved), tools: NameSet::new(&tools) }
     }
+}
+
+/// One server's own tool names (surface and own): naming them is no shadowing.
+fn own_names(server: &ServerDefinitions) -> HashSet<String> {
+    server
+        .tools
+        .iter()
+        .flat_map(|t| [t.surface_name.to_ascii_lowercase(), t.tool.name.to_ascii_lowercase()])
+        .collect()
 }
 
 /// A tool's texts with the target each belongs to and its field path.

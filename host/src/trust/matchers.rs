@@ -2,7 +2,7 @@
 //! property, base64 blobs by their mix of characters, and names as whole words. Each returns
 //! byte spans in order.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 
 use aho_corasick::AhoCorasick;
 use unicode_general_category::{GeneralCategory, get_general_category};
@@ -89,31 +89,35 @@ pub(super) fn is_identifier_like(name: &str) -> bool {
     name.len() >= 4 && (name.contains(['_', '-']) || camel)
 }
 
-/// Names to find in prose, ASCII case ignored, searched all at once: a server's text is
-/// checked against every other server's tool names (hundreds), so one pass of an Aho-Corasick
-/// automaton per text, not one search per name.
+/// Names to find in prose, ASCII case ignored, searched all at once: a text is checked
+/// against every server's tool names (hundreds), so one pass of an Aho-Corasick automaton per
+/// text, not one search per name.
 pub(super) struct NameSet {
+    /// The names, ASCII lower case, by pattern id.
+    names: Vec<String>,
     finder: Option<AhoCorasick>,
 }
 
 impl NameSet {
     pub(super) fn new(names: &BTreeSet<String>) -> Self {
+        let names: Vec<String> = names.iter().map(|n| n.to_ascii_lowercase()).collect();
         let finder = (!names.is_empty())
-            .then(|| AhoCorasick::builder().ascii_case_insensitive(true).build(names))
+            .then(|| AhoCorasick::builder().ascii_case_insensitive(true).build(&names))
             // Building fails only past the automaton's size limits, far beyond any listing;
             // then nothing is searched rather than the scan failing.
             .and_then(Result::ok);
-        Self { finder }
+        Self { names, finder }
     }
 }
 
 /// Every occurrence of one of `names` in `text` as a whole word (no letter, digit or `_` on
-/// either side), ASCII case ignored.
-pub(super) fn whole_words(text: &str, names: &NameSet) -> Vec<(usize, usize)> {
+/// either side), ASCII case ignored; the names in `except` (ASCII lower case) never count.
+pub(super) fn whole_words(text: &str, names: &NameSet, except: &HashSet<String>) -> Vec<(usize, usize)> {
     let Some(finder) = &names.finder else { return Vec::new() };
     let is_word = |c: char| c.is_alphanumeric() || c == '_';
     let mut out: Vec<(usize, usize)> = finder
         .find_overlapping_iter(text)
+        .filter(|m| !except.contains(&names.names[m.pattern().as_usize()]))
         .map(|m| (m.start(), m.end()))
         .filter(|&(start, end)| {
             let before = text[..start].chars().next_back().is_some_and(is_word);
