@@ -105,6 +105,7 @@ impl Connection {
         let listed = tokio::time::timeout(list, list_all(&connection.peer)).await;
         match listed {
             Ok(Ok(tools)) => {
+                let tools = connection.header_checked(tools);
                 // Only once the first listing is in: rmcp keeps the listed tools' schemas for
                 // the SEP-2243 headers, and a subscription opened while `tools/list` was in
                 // flight is the suspected cause of calls seen under load without them. The cost:
@@ -219,6 +220,18 @@ impl Connection {
         }
     }
 
+    /// `tools` without those whose `x-mcp-header` annotations break SEP-2243's rules, on a
+    /// streamable HTTP connection at a revision with the standard headers. rmcp drops them
+    /// itself, but by the negotiated version on one of its paths and by a per-request one on
+    /// another, so a listing that came back another way kept one now and then: calling such a
+    /// tool must never be possible, whichever way its listing came.
+    fn header_checked(&self, mut tools: Vec<Tool>) -> Vec<Tool> {
+        if self.audit.is_some() && self.stateless() {
+            tools.retain(|tool| transport::header_rule_broken(&tool.input_schema).is_none());
+        }
+        tools
+    }
+
     /// The first thing the sandbox refused a `wasm` server (`not granted: …`, or the socket
     /// limit reached): the host's own record, which the server cannot hide or misstate.
     pub fn refused(&self) -> Option<String> {
@@ -238,7 +251,7 @@ impl Connection {
     /// Lists every page again (after `list_changed`).
     pub async fn list(&self, timeout: Duration) -> Result<Vec<Tool>, String> {
         match tokio::time::timeout(timeout, list_all(&self.peer)).await {
-            Ok(listed) => listed.map_err(|e| e.message),
+            Ok(listed) => listed.map(|tools| self.header_checked(tools)).map_err(|e| e.message),
             Err(_) => Err(format!("tools/list timed out after {} ms", timeout.as_millis())),
         }
     }

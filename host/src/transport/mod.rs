@@ -18,6 +18,7 @@ mod wasm;
 
 pub use challenge::login;
 pub use connected::Connected;
+pub use header_rules::header_rule_broken;
 pub use http_audit::{BadHeaderTool, HeaderAudit};
 pub use in_order::ProgressTap;
 pub use lifecycle::{LEGACY_VERSION, is_stateless};
