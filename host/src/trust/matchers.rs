@@ -3,6 +3,7 @@
 //! byte spans in order.
 
 use std::collections::{BTreeSet, HashSet};
+use std::ops::Range;
 
 use aho_corasick::AhoCorasick;
 use unicode_general_category::{GeneralCategory, get_general_category};
@@ -50,36 +51,45 @@ pub(super) fn char_runs(text: &str, class: fn(char) -> bool) -> Vec<(usize, usiz
 }
 
 /// Runs of base64 of at least [`MIN_BASE64_LEN`] characters that mix upper case, lower case
-/// and digits, and are not a path (a slash in every 16 characters or fewer).
+/// and digits, and are not a path (a slash in every 16 characters or fewer); up to two `=` of
+/// padding belong to the run.
 pub(super) fn base64_blobs(text: &str) -> Vec<(usize, usize)> {
     let bytes = text.as_bytes();
-    let is_b64 = |b: u8| b.is_ascii_alphanumeric() || b == b'+' || b == b'/';
-    let mut out = Vec::new();
+    byte_runs(text, |b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
+        .filter(|run| {
+            let run = &bytes[run.clone()];
+            let slashes = run.iter().filter(|b| **b == b'/').count();
+            run.len() >= MIN_BASE64_LEN && mixes_cases_and_digits(run) && slashes * 16 <= run.len()
+        })
+        .map(|run| {
+            let padding = bytes[run.end..].iter().take(2).take_while(|b| **b == b'=').count();
+            (run.start, run.end + padding)
+        })
+        .collect()
+}
+
+/// The longest runs of bytes `class` takes, in order, as byte ranges (what the blob and token
+/// checks here and in `secrets/` cut a text into).
+pub(super) fn byte_runs(text: &str, class: fn(u8) -> bool) -> impl Iterator<Item = Range<usize>> + '_ {
+    let bytes = text.as_bytes();
     let mut at = 0;
-    while at < bytes.len() {
-        if !is_b64(bytes[at]) {
+    std::iter::from_fn(move || {
+        while at < bytes.len() && !class(bytes[at]) {
             at += 1;
-            continue;
         }
         let start = at;
-        while at < bytes.len() && is_b64(bytes[at]) {
+        while at < bytes.len() && class(bytes[at]) {
             at += 1;
         }
-        let run = &bytes[start..at];
-        while at < bytes.len() && bytes[at] == b'=' && at - start < run.len() + 2 {
-            at += 1;
-        }
-        let slashes = run.iter().filter(|b| **b == b'/').count();
-        if run.len() >= MIN_BASE64_LEN
-            && run.iter().any(u8::is_ascii_uppercase)
-            && run.iter().any(u8::is_ascii_lowercase)
-            && run.iter().any(u8::is_ascii_digit)
-            && slashes * 16 <= run.len()
-        {
-            out.push((start, at));
-        }
-    }
-    out
+        (start < at).then_some(start..at)
+    })
+}
+
+/// Whether `run` has upper case, lower case and a digit: what generated keys and encoded
+/// blobs have, and words, hex digests and one-case identifiers do not.
+pub(super) fn mixes_cases_and_digits(run: &[u8]) -> bool {
+    let has = |f: fn(&u8) -> bool| run.iter().any(f);
+    has(u8::is_ascii_uppercase) && has(u8::is_ascii_lowercase) && has(u8::is_ascii_digit)
 }
 
 /// Whether a tool name reads as an identifier rather than a word (`read_graph`, `get-env`,

@@ -11,6 +11,8 @@
 //! - [`MIN_BITS`] 4.5 bits per character (truffleHog's base64 threshold): a random 40-character
 //!   alphanumeric key scores about 4.9, CamelCase identifiers and paths 4.0 to 4.3.
 
+use crate::trust::matchers::{byte_runs, mixes_cases_and_digits};
+
 /// Shortest run considered.
 const MIN_LEN: usize = 32;
 /// Longest run considered.
@@ -40,29 +42,13 @@ fn token_byte(b: u8) -> bool {
 
 /// The byte ranges of `text` that read as random tokens.
 pub fn high_entropy_tokens(text: &str) -> Vec<std::ops::Range<usize>> {
-    let bytes = text.as_bytes();
-    let mut found = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        if !token_byte(bytes[i]) {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        while i < bytes.len() && token_byte(bytes[i]) {
-            i += 1;
-        }
-        let run = &text[start..i];
-        if (MIN_LEN..=MAX_LEN).contains(&run.len()) && mixed(run) && shannon(run) >= MIN_BITS {
-            found.push(start..i);
-        }
-    }
-    found
-}
-
-fn mixed(run: &str) -> bool {
-    let has = |f: fn(&u8) -> bool| run.as_bytes().iter().any(f);
-    has(u8::is_ascii_uppercase) && has(u8::is_ascii_lowercase) && has(u8::is_ascii_digit)
+    byte_runs(text, token_byte)
+        .filter(|run| {
+            (MIN_LEN..=MAX_LEN).contains(&run.len())
+                && mixes_cases_and_digits(&text.as_bytes()[run.clone()])
+                && shannon(&text[run.clone()]) >= MIN_BITS
+        })
+        .collect()
 }
 
 #[cfg(test)]
