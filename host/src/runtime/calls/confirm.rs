@@ -11,26 +11,21 @@ use crate::runtime::questions::confirmation::{ConfirmAnswer, Confirmation};
 use crate::runtime::questions::related;
 use crate::runtime::results::outcome::CallError;
 use crate::runtime::supervisor::Supervisor;
+use crate::trust::CONFIRM_RULE;
 use crate::trust::audit::{self, Action, Decision};
-use crate::trust::{CONFIRM_RULE, confirm_reason};
 
-/// `Ok` when the call of the tool `name` with `arguments` may be sent: the rule does not ask
-/// about it, or the person allowed it. A tool the registry does not hold is left to the
-/// executor's own error.
+/// `Ok` when the person allowed the call of the tool `name` (its final name; `original` on
+/// `server`) with `arguments`, which the workspace's `confirm` rule names for `reason` (the
+/// executor reads the rule under the same lock as the route).
 pub(super) async fn ask_first(
     supervisor: &Supervisor,
     name: &str,
+    original: &str,
+    server: &str,
+    reason: &'static str,
     arguments: &Map<String, Value>,
 ) -> Result<(), CallError> {
-    let (server, original, reason) = {
-        let state = supervisor.lock();
-        let Some((record, _)) = state.registry.route(name) else { return Ok(()) };
-        let confirm = &state.resolved.settings.confirm;
-        let Some(reason) = confirm_reason(confirm, name, record.tool.annotations.as_ref()) else {
-            return Ok(());
-        };
-        (record.server.clone(), record.original.clone(), reason)
-    };
+    let server = server.to_string();
     let request = Confirmation {
         server: server.clone(),
         tool: name.to_string(),
@@ -43,7 +38,7 @@ pub(super) async fn ask_first(
     audit::record(Decision {
         action,
         server: &server,
-        tool: Some(&original),
+        tool: Some(original),
         rule: Some(CONFIRM_RULE),
         reason: said,
     });

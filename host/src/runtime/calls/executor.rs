@@ -15,6 +15,7 @@ use crate::runtime::results::outcome::{CallError, CallOutcome, parse_arguments};
 use crate::runtime::results::structured_output;
 use crate::runtime::supervisor::Supervisor;
 use crate::runtime::tool_call::CallProgress;
+use crate::trust::confirm_reason;
 
 /// Calls the tool named `name` on the surface. `arguments` is JSON text; blank means `{}`. The
 /// server's progress reports go to `progress`; a call that times out, or whose future is
@@ -53,7 +54,7 @@ pub async fn call_with(
     if name.is_empty() {
         return Err(CallError::MissingName);
     }
-    let (original, server, conn, timeout, output_check, roots, grant) = {
+    let (original, server, conn, timeout, output_check, roots, grant, confirm) = {
         let state = supervisor.lock();
         match state.registry.route(name) {
             Some((record, served)) => (
@@ -64,6 +65,7 @@ pub async fn call_with(
                 record.output.clone(),
                 served.def.roots.clone(),
                 crate::auth::grant(&served.def),
+                confirm_reason(&state.resolved.settings.confirm, name, record.tool.annotations.as_ref()),
             ),
             None => {
                 if let Some(held) = state.registry.held(name) {
@@ -84,7 +86,9 @@ pub async fn call_with(
     // is what the person is shown.
     let mut guard = Guard::new(supervisor, name, &original, &server);
     guard.arguments(&mut args)?;
-    super::confirm::ask_first(supervisor, name, &args).await?;
+    if let Some(reason) = confirm {
+        super::confirm::ask_first(supervisor, name, &original, &server, reason, &args).await?;
+    }
     let mut params = CallToolRequestParams::new(original.clone()).with_arguments(args);
     if let Some(level) = level.or_else(|| conn.log_level()).filter(|_| conn.stateless()) {
         params.meta.get_or_insert_with(RequestMetaObject::new).set_log_level(level);
