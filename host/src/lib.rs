@@ -32,6 +32,7 @@ mod clients;
 mod config;
 mod http_layer;
 mod notice;
+mod observe;
 mod paths;
 mod plugin;
 mod redact;

@@ -32,6 +32,7 @@ const LAYERS: &[&[&str]] = &[
         "cause",
         "status",
         "http_layer",
+        "observe",
     ],
     &["config"],
     &["plugin", "auth", "clients", "trust"],

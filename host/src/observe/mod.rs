@@ -1,0 +1,20 @@
+//! What passes through toolport, made visible to the people who run it: the audit log of every
+//! call, read and sign-in (`audit_log`), metrics (`metrics`: OpenTelemetry instruments, read by
+//! OTLP and by `serve --http --metrics` as Prometheus text) and traces (spans bridged from
+//! `tracing` to OpenTelemetry; `otlp_env` says whether and how to export).
+//!
+//! A leaf: the runtime, the hosts and `auth` hand it what happened ([`Exchange`]) and it never
+//! reaches back. Values never enter it unless the operator asked for them (`audit.values`).
+
+pub mod audit_log;
+mod exchange;
+pub mod metrics;
+pub mod otlp_env;
+
+pub use exchange::{Exchange, Kind, Outcome};
+
+/// One exchange ended: it goes to the audit log and the metrics.
+pub fn finished(exchange: &Exchange<'_>) {
+    audit_log::append(exchange);
+    metrics::record(exchange);
+}
