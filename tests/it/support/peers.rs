@@ -40,6 +40,13 @@ pub fn peers() -> PathBuf {
     PathBuf::from(install("peers/install.sh", &PEERS))
 }
 
+/// The Python that reads toolport's telemetry: `opentelemetry-proto` and `prometheus-client`
+/// in a venv `tests/peers/install_observers.sh` fills.
+pub fn observers_python() -> PathBuf {
+    static OBSERVERS: OnceLock<String> = OnceLock::new();
+    PathBuf::from(install("peers/install_observers.sh", &OBSERVERS)).join("venv/bin/python")
+}
+
 /// The Node.js that runs the peers.
 pub fn node() -> PathBuf {
     peers().join("bin/node")
