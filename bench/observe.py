@@ -1,0 +1,174 @@
+"""The numbers behind bench/observe.sh: what watching costs a client of `serve --http`.
+
+    observe.py --toolport BIN --python VENV_PYTHON --client tests/serve/client.py --out DIR
+               [--clients C] [--calls N] [--runs R]
+
+Calls per second through `serve --http` fronting demo-server's `echo`, from C Python SDK
+clients (tests/serve/client.py's `latency` scenario, `mcp.Client` in its default mode) calling
+at once, N calls each: throughput is C×N over the busiest client's summed call time, so the
+clients' own start-up is left out. Two settings of the same serve:
+  - off: no OTEL variable, no --metrics, the audit log switched off;
+  - on: the audit log written, OTLP traces and metrics sent over HTTP/protobuf to a receiver in
+    this process (it answers 200 and drops the body, so the receiver's cost is not serve's),
+    --metrics, and /metrics scraped once at the end of each run.
+Runs alternate off, on, off, on … R times each; the medians and their ratio go to
+DIR/observe.md. Every figure is measured on this run; nothing is carried over.
+"""
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class Sink(BaseHTTPRequestHandler):
+    """An OTLP/HTTP receiver that reads each request whole, counts it and answers 200."""
+
+    received = 0
+
+    def do_POST(self):  # noqa: N802 (http.server's name)
+        length = int(self.headers.get("Content-Length") or 0)
+        self.rfile.read(length)
+        Sink.received += 1
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *_args):
+        pass
+
+
+def home(toolport, audit):
+    """A temporary home + workspace enabling demo-server; `audit` is the workspace's `audit`."""
+    root = tempfile.mkdtemp(prefix="observe-bench-")
+    home_dir, workspace = os.path.join(root, "home"), os.path.join(root, "ws")
+    os.makedirs(os.path.join(workspace, ".toolport"))
+    os.makedirs(home_dir)
+    defs = {"demo": {"type": "stdio", "command": toolport, "args": ["demo-server"]}}
+    json.dump({"mcpServers": defs}, open(os.path.join(home_dir, "mcp.json"), "w"))
+    settings = {"enabledMcpServers": list(defs), "audit": audit}
+    json.dump(settings, open(os.path.join(workspace, ".toolport", "workspace.json"), "w"))
+    return home_dir, [toolport, "--home", home_dir, "--workspace", workspace, "serve"]
+
+
+class Serve:
+    def __init__(self, cmd, env, extra):
+        self.proc = subprocess.Popen([*cmd, "--http", "127.0.0.1:0", *extra], stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+        seen = []
+        while True:
+            line = self.proc.stderr.readline()
+            if not line:
+                break
+            m = re.match(r"toolport serve: listening on (\S+)", line)
+            if m:
+                self.url = m.group(1)
+                # Drain stderr so a chatty serve never blocks on a full pipe.
+                threading.Thread(target=lambda: [None for _ in self.proc.stderr], daemon=True).start()
+                return
+            seen.append(line)
+        self.proc.kill()
+        sys.exit("observe.py: serve --http printed no listening line:\n" + "".join(seen))
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def throughput(args, url):
+    argv = [args.python, args.client, "latency", "--client", "default", "--url", url, "--tool", "echo",
+            "--args", json.dumps({"message": "bench"}), "--calls", str(args.calls), "--timeout", "600"]
+    procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(args.clients)]
+    busiest = 0.0
+    for p in procs:
+        out, err = p.communicate(timeout=900)
+        try:
+            value = json.loads(out)
+        except ValueError:
+            sys.exit(f"observe.py: a client printed no JSON:\n{out}\n{err}")
+        if "error" in value:
+            sys.exit(f"observe.py: a client failed: {value['error']}")
+        busiest = max(busiest, sum(value["ms"]) / 1000)
+    return args.clients * args.calls / busiest
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--toolport", required=True)
+    p.add_argument("--python", required=True)
+    p.add_argument("--client", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--clients", type=int, default=4)
+    p.add_argument("--calls", type=int, default=500)
+    p.add_argument("--runs", type=int, default=5)
+    args = p.parse_args()
+
+    sink = ThreadingHTTPServer(("127.0.0.1", 0), Sink)
+    threading.Thread(target=sink.serve_forever, daemon=True).start()
+    endpoint = f"http://127.0.0.1:{sink.server_address[1]}"
+
+    base = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_") and k not in ("RUST_LOG", "TOOLPORT_HOME")}
+    settings = {
+        "off": (home(args.toolport, {"enabled": False}), base, []),
+        "on": (home(args.toolport, {"enabled": True}), {
+            **base,
+            "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+            "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+        }, ["--metrics"]),
+    }
+    rates = {"off": [], "on": []}
+    audit_lines = 0
+    for _ in range(args.runs):
+        for name, ((home_dir, cmd), env, extra) in settings.items():
+            serve = Serve(cmd, env, extra)
+            try:
+                rates[name].append(throughput(args, serve.url))
+                if name == "on":
+                    scraped = urllib.request.urlopen(serve.url.replace("/mcp", "/metrics"), timeout=10).read()
+                    if b"toolport" not in scraped:
+                        sys.exit("observe.py: /metrics has no toolport series")
+            finally:
+                serve.stop()
+            if name == "on":
+                log = os.path.join(home_dir, "audit", "calls.jsonl")
+                audit_lines = sum(1 for _ in open(log)) if os.path.exists(log) else 0
+    off, on = statistics.median(rates["off"]), statistics.median(rates["on"])
+    if audit_lines == 0:
+        sys.exit("observe.py: the audit log stayed empty with audit on")
+    if Sink.received == 0:
+        sys.exit("observe.py: the OTLP receiver got nothing with OTLP on")
+    lines = [
+        "# What watching costs (bench/observe.sh)",
+        "",
+        f"{args.clients} clients × {args.calls} `echo` calls through `serve --http` → demo-server, "
+        f"{args.runs} runs of each setting, alternating; medians.",
+        "",
+        "| setting | calls/s (median) | runs |",
+        "|---|---|---|",
+        f"| off: no audit log, no OTEL variables, no --metrics | {off:.0f} | {', '.join(f'{r:.0f}' for r in rates['off'])} |",
+        f"| on: audit log, OTLP traces + metrics (HTTP), --metrics | {on:.0f} | {', '.join(f'{r:.0f}' for r in rates['on'])} |",
+        "",
+        f"off / on: **{off / on:.3f}×** (aim ≤ 1.05×). The receiver took {Sink.received} OTLP requests; "
+        f"the last run's audit log holds {audit_lines} lines.",
+    ]
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "observe.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
