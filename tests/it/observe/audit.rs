@@ -216,3 +216,38 @@ fn audit_tail_follow_prints_a_call_made_after_it_started() {
     assert_eq!((&line["tool"], &line["outcome"]), (&json!("add"), &json!("ok")));
     assert_eq!(line["shape"], json!({"a": "number", "b": "number"}));
 }
+
+/// Past 8 MiB the log moves to `calls.jsonl.1` before the next line: `--follow` goes on with
+/// the new file, and `tail` reads back across both.
+#[test]
+fn audit_tail_follows_across_a_rotation() {
+    let env = demo_with_calls();
+    let file = log_file(&env);
+    let old = std::fs::read_to_string(&file).unwrap_or_default();
+    let filler = old.lines().next().unwrap_or_else(|| panic!("no line in the log")).to_string();
+    let mut big = old.clone();
+    while big.len() < 8 * 1024 * 1024 {
+        big.push_str(&filler);
+        big.push('\n');
+    }
+    std::fs::write(&file, &big).unwrap_or_else(|e| panic!("write {}: {e}", file.display()));
+    let mut follow =
+        env.spawn_piped(true, &["audit", "tail", "--follow", "--json", "-n", "0", "--tool", "add"]);
+    let mut seen = None;
+    for n in 0..20 {
+        env.run(&["call", "add", r#"{"a": 1, "b": 2}"#], WITHIN);
+        if let Ok(line) = follow.lines.recv_timeout(Duration::from_secs(if n == 0 { 30 } else { 5 })) {
+            seen = Some(line);
+            break;
+        }
+    }
+    let _ = follow.child.kill();
+    let _ = follow.child.wait();
+    assert!(seen.is_some_and(|l| l.contains(r#""tool":"add""#)), "--follow missed the line after a rotation");
+    let rotated = std::fs::metadata(env.home().join("audit/calls.jsonl.1")).map(|m| m.len());
+    assert_eq!(rotated.ok(), Some(big.len() as u64));
+    assert!(std::fs::metadata(&file).map(|m| m.len()).unwrap_or(u64::MAX) < 4096);
+    // `tail -n` reads the live file, then the rotated one.
+    let (_, stdout, _) = env.run(&["audit", "tail", "--json", "-n", "3", "--tool", "echo"], WITHIN);
+    assert_eq!(stdout.lines().count(), 3, "{stdout}");
+}
