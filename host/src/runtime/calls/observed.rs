@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::secret_guard::strings_mut;
 use crate::observe::{self, AuditChoice, Exchange, Kind, Outcome};
-use crate::runtime::results::outcome::CallError;
+use crate::runtime::results::outcome::{CallError, CallOutcome};
 use crate::runtime::supervisor::Supervisor;
 use crate::trust::secrets::{SecretBook, redact};
 
@@ -87,7 +87,7 @@ impl Watch {
     }
 
     /// A tool call ended with `result`.
-    pub(super) fn finish_call(&mut self, result: &Result<crate::runtime::CallOutcome, CallError>) {
+    pub(super) fn finish_call(&mut self, result: &Result<CallOutcome, CallError>) {
         match result {
             Ok(outcome) => {
                 let bytes = observe::json_size(&outcome.content)
