@@ -111,6 +111,7 @@ fn a_thousand_calls_through_serve_are_a_thousand_lines_without_one_value() {
 #[test]
 fn with_audit_values_the_arguments_are_logged_but_never_a_configured_secret() {
     const TOKEN: &str = "tpk-audit-5f9c2e7a1b8d";
+    const GITHUB_TOKEN: &str = "ghp_R7kQ2mZx9VbN4cL8wT1yH6sJ3dF5gA0pE2uI";
     let env = Env::new();
     let mut everything = everything_stdio();
     everything["env"] = json!({ "AUDIT_TOKEN": "${AUDIT_TEST_TOKEN}" });
@@ -120,9 +121,13 @@ fn with_audit_values_the_arguments_are_logged_but_never_a_configured_secret() {
     let serve = ServeHttp::start_with(&env, &["--audit-stderr"], &[("AUDIT_TEST_TOKEN", TOKEN)]);
     client(&serve.url, &["--calls", "3", "--prefix", "plum"]);
     client(&serve.url, &["--calls", "1", "--prefix", TOKEN]);
+    // A secret of a shape the scanner knows (a GitHub token) is masked too.
+    client(&serve.url, &["--calls", "1", "--prefix", GITHUB_TOKEN]);
     let text = std::fs::read_to_string(log_file(&env)).unwrap_or_default();
     let all = lines(&env);
-    assert_eq!(all.len(), 4, "{text}");
+    assert_eq!(all.len(), 5, "{text}");
+    assert!(!text.contains(GITHUB_TOKEN), "a token is in the log:\n{text}");
+    assert_eq!(all[4]["shape"], json!({"message": "string"}));
     assert_eq!(all[1]["arguments"], json!({"message": "plum-0001"}));
     assert_eq!(all[1]["shape"], json!({"message": "string"}));
     assert!(!text.contains(TOKEN), "a configured secret is in the log:\n{text}");
