@@ -87,6 +87,10 @@ pub use config::{
     ToolGlobs, TransportKind, TrustMode, WasmDef, WorkspaceSettings, load_resolved, resolve, validate,
 };
 pub use notice::{NoticePrinter, set_notice_printer};
+// The audit log of every call, read, prompt and sign-in (issue 29): where the host keeps it,
+// and the workspace's `audit` setting.
+pub use observe::AuditChoice;
+pub use observe::audit_log::{AuditLine, AuditLog, AuditPrinter, set_audit_log};
 pub use paths::Paths;
 pub use transport::login;
 
@@ -159,6 +163,9 @@ pub mod cli_support {
     /// authorization code a library logs, its log writer.
     pub use crate::redact::{redact_log, redact_urls};
 
+    /// The audit log's file under a home, its rotated files (`<file>.<n>`, 1 the newest) and
+    /// how many are kept: what `toolport audit tail` reads.
+    pub use crate::observe::audit_log::{KEPT as AUDIT_LOG_KEPT, file_in as audit_log_file, rotated_file};
     /// A tool's pin as `.toolport/tools.lock` keeps it (its digest): for the checks' benchmark.
     pub use crate::trust::Pin as ToolPin;
     /// The trail of trust decisions read back, one server's newest first, and a line of it as

@@ -31,11 +31,18 @@ const DEFAULT_ALGORITHM: &str = "RS256";
 /// `form_urlencoded::Serializer` across an await, so its future is not `Send` and cannot be
 /// part of a connection's task.
 pub async fn authorize(def: &ServerDef) -> Result<AuthorizationManager> {
+    let started = std::time::Instant::now();
+    let name = def.name.clone();
     let def = def.clone();
     let runtime = tokio::runtime::Handle::current();
-    tokio::task::spawn_blocking(move || runtime.block_on(fetch(&def)))
+    let manager = tokio::task::spawn_blocking(move || runtime.block_on(fetch(&def)))
         .await
-        .context("the client credentials sign-in stopped")?
+        .context("the client credentials sign-in stopped")
+        .and_then(|fetched| fetched);
+    // A machine's token fetch is a sign-in too: observed (the audit log, the metrics).
+    let error = manager.is_err().then_some("sign-in-failed");
+    crate::observe::finished(&crate::observe::Exchange::sign_in(&name, started.elapsed(), error));
+    manager
 }
 
 async fn fetch(def: &ServerDef) -> Result<AuthorizationManager> {
@@ -74,6 +81,14 @@ async fn fetch(def: &ServerDef) -> Result<AuthorizationManager> {
 
 /// An access token for `def` through its enterprise IdP (already `${VAR}`-expanded).
 pub async fn enterprise_token(def: &ServerDef) -> Result<String> {
+    let started = std::time::Instant::now();
+    let token = enterprise_token_once(def).await;
+    let error = token.is_err().then_some("sign-in-failed");
+    crate::observe::finished(&crate::observe::Exchange::sign_in(&def.name, started.elapsed(), error));
+    token
+}
+
+async fn enterprise_token_once(def: &ServerDef) -> Result<String> {
     let url = def.url.as_deref().ok_or_else(|| anyhow!("no url"))?;
     let oauth = def.oauth.clone().unwrap_or_default();
     let idp = oauth.idp.clone().ok_or_else(|| anyhow!("the enterprise grant needs oauth.idp"))?;

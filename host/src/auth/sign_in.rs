@@ -114,6 +114,20 @@ pub async fn sign_in(
     completion: Completion,
     reason: Reason,
 ) -> Result<SignedIn> {
+    // Observed (the audit log, the metrics) however it ends; never the token or the code.
+    let started = std::time::Instant::now();
+    let signed_in = sign_in_once(def, file, completion, reason).await;
+    let error = signed_in.is_err().then_some("sign-in-failed");
+    crate::observe::finished(&crate::observe::Exchange::sign_in(&def.name, started.elapsed(), error));
+    signed_in
+}
+
+async fn sign_in_once(
+    def: &ServerDef,
+    file: &CredentialsFile,
+    completion: Completion,
+    reason: Reason,
+) -> Result<SignedIn> {
     let url = def.url.as_deref().ok_or_else(|| anyhow!("server {} has no url to sign in to", def.name))?;
     let oauth = def.oauth.clone().unwrap_or_default();
     let server = Url::parse(url).context("the server url is not usable")?;

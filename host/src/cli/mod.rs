@@ -2,6 +2,7 @@
 //! `run` function per subcommand live in the submodules; this file only wires them.
 
 mod acp;
+mod audit;
 mod call_progress;
 mod catalog;
 mod exit;
@@ -72,6 +73,8 @@ enum Command {
     Acp(acp::AcpArgs),
     /// One MCP server for any agent: the workspace's checked surface, on stdio or --http.
     Serve(serve::ServeArgs),
+    /// The audit log of every call, read, prompt and sign-in: `audit tail [-n N] [--follow]`.
+    Audit(audit::AuditArgs),
     /// Built-in and configured plugins; inspect a component.
     Plugin(plugin::PluginArgs),
     /// This workspace's name policy and tool shape.
@@ -259,6 +262,14 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         file: paths.audit_trail(),
         workspace: paths.workspace_root.clone(),
     }));
+    // Every call, read, prompt and sign-in, with its arguments' shape; on stderr too when
+    // `serve --audit-stderr` (or the workspace's `audit.stderr`) asks.
+    let audit_stderr = matches!(&cli.command, Command::Serve(args) if args.audit_stderr);
+    toolport::set_audit_log(Some(toolport::AuditLog {
+        file: Some(cli_support::audit_log_file(&paths.home)),
+        printer: Some(std::sync::Arc::new(|line: &str| eprintln!("{line}"))),
+        stderr: audit_stderr,
+    }));
     match cli.command {
         Command::Mcp(args) => mcp::run(&paths, args).await,
         Command::Tools(args) => tools::run_tools(&paths, args).await,
@@ -271,6 +282,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Session(args) => session::run(&paths, args).await,
         Command::Acp(args) => acp::run(&paths, args).await,
         Command::Serve(args) => serve::run(&paths, args).await,
+        Command::Audit(args) => audit::run(&paths, args).await,
         Command::Plugin(args) => plugin::run(&paths, args).await,
         Command::Workspace(args) => workspace::run(&paths, args).await,
         Command::Install(args) => install::run(&paths, args).await,

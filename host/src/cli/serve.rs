@@ -51,6 +51,10 @@ pub struct ServeArgs {
     /// (search_tools, describe_tool, call_tool) instead of every tool.
     #[arg(long)]
     lazy: bool,
+    /// Show every audit line (each call, read, prompt and sign-in, as JSON) on stderr too, for
+    /// a log collector; the file under `<home>/audit/` is written either way.
+    #[arg(long)]
+    pub audit_stderr: bool,
 }
 
 /// Serves until the client closes stdin (stdio) or toolport is signalled (HTTP).

@@ -154,6 +154,9 @@ pub struct WorkspaceSettings {
     pub confirm: super::confirm_setting::ConfirmSetting,
     /// `trust`: how `.toolport/tools.lock` pins the servers' tool definitions; default `pin`.
     pub trust: TrustMode,
+    /// `audit`: whether calls get audit lines, with their arguments' values or only their
+    /// shape, and on stderr too; default a line each, shape only, file only.
+    pub audit: crate::observe::AuditChoice,
 }
 
 /// What the workspace's `trust` asks of the tool pins in `.toolport/tools.lock`.
@@ -278,6 +281,7 @@ impl Default for WorkspaceSettings {
             secrets: Secrets::default(),
             confirm: Default::default(),
             trust: TrustMode::Pin,
+            audit: Default::default(),
         }
     }
 }

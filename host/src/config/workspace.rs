@@ -15,6 +15,7 @@ use super::error::ConfigError;
 use super::fields::{Fields, Trim};
 use super::model::{Secrets, SecretsMode, Surface, TrustMode, WorkspaceSettings};
 use super::store::parse_json;
+use crate::observe::AuditChoice;
 use crate::paths::{WORKSPACE_DIR, WORKSPACE_FILE};
 use crate::text::escape_line;
 
@@ -63,6 +64,7 @@ impl WorkspaceSettings {
             },
             secrets: read_secrets(top.get("secrets")).map_err(at)?,
             confirm: ConfirmSetting::read(fields.raw(CONFIRM_KEY)).map_err(at)?,
+            audit: read_audit(top.get("audit")).map_err(at)?,
             trust: match fields.string("trust").map_err(at)? {
                 None => defaults.trust,
                 Some(text) => TrustMode::parse(&text).ok_or_else(|| {
@@ -103,6 +105,34 @@ fn read_secrets(value: Option<&Value>) -> Result<Secrets, String> {
             Ok(Secrets { arguments: both, results: both })
         }
     }
+}
+
+/// `audit`: an object of booleans, `enabled`, `values` and `stderr`, each optional.
+fn read_audit(value: Option<&Value>) -> Result<AuditChoice, String> {
+    const KEYS: [&str; 3] = ["enabled", "values", "stderr"];
+    let mut choice = AuditChoice::default();
+    let Some(value) = value else { return Ok(choice) };
+    let Value::Object(each) = value else {
+        return Err(format!(
+            "\"audit\" must be an object like {{\"values\": false, \"stderr\": false}}, not {value}"
+        ));
+    };
+    if let Some(unknown) = each.keys().find(|k| !KEYS.contains(&k.as_str())) {
+        return Err(format!(
+            "\"audit\" has no key \"{unknown}\" (it takes \"enabled\", \"values\" and \"stderr\")"
+        ));
+    }
+    for (key, value) in each {
+        let Some(on) = value.as_bool() else {
+            return Err(format!("\"audit.{key}\" must be true or false, not {value}"));
+        };
+        match key.as_str() {
+            "enabled" => choice.enabled = on,
+            "values" => choice.values = on,
+            _ => choice.stderr = on,
+        }
+    }
+    Ok(choice)
 }
 
 /// Trimmed names with blanks and duplicates removed, first occurrence's position kept.
@@ -275,6 +305,28 @@ mod tests {
         );
         let e = from(json!({"surface": true})).err().map(|e| e.0);
         assert_eq!(e.as_deref(), Some("/w/.toolport/workspace.json: \"surface\" must be a string"));
+        Ok(())
+    }
+
+    #[test]
+    fn audit_takes_three_booleans_and_a_wrong_one_names_the_file_and_key() -> anyhow::Result<()> {
+        assert_eq!(from(json!({}))?.audit, AuditChoice::default());
+        let on = from(json!({"audit": {"values": true, "stderr": true}}))?.audit;
+        assert_eq!(on, AuditChoice { enabled: true, values: true, stderr: true });
+        assert!(!from(json!({"audit": {"enabled": false}}))?.audit.enabled);
+        let e = |v: Value| from(json!({ "audit": v })).err().map(|e| e.0).unwrap_or_default();
+        assert_eq!(
+            e(json!({"values": "yes"})),
+            "/w/.toolport/workspace.json: \"audit.values\" must be true or false, not \"yes\""
+        );
+        assert_eq!(
+            e(json!({"value": true})),
+            "/w/.toolport/workspace.json: \"audit\" has no key \"value\" (it takes \"enabled\", \"values\" and \"stderr\")"
+        );
+        assert_eq!(
+            e(json!(true)),
+            "/w/.toolport/workspace.json: \"audit\" must be an object like {\"values\": false, \"stderr\": false}, not true"
+        );
         Ok(())
     }
 

@@ -73,4 +73,71 @@ pub struct Exchange<'a> {
     pub bytes_out: u64,
     /// The arguments, for their shape (and their values only where the operator asked).
     pub arguments: Option<&'a Map<String, Value>>,
+    /// Why it was not answered, in a word of ours (`timeout`, `held`, `blocked`, …): never a
+    /// value or a server's message. `None` when it was answered.
+    pub error: Option<&'a str>,
+    /// What the workspace's `audit` setting asks of this exchange's audit line.
+    pub audit: AuditChoice,
+}
+
+impl<'a> Exchange<'a> {
+    /// A sign-in to `server` that took `duration`, failed when `error` names why (a word of
+    /// ours). Sign-ins carry no workspace setting: they are logged under the defaults.
+    pub fn sign_in(server: &'a str, duration: Duration, error: Option<&'static str>) -> Exchange<'a> {
+        Exchange {
+            kind: Kind::SignIn,
+            client: None,
+            server,
+            name: "",
+            outcome: if error.is_some() { Outcome::Error } else { Outcome::Ok },
+            duration,
+            bytes_in: 0,
+            bytes_out: 0,
+            arguments: None,
+            error,
+            audit: AuditChoice::default(),
+        }
+    }
+}
+
+/// The workspace's `audit` setting (`"audit": {"enabled": …, "values": …, "stderr": …}` in
+/// `.toolport/workspace.json`), carried on each exchange because the observers are a leaf that
+/// reads no configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AuditChoice {
+    /// `enabled` (default true): whether the exchange gets an audit line at all. Off, it still
+    /// counts in the metrics.
+    pub enabled: bool,
+    /// `values` (default false): the arguments' values go into the line, not only their shape
+    /// (after the secret guard and the secret scanner: a secret never does).
+    pub values: bool,
+    /// `stderr` (default false): the line is also handed to the host's printer (the binary's
+    /// stderr), as `serve --audit-stderr` does for every line.
+    pub stderr: bool,
+}
+
+impl Default for AuditChoice {
+    fn default() -> Self {
+        Self { enabled: true, values: false, stderr: false }
+    }
+}
+
+/// The length of `value` serialized as JSON, counted without keeping the text: the bytes of an
+/// exchange, measured on what the code already holds.
+pub fn json_size(value: &impl serde::Serialize) -> u64 {
+    struct Count(u64);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len() as u64;
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => 0,
+    }
 }

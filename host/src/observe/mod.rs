@@ -7,11 +7,12 @@
 //! reaches back. Values never enter it unless the operator asked for them (`audit.values`).
 
 pub mod audit_log;
+pub mod client;
 mod exchange;
 pub mod metrics;
 pub mod otlp_env;
 
-pub use exchange::{Exchange, Kind, Outcome};
+pub use exchange::{AuditChoice, Exchange, Kind, Outcome, json_size};
 
 /// One exchange ended: it goes to the audit log and the metrics.
 pub fn finished(exchange: &Exchange<'_>) {

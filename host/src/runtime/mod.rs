@@ -430,6 +430,31 @@ impl Runtime {
         calls::catalog_calls::forward(&self.supervisor, server, subject, request).await
     }
 
+    /// [`Runtime::forward`] of a `resources/read` or `prompts/get` (`kind`) of `name` that
+    /// `serve` passes through, observed as [`Runtime::read`] and [`Runtime::prompt`] are (the
+    /// audit log, the metrics); a server's JSON-RPC error is the inner `Err`.
+    pub(crate) async fn forward_observed<R, E, F, Fut>(
+        &self,
+        kind: crate::observe::Kind,
+        server: &str,
+        name: &str,
+        arguments: Option<&serde_json::Map<String, Value>>,
+        request: F,
+    ) -> Result<Result<R, E>, CatalogError>
+    where
+        R: serde::Serialize,
+        F: FnOnce(rmcp::Peer<rmcp::RoleClient>) -> Fut,
+        Fut: Future<Output = Result<Result<R, E>, rmcp::service::ServiceError>>,
+    {
+        let subject = match kind {
+            crate::observe::Kind::Read => format!("resource {}", crate::text::escape_line(name)),
+            _ => format!("prompt {}", crate::text::escape_line(name)),
+        };
+        let supervisor = &self.supervisor;
+        calls::catalog_calls::forward_observed(supervisor, kind, server, name, arguments, subject, request)
+            .await
+    }
+
     /// The active servers whose connection failed or died (not those the host's rules put in
     /// `error`: reconnecting cannot change a name conflict). What `serve` retries.
     pub(crate) fn failed(&self) -> Vec<String> {

@@ -29,6 +29,7 @@ use super::relay::Relay;
 use super::resource_watch;
 use super::result_type::Complete;
 use super::surface;
+use crate::observe::Kind;
 use crate::runtime::{CallError, CallProgress, CatalogError, Runtime, StoredText};
 
 /// How long after serve started a listing waits for servers still connecting: a client lists
@@ -105,6 +106,30 @@ impl Front {
                 other => other.map(Ok),
             }
         });
+        kept.await.map_err(catalog_error)?.map(Complete::completed)
+    }
+
+    /// [`Front::forward`] of a read or a prompt (`kind` of `name`), observed (the audit log,
+    /// the metrics) as asked by this request's client.
+    async fn forward_observed<T: Complete + serde::Serialize, Fut>(
+        &self,
+        context: &RequestContext<RoleServer>,
+        kind: Kind,
+        server: &str,
+        name: &str,
+        arguments: Option<&serde_json::Map<String, serde_json::Value>>,
+        request: impl FnOnce(Peer<RoleClient>) -> Fut,
+    ) -> Result<T, McpError>
+    where
+        Fut: Future<Output = Result<T, ServiceError>>,
+    {
+        let kept = self.runtime().forward_observed(kind, server, name, arguments, |peer| async move {
+            match request(peer).await {
+                Err(ServiceError::McpError(e)) => Ok(Err(e)),
+                other => other.map(Ok),
+            }
+        });
+        let kept = crate::observe::client::acting_for(client_of(context), kept);
         kept.await.map_err(catalog_error)?.map(Complete::completed)
     }
 
@@ -253,6 +278,7 @@ impl ServerHandler for Front {
             None => (None, None),
         };
         let level = context.meta.log_level();
+        let client = client_of(&context);
         let runtime = self.runtime().clone();
         // Its own task: on 2026-07-28 the call outlives the request that started it. Aborting
         // the task drops the call, which cancels it at the server (`notifications/cancelled`).
@@ -265,6 +291,7 @@ impl ServerHandler for Front {
                 }
             };
             let call = runtime.call_with(&name, arguments, progress, level);
+            let call = crate::observe::client::acting_for(client, call);
             // The server's questions during the call go to this client (`runtime::for_caller`).
             let call = async {
                 match &waiting {
@@ -299,14 +326,15 @@ impl ServerHandler for Front {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         if let Some(stored) = self.runtime().stored_result(&request.uri).await {
             return stored_contents(&request.uri, stored);
         }
         let server = self.resource_owner(&request.uri).await?;
-        let subject = format!("resource {}", crate::text::escape_line(&request.uri));
-        let result = self.forward(&server, subject, |peer| async move { peer.read_resource(request).await });
+        let uri = request.uri.clone();
+        let read = |peer: Peer<RoleClient>| async move { peer.read_resource(request).await };
+        let result = self.forward_observed(&context, Kind::Read, &server, &uri, None, read);
         result.await.map(ReadResourceResponse::Complete)
     }
 
@@ -322,14 +350,15 @@ impl ServerHandler for Front {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         let owner = self.known(|runtime| runtime.catalog().prompt(&request.name).map(|p| p.server.clone()));
         let Some(server) = owner.await else {
             return Err(catalog_error(CatalogError::UnknownPrompt(request.name)));
         };
-        let subject = format!("prompt {}", crate::text::escape_line(&request.name));
-        let result = self.forward(&server, subject, |peer| async move { peer.get_prompt(request).await });
+        let (name, arguments) = (request.name.clone(), request.arguments.clone());
+        let get = |peer: Peer<RoleClient>| async move { peer.get_prompt(request).await };
+        let result = self.forward_observed(&context, Kind::Prompt, &server, &name, arguments.as_ref(), get);
         result.await.map(GetPromptResponse::Complete)
     }
 
@@ -412,6 +441,18 @@ impl ServerHandler for Front {
         }
         Ok(())
     }
+}
+
+/// Who is asking, for the audit log: the client's `clientInfo` name and, over HTTP, its
+/// `Mcp-Session-Id` (`observe::client::label`).
+fn client_of(context: &RequestContext<RoleServer>) -> Option<Arc<str>> {
+    let info = context.client_info();
+    let session = context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.headers.get(rmcp::transport::common::http_header::HEADER_SESSION_ID))
+        .and_then(|value| value.to_str().ok());
+    crate::observe::client::label(info.as_ref().map(|i| i.name.as_str()), session)
 }
 
 /// What the client is answered: the result, a question to answer first, or why not.

@@ -81,6 +81,14 @@ fn list_and_get_show_the_sign_in_and_logout_returns_to_it() {
     assert!(line.starts_with(&signed_in) && line.ends_with(')'), "{line}\nwanted {signed_in}…)");
     assert_tools(&ok(&env, &server, &["tools", "--json"]));
     assert_eq!(ok(&env, &server, &["call", "echo", r#"{"text":"hi"}"#]), "hi\n");
+    // The audit log has the sign-in and the call (its shape, not its text).
+    let audit = std::fs::read_to_string(env.home().join("audit/calls.jsonl")).unwrap_or_default();
+    let lines: Vec<serde_json::Value> = audit.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let sign_in = lines.iter().find(|l| l["kind"] == "sign-in");
+    assert_eq!(sign_in.map(|l| (&l["server"], &l["outcome"])), Some((&json!(NAME), &json!("ok"))), "{audit}");
+    let call = lines.iter().find(|l| l["kind"] == "call" && l["tool"] == "echo");
+    assert_eq!(call.map(|l| &l["shape"]), Some(&json!({"text": "string"})), "{audit}");
+    assert!(!audit.contains("\"hi\""), "{audit}");
 
     ok(&env, &server, &["mcp", "logout", NAME]);
     let list = ok(&env, &server, &["mcp", "list"]);

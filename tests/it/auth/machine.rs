@@ -108,6 +108,11 @@ fn a_session_fetches_a_new_machine_token_when_the_old_one_expires() {
     terminal.type_line("/quit");
     let status = terminal.wait(LOGIN_TIMEOUT);
     assert!(status.success(), "the session exited {status}\n{}", context(&terminal));
+    // Each token fetch is a sign-in line of the audit log.
+    let audit = std::fs::read_to_string(env.home().join("audit/calls.jsonl")).unwrap_or_default();
+    let sign_ins =
+        audit.lines().filter(|l| l.contains(r#""kind":"sign-in""#) && l.contains(r#""outcome":"ok""#));
+    assert!(sign_ins.count() >= 1, "no sign-in in the audit log:\n{audit}");
 }
 
 /// Such a server has nothing to log in to: `mcp login` says so, exits 2 (a usage error) and

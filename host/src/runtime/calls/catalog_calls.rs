@@ -9,7 +9,9 @@ use rmcp::model::{GetPromptRequestParams, JsonObject, ReadResourceRequestParams,
 use rmcp::service::ServiceError;
 use serde_json::Value;
 
+use super::observed::Watch;
 use super::send::{Deadline, ServerError, send};
+use crate::observe::{Kind, Outcome, json_size};
 use crate::runtime::catalog::merged::Catalog;
 use crate::runtime::connection::Connection;
 use crate::runtime::failed_request::service_error;
@@ -28,6 +30,16 @@ pub fn catalog(supervisor: &Supervisor) -> Catalog {
 /// `resources/read` of `uri` on `server`. The server is named because a resource template's
 /// URIs are listed by no one; a URI two servers list goes to the one the caller names.
 pub async fn read(supervisor: &Supervisor, server: &str, uri: &str) -> Result<ResourceRead, CatalogError> {
+    let mut watch = Watch::start(supervisor, Kind::Read, uri.trim(), server, None);
+    let result = read_routed(supervisor, server, uri).await;
+    match &result {
+        Ok(read) => watch.finish(Outcome::Ok, None, json_size(&read.contents)),
+        Err(e) => watch.finish(Outcome::Error, Some(e.class()), 0),
+    }
+    result
+}
+
+async fn read_routed(supervisor: &Supervisor, server: &str, uri: &str) -> Result<ResourceRead, CatalogError> {
     let uri = uri.trim();
     if uri.is_empty() {
         return Err(CatalogError::MissingUri);
@@ -46,6 +58,25 @@ pub async fn prompt(
     name: &str,
     arguments: &str,
 ) -> Result<PromptOutcome, CatalogError> {
+    let parsed = parse_arguments(arguments).ok();
+    let mut watch = Watch::start(supervisor, Kind::Prompt, name.trim(), "", parsed.as_ref());
+    let result = prompt_routed(supervisor, name, arguments, &mut watch).await;
+    match &result {
+        Ok(got) => {
+            let bytes = json_size(&got.messages) + got.description.as_ref().map_or(0, json_size);
+            watch.finish(Outcome::Ok, None, bytes);
+        }
+        Err(e) => watch.finish(Outcome::Error, Some(e.class()), 0),
+    }
+    result
+}
+
+async fn prompt_routed(
+    supervisor: &Supervisor,
+    name: &str,
+    arguments: &str,
+    watch: &mut Watch,
+) -> Result<PromptOutcome, CatalogError> {
     let name = name.trim();
     if name.is_empty() {
         return Err(CatalogError::MissingName);
@@ -53,6 +84,7 @@ pub async fn prompt(
     let Some(server) = catalog(supervisor).prompt(name).map(|p| p.server.clone()) else {
         return Err(CatalogError::UnknownPrompt(name.to_string()));
     };
+    watch.server.clone_from(&server);
     let arguments = prompt_arguments(arguments)?;
     let (conn, timeout) = route(supervisor, &server)?;
     let mut params = GetPromptRequestParams::new(name);
@@ -81,6 +113,34 @@ where
     let (conn, timeout) = route(supervisor, server)?;
     let request = request(conn.peer.clone());
     settle(supervisor, &conn, server, subject, timeout, request).await
+}
+
+/// [`forward`] of a `resources/read` or `prompts/get` a host passes through as it came
+/// (`serve`), observed like [`read`] and [`prompt`]: `name` is the URI or prompt name, and a
+/// JSON-RPC error of the server (the inner `Err`) is an `error` outcome.
+#[allow(clippy::too_many_arguments)]
+pub async fn forward_observed<R, E, F, Fut>(
+    supervisor: &Supervisor,
+    kind: Kind,
+    server: &str,
+    name: &str,
+    arguments: Option<&JsonObject>,
+    subject: String,
+    request: F,
+) -> Result<Result<R, E>, CatalogError>
+where
+    R: serde::Serialize,
+    F: FnOnce(rmcp::Peer<rmcp::RoleClient>) -> Fut,
+    Fut: Future<Output = Result<Result<R, E>, ServiceError>>,
+{
+    let mut watch = Watch::start(supervisor, kind, name, server, arguments);
+    let result = forward(supervisor, server, subject, request).await;
+    match &result {
+        Ok(Ok(answer)) => watch.finish(Outcome::Ok, None, json_size(answer)),
+        Ok(Err(_)) => watch.finish(Outcome::Error, Some("server-error"), 0),
+        Err(e) => watch.finish(Outcome::Error, Some(e.class()), 0),
+    }
+    result
 }
 
 /// Prompt arguments: a JSON object whose values are strings (MCP's `prompts/get` takes
@@ -292,6 +352,24 @@ pub enum CatalogError {
         /// Its message.
         message: String,
     },
+}
+
+impl CatalogError {
+    /// The failure in a word of ours, for the audit log: never the message, which may quote a
+    /// value or a server's words.
+    pub(crate) fn class(&self) -> &'static str {
+        match self {
+            Self::UnknownPrompt(_) => "unknown-prompt",
+            Self::MissingName | Self::MissingUri => "missing-name",
+            Self::InvalidArguments(_) => "invalid-arguments",
+            Self::UnknownServer(_) => "unknown-server",
+            Self::NotEnabled(_) => "not-enabled",
+            Self::Paused(_) => "paused",
+            Self::NotConnected { .. } => "not-connected",
+            Self::Timeout { .. } => "timeout",
+            Self::Protocol { .. } => "protocol",
+        }
+    }
 }
 
 #[cfg(test)]

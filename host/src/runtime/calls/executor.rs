@@ -7,9 +7,11 @@ use rmcp::model::{CallToolRequestParams, RequestMetaObject};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::observed::Watch;
 use super::request_state;
 use super::secret_guard::Guard;
 use super::send::{Deadline, ServerError, send};
+use crate::observe::Kind;
 use crate::runtime::results::large_results;
 use crate::runtime::results::outcome::{CallError, CallOutcome, parse_arguments};
 use crate::runtime::results::structured_output;
@@ -42,13 +44,30 @@ pub async fn call(
 /// stateless revision is sent `level` (the client's own, on its request), else the level a
 /// client set for it ([`crate::runtime::connection::Connection::log_level`]), in the call's `_meta`:
 /// without one it sends no log messages at all.
+///
+/// Every way it ends is observed (`observed`): the audit log and the metrics see it.
 #[allow(deprecated)] // LoggingLevel: logging is deprecated in 2026-07-28 but still in use.
 pub async fn call_with(
+    supervisor: &Supervisor,
+    name: &str,
+    args: Map<String, Value>,
+    progress: Option<UnboundedSender<CallProgress>>,
+    level: Option<LoggingLevel>,
+) -> Result<CallOutcome, CallError> {
+    let mut watch = Watch::start(supervisor, Kind::Call, name.trim(), "", Some(&args));
+    let result = routed(supervisor, name, args, progress, level, &mut watch).await;
+    watch.finish_call(&result);
+    result
+}
+
+#[allow(deprecated)] // LoggingLevel
+async fn routed(
     supervisor: &Supervisor,
     name: &str,
     mut args: Map<String, Value>,
     progress: Option<UnboundedSender<CallProgress>>,
     level: Option<LoggingLevel>,
+    watch: &mut Watch,
 ) -> Result<CallOutcome, CallError> {
     let name = name.trim();
     if name.is_empty() {
@@ -71,10 +90,12 @@ pub async fn call_with(
                 if let Some(held) = state.registry.held(name) {
                     let (server, tool, reason) =
                         (held.server.clone(), held.tool.clone(), held.reason.clone());
+                    watch.server.clone_from(&server);
                     return Err(CallError::Held { name: name.to_string(), server, tool, reason });
                 }
                 return Err(match state.gone.lookup(name) {
                     Some((server, reason)) => {
+                        watch.server.clone_from(server);
                         CallError::NotConnected { server: server.clone(), reason: reason.clone() }
                     }
                     None => CallError::UnknownTool(name.to_string()),
@@ -82,6 +103,7 @@ pub async fn call_with(
             }
         }
     };
+    watch.server.clone_from(&server);
     // Secrets first: a blocked call is not worth a person's question, and a masked argument
     // is what the person is shown.
     let mut guard = Guard::new(supervisor, name, &original, &server);

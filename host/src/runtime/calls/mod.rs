@@ -7,6 +7,7 @@
 pub(super) mod catalog_calls;
 mod confirm;
 pub(super) mod executor;
+mod observed;
 pub(super) mod request_state;
 mod secret_guard;
 mod send;

@@ -196,7 +196,7 @@ fn strings(args: &Map<String, Value>) -> impl Iterator<Item = &str> {
 }
 
 /// Every string value in `args`, at any depth, to change.
-fn strings_mut(args: &mut Map<String, Value>) -> Vec<&mut String> {
+pub(super) fn strings_mut(args: &mut Map<String, Value>) -> Vec<&mut String> {
     let mut out = Vec::new();
     strings_within(args.values_mut().collect(), &mut out);
     out

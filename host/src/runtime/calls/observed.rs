@@ -1,0 +1,139 @@
+//! Every exchange the runtime makes for a caller — a tool call, a resource read, a prompt —
+//! timed from the request to its answer and handed to the observers (`observe::finished`: the
+//! audit log and the metrics) however it ended: answered, refused before it was sent (unknown,
+//! held, blocked, declined), timed out, failed, or dropped by its caller (`cancelled`, from
+//! `Drop`, since a dropped future runs no more code).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::{Map, Value};
+
+use super::secret_guard::strings_mut;
+use crate::observe::{self, AuditChoice, Exchange, Kind, Outcome};
+use crate::runtime::results::outcome::{CallError, CallOutcome};
+use crate::runtime::supervisor::Supervisor;
+use crate::trust::secrets::{SecretBook, redact};
+
+/// One exchange under way. Dropped unfinished, it is recorded as cancelled.
+pub(super) struct Watch {
+    kind: Kind,
+    started: Instant,
+    client: Option<Arc<str>>,
+    name: String,
+    /// Known once the request is routed.
+    pub(super) server: String,
+    /// The arguments as the log may see them: under `audit.values`, with every secret the
+    /// scanner or the servers' definitions know masked; otherwise only their shape is read.
+    arguments: Option<Map<String, Value>>,
+    bytes_in: u64,
+    audit: AuditChoice,
+    done: bool,
+}
+
+impl Watch {
+    /// Starts the clock on an exchange of `kind` about `name` (a final tool name, a URI, a
+    /// prompt name) with `arguments`, asked by the client the task acts for.
+    pub(super) fn start(
+        supervisor: &Supervisor,
+        kind: Kind,
+        name: &str,
+        server: &str,
+        arguments: Option<&Map<String, Value>>,
+    ) -> Self {
+        let started = Instant::now();
+        let (audit, book) = {
+            let state = supervisor.lock();
+            let audit = state.resolved.settings.audit;
+            // Only when values are logged: a book costs a read of every definition.
+            let book = (audit.enabled && audit.values).then(|| {
+                SecretBook::of(state.resolved.servers.iter().map(|s| &s.def), |name| std::env::var(name).ok())
+            });
+            (audit, book)
+        };
+        let arguments = arguments.map(|args| match &book {
+            Some(book) => masked(args, book),
+            None => args.clone(),
+        });
+        Self {
+            kind,
+            started,
+            client: observe::client::current(),
+            name: name.to_string(),
+            server: server.to_string(),
+            bytes_in: arguments.as_ref().map_or(0, observe::json_size),
+            arguments,
+            audit,
+            done: false,
+        }
+    }
+
+    /// The exchange ended: `error` names why it was not answered.
+    pub(super) fn finish(&mut self, outcome: Outcome, error: Option<&str>, bytes_out: u64) {
+        self.done = true;
+        observe::finished(&Exchange {
+            kind: self.kind,
+            client: self.client.as_deref(),
+            server: &self.server,
+            name: &self.name,
+            outcome,
+            duration: self.started.elapsed(),
+            bytes_in: self.bytes_in,
+            bytes_out,
+            arguments: self.arguments.as_ref(),
+            error,
+            audit: self.audit,
+        });
+    }
+
+    /// A tool call ended with `result`.
+    pub(super) fn finish_call(&mut self, result: &Result<CallOutcome, CallError>) {
+        match result {
+            Ok(outcome) => {
+                let bytes = observe::json_size(&outcome.content)
+                    + outcome.structured.as_ref().map_or(0, observe::json_size)
+                    + outcome.meta.as_ref().map_or(0, observe::json_size);
+                let how = if outcome.is_error { Outcome::ToolError } else { Outcome::Ok };
+                self.finish(how, None, bytes);
+            }
+            Err(e) => self.finish(Outcome::Error, Some(call_error_class(e)), 0),
+        }
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        if !self.done {
+            self.finish(Outcome::Error, Some("cancelled"), 0);
+        }
+    }
+}
+
+/// `args` with every secret masked: the scanner's patterns and high-entropy tokens, and every
+/// server's configured secrets (the guard only masks another server's, and only when set to).
+fn masked(args: &Map<String, Value>, book: &SecretBook) -> Map<String, Value> {
+    let mut args = args.clone();
+    for text in strings_mut(&mut args) {
+        if let Some((clean, _)) = redact(text, book.hits(text)) {
+            *text = clean;
+        }
+    }
+    args
+}
+
+/// A call's failure in a word of ours, for the log: never the message, which may quote a
+/// value or a server's words.
+pub(super) fn call_error_class(e: &CallError) -> &'static str {
+    match e {
+        CallError::UnknownTool(_) => "unknown-tool",
+        CallError::MissingName => "missing-name",
+        CallError::InvalidArguments(_) => "invalid-arguments",
+        CallError::NotConnected { .. } => "not-connected",
+        CallError::Held { .. } => "held",
+        CallError::Timeout { .. } => "timeout",
+        CallError::Protocol { .. } => "protocol",
+        CallError::SecretBlocked { .. } => "blocked",
+        CallError::NotConfirmed { .. } => "declined",
+        CallError::InvalidResult { .. } => "invalid-result",
+    }
+}
