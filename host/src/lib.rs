@@ -158,6 +158,9 @@ pub mod cli_support {
     /// URL secrets (query values, userinfo) masked: the binary's printed errors; with the
     /// authorization code a library logs, its log writer.
     pub use crate::redact::{redact_log, redact_urls};
+    // The metrics' provider: started before the command (OTLP, `serve --http --metrics`),
+    // flushed and stopped after it.
+    pub use crate::observe::metrics::{start as start_metrics, stop as stop_metrics};
 
     /// A tool's pin as `.toolport/tools.lock` keeps it (its digest): for the checks' benchmark.
     pub use crate::trust::Pin as ToolPin;

@@ -7,8 +7,12 @@
 //! reaches back. Values never enter it unless the operator asked for them (`audit.values`).
 
 pub mod audit_log;
+// Until the audit log and the traces land (issue 29's other parts, other branches), some of
+// `Exchange` and `Signal` is read by nothing here: the integrator drops these two allows.
+#[allow(dead_code)]
 mod exchange;
 pub mod metrics;
+#[allow(dead_code)]
 pub mod otlp_env;
 
 pub use exchange::{Exchange, Kind, Outcome};

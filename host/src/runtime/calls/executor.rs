@@ -10,6 +10,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::request_state;
 use super::secret_guard::Guard;
 use super::send::{Deadline, ServerError, send};
+use crate::observe::{Exchange, Kind, Outcome};
 use crate::runtime::results::large_results;
 use crate::runtime::results::outcome::{CallError, CallOutcome, parse_arguments};
 use crate::runtime::results::structured_output;
@@ -44,6 +45,40 @@ pub async fn call(
 /// without one it sends no log messages at all.
 #[allow(deprecated)] // LoggingLevel: logging is deprecated in 2026-07-28 but still in use.
 pub async fn call_with(
+    supervisor: &Supervisor,
+    name: &str,
+    args: Map<String, Value>,
+    progress: Option<UnboundedSender<CallProgress>>,
+    level: Option<LoggingLevel>,
+) -> Result<CallOutcome, CallError> {
+    // The observers see every routed call once it ended (issue 29's metrics; the audit log
+    // fills the sizes and the client).
+    let started = std::time::Instant::now();
+    let outcome = routed(supervisor, name, args, progress, level).await;
+    let server = supervisor.lock().registry.route(name.trim()).map(|(record, _)| record.server.clone());
+    if let Some(server) = server {
+        let result = match &outcome {
+            Ok(o) if o.is_error => Outcome::ToolError,
+            Ok(_) => Outcome::Ok,
+            Err(_) => Outcome::Error,
+        };
+        crate::observe::finished(&Exchange {
+            kind: Kind::Call,
+            client: None,
+            server: &server,
+            name: name.trim(),
+            outcome: result,
+            duration: started.elapsed(),
+            bytes_in: 0,
+            bytes_out: 0,
+            arguments: None,
+        });
+    }
+    outcome
+}
+
+#[allow(deprecated)] // LoggingLevel: logging is deprecated in 2026-07-28 but still in use.
+async fn routed(
     supervisor: &Supervisor,
     name: &str,
     mut args: Map<String, Value>,
