@@ -1,0 +1,4 @@
+//! Observing toolport (issue 29): what passes through it, as its operators see it.
+
+mod metrics;
+mod status;
