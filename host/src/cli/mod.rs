@@ -14,6 +14,7 @@ mod plugin;
 mod scan;
 mod serve;
 mod session;
+mod status;
 mod tools;
 mod workspace;
 
@@ -75,6 +76,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// The audit log of every call, read, prompt and sign-in: `audit tail [-n N] [--follow]`.
     Audit(audit::AuditArgs),
+    /// What a running `serve --http` is doing: its servers, clients and calls in flight.
+    Status(status::StatusArgs),
     /// Built-in and configured plugins; inspect a component.
     Plugin(plugin::PluginArgs),
     /// This workspace's name policy and tool shape.
@@ -101,7 +104,12 @@ pub fn main() -> ExitCode {
             return ExitCode::from(EXIT_FAILURE);
         }
     };
+    if let Err(e) = start_metrics(&runtime, &cli.command) {
+        eprintln!("toolport: {e}");
+        return ExitCode::from(EXIT_USAGE);
+    }
     let (outcome, signalled) = runtime.block_on(run(cli));
+    stop_metrics(&runtime);
     if signalled {
         // Signalled: the servers are ended already; blocking work still running (serve's
         // read of stdin, which no one can interrupt) is not waited for.
@@ -118,6 +126,20 @@ pub fn main() -> ExitCode {
             ExitCode::from(exit_status(&err))
         }
     }
+}
+
+/// Starts the metrics when OTLP (`OTEL_*`) or `serve --http --metrics` asks for them, inside
+/// the async runtime (the gRPC exporter needs it); nothing is built otherwise.
+fn start_metrics(runtime: &tokio::runtime::Runtime, command: &Command) -> Result<(), String> {
+    let prometheus = matches!(command, Command::Serve(args) if args.metrics());
+    let _inside = runtime.enter();
+    cli_support::start_metrics(prometheus).map(|_| ())
+}
+
+/// Exports the metrics' last points and stops their readers, before the async runtime ends.
+fn stop_metrics(runtime: &tokio::runtime::Runtime) {
+    let _inside = runtime.enter();
+    cli_support::stop_metrics();
 }
 
 fn exit_status(err: &anyhow::Error) -> u8 {
@@ -283,6 +305,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Acp(args) => acp::run(&paths, args).await,
         Command::Serve(args) => serve::run(&paths, args).await,
         Command::Audit(args) => audit::run(&paths, args).await,
+        Command::Status(args) => status::run(args).await,
         Command::Plugin(args) => plugin::run(&paths, args).await,
         Command::Workspace(args) => workspace::run(&paths, args).await,
         Command::Install(args) => install::run(&paths, args).await,

@@ -44,6 +44,10 @@ pub struct ServeArgs {
     /// minutes), and as many calls waiting for a 2026-07-28 client's answer.
     #[arg(long, value_name = "N", default_value_t = HttpOptions::MAX_SESSIONS)]
     max_sessions: usize,
+    /// Serve the metrics at http://ADDR/metrics in the Prometheus text format (behind the
+    /// token, when one is set).
+    #[arg(long, requires = "http")]
+    metrics: bool,
     /// Do not follow edits of the store and the workspace file.
     #[arg(long)]
     no_watch: bool,
@@ -55,6 +59,13 @@ pub struct ServeArgs {
     /// a log collector; the file under `<home>/audit/` is written either way.
     #[arg(long)]
     pub audit_stderr: bool,
+}
+
+impl ServeArgs {
+    /// Whether the metrics' Prometheus reader is wanted (`--metrics`).
+    pub fn metrics(&self) -> bool {
+        self.metrics
+    }
 }
 
 /// Serves until the client closes stdin (stdio) or toolport is signalled (HTTP).
@@ -81,6 +92,7 @@ pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
                 max_connections: args.max_connections.max(1),
                 max_connections_per_peer: args.max_connections_per_peer.max(1),
                 max_sessions: args.max_sessions.max(1),
+                metrics: args.metrics,
                 ..HttpOptions::new(addr)
             };
             options.check().map_err(|e| ExitError::usage(format!("{e:#}")))?;

@@ -35,7 +35,10 @@ pub(crate) async fn call_per_tool<T>(
     )
     .map_err(|fault| plugin.error(fault))?;
     let meter = arm_deadline(&mut store, &plugin.limits);
+    let started = std::time::Instant::now();
     let outcome = tokio::time::timeout(outer_timeout(&plugin.limits), meter.wrap(call(&mut store))).await;
+    let grown = store.data().memory.grown_bytes();
+    crate::observe::metrics::plugin_call(&plugin.name, grown as u64, started.elapsed());
     let answers = classify(plugin, &store, outcome)?
         .map_err(|message| plugin.guest_error(Fault::Failed { message }, store.data()))?;
     if answers.len() != expect.tools {

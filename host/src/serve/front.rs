@@ -23,6 +23,7 @@ use rmcp::{ErrorData as McpError, Peer, RoleClient, RoleServer, ServerHandler};
 use tokio::sync::mpsc;
 
 use super::changes;
+use super::in_flight::Board;
 use super::input_rounds::{Rounds, Step};
 use super::lazy::{Lazy, Route};
 use super::relay::Relay;
@@ -49,6 +50,8 @@ pub struct Shared {
     pub rounds: Arc<Rounds>,
     /// Whether the lazy surface is shown, and its search index.
     pub lazy: Lazy,
+    /// The clients connected and the requests in flight, for operators (`operator.rs`).
+    pub board: Arc<Board>,
 }
 
 /// One client session's handler.
@@ -195,6 +198,7 @@ impl ServerHandler for Front {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
         context.peer.set_peer_info(request.clone());
+        self.shared.board.seen(self.session, &context.peer, None, None);
         Ok(self.negotiate_initialize(&request)?.with_instructions(self.instructions()))
     }
 
@@ -239,6 +243,7 @@ impl ServerHandler for Front {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let _in_flight = self.shared.board.start(self.session, &context, "tools/call", &request.name);
         // A 2026-07-28 client is asked through input-required results, not requests.
         let by_rounds = context.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
         let rounds = &self.shared.rounds;
@@ -328,6 +333,7 @@ impl ServerHandler for Front {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        let _in_flight = self.shared.board.start(self.session, &context, "resources/read", &request.uri);
         if let Some(stored) = self.runtime().stored_result(&request.uri).await {
             return stored_contents(&request.uri, stored);
         }
@@ -352,6 +358,7 @@ impl ServerHandler for Front {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
+        let _in_flight = self.shared.board.start(self.session, &context, "prompts/get", &request.name);
         let owner = self.known(|runtime| runtime.catalog().prompt(&request.name).map(|p| p.server.clone()));
         let Some(server) = owner.await else {
             return Err(catalog_error(CatalogError::UnknownPrompt(request.name)));

@@ -6,7 +6,8 @@
 //! flight (a response that streams holds its place until it ends; standalone `GET` streams
 //! have places of their own, so they cannot starve requests), sessions capped (idle ones end
 //! after [`HttpOptions::SESSION_IDLE`]), and `DELETE` of an unknown or ended session answered
-//! 404 (`ended_sessions.rs`).
+//! 404 (`ended_sessions.rs`). Beside `/mcp`, the operator's `/healthz`, `/readyz`, `/metrics`
+//! and `/status` (`operator.rs`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -31,6 +32,7 @@ use tokio_util::sync::CancellationToken;
 use super::ended_sessions;
 use super::front::{Front, Shared};
 use super::listener::{self, ConnectionLimits};
+use super::operator;
 
 /// How `serve --http` listens.
 #[derive(Debug, Clone)]
@@ -54,6 +56,8 @@ pub struct HttpOptions {
     pub max_connections_per_peer: usize,
     /// Sessions (2025-11-25 clients) held at once; an `initialize` beyond them gets 503.
     pub max_sessions: usize,
+    /// Whether `GET /metrics` serves the Prometheus text (`--metrics`; `operator.rs`).
+    pub metrics: bool,
 }
 
 impl HttpOptions {
@@ -88,6 +92,7 @@ impl HttpOptions {
             max_connections: Self::MAX_CONNECTIONS,
             max_connections_per_peer: Self::MAX_CONNECTIONS_PER_PEER,
             max_sessions: Self::MAX_SESSIONS,
+            metrics: false,
         }
     }
 }
@@ -117,6 +122,9 @@ pub async fn serve(
     ready: impl FnOnce(SocketAddr),
 ) -> anyhow::Result<()> {
     options.check()?;
+    if options.metrics {
+        crate::observe::metrics::start(true).map_err(anyhow::Error::msg)?;
+    }
     let mut hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect();
     if !options.addr.ip().is_loopback() && !options.addr.ip().is_unspecified() {
         hosts.push(options.addr.ip().to_string());
@@ -133,6 +141,13 @@ pub async fn serve(
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(HttpOptions::SESSION_IDLE);
     let sessions = Arc::new(sessions);
+    let operator = operator::Operator {
+        shared: shared.clone(),
+        token: options.token.clone(),
+        hosts: config.allowed_hosts.clone(),
+        origins: config.allowed_origins.clone(),
+        metrics: options.metrics,
+    };
     let service =
         StreamableHttpService::new(move || Ok(Front::new(shared.clone())), sessions.clone(), config);
     let gate = Gate {
@@ -146,7 +161,8 @@ pub async fn serve(
     let router = axum::Router::new()
         .route_service("/mcp", service)
         .layer(axum::middleware::from_fn_with_state(sessions, ended_sessions::refuse_unknown))
-        .layer(axum::middleware::from_fn_with_state(Arc::new(gate), admit));
+        .layer(axum::middleware::from_fn_with_state(Arc::new(gate), admit))
+        .merge(operator::router(Arc::new(operator)));
     let listener = tokio::net::TcpListener::bind(options.addr)
         .await
         .with_context(|| format!("cannot listen on {}", options.addr))?;

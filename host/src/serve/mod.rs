@@ -17,9 +17,11 @@ mod config_watch;
 mod ended_sessions;
 mod front;
 mod http;
+mod in_flight;
 mod input_rounds;
 mod lazy;
 mod listener;
+mod operator;
 mod relay;
 mod resource_watch;
 mod result_type;
@@ -88,7 +90,10 @@ impl Gateway {
             tokio::spawn(revive::run(runtime.clone())).abort_handle(),
         ];
         let lazy = Lazy::new(surface);
-        Ok(Gateway { shared: Arc::new(Shared { runtime, relay, rounds: Default::default(), lazy }), tasks })
+        let board = Default::default();
+        let shared = Arc::new(Shared { runtime, relay, rounds: Default::default(), lazy, board });
+        operator::watch(&shared);
+        Ok(Gateway { shared, tasks })
     }
 
     /// The runtime behind it.

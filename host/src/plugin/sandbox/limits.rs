@@ -58,6 +58,11 @@ impl MemoryGuard {
     pub fn exceeded(&self) -> bool {
         self.exceeded
     }
+
+    /// Bytes the store's linear memories have grown to, together (the plugin's memory metric).
+    pub fn grown_bytes(&self) -> usize {
+        self.total_bytes
+    }
 }
 
 impl ResourceLimiter for MemoryGuard {
