@@ -138,8 +138,9 @@ pub fn set_live(source: LiveSource) {
 /// Counts `exchange` in the metrics.
 pub fn record(exchange: &Exchange<'_>) {
     let Some(metrics) = METRICS.get() else { return };
-    // A resource's URI is not a label: a template makes them unbounded.
-    let name = if exchange.kind == Kind::Read { "" } else { exchange.name };
+    // A resource's URI is not a label: a template makes them unbounded. Nor is a name no server
+    // owns (an unknown tool): a client could make up as many as it likes.
+    let name = if exchange.kind == Kind::Read || exchange.server.is_empty() { "" } else { exchange.name };
     let labels = [
         KeyValue::new("server", exchange.server.to_string()),
         KeyValue::new("tool", name.to_string()),

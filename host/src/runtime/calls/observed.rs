@@ -51,7 +51,8 @@ impl Watch {
             });
             (audit, book)
         };
-        let arguments = arguments.map(|args| match &book {
+        // The log reads the arguments (their shape, or their values); with it off, no copy.
+        let arguments = arguments.filter(|_| audit.enabled).map(|args| match &book {
             Some(book) => masked(args, book),
             None => args.clone(),
         });
@@ -90,9 +91,14 @@ impl Watch {
     pub(super) fn finish_call(&mut self, result: &Result<CallOutcome, CallError>) {
         match result {
             Ok(outcome) => {
-                let bytes = observe::json_size(&outcome.content)
-                    + outcome.structured.as_ref().map_or(0, observe::json_size)
-                    + outcome.meta.as_ref().map_or(0, observe::json_size);
+                // Sizes are the audit log's alone: with it off, the result is not walked.
+                let bytes = if self.audit.enabled {
+                    observe::json_size(&outcome.content)
+                        + outcome.structured.as_ref().map_or(0, observe::json_size)
+                        + outcome.meta.as_ref().map_or(0, observe::json_size)
+                } else {
+                    0
+                };
                 let how = if outcome.is_error { Outcome::ToolError } else { Outcome::Ok };
                 self.finish(how, None, bytes);
             }
