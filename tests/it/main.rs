@@ -9,6 +9,7 @@ mod auth;
 mod clients;
 mod config;
 mod faults;
+mod observe;
 mod plugins;
 mod runtime;
 mod serve;

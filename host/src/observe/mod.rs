@@ -10,6 +10,7 @@ pub mod audit_log;
 mod exchange;
 pub mod metrics;
 pub mod otlp_env;
+pub mod traces;
 
 pub use exchange::{Exchange, Kind, Outcome};
 

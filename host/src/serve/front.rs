@@ -26,10 +26,11 @@ use super::changes;
 use super::input_rounds::{Rounds, Step};
 use super::lazy::{Lazy, Route};
 use super::relay::Relay;
+use super::request_span::{self, Target};
 use super::resource_watch;
 use super::result_type::Complete;
 use super::surface;
-use crate::runtime::{CallError, CallProgress, CatalogError, Runtime, StoredText};
+use crate::runtime::{CallError, CallProgress, CatalogError, Runtime, StoredText, traced};
 
 /// How long after serve started a listing waits for servers still connecting: a client lists
 /// right after `initialize`, which is answered at once, and most local servers are up within a
@@ -200,8 +201,9 @@ impl ServerHandler for Front {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        let _span = request_span::start("tools/list", Target::None, &context);
         self.runtime().settle(LIST_WAIT).await;
         if self.shared.lazy.active(self.runtime()) {
             return Ok(ListToolsResult::with_all_items(super::lazy::lazy_tools()));
@@ -214,6 +216,7 @@ impl ServerHandler for Front {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let span = request_span::start("tools/call", Target::Tool(&request.name), &context);
         // A 2026-07-28 client is asked through input-required results, not requests.
         let by_rounds = context.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
         let rounds = &self.shared.rounds;
@@ -258,7 +261,7 @@ impl ServerHandler for Front {
         // the task drops the call, which cancels it at the server (`notifications/cancelled`).
         // The reports are passed on inside it, so the call ends only once the last one is
         // written: a client drops a report that comes after the result.
-        let call = tokio::spawn(async move {
+        let call = span.spawn(async move {
             let passed = async {
                 if let Some(reports) = reports {
                     reports.await;
@@ -275,7 +278,7 @@ impl ServerHandler for Front {
             let (outcome, ()) = tokio::join!(call, passed);
             outcome
         });
-        respond(rounds.drive(call, asks, &context.ct).await)
+        span.ended(respond(rounds.drive(call, asks, &context.ct).await))
     }
 
     async fn list_resources(
@@ -299,15 +302,18 @@ impl ServerHandler for Front {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        let span = request_span::start("resources/read", Target::Resource(&request.uri), &context);
         if let Some(stored) = self.runtime().stored_result(&request.uri).await {
             return stored_contents(&request.uri, stored);
         }
         let server = self.resource_owner(&request.uri).await?;
         let subject = format!("resource {}", crate::text::escape_line(&request.uri));
-        let result = self.forward(&server, subject, |peer| async move { peer.read_resource(request).await });
-        result.await.map(ReadResourceResponse::Complete)
+        let result = self.forward(&server, subject, |peer| {
+            traced(&server, request, |r| async move { peer.read_resource(r).await })
+        });
+        span.ended(span.within(result).await.map(ReadResourceResponse::Complete))
     }
 
     async fn list_prompts(
@@ -322,15 +328,18 @@ impl ServerHandler for Front {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
+        let span = request_span::start("prompts/get", Target::Prompt(&request.name), &context);
         let owner = self.known(|runtime| runtime.catalog().prompt(&request.name).map(|p| p.server.clone()));
         let Some(server) = owner.await else {
             return Err(catalog_error(CatalogError::UnknownPrompt(request.name)));
         };
         let subject = format!("prompt {}", crate::text::escape_line(&request.name));
-        let result = self.forward(&server, subject, |peer| async move { peer.get_prompt(request).await });
-        result.await.map(GetPromptResponse::Complete)
+        let result = self.forward(&server, subject, |peer| {
+            traced(&server, request, |r| async move { peer.get_prompt(r).await })
+        });
+        span.ended(span.within(result).await.map(GetPromptResponse::Complete))
     }
 
     async fn complete(

@@ -21,6 +21,7 @@ mod input_rounds;
 mod lazy;
 mod listener;
 mod relay;
+mod request_span;
 mod resource_watch;
 mod result_type;
 mod revive;
