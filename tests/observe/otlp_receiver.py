@@ -1,21 +1,25 @@
 #!/usr/bin/env python3
-"""A real OTLP/HTTP trace receiver for the tests of toolport's traces (tests/it/observe/traces.rs):
+"""A real OTLP trace receiver for the tests of toolport's traces (tests/it/observe/traces.rs):
 an `http.server` on a free loopback port that takes `POST /v1/traces` (protobuf), decodes each
 body with `opentelemetry-proto`'s `ExportTraceServiceRequest` and prints every span as one JSON
 line on stdout. Every request, whatever its path, is also counted in a line `{"request": PATH}`,
-so a test can tell that nothing was sent at all.
+so a test can tell that nothing was sent at all. With --grpc it is an OTLP/gRPC receiver
+instead (`grpcio` serving `opentelemetry-proto`'s `TraceService`; its requests are counted as
+`{"request": "grpc"}`).
 
 Run with the observers' venv (tests/peers/install_observers.sh):
 
-    otlp_receiver.py            prints `listening PORT` first, then one line per span
+    otlp_receiver.py [--grpc]   prints `listening PORT` first, then one line per span
 
 A span's line: {"trace_id", "span_id", "parent_span_id" (hex, "" for a root), "name", "kind"
 (SERVER, CLIENT, INTERNAL, ...), "attributes" (key -> value), "status" (UNSET, OK, ERROR),
 "service" (the resource's service.name)}.
 """
 
+import argparse
 import json
 import sys
+import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
@@ -78,7 +82,32 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
 
+def serve_grpc():
+    from concurrent import futures
+
+    import grpc
+    from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
+
+    class TraceService(trace_service_pb2_grpc.TraceServiceServicer):
+        def Export(self, request, context):
+            print(json.dumps({"request": "grpc"}), flush=True)
+            for span in spans(request):
+                print(json.dumps(span), flush=True)
+            return ExportTraceServiceResponse()
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(TraceService(), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    print(f"listening {port}", flush=True)
+    threading.Event().wait()
+
+
 def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--grpc", action="store_true")
+    if parser.parse_args().grpc:
+        return serve_grpc()
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     print(f"listening {server.server_address[1]}", flush=True)
     try:

@@ -42,9 +42,16 @@ struct Receiver {
 }
 
 impl Receiver {
+    /// Over OTLP/HTTP.
     fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// With `args` (`--grpc`: over OTLP/gRPC).
+    fn start_with(args: &[&str]) -> Self {
         let mut child = Command::new(observers_python())
             .arg(observe_file("otlp_receiver.py"))
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -377,4 +384,28 @@ fn an_http_server_gets_the_trace_context_in_the_w3c_header_too() {
     let expected = format!("00-{TRACE_ID}-{}-01", client["span_id"].as_str().unwrap_or_default());
     assert_eq!(last["traceparent"], expected.as_str(), "{last}");
     assert_eq!(last["header:traceparent"], expected.as_str(), "{last}");
+}
+
+#[test]
+fn over_otlp_grpc_the_same_spans_arrive() {
+    let receiver = Receiver::start_with(&["--grpc"]);
+    let (env, _log) = meta_server();
+    let vars = vec![
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint()),
+        ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "grpc".to_string()),
+        ("OTEL_BSP_SCHEDULE_DELAY", "100".to_string()),
+        ("OTEL_SERVICE_NAME", "gateway-7".to_string()),
+    ];
+    let serve = serve_with(&env, &vars);
+    call_through(&serve, &["--meta", &traceparent()]);
+    let spans = receiver.spans_when(|s| s.iter().filter(|s| s["name"] == "tools/call echo").count() >= 2);
+    let server = spans
+        .iter()
+        .find(|s| s["kind"] == "SERVER" && s["name"] == "tools/call echo")
+        .unwrap_or_else(|| panic!("no SERVER span over gRPC in {spans:#?}"));
+    assert_eq!(server["trace_id"], TRACE_ID, "{server}");
+    assert_eq!(server["parent_span_id"], CALLER_SPAN, "{server}");
+    assert_eq!(server["service"], "gateway-7", "OTEL_SERVICE_NAME names the service: {server}");
+    let client = spans.iter().find(|s| s["kind"] == "CLIENT").unwrap_or_else(|| panic!("{spans:#?}"));
+    assert_eq!(client["parent_span_id"], server["span_id"], "{client}");
 }
