@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """An MCP stdio server that writes down the `_meta` of every `tools/call` it receives, for the
 tests of trace context passed downstream (tests/it/observe/traces.rs): one JSON object per line
-in --log. Its one tool, `echo`, answers its `message`. Over streamable HTTP (--http) each line
+in --log (`method` naming the request). Its tool `echo` answers its `message`; its prompt
+`greet` and its resource `meta://note` answer fixed text. Over streamable HTTP (--http) each line
 also holds the request's W3C `traceparent` header, under the key `header:traceparent`.
 
 Built on the official Python MCP SDK (PyPI `mcp`, tests/peers/install_clients.sh):
@@ -36,17 +37,45 @@ def build(log: str) -> Server:
     async def list_tools(ctx, params) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[types.Tool(name="echo", description="Echoes", input_schema=SCHEMA)])
 
-    async def call_tool(ctx, params) -> types.CallToolResult:
+    def write_down(method, ctx, params):
         meta = dict(as_dict(getattr(ctx, "meta", None)) or as_dict(getattr(params, "meta", None)))
+        meta["method"] = method
         request = getattr(ctx, "request", None)
         if request is not None:
             meta["header:traceparent"] = request.headers.get("traceparent")
         with open(log, "a") as f:
             f.write(json.dumps(meta, sort_keys=True) + "\n")
+
+    async def list_prompts(ctx, params) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[types.Prompt(name="greet", description="Greets")])
+
+    async def get_prompt(ctx, params) -> types.GetPromptResult:
+        write_down("prompts/get", ctx, params)
+        text = types.TextContent(type="text", text="Hello")
+        return types.GetPromptResult(messages=[types.PromptMessage(role="user", content=text)])
+
+    async def list_resources(ctx, params) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[types.Resource(uri="meta://note", name="note")])
+
+    async def read_resource(ctx, params) -> types.ReadResourceResult:
+        write_down("resources/read", ctx, params)
+        return types.ReadResourceResult(contents=[types.TextResourceContents(uri="meta://note", text="a note")])
+
+    async def call_tool(ctx, params) -> types.CallToolResult:
+        write_down("tools/call", ctx, params)
         message = (params.arguments or {}).get("message", "")
         return types.CallToolResult(content=[types.TextContent(type="text", text=f"Echo: {message}")])
 
-    return Server("meta", version="1.0.0", on_list_tools=list_tools, on_call_tool=call_tool)
+    return Server(
+        "meta",
+        version="1.0.0",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
+    )
 
 
 async def main() -> None:

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""One `tools/call echo` through toolport serve with the official Python MCP SDK (PyPI `mcp`,
+"""One request through toolport serve with the official Python MCP SDK (PyPI `mcp`,
 tests/peers/install_clients.sh), carrying a caller's trace context, for tests/it/observe/traces.rs:
 
     traced_client.py --url http://127.0.0.1:PORT/mcp [--meta TRACEPARENT] [--header TRACEPARENT]
+                     [--method call|prompt|read]
 
+--method: `tools/call echo` (the default), `prompts/get greet` or `resources/read meta://note`.
 --meta puts the traceparent in the request's `_meta` (SEP-414), --header in the W3C
-`traceparent` HTTP header of every request. Prints the result's text as JSON.
+`traceparent` HTTP header of every request. Prints the answer's texts as JSON.
 """
 
 import argparse
@@ -23,6 +25,12 @@ async def run(args):
     meta = {"traceparent": args.meta} if args.meta else None
     with anyio.fail_after(60):
         async with Client(transport) as client:
+            if args.method == "prompt":
+                result = await client.get_prompt("greet", meta=meta)
+                return {"texts": [getattr(m.content, "text", None) for m in result.messages]}
+            if args.method == "read":
+                result = await client.read_resource("meta://note", meta=meta)
+                return {"texts": [getattr(c, "text", None) for c in result.contents]}
             result = await client.call_tool("echo", {"message": "traced"}, meta=meta)
     return {"texts": [getattr(c, "text", None) for c in result.content], "is_error": result.is_error}
 
@@ -32,6 +40,7 @@ def main():
     parser.add_argument("--url", required=True)
     parser.add_argument("--meta")
     parser.add_argument("--header")
+    parser.add_argument("--method", choices=["call", "prompt", "read"], default="call")
     args = parser.parse_args()
     print(json.dumps(anyio.run(run, args)))
 

@@ -293,9 +293,10 @@ fn nothing_is_sent_and_no_trace_context_is_added_unless_asked() {
     // An endpoint, but traces turned off by the standard switch.
     let mut vars = otlp_http(&receiver);
     vars.push(("OTEL_TRACES_EXPORTER", "none".to_string()));
-    let mut serve = serve_with(&env, &vars);
+    let serve = serve_with(&env, &vars);
     call_through(&serve, &[]);
-    serve.terminate();
+    // Ended (SIGTERM, waited for): what it would have flushed at exit has been sent.
+    drop(serve);
     assert_eq!(receiver.requests(), Vec::<String>::new(), "traces were sent though turned off");
     let metas = received(&log);
     assert_eq!(metas.len(), 1);
@@ -408,4 +409,39 @@ fn over_otlp_grpc_the_same_spans_arrive() {
     assert_eq!(server["service"], "gateway-7", "OTEL_SERVICE_NAME names the service: {server}");
     let client = spans.iter().find(|s| s["kind"] == "CLIENT").unwrap_or_else(|| panic!("{spans:#?}"));
     assert_eq!(client["parent_span_id"], server["span_id"], "{client}");
+}
+
+#[test]
+fn a_prompt_and_a_read_through_serve_continue_the_trace_too() {
+    let receiver = Receiver::start();
+    let (env, log) = meta_server();
+    let serve = serve_with(&env, &otlp_http(&receiver));
+    let answer = call_through(&serve, &["--method", "prompt", "--meta", &traceparent()]);
+    assert_eq!(answer["texts"], json!(["Hello"]), "{answer}");
+    let answer = call_through(&serve, &["--method", "read", "--meta", &traceparent()]);
+    assert_eq!(answer["texts"], json!(["a note"]), "{answer}");
+
+    for (name, method) in [("prompts/get greet", "prompts/get"), ("resources/read", "resources/read")] {
+        let of = |kind: &str, spans: &[Value]| {
+            spans.iter().find(|s| s["kind"] == kind && s["name"] == name).cloned()
+        };
+        let spans = receiver.spans_when(|s| of("SERVER", s).is_some() && of("CLIENT", s).is_some());
+        let server = of("SERVER", &spans).unwrap_or_else(|| panic!("no SERVER span {name} in {spans:#?}"));
+        let client = of("CLIENT", &spans).unwrap_or_else(|| panic!("no CLIENT span {name} in {spans:#?}"));
+        assert_eq!(server["trace_id"], TRACE_ID, "{server}");
+        assert_eq!(server["parent_span_id"], CALLER_SPAN, "{server}");
+        assert_eq!(server["attributes"]["mcp.method.name"], method, "{server}");
+        assert_eq!(client["parent_span_id"], server["span_id"], "{client}");
+        assert_eq!(client["attributes"]["toolport.server"], "meta", "{client}");
+        let metas = received(&log);
+        let got = metas.iter().find(|m| m["method"] == method).unwrap_or_else(|| panic!("{metas:?}"));
+        let expected = format!("00-{TRACE_ID}-{}-01", client["span_id"].as_str().unwrap_or_default());
+        assert_eq!(got["traceparent"], expected.as_str(), "{got}");
+    }
+    let spans = receiver.spans_when(|_| true);
+    let read = spans.iter().find(|s| s["kind"] == "SERVER" && s["name"] == "resources/read");
+    let read = read.unwrap_or_else(|| panic!("{spans:#?}"));
+    assert_eq!(read["attributes"]["mcp.resource.uri"], "meta://note", "{read}");
+    let prompt = spans.iter().find(|s| s["kind"] == "SERVER" && s["name"] == "prompts/get greet");
+    assert_eq!(prompt.map(|p| &p["attributes"]["gen_ai.prompt.name"]), Some(&json!("greet")));
 }
