@@ -115,6 +115,7 @@ impl Traces {
             .with_location(false)
             .with_threads(false)
             .with_target(false)
+            .with_tracked_inactivity(false)
             .with_filter(exported)
     }
 

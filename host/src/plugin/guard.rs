@@ -80,7 +80,7 @@ fn call_span(plugin: &Loaded, expect: &PerTool) -> tracing::Span {
         toolport.plugin.name = %plugin.name,
         toolport.plugin.kind = plugin.kind.as_str(),
         toolport.plugin.export = expect.export,
-        toolport.plugin.tools = expect.tools,
+        toolport.plugin.tools = i64::try_from(expect.tools).unwrap_or(i64::MAX),
         error.type = tracing::field::Empty,
     )
 }

@@ -3,7 +3,10 @@
 //! `opentelemetry-proto`), called by the Python SDK's `mcp.Client` with a caller's trace
 //! context, and calling a Python SDK server (`tests/observe/meta_server.py`) that writes down
 //! the `_meta` it receives. The trace must run unbroken: the caller's span → serve's SERVER
-//! span → the downstream CLIENT span → the server's `_meta.traceparent`.
+//! span → the downstream CLIENT span → the server's `_meta.traceparent` (and, to an HTTP
+//! server, its `traceparent` header). Over OTLP/gRPC too (a `grpcio` receiver); the CLI's spans
+//! flushed at exit; plugin calls and sign-ins with spans of their own, no secret in them; off
+//! unless asked.
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::{Path, PathBuf};
@@ -444,4 +447,65 @@ fn a_prompt_and_a_read_through_serve_continue_the_trace_too() {
     assert_eq!(read["attributes"]["mcp.resource.uri"], "meta://note", "{read}");
     let prompt = spans.iter().find(|s| s["kind"] == "SERVER" && s["name"] == "prompts/get greet");
     assert_eq!(prompt.map(|p| &p["attributes"]["gen_ai.prompt.name"]), Some(&json!("greet")));
+}
+
+#[test]
+fn plugin_calls_have_spans_naming_the_plugin_its_kind_and_export() {
+    let receiver = Receiver::start();
+    let (env, _log) = meta_server();
+    write_config(
+        &env,
+        json!({ "meta": {"type": "stdio", "command": python(), "args": [observe_file("meta_server.py"), "--log", env.root().join("meta.log")]} }),
+        &["meta"],
+        json!({ "namePolicy": "namespace", "toolShape": "openai" }),
+    );
+    let out = Command::new(toolport_path())
+        .arg("--home")
+        .arg(env.home())
+        .arg("--workspace")
+        .arg(env.root())
+        .arg("tools")
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint())
+        .env_remove("RUST_LOG")
+        .env_remove("TOOLPORT_HOME")
+        .output()
+        .unwrap_or_else(|e| panic!("run toolport tools: {e}"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let spans = receiver.spans_when(|s| s.len() >= 2);
+    let review = named(&spans, "plugin review namespace").unwrap_or_else(|| panic!("{spans:#?}"));
+    assert_eq!(review["kind"], "INTERNAL", "{review}");
+    assert_eq!(review["attributes"]["toolport.plugin.kind"], "name-policy", "{review}");
+    assert_eq!(review["attributes"]["toolport.plugin.export"], "review", "{review}");
+    assert_eq!(review["attributes"]["toolport.plugin.tools"], 1, "{review}");
+    let convert = named(&spans, "plugin convert openai").unwrap_or_else(|| panic!("{spans:#?}"));
+    assert_eq!(convert["attributes"]["toolport.plugin.kind"], "tool-shape", "{convert}");
+    assert_eq!(convert["status"], "UNSET", "{convert}");
+}
+
+#[test]
+fn a_machine_sign_in_has_a_span_without_its_secret() {
+    use crate::support::auth::{NAME, OAuthServer, add_enabled, run};
+    const SECRET: &str = "cc-it-7d1f0a93-traced-secret";
+    let receiver = Receiver::start();
+    let server = OAuthServer::start(&["--client", &format!("toolport-machine:{SECRET}")]);
+    let env = Env::new();
+    let definition = json!({
+        "type": "http",
+        "url": server.url,
+        "oauth": {"grant": "client_credentials", "clientId": "toolport-machine", "clientSecret": "${TRACED_SECRET}"},
+    });
+    add_enabled(&env, &server, NAME, &definition);
+    let endpoint = receiver.endpoint();
+    let vars = [("TRACED_SECRET", SECRET), ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str())];
+    let ran = run(&env, &[], &["tools"], &vars);
+    assert!(ran.output.status.success(), "{}\n{}", ran.all(), server.log());
+
+    let spans = receiver.spans_when(|s| named(s, "sign-in client_credentials").is_some());
+    let sign_in = named(&spans, "sign-in client_credentials").unwrap_or_else(|| panic!("{spans:#?}"));
+    assert_eq!(sign_in["kind"], "INTERNAL", "{sign_in}");
+    assert_eq!(sign_in["attributes"]["toolport.server"], NAME, "{sign_in}");
+    assert_eq!(sign_in["attributes"]["toolport.sign_in.grant"], "client_credentials", "{sign_in}");
+    assert_eq!(sign_in["status"], "UNSET", "{sign_in}");
+    let exported = serde_json::to_string(&spans).unwrap_or_default();
+    assert!(!exported.contains(SECRET), "the secret was exported: {exported}");
 }
