@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """An MCP stdio server that writes down the `_meta` of every `tools/call` it receives, for the
 tests of trace context passed downstream (tests/it/observe/traces.rs): one JSON object per line
-in --log (`method` naming the request). Its tool `echo` answers its `message`; its prompt
+in --log (`method` naming the request). Its tool `echo` answers its `message`, `sleep` answers
+after `seconds`; its prompt
 `greet` and its resource `meta://note` answer fixed text. Over streamable HTTP (--http) each line
 also holds the request's W3C `traceparent` header, under the key `header:traceparent`.
 
@@ -35,7 +36,13 @@ def as_dict(meta):
 
 def build(log: str) -> Server:
     async def list_tools(ctx, params) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[types.Tool(name="echo", description="Echoes", input_schema=SCHEMA)])
+        sleep = {"type": "object", "properties": {"seconds": {"type": "number"}}}
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(name="echo", description="Echoes", input_schema=SCHEMA),
+                types.Tool(name="sleep", description="Answers late", input_schema=sleep),
+            ]
+        )
 
     def write_down(method, ctx, params):
         meta = dict(as_dict(getattr(ctx, "meta", None)) or as_dict(getattr(params, "meta", None)))
@@ -63,6 +70,9 @@ def build(log: str) -> Server:
 
     async def call_tool(ctx, params) -> types.CallToolResult:
         write_down("tools/call", ctx, params)
+        if params.name == "sleep":
+            await asyncio.sleep(float((params.arguments or {}).get("seconds", 0)))
+            return types.CallToolResult(content=[types.TextContent(type="text", text="awake")])
         message = (params.arguments or {}).get("message", "")
         return types.CallToolResult(content=[types.TextContent(type="text", text=f"Echo: {message}")])
 

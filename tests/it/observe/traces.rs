@@ -476,7 +476,7 @@ fn plugin_calls_have_spans_naming_the_plugin_its_kind_and_export() {
     assert_eq!(review["kind"], "INTERNAL", "{review}");
     assert_eq!(review["attributes"]["toolport.plugin.kind"], "name-policy", "{review}");
     assert_eq!(review["attributes"]["toolport.plugin.export"], "review", "{review}");
-    assert_eq!(review["attributes"]["toolport.plugin.tools"], 1, "{review}");
+    assert_eq!(review["attributes"]["toolport.plugin.tools"], 2, "echo and sleep: {review}");
     let convert = named(&spans, "plugin convert openai").unwrap_or_else(|| panic!("{spans:#?}"));
     assert_eq!(convert["attributes"]["toolport.plugin.kind"], "tool-shape", "{convert}");
     assert_eq!(convert["status"], "UNSET", "{convert}");
@@ -508,4 +508,35 @@ fn a_machine_sign_in_has_a_span_without_its_secret() {
     assert_eq!(sign_in["status"], "UNSET", "{sign_in}");
     let exported = serde_json::to_string(&spans).unwrap_or_default();
     assert!(!exported.contains(SECRET), "the secret was exported: {exported}");
+}
+
+#[test]
+fn a_call_given_up_at_its_timeout_ends_its_span_as_cancelled() {
+    let receiver = Receiver::start();
+    let env = Env::new();
+    let log = env.root().join("meta.log");
+    let def = json!({
+        "type": "stdio",
+        "command": python(),
+        "args": [observe_file("meta_server.py"), "--log", log],
+        "timeouts": {"callMs": 500},
+    });
+    write_config(&env, json!({ "meta": def }), &["meta"], json!({}));
+    let out = Command::new(toolport_path())
+        .arg("--home")
+        .arg(env.home())
+        .arg("--workspace")
+        .arg(env.root())
+        .args(["call", "sleep", r#"{"seconds": 30}"#])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint())
+        .env_remove("RUST_LOG")
+        .env_remove("TOOLPORT_HOME")
+        .output()
+        .unwrap_or_else(|e| panic!("run toolport call: {e}"));
+    assert!(!out.status.success(), "the call should time out");
+    let spans = receiver.spans_when(|s| named(s, "tools/call sleep").is_some());
+    let client = named(&spans, "tools/call sleep").unwrap_or_else(|| panic!("{spans:#?}"));
+    assert_eq!(client["kind"], "CLIENT", "{client}");
+    assert_eq!(client["attributes"]["error.type"], "cancelled", "{client}");
+    assert_eq!(client["status"], "ERROR", "{client}");
 }

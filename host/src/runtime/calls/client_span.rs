@@ -4,6 +4,8 @@
 //! own spans join the caller's trace. Nothing of the arguments enters it; a resource's URI only
 //! with its secrets masked. Off (no span, no `_meta`) unless traces are exported.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use rmcp::model::{
     CallToolRequestParams, GetPromptRequestParams, ReadResourceRequestParams, RequestParamsMeta,
 };
@@ -47,15 +49,20 @@ impl Method for GetPromptRequestParams {
 }
 
 /// The span of one request to `server`, started where it is made (the caller's span, if any,
-/// is its parent), with `params` stamped with its context.
-pub(crate) struct ClientSpan(Span);
+/// is its parent), with `params` stamped with its context. Dropped before its answer was
+/// recorded (the caller's timeout, a cancel: toolport then sends `notifications/cancelled`), it
+/// says `error.type=cancelled`.
+pub(crate) struct ClientSpan {
+    span: Span,
+    answered: AtomicBool,
+}
 
 impl ClientSpan {
     /// Starts the span for `params` to `server` and writes its context into their `_meta`
     /// (replacing whatever trace context they carried: the server's parent is this span).
     pub(crate) fn start<P: Method + RequestParamsMeta>(server: &str, params: &mut P) -> Self {
         if !traces::on() {
-            return Self(Span::none());
+            return Self { span: Span::none(), answered: AtomicBool::new(true) };
         }
         let span = tracing::info_span!(
             target: "toolport::runtime",
@@ -85,25 +92,34 @@ impl ClientSpan {
         if params.meta().is_some_and(|m| m.is_empty()) {
             *params.meta_mut() = None;
         }
-        Self(span)
+        Self { span, answered: AtomicBool::new(false) }
     }
 
     /// `work` (the request on the wire) inside this span.
     pub(crate) fn within<F: Future>(&self, work: F) -> tracing::instrument::Instrumented<F> {
-        tracing::Instrument::instrument(work, self.0.clone())
+        tracing::Instrument::instrument(work, self.span.clone())
     }
 
     /// Records a failed request: `error.type` is the JSON-RPC error's code, or what failed
     /// (`timeout`, `transport`).
     pub(crate) fn failed(&self, error: &str) {
-        self.0.record("error.type", error);
-        self.0.record("otel.status_code", "ERROR");
+        self.span.record("error.type", error);
+        self.span.record("otel.status_code", "ERROR");
     }
 
     /// Records how `answer` ended.
     pub(crate) fn ended<T>(&self, answer: &Result<T, ServiceError>) {
+        self.answered.store(true, Ordering::Relaxed);
         if let Err(e) = answer {
             self.failed(&service_error_type(e));
+        }
+    }
+}
+
+impl Drop for ClientSpan {
+    fn drop(&mut self) {
+        if !self.answered.load(Ordering::Relaxed) {
+            self.failed("cancelled");
         }
     }
 }
