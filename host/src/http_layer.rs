@@ -201,6 +201,31 @@ impl Request for Get {
 
 type Answer<T, L> = Result<T, StreamableHttpError<<L as HttpLayer>::Error>>;
 
+/// `headers` with the W3C `traceparent`/`tracestate` of the request in `message`, copied from
+/// its `_meta` (SEP-414: over HTTP the headers carry what `_meta` does), while traces are
+/// exported: an HTTP server's tracing sees the call's span as its parent without reading MCP.
+fn trace_headers(message: &ClientJsonRpcMessage, mut headers: Headers) -> Headers {
+    use rmcp::model::{ClientRequest, JsonRpcMessage};
+    if !crate::observe::traces::on() {
+        return headers;
+    }
+    let JsonRpcMessage::Request(request) = message else { return headers };
+    let meta = match &request.request {
+        ClientRequest::CallToolRequest(r) => r.params.meta.as_ref(),
+        ClientRequest::ReadResourceRequest(r) => r.params.meta.as_ref(),
+        ClientRequest::GetPromptRequest(r) => r.params.meta.as_ref(),
+        _ => None,
+    };
+    let Some(meta) = meta else { return headers };
+    for key in [crate::observe::traces::TRACEPARENT, crate::observe::traces::TRACESTATE] {
+        let value = meta.get(key).and_then(|v| v.as_str()).and_then(|v| HeaderValue::from_str(v).ok());
+        if let Some(value) = value {
+            headers.insert(HeaderName::from_static(key), value);
+        }
+    }
+    headers
+}
+
 impl<L: HttpLayer> Layered<L> {
     async fn post(
         &self,
@@ -208,6 +233,7 @@ impl<L: HttpLayer> Layered<L> {
         auth_header: Option<String>,
         headers: Headers,
     ) -> Answer<StreamableHttpPostResponse, L> {
+        let headers = trace_headers(&post.message, headers);
         let response = self.0.send(post, auth_header, headers).await?;
         Ok(self.0.answered(response))
     }

@@ -49,6 +49,7 @@ mod trust;
 // The runtime: start it, read the surface and the status, call tools.
 /// Raises the soft limit on open files to the hard one: what a binary calls at start, since
 /// plugins together may hold half of that limit in sockets (the rest stays the host's).
+pub use observe::traces::{Traces, start as start_traces};
 pub use plugin::raise_fd_limit;
 pub use runtime::{
     CallError, CallOutcome, CallProgress, Revision, Runtime, RuntimeOptions, ToolRecord, render_call,

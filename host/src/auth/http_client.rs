@@ -16,6 +16,7 @@ use super::dpop::ProofKey;
 use super::dpop::requests::Proofs;
 use super::dpop::token_client::TokenClient;
 use super::sign_in::{self, Completion, Reason};
+use super::sign_in_span::traced;
 use super::store::CredentialsFile;
 use super::{machine, workload};
 use crate::config::{EditError, Grant, ServerDef};
@@ -187,7 +188,8 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> OAuthHttp<C> {
         }
         let reason = Reason { challenge: Some(scope.www_authenticate_header.clone()), more_scopes };
         tracing::info!(server = %step.def.name, "the server needs more scope; signing in again");
-        if let Err(e) = sign_in::sign_in(&step.def, &step.file, Completion::Browser, reason).await {
+        let signing_in = sign_in::sign_in(&step.def, &step.file, Completion::Browser, reason);
+        if let Err(e) = traced(&step.def.name, "authorization_code", signing_in).await {
             tracing::warn!(server = %step.def.name, "step-up sign-in failed: {e:#}");
             return false;
         }
@@ -236,14 +238,18 @@ async fn machine_route<C: StreamableHttpClient + Clone + Send + Sync + 'static>(
     let fail = |e: anyhow::Error| format!("{e:#}");
     Ok(match grant {
         Some(Grant::JwtBearer) => {
-            Route { via: Via::Plain(plain.clone()), bearer: Some(workload::token(def).await.map_err(fail)?) }
+            let token = traced(&def.name, "jwt_bearer", workload::token(def)).await.map_err(fail)?;
+            Route { via: Via::Plain(plain.clone()), bearer: Some(token) }
         }
         Some(Grant::Enterprise) => Route {
             via: Via::Plain(plain.clone()),
-            bearer: Some(machine::enterprise_token(def).await.map_err(fail)?),
+            bearer: Some(
+                traced(&def.name, "enterprise", machine::enterprise_token(def)).await.map_err(fail)?,
+            ),
         },
         _ => {
-            let manager = machine::authorize(def).await.map_err(fail)?;
+            let manager =
+                traced(&def.name, "client_credentials", machine::authorize(def)).await.map_err(fail)?;
             Route { via: Via::Signed(AuthClient::new(Proofs::bearer(plain.clone()), manager)), bearer: None }
         }
     })

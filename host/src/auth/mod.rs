@@ -16,6 +16,7 @@ mod dpop;
 pub mod http_client;
 pub mod machine;
 pub mod sign_in;
+mod sign_in_span;
 pub mod store;
 mod workload;
 

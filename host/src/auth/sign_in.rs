@@ -99,7 +99,8 @@ pub async fn login(
     // Scopes a request was refused for where nobody could sign in (`serve`, `call`, …).
     let url = def.url.clone().unwrap_or_default();
     let more_scopes = file.wanted_scopes(&url)?;
-    let signed_in = sign_in(def, file, completion, Reason { challenge, more_scopes }).await?;
+    let signing_in = sign_in(def, file, completion, Reason { challenge, more_scopes });
+    let signed_in = super::sign_in_span::traced(&def.name, "authorization_code", signing_in).await?;
     if let Err(e) = file.wanted_scopes_asked(&url) {
         tracing::warn!(server = %def.name, "{e}");
     }

@@ -33,6 +33,12 @@ pub use exit::{EXIT_FAILURE, EXIT_USAGE, ExitError};
 /// running then (a name lookup, a stuck read) must not keep the process from exiting.
 const RUNTIME_SHUTDOWN: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// How long the last spans may take to leave after the command: an OTLP receiver answers in
+/// milliseconds; an unreachable one must not hold the exit for the exporter's own 10 s.
+const FLUSH: std::time::Duration = std::time::Duration::from_secs(3);
+/// The same after SIGINT/SIGTERM, when an agent kills toolport within a second.
+const FLUSH_AFTER_SIGNAL: std::time::Duration = std::time::Duration::from_millis(300);
+
 #[derive(Debug, Parser)]
 #[command(name = "toolport", version, about = "MCP servers as a live, checked tool surface")]
 struct Cli {
@@ -93,10 +99,6 @@ enum Command {
 /// Parses the command line, runs the command and maps the outcome to an exit status.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_tracing(cli.verbose);
-    // The library's notices (sign-in addresses, serve's reconnects) are for the person here.
-    toolport::set_notice_printer(Some(std::sync::Arc::new(|line: &str| eprintln!("{line}"))));
-    toolport::raise_fd_limit();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -104,12 +106,31 @@ pub fn main() -> ExitCode {
             return ExitCode::from(EXIT_FAILURE);
         }
     };
+    // Inside the runtime's context: the OTLP/gRPC exporter's channel is bound to it.
+    let traces = match runtime.block_on(async { toolport::start_traces() }) {
+        Ok(traces) => traces,
+        Err(message) => {
+            eprintln!("toolport: {message}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    init_tracing(cli.verbose, traces.as_ref());
+    // The library's notices (sign-in addresses, serve's reconnects) are for the person here.
+    toolport::set_notice_printer(Some(std::sync::Arc::new(|line: &str| eprintln!("{line}"))));
+    toolport::raise_fd_limit();
     if let Err(e) = start_metrics(&runtime, &cli.command) {
         eprintln!("toolport: {e}");
         return ExitCode::from(EXIT_USAGE);
     }
     let (outcome, signalled) = runtime.block_on(run(cli));
     stop_metrics(&runtime);
+    if let Some(traces) = traces {
+        // Before the runtime goes: the gRPC exporter needs it to send the last batch.
+        let wait = if signalled { FLUSH_AFTER_SIGNAL } else { FLUSH };
+        if let Err(e) = traces.shutdown(wait) {
+            tracing::warn!("{e}");
+        }
+    }
     if signalled {
         // Signalled: the servers are ended already; blocking work still running (serve's
         // read of stdin, which no one can interrupt) is not waited for.
@@ -314,7 +335,9 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn init_tracing(verbose: u8) {
+/// The log on stderr at the chosen verbosity and, when `traces` are exported, the spans made for
+/// OpenTelemetry handed to the exporter whatever that verbosity.
+fn init_tracing(verbose: u8, traces: Option<&toolport::Traces>) {
     use tracing_subscriber::EnvFilter;
     // rmcp logs transport failures with the full URL, which may carry an expanded `${VAR}`
     // secret: every line is redacted by `RedactingStderr`, and rmcp stays quiet anyway unless
@@ -329,6 +352,14 @@ fn init_tracing(verbose: u8) {
     // Logs go to stderr so stdout stays clean for --json output and the ACP protocol stream.
     // Colours only on a terminal: piped into a file or a test, the log is plain text.
     let ansi = std::io::stderr().is_terminal();
+    if let Some(traces) = traces {
+        use tracing_subscriber::Layer as _;
+        use tracing_subscriber::layer::SubscriberExt as _;
+        use tracing_subscriber::util::SubscriberInitExt as _;
+        let log = tracing_subscriber::fmt::layer().with_ansi(ansi).with_writer(RedactingStderr);
+        let _ = tracing_subscriber::registry().with(log.with_filter(filter)).with(traces.layer()).try_init();
+        return;
+    }
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(ansi)

@@ -11,6 +11,7 @@ pub mod client;
 mod exchange;
 pub mod metrics;
 pub mod otlp_env;
+pub mod traces;
 
 pub use exchange::{AuditChoice, Exchange, Kind, Outcome, json_size};
 

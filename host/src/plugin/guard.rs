@@ -3,6 +3,7 @@
 //! and call, the outcome mapped to a [`Fault`], and one answer per tool checked. The per-kind
 //! files supply only the export to call and how to read what it returns.
 
+use tracing::Instrument as _;
 use wasmtime::Store;
 
 use super::compile::load::Loaded;
@@ -17,6 +18,8 @@ use super::sandbox::store::{State, handle_refusal};
 pub(crate) struct PerTool {
     pub tools: usize,
     pub noun: &'static str,
+    /// The export called, for the call's span.
+    pub export: &'static str,
 }
 
 /// Runs `call` (instantiate, then call one export) once in a fresh store of `plugin` under its
@@ -34,18 +37,55 @@ pub(crate) async fn call_per_tool<T>(
         plugin.limits.memory_mb,
     )
     .map_err(|fault| plugin.error(fault))?;
+    let span = call_span(plugin, &expect);
     let meter = arm_deadline(&mut store, &plugin.limits);
     let started = std::time::Instant::now();
-    let outcome = tokio::time::timeout(outer_timeout(&plugin.limits), meter.wrap(call(&mut store))).await;
+    let call = meter.wrap(call(&mut store));
+    let outcome = tokio::time::timeout(outer_timeout(&plugin.limits), call).instrument(span.clone()).await;
     let grown = store.data().memory.grown_bytes();
     crate::observe::metrics::plugin_call(&plugin.name, grown as u64, started.elapsed());
-    let answers = classify(plugin, &store, outcome)?
-        .map_err(|message| plugin.guest_error(Fault::Failed { message }, store.data()))?;
-    if answers.len() != expect.tools {
-        let message = format!("{} {} for {} tools", answers.len(), expect.noun, expect.tools);
-        return Err(plugin.error(Fault::BadOutput { message }));
+    let answers = classify(plugin, &store, outcome)
+        .and_then(|answered| {
+            answered.map_err(|message| plugin.guest_error(Fault::Failed { message }, store.data()))
+        })
+        .and_then(|answers| match answers.len() == expect.tools {
+            true => Ok(answers),
+            false => {
+                let message = format!("{} {} for {} tools", answers.len(), expect.noun, expect.tools);
+                Err(plugin.error(Fault::BadOutput { message }))
+            }
+        });
+    if let Err(e) = &answers {
+        span.record("error.type", fault_type(&e.fault).as_str());
+        span.record("otel.status_code", "ERROR");
     }
-    Ok(answers)
+    answers
+}
+
+/// The fault's variant (`TimeLimit`, `Trap`), without what it carries (a guest's words).
+fn fault_type(fault: &Fault) -> String {
+    let debug = format!("{fault:?}");
+    debug.split(|c: char| !c.is_alphanumeric()).next().unwrap_or_default().to_string()
+}
+
+/// The call's INTERNAL span when traces are exported: which plugin, in which role, which
+/// export, over how many tools (never the tools' text or the guest's answers).
+fn call_span(plugin: &Loaded, expect: &PerTool) -> tracing::Span {
+    if !crate::observe::traces::on() {
+        return tracing::Span::none();
+    }
+    tracing::info_span!(
+        target: "toolport::plugin",
+        "plugin.call",
+        otel.name = %format!("plugin {} {}", expect.export, plugin.name),
+        otel.kind = "internal",
+        otel.status_code = tracing::field::Empty,
+        toolport.plugin.name = %plugin.name,
+        toolport.plugin.kind = plugin.kind.as_str(),
+        toolport.plugin.export = expect.export,
+        toolport.plugin.tools = i64::try_from(expect.tools).unwrap_or(i64::MAX),
+        error.type = tracing::field::Empty,
+    )
 }
 
 /// Maps the outcome of a call in `store` to the plugin's fault vocabulary: over time, over its

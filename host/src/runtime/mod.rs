@@ -30,6 +30,7 @@ mod supervisor;
 mod tool_call;
 
 pub use calls::catalog_calls::{CatalogError, PromptOutcome, ResourceRead};
+pub(crate) use calls::client_span::traced;
 pub use calls::request_state::MAX_INPUT_ROUNDS;
 pub use catalog::merged::{Catalog, Offered};
 pub use options::RuntimeOptions;

@@ -27,11 +27,12 @@ use super::in_flight::Board;
 use super::input_rounds::{Rounds, Step};
 use super::lazy::{Lazy, Route};
 use super::relay::Relay;
+use super::request_span::{self, Target};
 use super::resource_watch;
 use super::result_type::Complete;
 use super::surface;
 use crate::observe::Kind;
-use crate::runtime::{CallError, CallProgress, CatalogError, Runtime, StoredText};
+use crate::runtime::{CallError, CallProgress, CatalogError, Runtime, StoredText, traced};
 
 /// How long after serve started a listing waits for servers still connecting: a client lists
 /// right after `initialize`, which is answered at once, and most local servers are up within a
@@ -229,8 +230,9 @@ impl ServerHandler for Front {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        let _span = request_span::start("tools/list", Target::None, &context);
         self.runtime().settle(LIST_WAIT).await;
         if self.shared.lazy.active(self.runtime()) {
             return Ok(ListToolsResult::with_all_items(super::lazy::lazy_tools()));
@@ -244,6 +246,7 @@ impl ServerHandler for Front {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let _in_flight = self.shared.board.start(self.session, &context, "tools/call", &request.name);
+        let span = request_span::start("tools/call", Target::Tool(&request.name), &context);
         // A 2026-07-28 client is asked through input-required results, not requests.
         let by_rounds = context.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
         let rounds = &self.shared.rounds;
@@ -289,7 +292,7 @@ impl ServerHandler for Front {
         // the task drops the call, which cancels it at the server (`notifications/cancelled`).
         // The reports are passed on inside it, so the call ends only once the last one is
         // written: a client drops a report that comes after the result.
-        let call = tokio::spawn(async move {
+        let call = span.spawn(async move {
             let passed = async {
                 if let Some(reports) = reports {
                     reports.await;
@@ -307,7 +310,7 @@ impl ServerHandler for Front {
             let (outcome, ()) = tokio::join!(call, passed);
             outcome
         });
-        respond(rounds.drive(call, asks, &context.ct).await)
+        span.ended(respond(rounds.drive(call, asks, &context.ct).await))
     }
 
     async fn list_resources(
@@ -334,14 +337,16 @@ impl ServerHandler for Front {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let _in_flight = self.shared.board.start(self.session, &context, "resources/read", &request.uri);
+        let span = request_span::start("resources/read", Target::Resource(&request.uri), &context);
         if let Some(stored) = self.runtime().stored_result(&request.uri).await {
             return stored_contents(&request.uri, stored);
         }
         let server = self.resource_owner(&request.uri).await?;
         let uri = request.uri.clone();
-        let read = |peer: Peer<RoleClient>| async move { peer.read_resource(request).await };
+        let read =
+            |peer: Peer<RoleClient>| traced(&server, request, |r| async move { peer.read_resource(r).await });
         let result = self.forward_observed(&context, Kind::Read, &server, &uri, None, read);
-        result.await.map(ReadResourceResponse::Complete)
+        span.ended(span.within(result).await.map(ReadResourceResponse::Complete))
     }
 
     async fn list_prompts(
@@ -359,14 +364,16 @@ impl ServerHandler for Front {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         let _in_flight = self.shared.board.start(self.session, &context, "prompts/get", &request.name);
+        let span = request_span::start("prompts/get", Target::Prompt(&request.name), &context);
         let owner = self.known(|runtime| runtime.catalog().prompt(&request.name).map(|p| p.server.clone()));
         let Some(server) = owner.await else {
             return Err(catalog_error(CatalogError::UnknownPrompt(request.name)));
         };
         let (name, arguments) = (request.name.clone(), request.arguments.clone());
-        let get = |peer: Peer<RoleClient>| async move { peer.get_prompt(request).await };
+        let get =
+            |peer: Peer<RoleClient>| traced(&server, request, |r| async move { peer.get_prompt(r).await });
         let result = self.forward_observed(&context, Kind::Prompt, &server, &name, arguments.as_ref(), get);
-        result.await.map(GetPromptResponse::Complete)
+        span.ended(span.within(result).await.map(GetPromptResponse::Complete))
     }
 
     async fn complete(

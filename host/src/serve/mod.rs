@@ -23,6 +23,7 @@ mod lazy;
 mod listener;
 mod operator;
 mod relay;
+mod request_span;
 mod resource_watch;
 mod result_type;
 mod revive;

@@ -40,7 +40,7 @@ impl NamePolicy {
         };
         let wit_server = wire::server(server, false);
         let wit_tools: Vec<_> = tools.iter().map(wire::tool).collect();
-        let expect = PerTool { tools: tools.len(), noun: "verdicts" };
+        let expect = PerTool { tools: tools.len(), noun: "verdicts", export: "review" };
         let verdicts = call_per_tool(p, expect, async |store| {
             let instance = pre.instantiate_async(&mut *store).await?;
             let verdicts =

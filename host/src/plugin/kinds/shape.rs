@@ -42,7 +42,7 @@ impl ToolShape {
         };
         let wit_server = wire::server(server, false);
         let wit_tools: Vec<_> = tools.iter().map(wire::tool).collect();
-        let expect = PerTool { tools: tools.len(), noun: "results" };
+        let expect = PerTool { tools: tools.len(), noun: "results", export: "convert" };
         let texts = call_per_tool(p, expect, async |store| {
             let instance = pre.instantiate_async(&mut *store).await?;
             instance.toolport_plugin_shape().call_convert(store, &wit_server, &wit_tools).await

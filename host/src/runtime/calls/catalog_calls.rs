@@ -9,6 +9,7 @@ use rmcp::model::{GetPromptRequestParams, JsonObject, ReadResourceRequestParams,
 use rmcp::service::ServiceError;
 use serde_json::Value;
 
+use super::client_span::traced;
 use super::observed::Watch;
 use super::send::{Deadline, ServerError, send};
 use crate::observe::{Kind, Outcome, json_size};
@@ -46,7 +47,7 @@ async fn read_routed(supervisor: &Supervisor, server: &str, uri: &str) -> Result
     }
     let (conn, timeout) = route(supervisor, server)?;
     let subject = format!("resource {}", escape_line(uri));
-    let request = conn.peer.read_resource(ReadResourceRequestParams::new(uri));
+    let request = traced(server, ReadResourceRequestParams::new(uri), |p| conn.peer.read_resource(p));
     let result = settle(supervisor, &conn, server, subject, timeout, request).await?;
     Ok(ResourceRead { server: server.to_string(), contents: result.contents })
 }
@@ -92,7 +93,8 @@ async fn prompt_routed(
         params = params.with_arguments(arguments);
     }
     let subject = format!("prompt {name}");
-    let result = settle(supervisor, &conn, &server, subject, timeout, conn.peer.get_prompt(params)).await?;
+    let request = traced(&server, params, |p| conn.peer.get_prompt(p));
+    let result = settle(supervisor, &conn, &server, subject, timeout, request).await?;
     let messages = result.messages.iter().filter_map(|m| serde_json::to_value(m).ok()).collect();
     Ok(PromptOutcome { server, description: result.description, messages })
 }

@@ -5,6 +5,7 @@
 //! below uses them.
 
 pub(super) mod catalog_calls;
+pub(super) mod client_span;
 mod confirm;
 pub(super) mod executor;
 mod observed;

@@ -15,6 +15,7 @@ use rmcp::service::ServiceError;
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::client_span::ClientSpan;
 use super::send::MaybeGone;
 use crate::config::Roots;
 use crate::runtime::connection::Connection;
@@ -77,8 +78,16 @@ pub async fn call_tool(
     progress: Option<UnboundedSender<CallProgress>>,
 ) -> Result<CallToolResult, RoundsError> {
     for round in 0..=MAX_INPUT_ROUNDS {
+        let mut sent = params.clone();
+        let span = ClientSpan::start(server, &mut sent);
         let answer =
-            call_once(&conn.peer, &conn.progress, &conn.calls, params.clone(), progress.clone()).await;
+            span.within(call_once(&conn.peer, &conn.progress, &conn.calls, sent, progress.clone())).await;
+        span.ended(&answer);
+        if let Ok(CallToolResponse::Complete(result)) = &answer
+            && result.is_error == Some(true)
+        {
+            span.failed("tool_error");
+        }
         let asked = match answer.map_err(RoundsError::Service)? {
             CallToolResponse::Complete(result) => return Ok(result),
             CallToolResponse::InputRequired(asked) => asked,
