@@ -345,7 +345,9 @@ impl ServerHandler for Front {
         let uri = request.uri.clone();
         let read =
             |peer: Peer<RoleClient>| traced(&server, request, |r| async move { peer.read_resource(r).await });
-        let result = self.forward_observed(&context, Kind::Read, &server, &uri, None, read);
+        // Boxed: the forward's state is large, and unboxed it overflowed a worker's stack in a
+        // debug build once the spans and the audit's watch were part of it.
+        let result = Box::pin(self.forward_observed(&context, Kind::Read, &server, &uri, None, read));
         span.ended(span.within(result).await.map(ReadResourceResponse::Complete))
     }
 
@@ -372,7 +374,8 @@ impl ServerHandler for Front {
         let (name, arguments) = (request.name.clone(), request.arguments.clone());
         let get =
             |peer: Peer<RoleClient>| traced(&server, request, |r| async move { peer.get_prompt(r).await });
-        let result = self.forward_observed(&context, Kind::Prompt, &server, &name, arguments.as_ref(), get);
+        let result =
+            Box::pin(self.forward_observed(&context, Kind::Prompt, &server, &name, arguments.as_ref(), get));
         span.ended(span.within(result).await.map(GetPromptResponse::Complete))
     }
 
