@@ -201,11 +201,10 @@ fn audit_tail_shows_text_json_and_filters() {
     assert_eq!(stderr, "toolport: --kind must be call, read, prompt, sign-in, not \"list\"\n");
 }
 
-#[test]
-fn audit_tail_follow_prints_a_call_made_after_it_started() {
-    let env = demo_with_calls();
-    let mut follow = env.spawn_piped(true, &["audit", "tail", "--follow", "--json", "-n", "0"]);
-    // Calls keep coming until one shows up: `--follow` may open the file after the first.
+/// Runs `follow` (an `audit tail --follow`) and makes calls until it prints a line (it may
+/// open the file after the first call), then stops it: the first line it printed, if any.
+fn follow_while_calling(env: &Env, follow: &[&str]) -> Option<String> {
+    let mut follow = env.spawn_piped(true, follow);
     let mut seen = None;
     for n in 0..20 {
         env.run(&["call", "add", r#"{"a": 1, "b": 2}"#], WITHIN);
@@ -216,6 +215,13 @@ fn audit_tail_follow_prints_a_call_made_after_it_started() {
     }
     let _ = follow.child.kill();
     let _ = follow.child.wait();
+    seen
+}
+
+#[test]
+fn audit_tail_follow_prints_a_call_made_after_it_started() {
+    let env = demo_with_calls();
+    let seen = follow_while_calling(&env, &["audit", "tail", "--follow", "--json", "-n", "0"]);
     let line: Value = serde_json::from_str(&seen.unwrap_or_else(|| panic!("--follow printed nothing")))
         .unwrap_or_else(|e| panic!("not JSON: {e}"));
     assert_eq!((&line["tool"], &line["outcome"]), (&json!("add"), &json!("ok")));
@@ -236,18 +242,8 @@ fn audit_tail_follows_across_a_rotation() {
         big.push('\n');
     }
     std::fs::write(&file, &big).unwrap_or_else(|e| panic!("write {}: {e}", file.display()));
-    let mut follow =
-        env.spawn_piped(true, &["audit", "tail", "--follow", "--json", "-n", "0", "--tool", "add"]);
-    let mut seen = None;
-    for n in 0..20 {
-        env.run(&["call", "add", r#"{"a": 1, "b": 2}"#], WITHIN);
-        if let Ok(line) = follow.lines.recv_timeout(Duration::from_secs(if n == 0 { 30 } else { 5 })) {
-            seen = Some(line);
-            break;
-        }
-    }
-    let _ = follow.child.kill();
-    let _ = follow.child.wait();
+    let seen =
+        follow_while_calling(&env, &["audit", "tail", "--follow", "--json", "-n", "0", "--tool", "add"]);
     assert!(seen.is_some_and(|l| l.contains(r#""tool":"add""#)), "--follow missed the line after a rotation");
     let rotated = std::fs::metadata(env.home().join("audit/calls.jsonl.1")).map(|m| m.len());
     assert_eq!(rotated.ok(), Some(big.len() as u64));
