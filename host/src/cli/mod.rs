@@ -342,9 +342,11 @@ fn init_tracing(verbose: u8, traces: Option<&toolport::Traces>) {
     // rmcp logs transport failures with the full URL, which may carry an expanded `${VAR}`
     // secret: every line is redacted by `RedactingStderr`, and rmcp stays quiet anyway unless
     // the user asks for debug output.
+    // An OTLP export that fails is said once per failed export (the SDK's error line); the
+    // exporter's own warning about its retries says the same and stays for -vv.
     let default = match verbose {
-        0 => "warn,rmcp=off",
-        1 => "info,rmcp=off",
+        0 => "warn,rmcp=off,opentelemetry-otlp=error",
+        1 => "info,rmcp=off,opentelemetry-otlp=error,opentelemetry_sdk=warn",
         2 => "debug,rmcp=warn",
         _ => "trace",
     };

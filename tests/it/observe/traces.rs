@@ -289,6 +289,33 @@ fn the_cli_call_flushes_its_span_before_it_exits() {
     assert_eq!(parent, client["span_id"].as_str().unwrap_or_default());
 }
 
+/// A collector that cannot be reached costs the call nothing, and the person is told the spans
+/// were lost (the SDK's own error line), not left wondering why nothing arrives.
+#[test]
+fn an_unreachable_collector_is_said_and_the_call_still_answers() {
+    let (env, _log) = meta_server();
+    // A port nothing listens on: bound, then closed.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap_or_else(|e| panic!("bind: {e}"));
+    let out = Command::new(toolport_path())
+        .arg("--home")
+        .arg(env.home())
+        .arg("--workspace")
+        .arg(env.root())
+        .args(["call", "echo", r#"{"message":"nobody collects"}"#])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", format!("http://{closed}"))
+        .env_remove("RUST_LOG")
+        .env_remove("TOOLPORT_HOME")
+        .output()
+        .unwrap_or_else(|e| panic!("run toolport call: {e}"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("nobody collects"));
+    assert!(stderr.contains("ExportError") && stderr.contains("HTTP export failed"), "{stderr}");
+    assert!(!stderr.contains("nobody collects"), "an argument reached the log: {stderr}");
+}
+
 #[test]
 fn nothing_is_sent_and_no_trace_context_is_added_unless_asked() {
     let receiver = Receiver::start();
