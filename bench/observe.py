@@ -114,6 +114,7 @@ def main():
     p.add_argument("--clients", type=int, default=4)
     p.add_argument("--calls", type=int, default=500)
     p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--parts", action="store_true", help="also each part alone (audit, OTLP, --metrics)")
     args = p.parse_args()
 
     sink = ThreadingHTTPServer(("127.0.0.1", 0), Sink)
@@ -129,7 +130,12 @@ def main():
             "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
         }, ["--metrics"]),
     }
-    rates = {"off": [], "on": []}
+    if args.parts:
+        otlp = {**base, "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}
+        settings["audit log only"] = (home(args.toolport, {"enabled": True}), base, [])
+        settings["OTLP only (traces + metrics)"] = (home(args.toolport, {"enabled": False}), otlp, [])
+        settings["--metrics only"] = (home(args.toolport, {"enabled": False}), base, ["--metrics"])
+    rates = {name: [] for name in settings}
     audit_lines = 0
     for _ in range(args.runs):
         for name, ((home_dir, cmd), env, extra) in settings.items():
@@ -160,6 +166,8 @@ def main():
         "|---|---|---|",
         f"| off: no audit log, no OTEL variables, no --metrics | {off:.0f} | {', '.join(f'{r:.0f}' for r in rates['off'])} |",
         f"| on: audit log, OTLP traces + metrics (HTTP), --metrics | {on:.0f} | {', '.join(f'{r:.0f}' for r in rates['on'])} |",
+        *[f"| {name} | {statistics.median(r):.0f} ({off / statistics.median(r):.3f}×) | {', '.join(f'{x:.0f}' for x in r)} |"
+          for name, r in rates.items() if name not in ("off", "on")],
         "",
         f"off / on: **{off / on:.3f}×** (aim ≤ 1.05×). The receiver took {Sink.received} OTLP requests; "
         f"the last run's audit log holds {audit_lines} lines.",

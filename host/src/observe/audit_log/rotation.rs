@@ -2,38 +2,80 @@
 //! rotated past a size (`calls.jsonl` → `calls.jsonl.1` → … → `calls.jsonl.<kept>`, the
 //! oldest dropped), so the log never holds more than `(kept + 1) × rotate_at` bytes.
 
-use std::fs::OpenOptions;
+use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use anyhow::Context;
 
-/// One writer at a time in this process: a rotation and an append of two threads must not
-/// cross. Another process may rotate at the same moment: then at worst one rotated file is
-/// lost, never a line half-written (appends go to whichever file the name holds when opened).
-static WRITING: Mutex<()> = Mutex::new(());
+/// The file this process appends to, kept open between lines: a line costs a `stat` of the
+/// name and a `write`, not a directory check, an `open` and a `close` on every call's path.
+struct Open {
+    path: PathBuf,
+    file: File,
+    /// Device and inode when opened: another process that rotated the log moved this file
+    /// away, and the name then holds another.
+    id: (u64, u64),
+}
+
+/// One writer at a time in this process, and its open file: a rotation and an append of two
+/// threads must not cross. Another process may rotate at the same moment: then at worst one
+/// rotated file is lost, never a line half-written (appends go to whichever file the name held
+/// when it was last checked).
+static WRITING: Mutex<Option<Open>> = Mutex::new(None);
 
 /// Appends `line` (without its newline) to `file`, rotating first when the file reached
 /// `rotate_at` bytes and keeping `kept` rotated files.
 pub fn append(file: &Path, line: &str, rotate_at: u64, kept: usize) -> anyhow::Result<()> {
-    let _one = WRITING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut open = WRITING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let named = std::fs::metadata(file).ok();
+    let named = match named {
+        Some(m) if m.len() >= rotate_at => {
+            rotate(file, kept);
+            None
+        }
+        other => other.map(|m| id_of(&m)),
+    };
+    let reusable = matches!((&*open, named), (Some(o), Some(id)) if o.path == file && o.id == id);
+    if !reusable {
+        *open = Some(open_private(file)?);
+    }
+    let Some(current) = open.as_mut() else { anyhow::bail!("no audit log open") };
+    let mut whole = String::with_capacity(line.len() + 1);
+    whole.push_str(line);
+    whole.push('\n');
+    current.file.write_all(whole.as_bytes()).with_context(|| format!("appending to {}", file.display()))?;
+    Ok(())
+}
+
+/// Opens (creating it and its folder) `file` for appending, private to the user.
+fn open_private(file: &Path) -> anyhow::Result<Open> {
     if let Some(dir) = file.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
-    if std::fs::metadata(file).is_ok_and(|m| m.len() >= rotate_at) {
-        rotate(file, kept);
     }
     let mut options = OpenOptions::new();
     options.create(true).append(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut out = options.open(file).with_context(|| format!("opening {}", file.display()))?;
-    let mut whole = String::with_capacity(line.len() + 1);
-    whole.push_str(line);
-    whole.push('\n');
-    out.write_all(whole.as_bytes()).with_context(|| format!("appending to {}", file.display()))?;
-    Ok(())
+    let opened = options.open(file).with_context(|| format!("opening {}", file.display()))?;
+    let id = opened.metadata().map(|m| id_of(&m)).with_context(|| format!("reading {}", file.display()))?;
+    Ok(Open { path: file.to_path_buf(), file: opened, id })
+}
+
+/// A file's device and inode (on other systems: its creation time, which tells a file that
+/// replaced another under the same name as well).
+fn id_of(meta: &std::fs::Metadata) -> (u64, u64) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        (meta.dev(), meta.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        let created = meta.created().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+        (0, created.map_or(0, |d| d.as_nanos() as u64))
+    }
 }
 
 /// Shifts `<file>.<n>` to `<file>.<n+1>` from the oldest down, dropping `<file>.<kept>`, and
@@ -76,6 +118,22 @@ mod tests {
         assert!(!numbered(&file, 3).exists());
         let names = std::fs::read_dir(dir.path().join("audit"))?.count();
         assert_eq!(names, 3);
+        Ok(())
+    }
+
+    /// The file is kept open between lines, yet a line always goes to the file the name holds:
+    /// after another process moved the log aside (its rotation) or someone removed it.
+    #[test]
+    fn a_line_follows_the_name_when_another_moved_or_removed_the_file() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let file = dir.path().join("calls.jsonl");
+        append(&file, "first", 1024, 2)?;
+        std::fs::rename(&file, numbered(&file, 1))?;
+        append(&file, "second", 1024, 2)?;
+        std::fs::remove_file(&file)?;
+        append(&file, "third", 1024, 2)?;
+        assert_eq!(std::fs::read_to_string(numbered(&file, 1))?, "first\n");
+        assert_eq!(std::fs::read_to_string(&file)?, "third\n");
         Ok(())
     }
 
