@@ -29,6 +29,12 @@ import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
+LABELS = {
+    "off": "off: no audit log, no OTEL variables, no --metrics",
+    "on": "on: audit log, OTLP traces + metrics (HTTP), --metrics",
+}
+
+
 class Sink(BaseHTTPRequestHandler):
     """An OTLP/HTTP receiver that reads each request whole, counts it and answers 200."""
 
@@ -78,6 +84,11 @@ class Serve:
             seen.append(line)
         self.proc.kill()
         sys.exit("observe.py: serve --http printed no listening line:\n" + "".join(seen))
+
+    def cpu_seconds(self):
+        """serve's own CPU time so far (user + system; not its servers')."""
+        fields = open(f"/proc/{self.proc.pid}/stat").read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def stop(self):
         self.proc.terminate()
@@ -136,12 +147,15 @@ def main():
         settings["OTLP only (traces + metrics)"] = (home(args.toolport, {"enabled": False}), otlp, [])
         settings["--metrics only"] = (home(args.toolport, {"enabled": False}), base, ["--metrics"])
     rates = {name: [] for name in settings}
+    cpu = {name: [] for name in settings}
     audit_lines = 0
     for _ in range(args.runs):
         for name, ((home_dir, cmd), env, extra) in settings.items():
             serve = Serve(cmd, env, extra)
             try:
+                before = serve.cpu_seconds()
                 rates[name].append(throughput(args, serve.url))
+                cpu[name].append((serve.cpu_seconds() - before) * 1e6 / (args.clients * args.calls))
                 if name == "on":
                     scraped = urllib.request.urlopen(serve.url.replace("/mcp", "/metrics"), timeout=10).read()
                     if b"toolport" not in scraped:
@@ -152,6 +166,7 @@ def main():
                 log = os.path.join(home_dir, "audit", "calls.jsonl")
                 audit_lines = sum(1 for _ in open(log)) if os.path.exists(log) else 0
     off, on = statistics.median(rates["off"]), statistics.median(rates["on"])
+    cpu_off = statistics.median(cpu["off"])
     if audit_lines == 0:
         sys.exit("observe.py: the audit log stayed empty with audit on")
     if Sink.received == 0:
@@ -162,14 +177,15 @@ def main():
         f"{args.clients} clients × {args.calls} `echo` calls through `serve --http` → demo-server, "
         f"{args.runs} runs of each setting, alternating; medians.",
         "",
-        "| setting | calls/s (median) | runs |",
-        "|---|---|---|",
-        f"| off: no audit log, no OTEL variables, no --metrics | {off:.0f} | {', '.join(f'{r:.0f}' for r in rates['off'])} |",
-        f"| on: audit log, OTLP traces + metrics (HTTP), --metrics | {on:.0f} | {', '.join(f'{r:.0f}' for r in rates['on'])} |",
-        *[f"| {name} | {statistics.median(r):.0f} ({off / statistics.median(r):.3f}×) | {', '.join(f'{x:.0f}' for x in r)} |"
-          for name, r in rates.items() if name not in ("off", "on")],
+        "| setting | calls/s (median) | runs | serve's CPU per call (median) |",
+        "|---|---|---|---|",
+        *[f"| {LABELS.get(name, name)} | {statistics.median(r):.0f} ({off / statistics.median(r):.3f}×) | "
+          f"{', '.join(f'{x:.0f}' for x in r)} | {statistics.median(cpu[name]):.0f} µs "
+          f"({statistics.median(cpu[name]) / cpu_off:.2f}×) |"
+          for name, r in rates.items()],
         "",
-        f"off / on: **{off / on:.3f}×** (aim ≤ 1.05×). The receiver took {Sink.received} OTLP requests; "
+        f"off / on: **{off / on:.3f}×** calls/s (aim ≤ 1.05×); serve's CPU per call "
+        f"{statistics.median(cpu['on']) / cpu_off:.2f}×. The receiver took {Sink.received} OTLP requests; "
         f"the last run's audit log holds {audit_lines} lines.",
     ]
     os.makedirs(args.out, exist_ok=True)
