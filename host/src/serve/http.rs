@@ -18,17 +18,17 @@ use axum::body::Body;
 use axum::body::Bytes;
 use axum::extract::{Request, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http_body_util::BodyExt as _;
 use rmcp::transport::common::http_header::HEADER_SESSION_ID;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use subtle::ConstantTimeEq as _;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
+use super::bearer;
 use super::ended_sessions;
 use super::front::{Front, Shared};
 use super::listener::{self, ConnectionLimits};
@@ -191,11 +191,9 @@ struct Gate {
 /// end no longer shut everyone out.
 async fn admit(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
     if let Some(token) = &gate.token
-        && !carries(&request, token)
+        && !bearer::carries(request.headers(), token)
     {
-        let mut refused = (StatusCode::UNAUTHORIZED, "a bearer token is required\n").into_response();
-        refused.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        return refused;
+        return bearer::refused();
     }
     let standalone = request.method() == Method::GET;
     let (parts, body) = match whole(request, gate.max_body_bytes).await {
@@ -262,15 +260,6 @@ fn opens_a_session(parts: &Parts, body: &[u8]) -> bool {
         return false;
     }
     serde_json::from_slice::<Named<'_>>(body).is_ok_and(|m| m.method == Some("initialize"))
-}
-
-/// `Authorization: Bearer <token>`, compared in constant time.
-fn carries(request: &Request, token: &str) -> bool {
-    let Some(value) = request.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) else {
-        return false;
-    };
-    let Some(given) = value.strip_prefix("Bearer ") else { return false };
-    given.as_bytes().ct_eq(token.as_bytes()).into()
 }
 
 /// A parked call per session at most, by default as by `--max-sessions`.

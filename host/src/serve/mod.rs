@@ -12,6 +12,7 @@
 //! protocol revisions, as rmcp serves them: 2025-11-25 sessions and stateless 2026-07-28
 //! requests.
 
+mod bearer;
 mod changes;
 mod config_watch;
 mod ended_sessions;

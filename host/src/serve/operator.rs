@@ -24,8 +24,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use futures::FutureExt as _;
 use serde_json::{Value, json};
-use subtle::ConstantTimeEq as _;
 
+use super::bearer;
 use super::front::Shared;
 use crate::observe::metrics::{self, Live};
 use crate::status::ServerState;
@@ -97,11 +97,9 @@ async fn guard(State(operator): State<Arc<Operator>>, request: Request, next: Ne
     let probe = matches!(request.uri().path(), "/healthz" | "/readyz");
     if !probe
         && let Some(token) = &operator.token
-        && !carries(headers, token)
+        && !bearer::carries(headers, token)
     {
-        let mut refused = (StatusCode::UNAUTHORIZED, "a bearer token is required\n").into_response();
-        refused.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        return refused;
+        return bearer::refused();
     }
     next.run(request).await
 }
@@ -170,15 +168,6 @@ fn status_json(shared: &Shared) -> Value {
         "clients": shared.board.clients(),
         "calls": shared.board.calls(),
     })
-}
-
-/// `Authorization: Bearer <token>`, compared in constant time.
-fn carries(headers: &axum::http::HeaderMap, token: &str) -> bool {
-    let Some(value) = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) else {
-        return false;
-    };
-    let Some(given) = value.strip_prefix("Bearer ") else { return false };
-    given.as_bytes().ct_eq(token.as_bytes()).into()
 }
 
 /// Whether `host` (a `Host` header: `name`, `name:port`, `[v6]:port`) is one of `allowed`: an
