@@ -160,6 +160,9 @@ pub mod cli_support {
     /// Token counts under the one tokenizer every figure uses (`o200k_base`).
     pub use crate::tokens::count as count_tokens;
 
+    /// A failure's innermost cause as one line, clipped and redacted (`toolport status`'s "cannot
+    /// reach" message).
+    pub use crate::cause::deepest_cause;
     /// URL secrets (query values, userinfo) masked: the binary's printed errors; with the
     /// authorization code a library logs, its log writer.
     pub use crate::redact::{redact_log, redact_urls};

@@ -15,6 +15,7 @@ mod scan;
 mod serve;
 mod session;
 mod status;
+mod token_env;
 mod tools;
 mod workspace;
 

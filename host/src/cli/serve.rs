@@ -72,17 +72,7 @@ impl ServeArgs {
 pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
     let http = match args.http {
         Some(addr) => {
-            let token = match &args.token_env {
-                Some(var) => match std::env::var(var) {
-                    Ok(token) if !token.is_empty() => Some(token),
-                    _ => {
-                        return Err(
-                            ExitError::usage(format!("--token-env {var}: that variable is not set")).into()
-                        );
-                    }
-                },
-                None => None,
-            };
+            let token = super::token_env::read(args.token_env.as_deref())?;
             let options = HttpOptions {
                 token,
                 allowed_hosts: args.allow_host,

@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use serde_json::Value;
-use toolport::cli_support::escape_line;
+use toolport::cli_support::{deepest_cause, escape_line};
 
-use super::ExitError;
+use super::{ExitError, token_env};
 
 /// How long serve has to answer: `/status` reads memory only, so a slow answer means a wrong
 /// address or a stuck process, and a person is waiting.
@@ -33,13 +33,7 @@ pub struct StatusArgs {
 /// toolport.
 pub async fn run(args: StatusArgs) -> anyhow::Result<ExitCode> {
     let url = status_url(&args.url)?;
-    let token = match &args.token_env {
-        Some(var) => match std::env::var(var) {
-            Ok(token) if !token.is_empty() => Some(token),
-            _ => return Err(ExitError::usage(format!("--token-env {var}: that variable is not set")).into()),
-        },
-        None => None,
-    };
+    let token = token_env::read(args.token_env.as_deref())?;
     let client = reqwest::Client::builder()
         .timeout(TIMEOUT)
         .build()
@@ -51,7 +45,7 @@ pub async fn run(args: StatusArgs) -> anyhow::Result<ExitCode> {
     let response = request.send().await.map_err(|e| {
         ExitError::failure(format!(
             "cannot reach {url}: {}; is `toolport serve --http` running there?",
-            cause(&e)
+            deepest_cause(&e)
         ))
     })?;
     let code = response.status();
@@ -99,15 +93,6 @@ fn status_url(given: &str) -> anyhow::Result<String> {
     base.set_path(path.strip_suffix("/mcp").unwrap_or(path));
     base.set_query(None);
     Ok(format!("{}/status", base.as_str().trim_end_matches('/')))
-}
-
-/// The innermost cause of a request's failure (reqwest's own text is "error sending request").
-fn cause(e: &reqwest::Error) -> String {
-    let mut source: &dyn std::error::Error = e;
-    while let Some(inner) = source.source() {
-        source = inner;
-    }
-    source.to_string()
 }
 
 /// The status as text: servers, clients, calls in flight.
