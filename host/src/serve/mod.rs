@@ -13,6 +13,7 @@
 //! requests.
 
 mod bearer;
+mod caller;
 mod changes;
 mod config_watch;
 mod ended_sessions;
@@ -37,6 +38,7 @@ use anyhow::Context as _;
 use rmcp::ServiceExt as _;
 use tokio_util::sync::CancellationToken;
 
+pub use caller::Caller;
 pub use config_watch::ConfigWatch;
 pub use http::HttpOptions;
 pub use lazy::{LAZY_SERVER, lazy_tools};
