@@ -1,0 +1,3 @@
+//! Issue 30's team serve: who is calling, what they may call, limits and replicas.
+
+pub mod oidc;
