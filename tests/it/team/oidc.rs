@@ -183,7 +183,7 @@ fn a_rotated_key_signs_tokens_that_work_and_made_up_keys_do_not_hammer_the_issue
     let rotated = issuer.mint(json!({"aud": AUDIENCE, "sub": "bob"}));
     let seen = client(&serve.url, &["--token", &rotated]);
     assert_eq!(seen["texts"], json!(["Echo: hello"]), "{seen}\n{}", issuer.log());
-    let last = issuer.log().lines().filter(|l| l.contains("jwks served")).last().map(str::to_string);
+    let last = issuer.log().lines().rfind(|l| l.contains("jwks served")).map(str::to_string);
     assert!(last.is_some_and(|l| l.contains(&kid)), "{}", issuer.log());
     assert_eq!(issuer.logged("jwks served"), before + 1, "{}", issuer.log());
 
