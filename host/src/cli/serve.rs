@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 
 use toolport::{
-    CancellationToken, Gateway, HttpOptions, Paths, RuntimeOptions, ServerState, ServerStatus, Surface,
+    CancellationToken, Gateway, HttpOptions, Paths, RuntimeOptions, ServerState, ServerStatus, SessionKey, Surface,
 };
 
 use super::ExitError;
@@ -48,6 +48,10 @@ pub struct ServeArgs {
     /// token, when one is set).
     #[arg(long, requires = "http")]
     metrics: bool,
+    /// The environment variable holding the key replicas behind a load balancer share (32
+    /// characters or more): session ids are sealed with it, so any replica can resume a session.
+    #[arg(long, value_name = "VAR", requires = "http")]
+    session_key_env: Option<String>,
     /// Do not follow edits of the store and the workspace file.
     #[arg(long)]
     no_watch: bool,
@@ -73,6 +77,7 @@ pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
     let http = match args.http {
         Some(addr) => {
             let token = super::token_env::read(args.token_env.as_deref())?;
+            let session_key = session_key(args.session_key_env.as_deref())?;
             let options = HttpOptions {
                 token,
                 allowed_hosts: args.allow_host,
@@ -83,6 +88,7 @@ pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
                 max_connections_per_peer: args.max_connections_per_peer.max(1),
                 max_sessions: args.max_sessions.max(1),
                 metrics: args.metrics,
+                session_key,
                 ..HttpOptions::new(addr)
             };
             options.check().map_err(|e| ExitError::usage(format!("{e:#}")))?;
@@ -121,6 +127,17 @@ pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
     warned.abort();
     gateway.runtime().shutdown().await;
     served.map(|()| ExitCode::SUCCESS)
+}
+
+/// The key `--session-key-env VAR` names: its value, derived; an unset variable or a short
+/// value is a usage error naming the flag and the variable.
+fn session_key(var: Option<&str>) -> Result<Option<SessionKey>, ExitError> {
+    let Some(var) = var else { return Ok(None) };
+    let secret = match std::env::var(var) {
+        Ok(secret) if !secret.is_empty() => secret,
+        _ => return Err(ExitError::usage(format!("--session-key-env {var}: that variable is not set"))),
+    };
+    SessionKey::from_secret(&secret).map(Some).map_err(|e| ExitError::usage(format!("--session-key-env {var}: {e}")))
 }
 
 /// `every server has connected or failed: 2 connected, 1 unavailable`, counting the servers

@@ -29,6 +29,8 @@ mod request_span;
 mod resource_watch;
 mod result_type;
 mod revive;
+mod sealed_sessions;
+mod session_key;
 mod surface;
 
 use std::net::SocketAddr;
@@ -42,6 +44,7 @@ pub use caller::Caller;
 pub use config_watch::ConfigWatch;
 pub use http::HttpOptions;
 pub use lazy::{LAZY_SERVER, lazy_tools};
+pub use session_key::{SessionKey, SessionKeyError};
 
 use crate::config::{Resolved, Surface};
 use crate::paths::Paths;

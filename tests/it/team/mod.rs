@@ -1,0 +1,3 @@
+//! Issue 30: one serve for a team.
+
+pub mod replicas;
