@@ -25,10 +25,11 @@ import sys
 import time
 
 import anyio
-import httpx
+import httpx2 as httpx
 from mcp import Client, types
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 
 def text_of(result):
@@ -99,7 +100,15 @@ async def load(args):
 
 
 async def session(args):
-    async with streamable_http_client(args.url) as (read, write, get_session_id):
+    ids = set()
+
+    async def record(response):
+        if response.headers.get("mcp-session-id"):
+            ids.add(response.headers["mcp-session-id"])
+
+    http = create_mcp_http_client()
+    http.event_hooks = {"request": [], "response": [record]}
+    async with http, streamable_http_client(args.url, http_client=http) as (read, write):
         async with ClientSession(read, write) as s:
             init = await s.initialize()
             said = []
@@ -108,7 +117,7 @@ async def session(args):
                 result = await s.call_tool("echo", {"message": value})
                 said.append(value in text_of(result) and not result.is_error)
             return {"protocol": str(init.protocol_version), "ok": sum(said), "calls": args.calls,
-                    "session_id": get_session_id()}
+                    "session_ids": sorted(ids)}
 
 
 async def rounds(args):
@@ -165,7 +174,15 @@ def main():
     try:
         print(json.dumps(anyio.run(bounded)), flush=True)
     except Exception as e:  # reported, for the test to show
-        print(json.dumps({"error": f"{type(e).__name__}: {e}"}), flush=True)
+        print(json.dumps({"error": describe(e)}), flush=True)
+
+
+def describe(e):
+    """`e`, and the errors inside a task group's ExceptionGroup."""
+    inner = getattr(e, "exceptions", None)
+    if inner:
+        return "; ".join(describe(x) for x in inner)
+    return f"{type(e).__name__}: {e}"
 
 
 if __name__ == "__main__":

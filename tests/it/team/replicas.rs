@@ -258,7 +258,8 @@ fn a_session_moves_between_replicas_and_a_request_state_says_where_it_belongs() 
     let seen = client(&["session", "--url", &nginx.url, "--calls", "12"]);
     assert_eq!(seen["protocol"], "2025-11-25", "{seen}");
     assert_eq!(seen["ok"], 12, "{seen}");
-    let sealed = seen["session_id"].as_str().unwrap_or_default().to_string();
+    assert_eq!(seen["session_ids"].as_array().map(Vec::len), Some(1), "one session id: {seen}");
+    let sealed = seen["session_ids"][0].as_str().unwrap_or_default().to_string();
     assert!(sealed.starts_with("tp1."), "the session id is not sealed: {sealed}");
     let served: Vec<usize> = envs.iter().map(echoes_served).collect();
     assert!(served.iter().all(|n| *n > 0), "the session's calls did not reach every replica: {served:?}");
