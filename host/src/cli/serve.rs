@@ -6,7 +6,8 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 
 use toolport::{
-    CancellationToken, Gateway, HttpOptions, Paths, RuntimeOptions, ServerState, ServerStatus, SessionKey, Surface,
+    CancellationToken, Gateway, HttpOptions, Paths, RuntimeOptions, ServerState, ServerStatus, SessionKey,
+    Surface,
 };
 
 use super::ExitError;
@@ -137,7 +138,9 @@ fn session_key(var: Option<&str>) -> Result<Option<SessionKey>, ExitError> {
         Ok(secret) if !secret.is_empty() => secret,
         _ => return Err(ExitError::usage(format!("--session-key-env {var}: that variable is not set"))),
     };
-    SessionKey::from_secret(&secret).map(Some).map_err(|e| ExitError::usage(format!("--session-key-env {var}: {e}")))
+    SessionKey::from_secret(&secret)
+        .map(Some)
+        .map_err(|e| ExitError::usage(format!("--session-key-env {var}: {e}")))
 }
 
 /// `every server has connected or failed: 2 connected, 1 unavailable`, counting the servers

@@ -30,11 +30,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::bearer;
 use super::ended_sessions;
-use super::sealed_sessions::{self, SealedSessions};
-use super::session_key::SessionKey;
 use super::front::{Front, Shared};
 use super::listener::{self, ConnectionLimits};
 use super::operator;
+use super::sealed_sessions::{self, SealedSessions};
+use super::session_key::SessionKey;
 
 /// How `serve --http` listens.
 #[derive(Debug, Clone)]

@@ -77,7 +77,9 @@ impl Unresumed {
     /// What the client is told.
     pub fn message(&self) -> &'static str {
         match self {
-            Unresumed::Ended => "no call waits under this requestState (it ended or expired): call the tool again",
+            Unresumed::Ended => {
+                "no call waits under this requestState (it ended or expired): call the tool again"
+            }
             Unresumed::Elsewhere => {
                 "this requestState was issued by another toolport replica (or by this one before a \
                  restart), where its call waits: route a client's retries to the replica that asked \

@@ -83,7 +83,11 @@ impl SessionKey {
         getrandom::fill(&mut nonce).ok()?;
         let mut sealed = plain.to_vec();
         self.key
-            .seal_in_place_append_tag(Nonce::assume_unique_for_key(nonce), Aad::from(purpose.aad()), &mut sealed)
+            .seal_in_place_append_tag(
+                Nonce::assume_unique_for_key(nonce),
+                Aad::from(purpose.aad()),
+                &mut sealed,
+            )
             .ok()?;
         let mut out = nonce.to_vec();
         out.extend_from_slice(&sealed);

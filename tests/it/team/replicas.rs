@@ -136,7 +136,8 @@ fn replicas() -> (Vec<Env>, Vec<ServeHttp>) {
         write_config(env, json!({ "everything": everything_stdio() }), &["everything"], json!({}));
     }
     let vars = [(KEY_VAR, KEY)];
-    let serves = envs.iter().map(|env| ServeHttp::start_with(env, &["--session-key-env", KEY_VAR], &vars)).collect();
+    let serves =
+        envs.iter().map(|env| ServeHttp::start_with(env, &["--session-key-env", KEY_VAR], &vars)).collect();
     (envs, serves)
 }
 
@@ -241,6 +242,7 @@ fn a_thousand_calls_spread_over_three_replicas_and_survive_one_killed() {
         assert!(*count > 0, "replica {n} served no call: {served:?}");
     }
     let ok = calls.iter().filter(|c| c["ok"] == true).count();
+    assert!(served.iter().sum::<usize>() >= ok, "an answered call no replica logged: {served:?}, {ok} ok");
     eprintln!(
         "replicas: {ok} of 1000 calls ok, {} failed with the replica gone; per replica {served:?}, replica {killed:?} killed",
         failed.len()
@@ -280,6 +282,19 @@ fn a_session_moves_between_replicas_and_a_request_state_says_where_it_belongs() 
         let (status, head) = http_post(&nginx.authority, &headers, list);
         assert_eq!(status, 404, "{id}: {head}");
     }
+    // Ending a session that was never issued: 404 as well.
+    let delete = |authority: &str, id: &str| {
+        let mut stream = TcpStream::connect(authority).unwrap_or_else(|e| panic!("connect {authority}: {e}"));
+        let request = format!(
+            "DELETE /mcp HTTP/1.1\r\nHost: {authority}\r\nMcp-Session-Id: {id}\r\n\
+             MCP-Protocol-Version: 2025-11-25\r\nConnection: close\r\n\r\n"
+        );
+        let _ = stream.write_all(request.as_bytes());
+        let mut answer = String::new();
+        let _ = std::io::Read::read_to_string(&mut stream, &mut answer);
+        answer.split_whitespace().nth(1).and_then(|s| s.parse::<u16>().ok()).unwrap_or(0)
+    };
+    assert_eq!(delete(&nginx.authority, &tampered), 404);
     // The genuine id, by hand, on each replica directly.
     for serve in &serves {
         let headers = [
@@ -305,4 +320,30 @@ fn a_session_moves_between_replicas_and_a_request_state_says_where_it_belongs() 
     );
     let here = rounds["here"]["result"].to_string();
     assert!(here.contains("Ada"), "the retry at the replica that asked did not complete: {rounds}");
+}
+
+/// `--session-key-env` names a variable; an unset one or a short key is a usage error (exit 2)
+/// that says what to do.
+#[test]
+fn a_missing_or_short_session_key_is_refused() {
+    let env = Env::new();
+    write_config(&env, json!({}), &[], json!({}));
+    let run = |value: Option<&str>| {
+        let mut cmd = env.cmd(["serve", "--http", "127.0.0.1:0", "--session-key-env", KEY_VAR]);
+        match value {
+            Some(value) => cmd.env(KEY_VAR, value),
+            None => cmd.env_remove(KEY_VAR),
+        };
+        let out = cmd.timeout(Duration::from_secs(30)).output().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        String::from_utf8_lossy(&out.stderr).trim().to_string()
+    };
+    assert_eq!(run(None), format!("toolport: --session-key-env {KEY_VAR}: that variable is not set"));
+    assert_eq!(
+        run(Some("too-short")),
+        format!(
+            "toolport: --session-key-env {KEY_VAR}: the session key is 9 characters; it needs at least 32 \
+             (make one with `openssl rand -base64 32`, and give every replica the same)"
+        )
+    );
 }
