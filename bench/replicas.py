@@ -42,8 +42,10 @@ def home(toolport):
 
 
 class Serve:
-    def __init__(self, cmd, env):
-        argv = [*cmd, "--http", "127.0.0.1:0", "--session-key-env", KEY_VAR]
+    def __init__(self, cmd, env, key):
+        # The key only changes 2025-11-25 sessions (these clients have none); a build from before
+        # --session-key-env is measured without it.
+        argv = [*cmd, "--http", "127.0.0.1:0", *(["--session-key-env", KEY_VAR] if key else [])]
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, text=True, env=env)
         seen = []
@@ -155,7 +157,10 @@ def main():
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_") and k not in ("RUST_LOG", "TOOLPORT_HOME")}
     env[KEY_VAR] = "bench-only-key-" + "x" * 32
-    serves = [Serve(home(args.toolport), env) for _ in range(3)]
+    load = os.getloadavg()[0]
+    helped = subprocess.run([args.toolport, "serve", "--help"], capture_output=True, text=True).stdout
+    key = "--session-key-env" in helped
+    serves = [Serve(home(args.toolport), env, key) for _ in range(3)]
     settings = {
         "direct: one replica": None,
         "nginx → one replica": [serves[0].authority],
@@ -183,7 +188,8 @@ def main():
         "",
         f"{args.clients} default `mcp.Client`s (2026-07-28), {args.calls} `echo` calls between them, through "
         f"`serve --http` → demo-server; {args.runs} runs of each setting, alternating; medians. "
-        f"{cores} CPU cores, shared by the clients, nginx and every replica.",
+        f"{cores} CPU cores, shared by the clients, nginx and every replica; load average before the run "
+        f"{load:.1f}; the replicas {'share' if key else 'without'} --session-key-env.",
         "",
         "| setting | calls/s (median) | vs direct | runs |",
         "|---|---|---|---|",
