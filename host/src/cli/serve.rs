@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use toolport::{
     CancellationToken, Gateway, HttpAuth, HttpOptions, OidcOptions, Paths, RuntimeOptions, ServerState,
-    ServerStatus, Surface,
+    ServerStatus, SessionKey, Surface,
 };
 
 use super::ExitError;
@@ -64,6 +64,10 @@ pub struct ServeArgs {
     /// token, when one is set).
     #[arg(long, requires = "http")]
     metrics: bool,
+    /// The environment variable holding the key replicas behind a load balancer share (32
+    /// characters or more): session ids are sealed with it, so any replica can resume a session.
+    #[arg(long, value_name = "VAR", requires = "http")]
+    session_key_env: Option<String>,
     /// Do not follow edits of the store and the workspace file.
     #[arg(long)]
     no_watch: bool,
@@ -95,6 +99,7 @@ impl ServeArgs {
 pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
     let http = match args.http {
         Some(addr) => {
+            let session_key = session_key(args.session_key_env.as_deref())?;
             let options = HttpOptions {
                 auth: http_auth(&args)?,
                 allowed_hosts: args.allow_host,
@@ -105,6 +110,7 @@ pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
                 max_connections_per_peer: args.max_connections_per_peer.max(1),
                 max_sessions: args.max_sessions.max(1),
                 metrics: args.metrics,
+                session_key,
                 ..HttpOptions::new(addr)
             };
             options.check().map_err(|e| ExitError::usage(format!("{e:#}")))?;
@@ -171,6 +177,19 @@ fn http_auth(args: &ServeArgs) -> anyhow::Result<HttpAuth> {
         },
         None => Ok(HttpAuth::Open),
     }
+}
+
+/// The key `--session-key-env VAR` names: its value, derived; an unset variable or a short
+/// value is a usage error naming the flag and the variable.
+fn session_key(var: Option<&str>) -> Result<Option<SessionKey>, ExitError> {
+    let Some(var) = var else { return Ok(None) };
+    let secret = match std::env::var(var) {
+        Ok(secret) if !secret.is_empty() => secret,
+        _ => return Err(ExitError::usage(format!("--session-key-env {var}: that variable is not set"))),
+    };
+    SessionKey::from_secret(&secret)
+        .map(Some)
+        .map_err(|e| ExitError::usage(format!("--session-key-env {var}: {e}")))
 }
 
 /// `every server has connected or failed: 2 connected, 1 unavailable`, counting the servers

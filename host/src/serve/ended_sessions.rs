@@ -3,7 +3,9 @@
 //! `GET` and `POST` but not on `DELETE`: its `handle_delete` calls the session manager's
 //! `close_session`, which [`LocalSessionManager`] treats as done when the id is unknown, and
 //! answers 202 for any id. So the check is made here, in front of the service, against the
-//! same session manager.
+//! same session manager. With sealed sessions (`sealed_sessions.rs`, in front of this) the id
+//! seen here is already rmcp's own: a sealed id that does not open was answered 404 there, and
+//! one that opens but is held by another replica was answered 202 there.
 
 use std::sync::Arc;
 

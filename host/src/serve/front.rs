@@ -251,10 +251,9 @@ impl ServerHandler for Front {
         let by_rounds = context.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
         let rounds = &self.shared.rounds;
         if let Some(token) = request.request_state.as_deref().filter(|_| by_rounds) {
-            let Some((call, asks)) = rounds.resume(token, request.input_responses.as_ref()) else {
-                let message =
-                    "no call waits under this requestState (it ended or expired): call the tool again";
-                return Err(McpError::invalid_params(message, None));
+            let (call, asks) = match rounds.resume(token, request.input_responses.as_ref()) {
+                Ok(resumed) => resumed,
+                Err(unresumed) => return Err(McpError::invalid_params(unresumed.message(), None)),
             };
             return respond(rounds.drive(call, asks, &context.ct).await);
         }

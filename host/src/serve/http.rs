@@ -33,6 +33,8 @@ use super::ended_sessions;
 use super::front::{Front, Shared};
 use super::listener::{self, ConnectionLimits};
 use super::operator;
+use super::sealed_sessions::{self, SealedSessions};
+use super::session_key::SessionKey;
 
 /// How `serve --http` listens.
 #[derive(Debug, Clone)]
@@ -59,6 +61,9 @@ pub struct HttpOptions {
     pub max_sessions: usize,
     /// Whether `GET /metrics` serves the Prometheus text (`--metrics`; `operator.rs`).
     pub metrics: bool,
+    /// The key replicas share (`--session-key-env`): session ids sealed so that any replica
+    /// can restore a session (`sealed_sessions.rs`). `None`: sessions live in this process.
+    pub session_key: Option<SessionKey>,
 }
 
 impl HttpOptions {
@@ -94,6 +99,7 @@ impl HttpOptions {
             max_connections_per_peer: Self::MAX_CONNECTIONS_PER_PEER,
             max_sessions: Self::MAX_SESSIONS,
             metrics: false,
+            session_key: None,
         }
     }
 }
@@ -148,6 +154,8 @@ pub async fn serve(
     sessions.session_config.keep_alive = Some(HttpOptions::SESSION_IDLE);
     let sessions = Arc::new(sessions);
     let bearer = Bearer::start(&options.auth, &stop)?;
+    let sealed = options.session_key.clone().map(|key| SealedSessions::new(key, sessions.clone()));
+    config.session_store = sealed.as_ref().map(|sealed| sealed.store());
     let operator = operator::Operator {
         shared: shared.clone(),
         bearer: bearer.clone(),
@@ -168,6 +176,7 @@ pub async fn serve(
     let router = axum::Router::new()
         .route_service("/mcp", service)
         .layer(axum::middleware::from_fn_with_state(sessions, ended_sessions::refuse_unknown))
+        .layer(axum::middleware::from_fn_with_state(sealed, sealed_sessions::unseal))
         .layer(axum::middleware::from_fn_with_state(Arc::new(gate), admit))
         .merge(operator::router(Arc::new(operator)))
         .merge(bearer.routes());

@@ -4,7 +4,11 @@
 //! call), and the client's retry with its answer resumes that same call. The downstream call
 //! keeps running in its own task between the two requests; the `requestState` is only a
 //! random handle to it (nothing in it to forge), and a call nobody resumes is cancelled after
-//! [`PARK_LIMIT`]. At most [`Rounds::limit`] calls wait at once (like sessions, each holds a
+//! [`PARK_LIMIT`]. The call lives in this process: behind a load balancer the retry must come
+//! back to the same replica. So the handle starts with this process's own random name, and a
+//! retry that lands on another replica is told so ([`Unresumed::Elsewhere`]) rather than
+//! taken for an expired call: the fix is affinity (nginx `hash $http_authorization` or
+//! `ip_hash`), or calling the tool again. At most [`Rounds::limit`] calls wait at once (like sessions, each holds a
 //! downstream call and its state): one more is cancelled with an error that says so.
 
 use std::collections::HashMap;
@@ -58,15 +62,45 @@ pub enum Step {
 /// `http.rs` checks that they agree).
 pub(super) const DEFAULT_LIMIT: usize = 512;
 
+/// Why a `requestState` resumed nothing.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Unresumed {
+    /// This process issued it, and no call waits under it now: it was resumed, it expired, or
+    /// its call ended.
+    Ended,
+    /// Another process issued it: another replica behind the same load balancer (or this one
+    /// before a restart). Its call, if it still waits, waits there.
+    Elsewhere,
+}
+
+impl Unresumed {
+    /// What the client is told.
+    pub fn message(&self) -> &'static str {
+        match self {
+            Unresumed::Ended => {
+                "no call waits under this requestState (it ended or expired): call the tool again"
+            }
+            Unresumed::Elsewhere => {
+                "this requestState was issued by another toolport replica (or by this one before a \
+                 restart), where its call waits: route a client's retries to the replica that asked \
+                 (load-balancer affinity), or call the tool again"
+            }
+        }
+    }
+}
+
 /// The calls waiting for their clients.
 pub struct Rounds {
     parked: Mutex<HashMap<String, Parked>>,
     limit: AtomicUsize,
+    /// This process's name, the first part of every `requestState` it issues.
+    replica: String,
 }
 
 impl Default for Rounds {
     fn default() -> Self {
-        Self { parked: Mutex::default(), limit: AtomicUsize::new(DEFAULT_LIMIT) }
+        let replica = new_token(8).unwrap_or_else(|| format!("{:016x}", std::process::id()));
+        Self { parked: Mutex::default(), limit: AtomicUsize::new(DEFAULT_LIMIT), replica }
     }
 }
 
@@ -101,7 +135,7 @@ impl Rounds {
                     );
                     return Step::Done(Err(CallError::Protocol { tool: String::new(), server: String::new(), message }));
                 }
-                let Some(token) = new_token() else {
+                let Some(token) = new_token(16).map(|t| format!("{}.{t}", self.replica)) else {
                     call.abort();
                     let message = "no randomness for a requestState".to_string();
                     return Step::Done(Err(CallError::Protocol { tool: String::new(), server: String::new(), message }));
@@ -117,19 +151,24 @@ impl Rounds {
         }
     }
 
-    /// The call `token` names, its server given the client's answer; `None` when no call
-    /// waits under that name (already resumed, expired, or never ours).
+    /// The call `token` names, its server given the client's answer; why not when no call
+    /// waits under that name here.
     pub fn resume(
         &self,
         token: &str,
         responses: Option<&InputResponses>,
-    ) -> Option<(Call, mpsc::UnboundedReceiver<Ask>)> {
-        let parked = self.lock().remove(token)?;
+    ) -> Result<(Call, mpsc::UnboundedReceiver<Ask>), Unresumed> {
+        let Some(parked) = self.lock().remove(token) else {
+            return match token.split_once('.') {
+                Some((replica, _)) if replica != self.replica => Err(Unresumed::Elsewhere),
+                _ => Err(Unresumed::Ended),
+            };
+        };
         // A client that answers nothing has declined.
         let answer =
             responses.and_then(|r| r.get(KEY)).cloned().unwrap_or_else(|| json!({"action": "decline"}));
         let _ = parked.answer.send(answer);
-        Some((parked.call, parked.asks))
+        Ok((parked.call, parked.asks))
     }
 
     fn park(self: &Arc<Self>, token: String, parked: Parked) {
@@ -150,9 +189,9 @@ impl Rounds {
     }
 }
 
-/// 128 random bits as hex: a handle no client can guess.
-fn new_token() -> Option<String> {
-    let mut bytes = [0u8; 16];
+/// `bytes` random bytes as hex: 16 make a handle no client can guess.
+fn new_token(bytes: usize) -> Option<String> {
+    let mut bytes = vec![0u8; bytes];
     getrandom::fill(&mut bytes).ok()?;
     Some(hex::encode(bytes))
 }
@@ -184,14 +223,16 @@ mod tests {
         let never = CancellationToken::new();
         let Step::Input(asked) = rounds.drive(call, asks, &never).await else { panic!("no question") };
         let token = asked.request_state.clone().unwrap_or_default();
-        assert_eq!(token.len(), 32);
-        assert!(rounds.resume("not-ours", None).is_none());
+        assert_eq!(token.len(), 16 + 1 + 32, "{token}");
+        assert_eq!(rounds.resume("not-ours", None).err(), Some(Unresumed::Ended));
+        let elsewhere = Rounds::default().resume(&token, None).err();
+        assert_eq!(elsewhere, Some(Unresumed::Elsewhere), "another replica's requestState");
         let responses: InputResponses =
             [(KEY.to_string(), json!({"action": "accept"}))].into_iter().collect();
-        let (call, asks) = rounds.resume(&token, Some(&responses)).unwrap_or_else(|| panic!("not parked"));
+        let (call, asks) = rounds.resume(&token, Some(&responses)).unwrap_or_else(|_| panic!("not parked"));
         let Step::Done(Ok(outcome)) = rounds.drive(call, asks, &never).await else { panic!("not done") };
         assert_eq!(outcome.content, vec![json!({"action": "accept"})]);
-        assert!(rounds.resume(&token, None).is_none(), "a requestState is good for one retry");
+        assert_eq!(rounds.resume(&token, None).err(), Some(Unresumed::Ended), "good for one retry");
     }
 
     /// A call that asks while as many wait as the limit allows is cancelled, saying why.

@@ -30,6 +30,8 @@ mod request_span;
 mod resource_watch;
 mod result_type;
 mod revive;
+mod sealed_sessions;
+mod session_key;
 mod surface;
 
 use std::net::SocketAddr;
@@ -45,6 +47,7 @@ pub use config_watch::ConfigWatch;
 pub use http::HttpOptions;
 pub use lazy::{LAZY_SERVER, lazy_tools};
 pub use oidc::OidcOptions;
+pub use session_key::{SessionKey, SessionKeyError};
 
 use crate::config::{Resolved, Surface};
 use crate::paths::Paths;

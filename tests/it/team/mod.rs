@@ -1,3 +1,4 @@
 //! Issue 30's team serve: who is calling, what they may call, limits and replicas.
 
 pub mod oidc;
+pub mod replicas;
