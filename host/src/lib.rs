@@ -100,6 +100,7 @@ pub use transport::login;
 pub use acp::{AcpLimits, AcpOptions, serve as serve_acp};
 pub use ask::{ElicitPolicy, TerminalElicitor};
 // `toolport serve`: the surface as one MCP server (stdio, or streamable HTTP at `/mcp`).
+pub use serve::RateLimit;
 pub use serve::{Caller, ConfigWatch, Gateway, HttpOptions, LAZY_SERVER, lazy_tools};
 pub use session::{Reply, Session, run_interactive};
 // `toolport scan`: offline checks of what servers' definitions say (issue 28).

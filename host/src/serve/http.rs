@@ -33,6 +33,7 @@ use super::ended_sessions;
 use super::front::{Front, Shared};
 use super::listener::{self, ConnectionLimits};
 use super::operator;
+use super::rate_limit::{Limiters, RateLimit};
 
 /// How `serve --http` listens.
 #[derive(Debug, Clone)]
@@ -58,6 +59,10 @@ pub struct HttpOptions {
     pub max_sessions: usize,
     /// Whether `GET /metrics` serves the Prometheus text (`--metrics`; `operator.rs`).
     pub metrics: bool,
+    /// Requests to `/mcp` per caller (`--rate-limit`; `rate_limit.rs`).
+    pub rate_limit: Option<RateLimit>,
+    /// `tools/call`s per caller per tool (`--tool-rate-limit`).
+    pub tool_rate_limit: Option<RateLimit>,
 }
 
 impl HttpOptions {
@@ -93,6 +98,8 @@ impl HttpOptions {
             max_connections_per_peer: Self::MAX_CONNECTIONS_PER_PEER,
             max_sessions: Self::MAX_SESSIONS,
             metrics: false,
+            rate_limit: None,
+            tool_rate_limit: None,
         }
     }
 }
@@ -157,7 +164,11 @@ pub async fn serve(
         max_body_bytes: options.max_body_bytes,
         sessions: sessions.clone(),
         max_sessions: options.max_sessions,
+        limits: Limiters::new(options.rate_limit, options.tool_rate_limit),
     };
+    if let Some(limits) = &gate.limits {
+        limits.sweep(stop.child_token());
+    }
     let router = axum::Router::new()
         .route_service("/mcp", service)
         .layer(axum::middleware::from_fn_with_state(sessions, ended_sessions::refuse_unknown))
@@ -175,7 +186,8 @@ pub async fn serve(
     listener::serve(listener, router, limits, stop).await.context("the HTTP server failed")
 }
 
-/// The token, the places for requests and for standalone streams, and the session cap.
+/// The token, the places for requests and for standalone streams, the session cap and the
+/// rate limits.
 struct Gate {
     token: Option<String>,
     places: Arc<Semaphore>,
@@ -183,6 +195,7 @@ struct Gate {
     max_body_bytes: usize,
     sessions: Arc<LocalSessionManager>,
     max_sessions: usize,
+    limits: Option<Arc<Limiters>>,
 }
 
 /// Lets a request in if it carries the token, its body arrives whole in time and within its
@@ -200,6 +213,11 @@ async fn admit(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
         Ok(read) => read,
         Err(refused) => return refused,
     };
+    if let Some(limits) = &gate.limits
+        && let Err(refused) = limits.admit(&parts, &body)
+    {
+        return refused;
+    }
     if opens_a_session(&parts, &body) && gate.sessions.sessions.read().await.len() >= gate.max_sessions {
         let body = format!(
             "toolport serve holds as many sessions as it may ({}); end one (DELETE /mcp) or wait: a \

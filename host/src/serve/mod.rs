@@ -24,6 +24,7 @@ mod input_rounds;
 mod lazy;
 mod listener;
 mod operator;
+mod rate_limit;
 mod relay;
 mod request_span;
 mod resource_watch;
@@ -42,6 +43,7 @@ pub use caller::Caller;
 pub use config_watch::ConfigWatch;
 pub use http::HttpOptions;
 pub use lazy::{LAZY_SERVER, lazy_tools};
+pub use rate_limit::RateLimit;
 
 use crate::config::{Resolved, Surface};
 use crate::paths::Paths;
