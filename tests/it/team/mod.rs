@@ -1,0 +1,5 @@
+//! Issue 30, one serve for a team: who is calling, what they may call, how often, and how it is
+//! deployed.
+
+pub mod deploy;
+pub mod limits;
