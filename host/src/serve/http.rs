@@ -214,7 +214,7 @@ async fn admit(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
         Err(refused) => return refused,
     };
     if let Some(limits) = &gate.limits
-        && let Err(refused) = limits.admit(&parts, &body)
+        && let Some(refused) = limits.refusal(&parts, &body)
     {
         return refused;
     }

@@ -174,7 +174,7 @@ impl Limiters {
 
     /// Counts the request (`parts`, its whole `body`) against its caller and, for a
     /// `tools/call`, against its caller and tool; the 429 to answer when either is spent.
-    pub fn admit(&self, parts: &Parts, body: &[u8]) -> Result<(), Response> {
+    pub fn refusal(&self, parts: &Parts, body: &[u8]) -> Option<Response> {
         let key = CallerKey::of(parts);
         let message = Message::read(body);
         if let Some((rate, limiter)) = &self.callers
@@ -182,7 +182,7 @@ impl Limiters {
         {
             let wait = not_until.wait_time_from(Instant::now());
             let said = format!("too many requests: --rate-limit allows {rate} per caller");
-            return Err(refused(&said, wait, message.as_ref()));
+            return Some(refused(&said, wait, message.as_ref()));
         }
         if let Some((rate, limiter)) = &self.tools
             && let Some(tool) = message.as_ref().and_then(Message::tool)
@@ -192,9 +192,9 @@ impl Limiters {
             let said = format!(
                 "too many calls of tool `{tool}`: --tool-rate-limit allows {rate} per caller per tool"
             );
-            return Err(refused(&said, wait, message.as_ref()));
+            return Some(refused(&said, wait, message.as_ref()));
         }
-        Ok(())
+        None
     }
 }
 
@@ -307,30 +307,30 @@ mod tests {
         let rate = "2/h".parse().ok();
         let Some(limits) = Limiters::new(None, rate) else { panic!("no limits") };
         let alice = parts(Some("alice"), "10.0.0.1:5000");
-        assert!(limits.admit(&alice, CALL_ECHO).is_ok());
-        assert!(limits.admit(&alice, CALL_ECHO).is_ok());
-        let Err(refused) = limits.admit(&alice, CALL_ECHO) else { panic!("a third call admitted") };
+        assert!(limits.refusal(&alice, CALL_ECHO).is_none());
+        assert!(limits.refusal(&alice, CALL_ECHO).is_none());
+        let Some(refused) = limits.refusal(&alice, CALL_ECHO) else { panic!("a third call admitted") };
         assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
         let retry = refused.headers().get(header::RETRY_AFTER).and_then(|v| v.to_str().ok());
         let retry: u64 = retry.and_then(|v| v.parse().ok()).unwrap_or(0);
         assert!((1..=1800).contains(&retry), "Retry-After {retry}");
         // Another tool, another subject at the same address, and other messages go on.
-        assert!(limits.admit(&alice, CALL_SUM).is_ok());
-        assert!(limits.admit(&parts(Some("bob"), "10.0.0.1:5000"), CALL_ECHO).is_ok());
-        assert!(limits.admit(&alice, br#"{"jsonrpc":"2.0","id":9,"method":"tools/list"}"#).is_ok());
+        assert!(limits.refusal(&alice, CALL_SUM).is_none());
+        assert!(limits.refusal(&parts(Some("bob"), "10.0.0.1:5000"), CALL_ECHO).is_none());
+        assert!(limits.refusal(&alice, br#"{"jsonrpc":"2.0","id":9,"method":"tools/list"}"#).is_none());
     }
 
     #[test]
     fn without_a_subject_the_peer_address_is_the_caller() {
         let Some(limits) = Limiters::new("1/h".parse().ok(), None) else { panic!("no limits") };
-        assert!(limits.admit(&parts(None, "10.0.0.1:5000"), b"").is_ok());
-        let Err(refused) = limits.admit(&parts(None, "10.0.0.1:6000"), b"") else {
+        assert!(limits.refusal(&parts(None, "10.0.0.1:5000"), b"").is_none());
+        let Some(refused) = limits.refusal(&parts(None, "10.0.0.1:6000"), b"") else {
             panic!("another port of one address is one caller")
         };
         assert_eq!(
             refused.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()),
             Some("text/plain; charset=utf-8")
         );
-        assert!(limits.admit(&parts(None, "10.0.0.2:5000"), b"").is_ok());
+        assert!(limits.refusal(&parts(None, "10.0.0.2:5000"), b"").is_none());
     }
 }
