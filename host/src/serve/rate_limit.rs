@@ -30,6 +30,7 @@ use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use tokio_util::sync::CancellationToken;
 
 use super::Caller;
+use crate::observe::metrics;
 
 /// How often the limiters forget callers who are back at a full burst: often enough that a
 /// scan of many addresses costs minutes of memory, not hours; rarely enough to cost nothing.
@@ -182,6 +183,7 @@ impl Limiters {
         {
             let wait = not_until.wait_time_from(Instant::now());
             let said = format!("too many requests: --rate-limit allows {rate} per caller");
+            metrics::rate_limited("caller");
             return Some(refused(&said, wait, message.as_ref()));
         }
         if let Some((rate, limiter)) = &self.tools
@@ -192,6 +194,7 @@ impl Limiters {
             let said = format!(
                 "too many calls of tool `{tool}`: --tool-rate-limit allows {rate} per caller per tool"
             );
+            metrics::rate_limited("tool");
             return Some(refused(&said, wait, message.as_ref()));
         }
         None

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use crate::serve::clients::python;
 use crate::support::common::Env;
+use crate::support::operator::{http_get, parse_prometheus, sample};
 use crate::support::peers::everything_stdio;
 use crate::support::runtime::write_config;
 use crate::support::serve::ServeHttp;
@@ -110,7 +111,7 @@ const SUM: &str = r#"get-sum={"a":1,"b":2}"#;
 #[test]
 fn a_tool_limit_refuses_that_callers_next_call_of_that_tool_only() {
     let env = everything_env();
-    let serve = ServeHttp::start_with(&env, &["--tool-rate-limit", "3/h"], &[]);
+    let serve = ServeHttp::start_with(&env, &["--tool-rate-limit", "3/h", "--metrics"], &[]);
     let more = || serve.stderr.lock().map(|l| l.join("\n")).unwrap_or_default();
 
     let seen = calls(&client(
@@ -155,6 +156,12 @@ fn a_tool_limit_refuses_that_callers_next_call_of_that_tool_only() {
         1200,
     );
     assert!(!body.trim_end().contains('\n'), "one line: {body}");
+
+    // Two refusals (the SDK's and the raw one), counted by limit.
+    let got = http_get(&serve.authority(), "/metrics", &[]);
+    let samples = parse_prometheus(&got.body);
+    let refused = sample(&samples, "toolport_serve_rate_limited_total", &[("limit", "tool")]);
+    assert_eq!(refused, Some(2.0), "{}", got.body);
 }
 
 #[test]
