@@ -101,8 +101,8 @@ pub use acp::{AcpLimits, AcpOptions, serve as serve_acp};
 pub use ask::{ElicitPolicy, TerminalElicitor};
 // `toolport serve`: the surface as one MCP server (stdio, or streamable HTTP at `/mcp`).
 pub use serve::{
-    Caller, ConfigWatch, Gateway, HttpAuth, HttpOptions, LAZY_SERVER, OidcOptions, SessionKey, SessionKeyError,
-    lazy_tools,
+    Caller, ConfigWatch, Gateway, HttpAuth, HttpOptions, LAZY_SERVER, OidcOptions, RateLimit, SessionKey,
+    SessionKeyError, lazy_tools,
 };
 pub use session::{Reply, Session, run_interactive};
 // `toolport scan`: offline checks of what servers' definitions say (issue 28).

@@ -6,8 +6,8 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 
 use toolport::{
-    CancellationToken, Gateway, HttpAuth, HttpOptions, OidcOptions, Paths, RuntimeOptions, ServerState,
-    ServerStatus, SessionKey, Surface,
+    CancellationToken, Gateway, HttpAuth, HttpOptions, OidcOptions, Paths, RateLimit, RuntimeOptions,
+    ServerState, ServerStatus, SessionKey, Surface,
 };
 
 use super::ExitError;
@@ -68,6 +68,14 @@ pub struct ServeArgs {
     /// characters or more): session ids are sealed with it, so any replica can resume a session.
     #[arg(long, value_name = "VAR", requires = "http")]
     session_key_env: Option<String>,
+    /// Requests to /mcp one caller may make, as COUNT/UNIT (UNIT s, min or h; e.g. 100/min):
+    /// the whole count at once, then one more each COUNT-th of the period; more get 429 with
+    /// Retry-After. The caller is a token's subject (--auth oidc), else the client's address.
+    #[arg(long, value_name = "RATE", requires = "http")]
+    rate_limit: Option<RateLimit>,
+    /// Calls of one tool one caller may make (tools/call), as COUNT/UNIT like --rate-limit.
+    #[arg(long, value_name = "RATE", requires = "http")]
+    tool_rate_limit: Option<RateLimit>,
     /// Do not follow edits of the store and the workspace file.
     #[arg(long)]
     no_watch: bool,
@@ -111,6 +119,8 @@ pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
                 max_sessions: args.max_sessions.max(1),
                 metrics: args.metrics,
                 session_key,
+                rate_limit: args.rate_limit,
+                tool_rate_limit: args.tool_rate_limit,
                 ..HttpOptions::new(addr)
             };
             options.check().map_err(|e| ExitError::usage(format!("{e:#}")))?;

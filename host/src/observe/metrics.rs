@@ -72,6 +72,7 @@ struct Metrics {
     duration: Histogram<f64>,
     plugin_memory: Histogram<u64>,
     plugin_duration: Histogram<f64>,
+    rate_limited: Counter<u64>,
     /// Observed through their callbacks; held so they stay registered.
     _gauges: Vec<ObservableGauge<u64>>,
 }
@@ -159,6 +160,13 @@ pub fn plugin_call(plugin: &str, memory_bytes: u64, duration: Duration) {
     metrics.plugin_duration.record(duration.as_secs_f64(), &labels);
 }
 
+/// `serve --http` refused a request over a rate limit: `limit` is `caller` (`--rate-limit`) or
+/// `tool` (`--tool-rate-limit`). The tool is no label: a client names as many as it likes.
+pub fn rate_limited(limit: &'static str) {
+    let Some(metrics) = METRICS.get() else { return };
+    metrics.rate_limited.add(1, &[KeyValue::new("limit", limit)]);
+}
+
 /// The one definition of each instrument.
 fn instruments(provider: SdkMeterProvider, prometheus: Option<prometheus::Reader>) -> Metrics {
     let meter: Meter = provider.meter("toolport");
@@ -186,6 +194,10 @@ fn instruments(provider: SdkMeterProvider, prometheus: Option<prometheus::Reader
         .with_description("How long each plugin call took")
         .with_boundaries(CALL_BUCKETS.to_vec())
         .build();
+    let rate_limited = meter
+        .u64_counter("toolport.serve.rate_limited")
+        .with_description("Requests serve --http refused over a rate limit, by limit (caller, tool)")
+        .build();
     let gauges = vec![
         meter
             .u64_observable_gauge("toolport.servers")
@@ -202,7 +214,16 @@ fn instruments(provider: SdkMeterProvider, prometheus: Option<prometheus::Reader
         }),
         gauge(&meter, "toolport.serve.clients", "Clients connected to serve", |l| l.clients),
     ];
-    Metrics { provider, prometheus, calls, duration, plugin_memory, plugin_duration, _gauges: gauges }
+    Metrics {
+        provider,
+        prometheus,
+        calls,
+        duration,
+        plugin_memory,
+        plugin_duration,
+        rate_limited,
+        _gauges: gauges,
+    }
 }
 
 /// A gauge of one number of [`Live`], observed only while a source is set.

@@ -35,6 +35,7 @@ use super::listener::{self, ConnectionLimits};
 use super::operator;
 use super::sealed_sessions::{self, SealedSessions};
 use super::session_key::SessionKey;
+use super::rate_limit::{Limiters, RateLimit};
 
 /// How `serve --http` listens.
 #[derive(Debug, Clone)]
@@ -64,6 +65,10 @@ pub struct HttpOptions {
     /// The key replicas share (`--session-key-env`): session ids sealed so that any replica
     /// can restore a session (`sealed_sessions.rs`). `None`: sessions live in this process.
     pub session_key: Option<SessionKey>,
+    /// Requests to `/mcp` per caller (`--rate-limit`; `rate_limit.rs`).
+    pub rate_limit: Option<RateLimit>,
+    /// `tools/call`s per caller per tool (`--tool-rate-limit`).
+    pub tool_rate_limit: Option<RateLimit>,
 }
 
 impl HttpOptions {
@@ -100,6 +105,8 @@ impl HttpOptions {
             max_sessions: Self::MAX_SESSIONS,
             metrics: false,
             session_key: None,
+            rate_limit: None,
+            tool_rate_limit: None,
         }
     }
 }
@@ -172,7 +179,11 @@ pub async fn serve(
         max_body_bytes: options.max_body_bytes,
         sessions: sessions.clone(),
         max_sessions: options.max_sessions,
+        limits: Limiters::new(options.rate_limit, options.tool_rate_limit),
     };
+    if let Some(limits) = &gate.limits {
+        limits.sweep(stop.child_token());
+    }
     let router = axum::Router::new()
         .route_service("/mcp", service)
         .layer(axum::middleware::from_fn_with_state(sessions, ended_sessions::refuse_unknown))
@@ -192,7 +203,8 @@ pub async fn serve(
     listener::serve(listener, router, limits, stop).await.context("the HTTP server failed")
 }
 
-/// The caller check, the places for requests and for standalone streams, and the session cap.
+/// The caller check, the places for requests and for standalone streams, the session cap and
+/// the rate limits.
 struct Gate {
     bearer: Bearer,
     places: Arc<Semaphore>,
@@ -200,6 +212,7 @@ struct Gate {
     max_body_bytes: usize,
     sessions: Arc<LocalSessionManager>,
     max_sessions: usize,
+    limits: Option<Arc<Limiters>>,
 }
 
 /// Lets a request in if it carries a good token (`bearer.rs`: with OIDC it then names its
@@ -216,6 +229,11 @@ async fn admit(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) 
         Ok(read) => read,
         Err(refused) => return refused,
     };
+    if let Some(limits) = &gate.limits
+        && let Some(refused) = limits.refusal(&parts, &body)
+    {
+        return refused;
+    }
     if opens_a_session(&parts, &body) && gate.sessions.sessions.read().await.len() >= gate.max_sessions {
         let body = format!(
             "toolport serve holds as many sessions as it may ({}); end one (DELETE /mcp) or wait: a \

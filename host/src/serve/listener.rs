@@ -10,6 +10,8 @@ use std::net::IpAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use axum::extract::ConnectInfo;
+use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
@@ -64,7 +66,13 @@ pub async fn serve(
             refuse(&stream, peer.ip());
             continue;
         };
-        let service = TowerToHyperService::new(router.clone());
+        // The peer's address in each request's extensions, as axum's `ConnectInfo`: the caller
+        // a rate limit counts when no token names one (`rate_limit.rs`).
+        let routed = TowerToHyperService::new(router.clone());
+        let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+            request.extensions_mut().insert(ConnectInfo(peer));
+            hyper::service::Service::call(&routed, request)
+        });
         let connection = hyper::server::conn::http1::Builder::new()
             .timer(TokioTimer::new())
             .header_read_timeout(limits.header_timeout)

@@ -25,6 +25,7 @@ mod lazy;
 mod listener;
 mod oidc;
 mod operator;
+mod rate_limit;
 mod relay;
 mod request_span;
 mod resource_watch;
@@ -48,6 +49,7 @@ pub use http::HttpOptions;
 pub use lazy::{LAZY_SERVER, lazy_tools};
 pub use oidc::OidcOptions;
 pub use session_key::{SessionKey, SessionKeyError};
+pub use rate_limit::RateLimit;
 
 use crate::config::{Resolved, Surface};
 use crate::paths::Paths;

@@ -1,4 +1,7 @@
-//! Issue 30's team serve: who is calling, what they may call, limits and replicas.
+//! Issue 30, one serve for a team: who is calling, what they may call, how often, and how it is
+//! deployed.
 
+pub mod deploy;
+pub mod limits;
 pub mod oidc;
 pub mod replicas;
