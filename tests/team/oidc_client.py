@@ -3,8 +3,9 @@
 default `mcp.Client` over streamable HTTP, calling one tool. Prints one JSON object (what it
 saw: the result's texts, the protocol, or the error), never a verdict: the tests judge.
 
-    oidc_client.py --url URL --token JWT [--tool echo --args JSON]
-        the token sent as `Authorization: Bearer` by the SDK's httpx client
+    oidc_client.py --url URL --token JWT [--session] [--tool echo --args JSON]
+        the token sent as `Authorization: Bearer` by the SDK's httpx client; with --session
+        through the low-level `ClientSession` and its `initialize` (a 2025-11-25 session)
     oidc_client.py --url URL --oauth [--tool echo --args JSON]
         the SDK's OAuth client (`OAuthClientProvider`): discovers the protected-resource
         metadata from the 401, registers at the issuer, signs in (the "browser" here takes the
@@ -18,6 +19,7 @@ from urllib.parse import parse_qs, urlparse
 import anyio
 import httpx2
 from mcp import Client
+from mcp.client.session import ClientSession
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -78,11 +80,18 @@ async def run(args):
     else:
         http = create_mcp_http_client(headers={"Authorization": f"Bearer {args.token}"})
     async with http:
-        async with Client(streamable_http_client(args.url, http_client=http)) as client:
-            result = await client.call_tool(args.tool, json.loads(args.args))
-            seen["texts"] = [c.text for c in result.content if getattr(c, "type", None) == "text"]
-            seen["is_error"] = bool(result.is_error)
-            seen["protocol"] = client.protocol_version
+        if args.session:
+            async with streamable_http_client(args.url, http_client=http) as (read, write):
+                async with ClientSession(read, write) as session:
+                    initialized = await session.initialize()
+                    result = await session.call_tool(args.tool, json.loads(args.args))
+                    seen["protocol"] = initialized.protocol_version
+        else:
+            async with Client(streamable_http_client(args.url, http_client=http)) as client:
+                result = await client.call_tool(args.tool, json.loads(args.args))
+                seen["protocol"] = client.protocol_version
+        seen["texts"] = [c.text for c in result.content if getattr(c, "type", None) == "text"]
+        seen["is_error"] = bool(result.is_error)
     return seen
 
 
@@ -91,6 +100,7 @@ def main():
     p.add_argument("--url", required=True)
     p.add_argument("--token", default="")
     p.add_argument("--oauth", action="store_true")
+    p.add_argument("--session", action="store_true", help="a 2025-11-25 ClientSession")
     p.add_argument("--tool", default="echo")
     p.add_argument("--args", default='{"message": "hello"}')
     p.add_argument("--timeout", type=float, default=60.0)

@@ -79,7 +79,7 @@ impl Bearer {
     /// The routes the check adds: with OIDC, the protected-resource metadata.
     pub fn routes(&self) -> axum::Router {
         match self {
-            Self::Oidc(verifier) => oidc::router(verifier.clone()),
+            Self::Oidc(verifier) => oidc::router(Arc::new(verifier.options().clone())),
             _ => axum::Router::new(),
         }
     }

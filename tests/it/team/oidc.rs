@@ -285,3 +285,26 @@ fn oidc_flags_are_checked_before_serving() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("or --auth oidc --issuer URL --audience A"), "{stderr}");
 }
+
+#[test]
+fn a_2025_11_25_session_carries_its_caller_into_the_audit_log() {
+    let env = everything_env();
+    let issuer = Issuer::start();
+    let serve = serve_oidc(&env, 0, &issuer.url, AUDIENCE, &[]);
+    let good = issuer.mint(json!({"sub": "carol", "aud": AUDIENCE}));
+    keys_known(&serve, &good);
+    let seen = client(&serve.url, &["--token", &good, "--session"]);
+    assert_eq!(
+        (&seen["texts"], &seen["protocol"]),
+        (&json!(["Echo: hello"]), &json!("2025-11-25")),
+        "{seen}"
+    );
+    let audit = std::fs::read_to_string(env.home().join("audit/calls.jsonl")).unwrap_or_default();
+    let call =
+        audit.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).find(|l| l["kind"] == "call");
+    let label = call.as_ref().and_then(|c| c["client"].as_str()).unwrap_or_default().to_string();
+    // `carol via <clientInfo name>@<the session id's first 8 characters>`.
+    let session =
+        label.strip_prefix("carol via ").and_then(|rest| rest.split_once('@')).map(|(_, s)| s.len());
+    assert_eq!(session, Some(8), "{audit}");
+}

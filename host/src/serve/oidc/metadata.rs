@@ -14,7 +14,8 @@ use axum::routing::get;
 use serde_json::json;
 use url::Url;
 
-use super::{OidcOptions, Refusal, Verifier};
+use super::options::OidcOptions;
+use super::token::Refusal;
 
 /// The metadata's well-known path (RFC 9728 §3).
 const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
@@ -22,15 +23,15 @@ const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
 const RETRY_AFTER_SECONDS: &str = "5";
 
 /// The metadata document's routes.
-pub fn router(verifier: Arc<Verifier>) -> axum::Router {
+pub fn router(options: Arc<OidcOptions>) -> axum::Router {
     axum::Router::new()
         .route(WELL_KNOWN, get(document))
         .route(&format!("{WELL_KNOWN}/{{*path}}"), get(document))
-        .with_state(verifier)
+        .with_state(options)
 }
 
-async fn document(State(verifier): State<Arc<Verifier>>, headers: HeaderMap) -> Response {
-    let options = verifier.options();
+async fn document(State(options): State<Arc<OidcOptions>>, headers: HeaderMap) -> Response {
+    let options = options.as_ref();
     let body = json!({
         "resource": resource(options, &headers),
         "authorization_servers": [options.issuer],

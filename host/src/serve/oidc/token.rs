@@ -13,13 +13,23 @@ use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, Validation};
 use serde_json::{Map, Value};
 
-use super::Refusal;
 use super::keys::{Keys, Lookup};
-use crate::serve::Caller;
+use crate::serve::caller::Caller;
 
 /// The clock difference allowed between the issuer and serve, on `exp` and `nbf`: small, so
 /// an expired token stops working soon after its time.
 pub const LEEWAY: u64 = 30;
+
+/// Why a request was not let in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// No bearer token: 401, pointing at the metadata.
+    Missing,
+    /// A token that does not pass, and why (never the token itself): 401 `invalid_token`.
+    Invalid(String),
+    /// The issuer's keys are not known yet, and why: 503.
+    Unavailable(String),
+}
 
 /// The caller `token` names, if it passes every check.
 pub async fn verify(token: &str, keys: &Keys, issuer: &str, audience: &str) -> Result<Caller, Refusal> {
