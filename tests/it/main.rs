@@ -16,5 +16,6 @@ mod serve;
 mod session;
 mod smoke;
 mod support;
+mod team;
 mod transport;
 mod trust;
