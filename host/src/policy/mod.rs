@@ -149,12 +149,29 @@ impl From<&rmcp::model::ToolAnnotations> for Hints {
 /// What it is asked of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target<'a> {
-    /// A tool, by its server and the server's own name for it.
-    Tool { server: &'a str, name: &'a str, hints: Hints },
-    /// A resource, by the server that owns it and its URI.
-    Resource { server: &'a str, uri: &'a str },
-    /// A prompt, by its server and name.
-    Prompt { server: &'a str, name: &'a str },
+    /// A tool.
+    Tool {
+        /// Its server's configured name.
+        server: &'a str,
+        /// The server's own name for it (not the surface's).
+        name: &'a str,
+        /// Its annotations.
+        hints: Hints,
+    },
+    /// A resource.
+    Resource {
+        /// The server that owns it.
+        server: &'a str,
+        /// Its URI.
+        uri: &'a str,
+    },
+    /// A prompt.
+    Prompt {
+        /// Its server's configured name.
+        server: &'a str,
+        /// Its name.
+        name: &'a str,
+    },
 }
 
 impl Target<'_> {
