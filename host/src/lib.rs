@@ -54,8 +54,8 @@ pub use observe::traces::{Traces, start as start_traces};
 pub use plugin::raise_fd_limit;
 /// Per-caller authorization of `serve` by a Cedar policy file (`serve --policy`, `policy check`).
 pub use policy::{
-    Action as PolicyAction, Decision, Hints, POLICY_FILE, Policy, PolicyError, Principal, Target as PolicyTarget,
-    pinned_hints,
+    Action as PolicyAction, Decision, Hints, POLICY_FILE, Policy, PolicyError, Principal,
+    Target as PolicyTarget, pinned_hints,
 };
 pub use runtime::{
     CallError, CallOutcome, CallProgress, Revision, Runtime, RuntimeOptions, ToolRecord, render_call,

@@ -68,7 +68,11 @@ pub async fn run(paths: &Paths, args: PolicyArgs) -> anyhow::Result<ExitCode> {
 
 fn check(paths: &Paths, args: CheckArgs) -> anyhow::Result<ExitCode> {
     let policy = load(paths, args.policy.as_deref())?;
-    let principal = Principal { subject: args.principal.clone(), groups: args.group.clone(), client_id: args.client_id.clone() };
+    let principal = Principal {
+        subject: args.principal.clone(),
+        groups: args.group.clone(),
+        client_id: args.client_id.clone(),
+    };
     let (target, hints_from) = target(paths, &args)?;
     let action = match args.action.as_deref() {
         None => target.use_action(),
@@ -79,9 +83,18 @@ fn check(paths: &Paths, args: CheckArgs) -> anyhow::Result<ExitCode> {
     let decision = policy.decide(&principal, action, &target);
     let groups = match args.group.is_empty() {
         true => String::new(),
-        false => format!(" in {}", args.group.iter().map(|g| format!("Group::{g:?}")).collect::<Vec<_>>().join(", ")),
+        false => format!(
+            " in {}",
+            args.group.iter().map(|g| format!("Group::{g:?}")).collect::<Vec<_>>().join(", ")
+        ),
     };
-    println!("{} User::{:?}{groups} {} {}", policy.file().display(), args.principal, action.as_str(), target.describe());
+    println!(
+        "{} User::{:?}{groups} {} {}",
+        policy.file().display(),
+        args.principal,
+        action.as_str(),
+        target.describe()
+    );
     if let Some(from) = hints_from {
         println!("{from}");
     }
@@ -113,12 +126,15 @@ fn load(paths: &Paths, given: Option<&std::path::Path>) -> anyhow::Result<Policy
 fn target<'a>(paths: &Paths, args: &'a CheckArgs) -> anyhow::Result<(PolicyTarget<'a>, Option<String>)> {
     let split = |flag: &str, text: &'a str| {
         text.split_once('/').filter(|(a, b)| !a.is_empty() && !b.is_empty()).ok_or_else(|| {
-            ExitError::usage(format!("--{flag} must be SERVER/NAME (the server's configured name, a slash, the name), not {text:?}"))
+            ExitError::usage(format!(
+                "--{flag} must be SERVER/NAME (the server's configured name, a slash, the name), not {text:?}"
+            ))
         })
     };
     if let Some(text) = &args.tool {
         let (server, name) = split("tool", text)?;
-        let pinned = toolport::pinned_hints(&paths.workspace_root, server, name).map_err(|e| ExitError::usage(e.to_string()))?;
+        let pinned = toolport::pinned_hints(&paths.workspace_root, server, name)
+            .map_err(|e| ExitError::usage(e.to_string()))?;
         let mut hints = pinned.unwrap_or_default();
         for given in &args.annotation {
             let parsed = given.split_once('=').and_then(|(k, v)| v.parse::<bool>().ok().map(|v| (k, v)));

@@ -82,7 +82,8 @@ mod tests {
 
     #[test]
     fn a_bundle_holds_its_servers_and_the_tools_its_filter_keeps() {
-        let read = read(Some(&json!({"docs": {"servers": ["docs", " docs"], "tools": {"include": ["read_*"]}}})));
+        let read =
+            read(Some(&json!({"docs": {"servers": ["docs", " docs"], "tools": {"include": ["read_*"]}}})));
         let bundles = read.unwrap_or_else(|e| panic!("{e}"));
         let docs = &bundles["docs"];
         assert_eq!(docs.servers, ["docs"]);
@@ -101,8 +102,14 @@ mod tests {
             err(json!({"a b": {"servers": ["x"]}})),
             r#""bundles": the bundle name "a b" must be letters, digits, '-' and '_' (it is a URL path segment)"#
         );
-        assert_eq!(err(json!({"d": {"servers": []}})), r#"bundle "d": "servers" must be a non-empty array of server names"#);
-        assert_eq!(err(json!({"d": {"servers": "x"}})), r#"bundle "d": "servers" must be an array of strings"#);
+        assert_eq!(
+            err(json!({"d": {"servers": []}})),
+            r#"bundle "d": "servers" must be a non-empty array of server names"#
+        );
+        assert_eq!(
+            err(json!({"d": {"servers": "x"}})),
+            r#"bundle "d": "servers" must be an array of strings"#
+        );
         assert_eq!(
             err(json!({"d": {"servers": ["x"], "tool": {}}})),
             r#"bundle "d": has no key "tool" (it takes "servers" and "tools")"#

@@ -108,7 +108,8 @@ pub struct Hints {
 
 impl Hints {
     /// The names Cedar sees them under, in the order of [`Hints::set`].
-    pub const NAMES: [&'static str; 4] = ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"];
+    pub const NAMES: [&'static str; 4] =
+        ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"];
 
     /// Sets the hint called `name` (one of [`Hints::NAMES`]); false for another name.
     pub fn set(&mut self, name: &str, value: bool) -> bool {
@@ -335,8 +336,7 @@ fn entities(who: &Principal, action: Action, what: &Target<'_>) -> Result<Built,
         Target::Tool { server, name, hints } => {
             let hints = hints.given().map(|(k, v)| (k.to_string(), RestrictedExpression::new_bool(v)));
             let hints = RestrictedExpression::new_record(hints).map_err(|e| e.to_string())?;
-            let attrs =
-                [("server", string(server)), ("name", string(name)), ("annotations", hints)];
+            let attrs = [("server", string(server)), ("name", string(name)), ("annotations", hints)];
             (*server, uid("Tool", &format!("{server}/{name}"))?, attrs.to_vec())
         }
         Target::Resource { server, uri } => {

@@ -140,6 +140,29 @@ impl Front {
         kept.await.map_err(catalog_error)?.map(Complete::completed)
     }
 
+    /// Whether this request's scope lets it call `name` (`access.rs`): the policies that
+    /// allowed it, or the executor's "unknown tool", audited as `denied`. A name that is no
+    /// tool is the executor's to answer.
+    async fn may_call(
+        &self,
+        context: &RequestContext<RoleServer>,
+        name: &str,
+    ) -> Result<Vec<String>, CallError> {
+        let scope = self.shared.access.scope(self.runtime(), context);
+        if scope.is_open() {
+            return Ok(Vec::new());
+        }
+        let Some(record) = self.known(|runtime| runtime.record(name)).await else { return Ok(Vec::new()) };
+        match scope.call(&record) {
+            Verdict::Allowed(by) => Ok(by),
+            refused => {
+                let client = client_of(context);
+                audit_refusal(self.runtime(), client.as_deref(), Kind::Call, &record.server, name, &refused);
+                Err(CallError::UnknownTool(name.to_string()))
+            }
+        }
+    }
+
     /// Keeps the client's roots, when it has any, for the servers set to `roots: "client"`
     /// (during this client's calls; outside them, only what every client allows), and tells
     /// those servers when what they may be told changed.
@@ -268,29 +291,22 @@ impl ServerHandler for Front {
             return respond(rounds.drive(call, asks, &context.ct).await);
         }
         let (name, arguments) = (request.name.to_string(), request.arguments.unwrap_or_default());
-        let scope = self.shared.access.scope(self.runtime(), &context);
         // The lazy surface answers its search and describe itself; `call_tool` names the real one.
         let (name, arguments) = match self.shared.lazy.active(self.runtime()) {
-            true => match self.shared.lazy.route(self.runtime(), &scope, &name, arguments) {
-                Route::Answered(answer) => return answer.map(CallToolResponse::Complete),
-                Route::Call { name, arguments } => (name, arguments),
-            },
-            false => (name, arguments),
-        };
-        // Outside the scope is unknown, in the executor's words.
-        let mut permitted = Vec::new();
-        if !scope.is_open()
-            && let Some(record) = self.known(|runtime| runtime.record(&name)).await
-        {
-            match scope.call(&record) {
-                Verdict::Allowed(by) => permitted = by,
-                refused => {
-                    let client = client_of(&context);
-                    audit_refusal(self.runtime(), client.as_deref(), Kind::Call, &record.server, &name, &refused);
-                    return respond(Step::Done(Err(CallError::UnknownTool(name))));
+            true => {
+                let scope = self.shared.access.scope(self.runtime(), &context);
+                match self.shared.lazy.route(self.runtime(), &scope, &name, arguments) {
+                    Route::Answered(answer) => return answer.map(CallToolResponse::Complete),
+                    Route::Call { name, arguments } => (name, arguments),
                 }
             }
-        }
+            false => (name, arguments),
+        };
+        // Boxed, as the forwards below: inline, its state overflowed a debug build's worker stack.
+        let permitted = match Box::pin(self.may_call(&context, &name)).await {
+            Ok(by) => by,
+            Err(unknown) => return respond(Step::Done(Err(unknown))),
+        };
         let (asks_to, asks) = mpsc::unbounded_channel();
         let waiting = self.known(|runtime| runtime.server_of(&name)).await.map(|server| {
             let capabilities = context.client_capabilities().unwrap_or_default();
@@ -322,7 +338,9 @@ impl ServerHandler for Front {
                     reports.await;
                 }
             };
-            let call = runtime.call_with(&name, arguments, progress, level);
+            // Boxed: under the policies' task-local too, its state overflowed a debug build's
+            // worker stack.
+            let call = Box::pin(runtime.call_with(&name, arguments, progress, level));
             let call = crate::observe::client::permitted_by(permitted, call);
             let call = crate::observe::client::acting_for(client, call);
             // The server's questions during the call go to this client (`runtime::for_caller`).
@@ -345,7 +363,8 @@ impl ServerHandler for Front {
     ) -> Result<ListResourcesResult, McpError> {
         self.runtime().settle(LIST_WAIT).await;
         let scope = self.shared.access.scope(self.runtime(), &context);
-        let listed = surface::resources(&self.runtime().catalog(), |server, uri| scope.lists_resource(server, uri));
+        let listed =
+            surface::resources(&self.runtime().catalog(), |server, uri| scope.lists_resource(server, uri));
         Ok(ListResourcesResult::with_all_items(listed))
     }
 
@@ -356,7 +375,8 @@ impl ServerHandler for Front {
     ) -> Result<ListResourceTemplatesResult, McpError> {
         self.runtime().settle(LIST_WAIT).await;
         let scope = self.shared.access.scope(self.runtime(), &context);
-        let listed = surface::templates(&self.runtime().catalog(), |server, uri| scope.lists_resource(server, uri));
+        let listed =
+            surface::templates(&self.runtime().catalog(), |server, uri| scope.lists_resource(server, uri));
         Ok(ListResourceTemplatesResult::with_all_items(listed))
     }
 
@@ -397,7 +417,8 @@ impl ServerHandler for Front {
     ) -> Result<ListPromptsResult, McpError> {
         self.runtime().settle(LIST_WAIT).await;
         let scope = self.shared.access.scope(self.runtime(), &context);
-        let listed = surface::prompts(&self.runtime().catalog(), |server, name| scope.lists_prompt(server, name));
+        let listed =
+            surface::prompts(&self.runtime().catalog(), |server, name| scope.lists_prompt(server, name));
         Ok(ListPromptsResult::with_all_items(listed))
     }
 
@@ -412,14 +433,22 @@ impl ServerHandler for Front {
         let Some(server) = owner.await else {
             return Err(catalog_error(CatalogError::UnknownPrompt(request.name)));
         };
-        let permitted = match self.shared.access.scope(self.runtime(), &context).prompt(&server, &request.name) {
-            Verdict::Allowed(by) => by,
-            refused => {
-                let client = client_of(&context);
-                audit_refusal(self.runtime(), client.as_deref(), Kind::Prompt, &server, &request.name, &refused);
-                return Err(catalog_error(CatalogError::UnknownPrompt(request.name)));
-            }
-        };
+        let permitted =
+            match self.shared.access.scope(self.runtime(), &context).prompt(&server, &request.name) {
+                Verdict::Allowed(by) => by,
+                refused => {
+                    let client = client_of(&context);
+                    audit_refusal(
+                        self.runtime(),
+                        client.as_deref(),
+                        Kind::Prompt,
+                        &server,
+                        &request.name,
+                        &refused,
+                    );
+                    return Err(catalog_error(CatalogError::UnknownPrompt(request.name)));
+                }
+            };
         let (name, arguments) = (request.name.clone(), request.arguments.clone());
         let get =
             |peer: Peer<RoleClient>| traced(&server, request, |r| async move { peer.get_prompt(r).await });
@@ -483,8 +512,10 @@ impl ServerHandler for Front {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let server = self.resource_owner(&request.uri).await?;
-        if !matches!(self.shared.access.scope(self.runtime(), &context).read(&server, &request.uri), Verdict::Allowed(_))
-        {
+        if !matches!(
+            self.shared.access.scope(self.runtime(), &context).read(&server, &request.uri),
+            Verdict::Allowed(_)
+        ) {
             return Err(unknown_resource(&request.uri));
         }
         let relay = self.shared.relay.clone();

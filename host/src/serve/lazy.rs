@@ -122,7 +122,13 @@ impl Lazy {
     /// Routes one `tools/call` of the lazy surface. A name other than the three goes to the
     /// executor as it is (a client that kept a full listing still reaches the tool).
     /// What `scope` may not call is neither found nor described.
-    pub fn route(&self, runtime: &Runtime, scope: &Scope, name: &str, mut arguments: Map<String, Value>) -> Route {
+    pub fn route(
+        &self,
+        runtime: &Runtime,
+        scope: &Scope,
+        name: &str,
+        mut arguments: Map<String, Value>,
+    ) -> Route {
         match name {
             SEARCH => Route::Answered(self.search(runtime, scope, &arguments)),
             DESCRIBE => Route::Answered(describe(runtime, scope, &arguments)),
@@ -160,7 +166,8 @@ impl Lazy {
             true => index.search(&query, limit),
             false => index.search(&query, index.len()),
         };
-        let in_scope = |name: &str| scope.is_open() || runtime.record(name).is_some_and(|r| scope.lists_tool(&r));
+        let in_scope =
+            |name: &str| scope.is_open() || runtime.record(name).is_some_and(|r| scope.lists_tool(&r));
         let tools: Vec<Value> = hits
             .into_iter()
             .filter(|hit| in_scope(&hit.name))
@@ -176,7 +183,11 @@ impl Lazy {
 }
 
 /// `describe_tool`: the record's shaped definition, or the executor's words for an unknown name.
-fn describe(runtime: &Runtime, scope: &Scope, arguments: &Map<String, Value>) -> Result<CallToolResult, McpError> {
+fn describe(
+    runtime: &Runtime,
+    scope: &Scope,
+    arguments: &Map<String, Value>,
+) -> Result<CallToolResult, McpError> {
     let name = required_string(arguments, "name")?;
     Ok(match runtime.record(&name).filter(|record| scope.lists_tool(record)) {
         Some(record) => structured(record.shaped),

@@ -20,7 +20,8 @@ fn two_bundles_list_only_their_servers_filtered_tools_and_refuse_the_rest() {
     two_servers(&env, bundles);
     let serve = ServeHttp::start(&env);
     let whole = access_client(&serve.url, None, &[]);
-    let docs = access_client(&format!("{}/docs", serve.url), None, &["--call", "demo_echo={\"message\": \"x\"}"]);
+    let docs =
+        access_client(&format!("{}/docs", serve.url), None, &["--call", "demo_echo={\"message\": \"x\"}"]);
     let demo = access_client(
         &format!("{}/demo", serve.url),
         None,
@@ -38,10 +39,14 @@ fn two_bundles_list_only_their_servers_filtered_tools_and_refuse_the_rest() {
     assert!(expected.len() >= 2, "{expected:?}");
     assert_eq!(strings(&docs, "tools"), expected);
     let docs_resources = strings(&docs, "resources");
-    assert!(!docs_resources.is_empty() && docs_resources.iter().all(|r| !r.starts_with("demo://item/")), "{docs}");
+    assert!(
+        !docs_resources.is_empty() && docs_resources.iter().all(|r| !r.starts_with("demo://item/")),
+        "{docs}"
+    );
     assert_eq!(strings(&docs, "prompts"), strings(&whole, "prompts"), "the demo server has no prompt");
     // demo: the demo server's tools but `demo_sleep`, its two resources, no prompt.
-    let expected: Vec<String> = all.iter().filter(|t| t.starts_with("demo_") && *t != "demo_sleep").cloned().collect();
+    let expected: Vec<String> =
+        all.iter().filter(|t| t.starts_with("demo_") && *t != "demo_sleep").cloned().collect();
     assert_eq!(strings(&demo, "tools"), expected);
     assert_eq!(strings(&demo, "resources"), ["demo://item/1", "demo://item/2"]);
     assert_eq!(strings(&demo, "prompts"), Vec::<String>::new());

@@ -92,7 +92,8 @@ impl Issuer {
 
     /// A token for `sub` in `groups` with the audience `aud`.
     pub fn mint(&self, sub: &str, groups: &[&str], aud: &str) -> String {
-        let body = json!({"sub": sub, "groups": groups, "aud": aud, "client_id": "team-test", "expires_in": 600});
+        let body =
+            json!({"sub": sub, "groups": groups, "aud": aud, "client_id": "team-test", "expires_in": 600});
         let code = "import json, sys, urllib.request as u; \
                     r = u.Request(sys.argv[1] + '/mint', data=sys.argv[2].encode(), headers={'Content-Type': 'application/json'}); \
                     print(json.load(u.urlopen(r))['token'])";
@@ -185,10 +186,18 @@ fn group_docs_calls_only_the_docs_servers_read_only_tools() {
     let denied: Vec<(String, String)> = lines
         .iter()
         .filter(|l| l["outcome"] == "denied")
-        .map(|l| (l["kind"].as_str().unwrap_or_default().to_string(), l.get("tool").or(l.get("uri")).and_then(Value::as_str).unwrap_or_default().to_string()))
+        .map(|l| {
+            (
+                l["kind"].as_str().unwrap_or_default().to_string(),
+                l.get("tool").or(l.get("uri")).and_then(Value::as_str).unwrap_or_default().to_string(),
+            )
+        })
         .collect();
     for expected in [("call", "toggle-simulated-logging"), ("call", "demo_echo"), ("read", "demo://item/1")] {
-        assert!(denied.contains(&(expected.0.to_string(), expected.1.to_string())), "{expected:?} not in {denied:?}");
+        assert!(
+            denied.contains(&(expected.0.to_string(), expected.1.to_string())),
+            "{expected:?} not in {denied:?}"
+        );
     }
     assert!(lines.iter().filter(|l| l["outcome"] == "denied").all(|l| l["error"] == "policy"), "{lines:?}");
     let permitted = |by: &str| {
@@ -249,10 +258,26 @@ fn policy_file(env: &Env, text: &str) -> PathBuf {
 #[test]
 fn policy_check_explains_a_decision() {
     let env = Env::new();
-    let file = policy_file(&env, &format!("{DOCS_POLICY}\n@id(\"no-destructive\")\nforbid(principal, action, resource) when {{ resource has annotations && resource.annotations has destructiveHint && resource.annotations.destructiveHint }};\n"));
+    let file = policy_file(
+        &env,
+        &format!(
+            "{DOCS_POLICY}\n@id(\"no-destructive\")\nforbid(principal, action, resource) when {{ resource has annotations && resource.annotations has destructiveHint && resource.annotations.destructiveHint }};\n"
+        ),
+    );
     let shown = file.display().to_string();
-    let (code, out, err) =
-        toolport(&env, &["--principal", "alice", "--group", "docs", "--tool", "docs/echo", "--annotation", "readOnlyHint=true"]);
+    let (code, out, err) = toolport(
+        &env,
+        &[
+            "--principal",
+            "alice",
+            "--group",
+            "docs",
+            "--tool",
+            "docs/echo",
+            "--annotation",
+            "readOnlyHint=true",
+        ],
+    );
     assert_eq!((code, err.as_str()), (0, ""), "{out}");
     assert_eq!(
         out,
@@ -273,32 +298,63 @@ fn policy_check_explains_a_decision() {
     );
     let (code, out, _) = toolport(
         &env,
-        &["--principal", "bob", "--group", "admin", "--tool", "demo/rm", "--annotation", "destructiveHint=true"],
+        &[
+            "--principal",
+            "bob",
+            "--group",
+            "admin",
+            "--tool",
+            "demo/rm",
+            "--annotation",
+            "destructiveHint=true",
+        ],
     );
     assert_eq!(code, 1);
     assert!(out.ends_with("deny: forbidden by no-destructive\n"), "{out}");
-    let (code, out, _) = toolport(&env, &["--principal", "bob", "--group", "admin", "--resource", "demo://item/1", "--server", "demo"]);
+    let (code, out, _) = toolport(
+        &env,
+        &["--principal", "bob", "--group", "admin", "--resource", "demo://item/1", "--server", "demo"],
+    );
     assert_eq!(code, 0);
     assert!(out.ends_with("read Resource::\"demo://item/1\"\nallow: permitted by admins\n"), "{out}");
-    let (code, out, _) = toolport(&env, &["--principal", "alice", "--group", "docs", "--prompt", "docs/simple-prompt", "--action", "list"]);
+    let (code, out, _) = toolport(
+        &env,
+        &["--principal", "alice", "--group", "docs", "--prompt", "docs/simple-prompt", "--action", "list"],
+    );
     assert_eq!(code, 1);
-    assert!(out.ends_with("list Prompt::\"docs/simple-prompt\"\ndeny: no policy permits it (deny by default)\n"), "{out}");
+    assert!(
+        out.ends_with("list Prompt::\"docs/simple-prompt\"\ndeny: no policy permits it (deny by default)\n"),
+        "{out}"
+    );
 
     // Bad input: exit 2 with what to give instead.
     let (code, _, err) = toolport(&env, &["--principal", "a", "--tool", "echo"]);
     assert_eq!(code, 2);
-    assert_eq!(err, "toolport: --tool must be SERVER/NAME (the server's configured name, a slash, the name), not \"echo\"\n");
-    let (code, _, err) = toolport(&env, &["--principal", "a", "--tool", "a/b", "--annotation", "readOnly=yes"]);
+    assert_eq!(
+        err,
+        "toolport: --tool must be SERVER/NAME (the server's configured name, a slash, the name), not \"echo\"\n"
+    );
+    let (code, _, err) =
+        toolport(&env, &["--principal", "a", "--tool", "a/b", "--annotation", "readOnly=yes"]);
     assert_eq!(code, 2);
-    assert_eq!(err, "toolport: --annotation must be NAME=true|false with NAME one of readOnlyHint, destructiveHint, idempotentHint, openWorldHint, not \"readOnly=yes\"\n");
+    assert_eq!(
+        err,
+        "toolport: --annotation must be NAME=true|false with NAME one of readOnlyHint, destructiveHint, idempotentHint, openWorldHint, not \"readOnly=yes\"\n"
+    );
     let (code, _, err) = toolport(&env, &["--principal", "a", "--tool", "a/b", "--action", "get"]);
-    assert_eq!((code, err.as_str()), (2, "toolport: --action must be call, list, read or prompt, not \"get\"\n"));
+    assert_eq!(
+        (code, err.as_str()),
+        (2, "toolport: --action must be call, list, read or prompt, not \"get\"\n")
+    );
     let other = Env::new();
     let (code, _, err) = toolport(&other, &["--principal", "a", "--tool", "a/b"]);
     assert_eq!(code, 2);
     assert_eq!(
         err,
-        format!("toolport: no policy file: {} does not exist (give --policy FILE)\n", other.home().join("policy.cedar").display())
+        format!(
+            "toolport: no policy file: {} does not exist (give --policy FILE)\n",
+            other.home().join("policy.cedar").display()
+        )
     );
 }
 
@@ -307,7 +363,8 @@ fn policy_check_explains_a_decision() {
 #[test]
 fn a_bad_policy_file_names_its_line_and_column() {
     let env = Env::new();
-    let file = policy_file(&env, "permit(principal, action, resource);\n\npermit(principal, action resource);\n");
+    let file =
+        policy_file(&env, "permit(principal, action, resource);\n\npermit(principal, action resource);\n");
     let expected = format!("toolport: {}:3:26: unexpected token `resource`", file.display());
     let (code, _, err) = toolport(&env, &["--principal", "a", "--tool", "a/b"]);
     assert_eq!(code, 2);
