@@ -106,7 +106,7 @@ pub use transport::login;
 pub use acp::{AcpLimits, AcpOptions, serve as serve_acp};
 pub use ask::{ElicitPolicy, TerminalElicitor};
 // `toolport serve`: the surface as one MCP server (stdio, or streamable HTTP at `/mcp`).
-pub use serve::{Caller, ConfigWatch, Gateway, HttpOptions, LAZY_SERVER, lazy_tools};
+pub use serve::{Caller, ConfigWatch, Gateway, HttpAuth, HttpOptions, LAZY_SERVER, OidcOptions, lazy_tools};
 pub use session::{Reply, Session, run_interactive};
 // `toolport scan`: offline checks of what servers' definitions say (issue 28).
 /// The token that stops [`Gateway::serve_http`] (tokio-util's, as rmcp takes it).

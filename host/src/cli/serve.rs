@@ -6,7 +6,8 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 
 use toolport::{
-    CancellationToken, Gateway, HttpOptions, Paths, RuntimeOptions, ServerState, ServerStatus, Surface,
+    CancellationToken, Gateway, HttpAuth, HttpOptions, OidcOptions, Paths, RuntimeOptions, ServerState,
+    ServerStatus, Surface,
 };
 
 use super::ExitError;
@@ -15,7 +16,7 @@ use super::ExitError;
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
     /// Serve streamable HTTP at http://ADDR/mcp instead of stdio (e.g. 127.0.0.1:8931; port 0
-    /// picks a free one). An address other than loopback needs --token-env.
+    /// picks a free one). An address other than loopback needs --token-env or --auth oidc.
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
     /// The environment variable holding the bearer token every HTTP request must carry.
@@ -24,6 +25,21 @@ pub struct ServeArgs {
     /// Another `Host` an HTTP client may use (a name, or name:port), besides loopback's.
     #[arg(long, value_name = "HOST", requires = "http")]
     allow_host: Vec<String>,
+    /// How HTTP callers are known: `token`, the one shared token of --token-env (the default
+    /// when that is given), or `oidc`, JWT access tokens from --issuer for --audience.
+    #[arg(long, value_enum, value_name = "KIND", requires = "http")]
+    auth: Option<AuthKind>,
+    /// With --auth oidc: the issuer, exactly as its tokens' `iss` names it (its keys are found
+    /// through its /.well-known/openid-configuration).
+    #[arg(long, value_name = "URL", required_if_eq("auth", "oidc"))]
+    issuer: Option<String>,
+    /// With --auth oidc: what a token's `aud` must contain (RFC 8707), e.g. this server's URL.
+    #[arg(long, value_name = "A", required_if_eq("auth", "oidc"))]
+    audience: Option<String>,
+    /// With --auth oidc: this server's resource URL in its protected-resource metadata
+    /// (default: --audience when it is a URL, else http://<Host>/mcp).
+    #[arg(long, value_name = "URL")]
+    resource: Option<String>,
     /// A browser origin allowed to call (scheme://host[:port]), besides loopback's.
     #[arg(long, value_name = "ORIGIN", requires = "http")]
     allow_origin: Vec<String>,
@@ -65,6 +81,13 @@ pub struct ServeArgs {
     pub audit_stderr: bool,
 }
 
+/// `--auth`'s values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum AuthKind {
+    Token,
+    Oidc,
+}
+
 impl ServeArgs {
     /// Whether the metrics' Prometheus reader is wanted (`--metrics`).
     pub fn metrics(&self) -> bool {
@@ -76,9 +99,8 @@ impl ServeArgs {
 pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
     let http = match args.http {
         Some(addr) => {
-            let token = super::token_env::read(args.token_env.as_deref())?;
             let options = HttpOptions {
-                token,
+                auth: http_auth(&args)?,
                 allowed_hosts: args.allow_host,
                 allowed_origins: args.allow_origin,
                 max_body_bytes: args.max_body_bytes,
@@ -134,6 +156,34 @@ pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
     warned.abort();
     gateway.runtime().shutdown().await;
     served.map(|()| ExitCode::SUCCESS)
+}
+
+/// The callers' check `--auth`, `--token-env`, `--issuer`, `--audience` and `--resource` ask for.
+fn http_auth(args: &ServeArgs) -> anyhow::Result<HttpAuth> {
+    let oidc_flags = args.issuer.is_some() || args.audience.is_some() || args.resource.is_some();
+    let kind = args.auth.or(args.token_env.is_some().then_some(AuthKind::Token));
+    match kind {
+        Some(AuthKind::Oidc) if args.token_env.is_some() => Err(ExitError::usage(
+            "--token-env is the shared token of --auth token; --auth oidc checks the issuer's JWTs instead",
+        )
+        .into()),
+        Some(AuthKind::Oidc) => Ok(HttpAuth::Oidc(OidcOptions {
+            issuer: args.issuer.clone().unwrap_or_default(),
+            audience: args.audience.clone().unwrap_or_default(),
+            resource: args.resource.clone(),
+        })),
+        _ if oidc_flags => {
+            Err(ExitError::usage("--issuer, --audience and --resource are for --auth oidc").into())
+        }
+        Some(AuthKind::Token) => match super::token_env::read(args.token_env.as_deref())? {
+            Some(token) => Ok(HttpAuth::Token(token)),
+            None => {
+                Err(ExitError::usage("--auth token needs --token-env VAR (the variable holding the token)")
+                    .into())
+            }
+        },
+        None => Ok(HttpAuth::Open),
+    }
 }
 
 /// `every server has connected or failed: 2 connected, 1 unavailable`, counting the servers

@@ -39,18 +39,26 @@ pub fn permitting() -> Option<Arc<[String]>> {
 
 /// A client's label for the audit log: its `clientInfo` name (escaped to printable text and
 /// clipped: it is the client's word) and, over HTTP, the first characters of its
-/// `Mcp-Session-Id`, enough to tell two sessions of one client apart (`claude-code@3f2a9c1e`).
-pub fn label(name: Option<&str>, session: Option<&str>) -> Option<Arc<str>> {
+/// `Mcp-Session-Id`, enough to tell two sessions of one client apart (`claude-code@3f2a9c1e`);
+/// when the caller was identified by a token (`serve --http --auth oidc`), its subject first:
+/// `alice via claude-code@3f2a9c1e`.
+pub fn label(subject: Option<&str>, name: Option<&str>, session: Option<&str>) -> Option<Arc<str>> {
     let clean = |text: &str, max: usize| -> String {
         text.chars().filter(|c| !c.is_control()).take(max).collect::<String>()
     };
     let name = name.map(|n| clean(n.trim(), 64)).filter(|n| !n.is_empty());
     let session = session.map(|s| clean(s.trim(), 8)).filter(|s| !s.is_empty());
-    match (name, session) {
-        (Some(name), Some(session)) => Some(format!("{name}@{session}").into()),
-        (Some(name), None) => Some(name.into()),
-        (None, Some(session)) => Some(format!("@{session}").into()),
+    let client = match (name, session) {
+        (Some(name), Some(session)) => Some(format!("{name}@{session}")),
+        (Some(name), None) => Some(name),
+        (None, Some(session)) => Some(format!("@{session}")),
         (None, None) => None,
+    };
+    // A subject is the issuer's word, not the client's, but may be long (an email, a URL).
+    match (subject.map(|s| clean(s.trim(), 128)).filter(|s| !s.is_empty()), client) {
+        (Some(subject), Some(client)) => Some(format!("{subject} via {client}").into()),
+        (Some(subject), None) => Some(subject.into()),
+        (None, client) => client.map(Into::into),
     }
 }
 
@@ -60,10 +68,18 @@ mod tests {
 
     #[test]
     fn a_label_names_the_client_and_its_session() {
-        assert_eq!(label(Some("claude-code"), Some("3f2a9c1e-77")).as_deref(), Some("claude-code@3f2a9c1e"));
-        assert_eq!(label(Some(" mcp\u{1b}[31m "), None).as_deref(), Some("mcp[31m"));
-        assert_eq!(label(None, Some("abc")).as_deref(), Some("@abc"));
-        assert_eq!(label(Some(""), None), None);
+        assert_eq!(
+            label(None, Some("claude-code"), Some("3f2a9c1e-77")).as_deref(),
+            Some("claude-code@3f2a9c1e")
+        );
+        assert_eq!(label(None, Some(" mcp\u{1b}[31m "), None).as_deref(), Some("mcp[31m"));
+        assert_eq!(label(None, None, Some("abc")).as_deref(), Some("@abc"));
+        assert_eq!(label(None, Some(""), None), None);
+        assert_eq!(
+            label(Some("alice"), Some("claude-code"), Some("3f2a9c1e-77")).as_deref(),
+            Some("alice via claude-code@3f2a9c1e")
+        );
+        assert_eq!(label(Some("alice"), None, None).as_deref(), Some("alice"));
     }
 
     #[tokio::test]

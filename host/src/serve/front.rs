@@ -550,8 +550,9 @@ impl ServerHandler for Front {
     }
 }
 
-/// Who is asking, for the audit log: the client's `clientInfo` name and, over HTTP, its
-/// `Mcp-Session-Id` (`observe::client::label`).
+/// Who is asking, for the audit log: the caller's subject when its token named one
+/// (`--auth oidc`), the client's `clientInfo` name and, over HTTP, its `Mcp-Session-Id`
+/// (`observe::client::label`).
 fn client_of(context: &RequestContext<RoleServer>) -> Option<Arc<str>> {
     let info = context.client_info();
     let session = context
@@ -559,7 +560,9 @@ fn client_of(context: &RequestContext<RoleServer>) -> Option<Arc<str>> {
         .get::<axum::http::request::Parts>()
         .and_then(|parts| parts.headers.get(rmcp::transport::common::http_header::HEADER_SESSION_ID))
         .and_then(|value| value.to_str().ok());
-    crate::observe::client::label(info.as_ref().map(|i| i.name.as_str()), session)
+    let caller = crate::serve::Caller::of(context);
+    let subject = caller.as_ref().map(|c| c.subject.as_str());
+    crate::observe::client::label(subject, info.as_ref().map(|i| i.name.as_str()), session)
 }
 
 /// What the client is answered: the result, a question to answer first, or why not.

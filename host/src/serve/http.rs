@@ -30,7 +30,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::access;
-use super::bearer;
+use super::bearer::{Bearer, HttpAuth};
 use super::ended_sessions;
 use super::front::{Front, Shared};
 use super::listener::{self, ConnectionLimits};
@@ -41,8 +41,9 @@ use super::operator;
 pub struct HttpOptions {
     /// Where to listen (port 0: any free port).
     pub addr: SocketAddr,
-    /// The bearer token every request must carry; required unless `addr` is loopback.
-    pub token: Option<String>,
+    /// How callers are known (a shared token, or JWTs from an issuer); required unless `addr`
+    /// is loopback.
+    pub auth: HttpAuth,
     /// `Host` values accepted besides loopback's (`example.com`, `example.com:8080`).
     pub allowed_hosts: Vec<String>,
     /// Browser origins accepted besides loopback's (`https://app.example.com`).
@@ -86,7 +87,7 @@ impl HttpOptions {
     pub fn new(addr: SocketAddr) -> Self {
         Self {
             addr,
-            token: None,
+            auth: HttpAuth::Open,
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
             max_body_bytes: Self::MAX_BODY_BYTES,
@@ -100,14 +101,19 @@ impl HttpOptions {
 }
 
 impl HttpOptions {
-    /// Refuses what must not start: an address other than loopback without a token.
+    /// Refuses what must not start: an address other than loopback without a token, or OIDC
+    /// options that cannot work.
     pub fn check(&self) -> anyhow::Result<()> {
-        if !self.addr.ip().is_loopback() && self.token.is_none() {
+        if !self.addr.ip().is_loopback() && self.auth == HttpAuth::Open {
             anyhow::bail!(
                 "refusing to serve MCP on {} without a token: an address other than loopback needs \
-                 --token-env VAR (the environment variable holding the bearer token every client must send)",
+                 --token-env VAR (the environment variable holding the bearer token every client must send) \
+                 or --auth oidc --issuer URL --audience A (JWT access tokens from an issuer)",
                 self.addr
             );
+        }
+        if let HttpAuth::Oidc(oidc) = &self.auth {
+            oidc.check()?;
         }
         Ok(())
     }
@@ -143,9 +149,10 @@ pub async fn serve(
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(HttpOptions::SESSION_IDLE);
     let sessions = Arc::new(sessions);
+    let bearer = Bearer::start(&options.auth, &stop)?;
     let operator = operator::Operator {
         shared: shared.clone(),
-        token: options.token.clone(),
+        bearer: bearer.clone(),
         hosts: config.allowed_hosts.clone(),
         origins: config.allowed_origins.clone(),
         metrics: options.metrics,
@@ -154,7 +161,7 @@ pub async fn serve(
     let service =
         StreamableHttpService::new(move || Ok(Front::new(shared.clone())), sessions.clone(), config);
     let gate = Gate {
-        token: options.token.clone(),
+        bearer: bearer.clone(),
         places: Arc::new(Semaphore::new(options.max_requests)),
         streams: Arc::new(Semaphore::new(options.max_requests)),
         max_body_bytes: options.max_body_bytes,
@@ -167,7 +174,8 @@ pub async fn serve(
         .layer(axum::middleware::from_fn_with_state(sessions, ended_sessions::refuse_unknown))
         .layer(axum::middleware::from_fn_with_state(runtime, access::known_bundle))
         .layer(axum::middleware::from_fn_with_state(Arc::new(gate), admit))
-        .merge(operator::router(Arc::new(operator)));
+        .merge(operator::router(Arc::new(operator)))
+        .merge(bearer.routes());
     let listener = tokio::net::TcpListener::bind(options.addr)
         .await
         .with_context(|| format!("cannot listen on {}", options.addr))?;
@@ -180,9 +188,9 @@ pub async fn serve(
     listener::serve(listener, router, limits, stop).await.context("the HTTP server failed")
 }
 
-/// The token, the places for requests and for standalone streams, and the session cap.
+/// The caller check, the places for requests and for standalone streams, and the session cap.
 struct Gate {
-    token: Option<String>,
+    bearer: Bearer,
     places: Arc<Semaphore>,
     streams: Arc<Semaphore>,
     max_body_bytes: usize,
@@ -190,15 +198,14 @@ struct Gate {
     max_sessions: usize,
 }
 
-/// Lets a request in if it carries the token, its body arrives whole in time and within its
+/// Lets a request in if it carries a good token (`bearer.rs`: with OIDC it then names its
+/// caller), its body arrives whole in time and within its
 /// size, and a place is free; the place is held by the response body, so a streamed answer
 /// counts until its stream ends. A body still arriving holds no place: 64 bodies that never
 /// end no longer shut everyone out.
-async fn admit(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
-    if let Some(token) = &gate.token
-        && !bearer::carries(request.headers(), token)
-    {
-        return bearer::refused();
+async fn admit(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) -> Response {
+    if let Err(refused) = gate.bearer.admit(&mut request).await {
+        return refused;
     }
     let standalone = request.method() == Method::GET;
     let (parts, body) = match whole(request, gate.max_body_bytes).await {

@@ -24,6 +24,7 @@ mod in_flight;
 mod input_rounds;
 mod lazy;
 mod listener;
+mod oidc;
 mod operator;
 mod relay;
 mod request_span;
@@ -39,10 +40,12 @@ use anyhow::Context as _;
 use rmcp::ServiceExt as _;
 use tokio_util::sync::CancellationToken;
 
+pub use bearer::HttpAuth;
 pub use caller::Caller;
 pub use config_watch::ConfigWatch;
 pub use http::HttpOptions;
 pub use lazy::{LAZY_SERVER, lazy_tools};
+pub use oidc::OidcOptions;
 
 use crate::config::{Resolved, Surface};
 use crate::paths::Paths;

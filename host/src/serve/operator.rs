@@ -10,7 +10,7 @@
 //!
 //! Probes carry no token (Kubernetes' probes send none), so `/healthz` and `/readyz` are open
 //! and say only names and states; `/metrics` and `/status` show more (tool names, clients) and
-//! need the same bearer token as `/mcp` when one is set. All four pass the checks `/mcp` has
+//! pass the same check as `/mcp` (`bearer.rs`) when one is set. All four pass the checks `/mcp` has
 //! against DNS rebinding (`Host` and `Origin`, the same lists) and the listener's connection
 //! caps; they take none of `/mcp`'s places for requests, so a full gateway still answers its
 //! probes.
@@ -25,7 +25,7 @@ use axum::routing::get;
 use futures::FutureExt as _;
 use serde_json::{Value, json};
 
-use super::bearer;
+use super::bearer::Bearer;
 use super::front::Shared;
 use crate::observe::metrics::{self, Live};
 use crate::status::ServerState;
@@ -37,8 +37,8 @@ const PATHS: [&str; 4] = ["/healthz", "/readyz", "/metrics", "/status"];
 pub struct Operator {
     /// The gateway.
     pub shared: Arc<Shared>,
-    /// The bearer token of `/mcp`, required by `/metrics` and `/status` when set.
-    pub token: Option<String>,
+    /// The caller check of `/mcp`, made by `/metrics` and `/status` too.
+    pub bearer: Bearer,
     /// The `Host` values `/mcp` accepts (`name` for any port, or `name:port`).
     pub hosts: Vec<String>,
     /// The `Origin` values `/mcp` accepts (`scheme://host:*` for any port).
@@ -83,7 +83,7 @@ pub fn watch(shared: &Arc<Shared>) {
 }
 
 /// `Host` and `Origin` as `/mcp` checks them; the token for what is not a probe.
-async fn guard(State(operator): State<Arc<Operator>>, request: Request, next: Next) -> Response {
+async fn guard(State(operator): State<Arc<Operator>>, mut request: Request, next: Next) -> Response {
     let headers = request.headers();
     let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or_default();
     if !host_allowed(host, &operator.hosts) {
@@ -95,11 +95,8 @@ async fn guard(State(operator): State<Arc<Operator>>, request: Request, next: Ne
         return (StatusCode::FORBIDDEN, "Forbidden: Origin header is not allowed\n").into_response();
     }
     let probe = matches!(request.uri().path(), "/healthz" | "/readyz");
-    if !probe
-        && let Some(token) = &operator.token
-        && !bearer::carries(headers, token)
-    {
-        return bearer::refused();
+    if !probe && let Err(refused) = operator.bearer.admit(&mut request).await {
+        return refused;
     }
     next.run(request).await
 }

@@ -7,6 +7,7 @@ pub(crate) mod auth;
 pub(crate) mod common;
 pub(crate) mod component;
 pub(crate) mod faults;
+pub(crate) mod issuer;
 pub(crate) mod operator;
 pub(crate) mod peers;
 pub(crate) mod runtime;

@@ -1,4 +1,5 @@
-//! Issue 30, serving a team: identity, per-caller policy, bundles, limits and replicas.
+//! Issue 30's team serve: who is calling, what they may call, limits and replicas.
 
 pub mod bundles;
+pub mod oidc;
 pub mod policy;

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""The client of `serve --http --auth oidc` (tests/it/team/oidc.rs): the official Python SDK's
+default `mcp.Client` over streamable HTTP, calling one tool. Prints one JSON object (what it
+saw: the result's texts, the protocol, or the error), never a verdict: the tests judge.
+
+    oidc_client.py --url URL --token JWT [--tool echo --args JSON]
+        the token sent as `Authorization: Bearer` by the SDK's httpx client
+    oidc_client.py --url URL --oauth [--tool echo --args JSON]
+        the SDK's OAuth client (`OAuthClientProvider`): discovers the protected-resource
+        metadata from the 401, registers at the issuer, signs in (the "browser" here takes the
+        /authorize redirect without following it, as tests/auth/browser.sh does) and retries
+"""
+
+import argparse
+import json
+from urllib.parse import parse_qs, urlparse
+
+import anyio
+import httpx2
+from mcp import Client
+from mcp.client.auth import OAuthClientProvider
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
+
+REDIRECT_URI = "http://127.0.0.1:9/callback"
+
+
+class Memory:
+    """The SDK's TokenStorage, in memory: one sign-in per run."""
+
+    def __init__(self):
+        self.tokens = None
+        self.client = None
+
+    async def get_tokens(self):
+        return self.tokens
+
+    async def set_tokens(self, tokens):
+        self.tokens = tokens
+
+    async def get_client_info(self):
+        return self.client
+
+    async def set_client_info(self, client_info):
+        self.client = client_info
+
+
+def oauth(url, seen):
+    """An OAuthClientProvider whose browser GETs the authorization URL and keeps the redirect's
+    code and state for the callback (the redirect URI itself is never reached)."""
+    redirected = {}
+
+    async def browse(authorization_url):
+        seen["authorize"] = urlparse(authorization_url).path
+        async with httpx2.AsyncClient() as browser:
+            answer = await browser.get(authorization_url)
+        query = parse_qs(urlparse(answer.headers.get("location", "")).query)
+        redirected.update({k: v[0] for k, v in query.items()})
+
+    async def callback():
+        return AuthorizationCodeResult(code=redirected["code"], state=redirected.get("state"), iss=redirected.get("iss"))
+
+    metadata = OAuthClientMetadata(
+        client_name="oidc-test",
+        redirect_uris=[REDIRECT_URI],
+        grant_types=["authorization_code", "refresh_token"],
+        response_types=["code"],
+        token_endpoint_auth_method="none",
+    )
+    return OAuthClientProvider(url, metadata, Memory(), browse, callback)
+
+
+async def run(args):
+    seen = {}
+    if args.oauth:
+        http = create_mcp_http_client(auth=oauth(args.url, seen))
+    else:
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {args.token}"})
+    async with http:
+        async with Client(streamable_http_client(args.url, http_client=http)) as client:
+            result = await client.call_tool(args.tool, json.loads(args.args))
+            seen["texts"] = [c.text for c in result.content if getattr(c, "type", None) == "text"]
+            seen["is_error"] = bool(result.is_error)
+            seen["protocol"] = client.protocol_version
+    return seen
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--url", required=True)
+    p.add_argument("--token", default="")
+    p.add_argument("--oauth", action="store_true")
+    p.add_argument("--tool", default="echo")
+    p.add_argument("--args", default='{"message": "hello"}')
+    p.add_argument("--timeout", type=float, default=60.0)
+    args = p.parse_args()
+
+    async def bounded():
+        with anyio.fail_after(args.timeout):
+            return await run(args)
+
+    try:
+        print(json.dumps(anyio.run(bounded)))
+    except BaseException as e:  # reported, for the test to show (an ExceptionGroup too)
+        print(json.dumps({"error": f"{type(e).__name__}: {e}"}))
+
+
+if __name__ == "__main__":
+    main()
