@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::fields::{Fields, Trim};
-use super::server_def::tool_filter;
+use super::store_keys::tools::{EXCLUDE, INCLUDE};
 use super::tool_filter::ToolFilter;
 
 /// The workspace key.
@@ -65,14 +65,30 @@ pub(super) fn read(value: Option<&Value>) -> Result<BTreeMap<String, Bundle>, St
         if let Some(unknown) = obj.keys().find(|k| *k != "servers" && *k != "tools") {
             return Err(format!("{owner}has no key \"{unknown}\" (it takes \"servers\" and \"tools\")"));
         }
-        let servers = fields.strings("servers", Trim::Yes)?.unwrap_or_default();
-        let servers = super::workspace::dedup_names(servers);
+        let mut servers: Vec<String> = Vec::new();
+        for server in fields.strings("servers", Trim::Yes)?.unwrap_or_default() {
+            if !server.is_empty() && !servers.contains(&server) {
+                servers.push(server);
+            }
+        }
         if servers.is_empty() {
             return Err(fields.err("servers", "a non-empty array of server names"));
         }
         out.insert(name.clone(), Bundle { servers, tools: tool_filter(&fields)? });
     }
     Ok(out)
+}
+
+/// `tools: { include, exclude }` as a server's filter reads it (`server_def/normalize.rs`),
+/// its messages naming the bundle: read here again, since `server_def` stands above `model`.
+fn tool_filter(fields: &Fields<'_>) -> Result<ToolFilter, String> {
+    let Some(t) = fields.object("tools")? else { return Ok(ToolFilter::default()) };
+    let globs = |key: &str| -> Result<Vec<String>, String> {
+        let list = t.strings(key, Trim::Yes)?.unwrap_or_default();
+        Ok(list.into_iter().filter(|g| !g.is_empty()).collect())
+    };
+    ToolFilter::new(globs(INCLUDE)?, globs(EXCLUDE)?)
+        .map_err(|bad| t.says(bad.field, &format!("has a bad glob \"{}\": {}", bad.glob, bad.reason)))
 }
 
 #[cfg(test)]

@@ -12,7 +12,6 @@ mod transport_kind;
 mod validate;
 
 pub use model::{Roots, ServerDef, Timeouts, WasmDef};
-pub(in crate::config) use normalize::tool_filter;
 pub use oauth_def::{Grant, IdpDef, OAuthDef};
 pub use transport_kind::TransportKind;
 pub(in crate::config) use transport_kind::normalize_type;

@@ -102,7 +102,7 @@ fn roots(fields: &Fields<'_>) -> Result<Roots, String> {
 
 /// `tools: { include, exclude }`: arrays of globs, trimmed, blanks dropped; an empty or absent
 /// `include` keeps every tool. A glob that does not compile names the field, the glob and why.
-pub(in crate::config) fn tool_filter(fields: &Fields<'_>) -> Result<ToolFilter, String> {
+fn tool_filter(fields: &Fields<'_>) -> Result<ToolFilter, String> {
     let Some(t) = fields.object(key::TOOLS)? else { return Ok(ToolFilter::default()) };
     let globs = |key: &str| -> Result<Vec<String>, String> {
         let list = t.strings(key, Trim::Yes)?.unwrap_or_default();
