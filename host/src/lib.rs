@@ -35,6 +35,7 @@ mod notice;
 mod observe;
 mod paths;
 mod plugin;
+mod policy;
 mod redact;
 mod results_store;
 mod runtime;
@@ -51,6 +52,11 @@ mod trust;
 /// plugins together may hold half of that limit in sockets (the rest stays the host's).
 pub use observe::traces::{Traces, start as start_traces};
 pub use plugin::raise_fd_limit;
+/// Per-caller authorization of `serve` by a Cedar policy file (`serve --policy`, `policy check`).
+pub use policy::{
+    Action as PolicyAction, Decision, Hints, POLICY_FILE, Policy, PolicyError, Principal,
+    Target as PolicyTarget, pinned_hints,
+};
 pub use runtime::{
     CallError, CallOutcome, CallProgress, Revision, Runtime, RuntimeOptions, ToolRecord, render_call,
 };

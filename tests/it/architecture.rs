@@ -35,7 +35,7 @@ const LAYERS: &[&[&str]] = &[
         "observe",
     ],
     &["config"],
-    &["plugin", "auth", "clients", "trust"],
+    &["plugin", "auth", "clients", "trust", "policy"],
     &["transport"],
     &["runtime"],
     &["ask", "serve", "session"],

@@ -11,6 +11,7 @@ mod install;
 mod login;
 mod mcp;
 mod plugin;
+mod policy;
 mod scan;
 mod serve;
 mod session;
@@ -85,6 +86,8 @@ enum Command {
     Audit(audit::AuditArgs),
     /// What a running `serve --http` is doing: its servers, clients and calls in flight.
     Status(status::StatusArgs),
+    /// The policy file `serve` decides each caller's requests by: `policy check` explains one.
+    Policy(policy::PolicyArgs),
     /// Built-in and configured plugins; inspect a component.
     Plugin(plugin::PluginArgs),
     /// This workspace's name policy and tool shape.
@@ -329,6 +332,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Audit(args) => audit::run(&paths, args).await,
         Command::Status(args) => status::run(args).await,
         Command::Plugin(args) => plugin::run(&paths, args).await,
+        Command::Policy(args) => policy::run(&paths, args).await,
         Command::Workspace(args) => workspace::run(&paths, args).await,
         Command::Install(args) => install::run(&paths, args).await,
         Command::Demo(args) => tools::run_demo(args).await,

@@ -83,6 +83,10 @@ pub struct ServeArgs {
     /// (search_tools, describe_tool, call_tool) instead of every tool.
     #[arg(long)]
     lazy: bool,
+    /// The Cedar policy file every request is decided by (default: <home>/policy.cedar when
+    /// it exists; none: everything allowed). Restart serve to read an edited file.
+    #[arg(long, value_name = "FILE")]
+    policy: Option<std::path::PathBuf>,
     /// Show every audit line (each call, read, prompt and sign-in, as JSON) on stderr too, for
     /// a log collector; the file under `<home>/audit/` is written either way.
     #[arg(long)]
@@ -128,6 +132,11 @@ pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
+    let policy = match &args.policy {
+        Some(file) => toolport::Policy::load(file).map(Some),
+        None => toolport::Policy::load_from_home(&paths.home),
+    }
+    .map_err(|e| ExitError::usage(e.to_string()))?;
     let resolved = toolport::load_resolved(paths, &BTreeSet::new())?;
     let options = RuntimeOptions {
         cache_dir: Some(paths.cache_dir()),
@@ -138,6 +147,10 @@ pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
     };
     let surface = args.lazy.then_some(Surface::Lazy);
     let gateway = Gateway::start_with_surface(resolved, options, surface).await?;
+    if let Some(policy) = &policy {
+        eprintln!("toolport serve: every request is decided by the policy in {}", policy.file().display());
+    }
+    gateway.set_policy(policy);
     // Servers connect in the background: the warnings once each one is up or has failed, then
     // one line that says so (what an operator, or a script, waits for to see the whole surface).
     let runtime = gateway.runtime().clone();

@@ -4,6 +4,7 @@
 //! Reading never writes. Every change goes through [`write`]: locked, re-read under the lock,
 //! edited as a JSON document (unknown keys and order kept), replaced atomically.
 
+mod bundles;
 mod confirm_setting;
 mod edit;
 mod error;
@@ -20,6 +21,7 @@ mod tool_filter;
 mod unknown_keys;
 mod workspace;
 
+pub use bundles::Bundle;
 pub use confirm_setting::{ConfirmSetting, ToolGlobs};
 pub use edit::add_args::{ADD_USAGE, AddRequest, parse_add_args};
 pub use edit::edits::{add_server, disable_server, enable_server, remove_server};

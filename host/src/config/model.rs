@@ -157,6 +157,8 @@ pub struct WorkspaceSettings {
     /// `audit`: whether calls get audit lines, with their arguments' values or only their
     /// shape, and on stderr too; default a line each, shape only, file only.
     pub audit: crate::observe::AuditChoice,
+    /// `bundles`: the slices of the surface `serve --http` also serves at `/mcp/<bundle>`.
+    pub bundles: std::collections::BTreeMap<String, super::Bundle>,
 }
 
 /// What the workspace's `trust` asks of the tool pins in `.toolport/tools.lock`.
@@ -282,6 +284,7 @@ impl Default for WorkspaceSettings {
             confirm: Default::default(),
             trust: TrustMode::Pin,
             audit: Default::default(),
+            bundles: Default::default(),
         }
     }
 }

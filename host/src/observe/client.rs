@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 tokio::task_local! {
     static CLIENT: Arc<str>;
+    static PERMITTED_BY: Arc<[String]>;
 }
 
 /// Runs `work` as asked by `client` (`None`: no one in particular, as the CLI's own calls).
@@ -20,6 +21,20 @@ pub async fn acting_for<F: Future>(client: Option<Arc<str>>, work: F) -> F::Outp
 /// The client the current task acts for, if a host named one.
 pub fn current() -> Option<Arc<str>> {
     CLIENT.try_with(Arc::clone).ok()
+}
+
+/// Runs `work` as let through by the policies `by` (`serve`'s policy file): its audit line
+/// names them.
+pub async fn permitted_by<F: Future>(by: Vec<String>, work: F) -> F::Output {
+    match by.is_empty() {
+        true => work.await,
+        false => PERMITTED_BY.scope(by.into(), work).await,
+    }
+}
+
+/// The policies that let the current task's exchange through, if a host named any.
+pub fn permitting() -> Option<Arc<[String]>> {
+    PERMITTED_BY.try_with(Arc::clone).ok()
 }
 
 /// A client's label for the audit log: its `clientInfo` name (escaped to printable text and

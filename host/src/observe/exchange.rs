@@ -39,6 +39,8 @@ pub enum Outcome {
     ToolError,
     /// Not answered: refused, failed, timed out, declined or blocked.
     Error,
+    /// Not sent: the caller may not use it (`serve`'s policy, or outside its bundle).
+    Denied,
 }
 
 impl Outcome {
@@ -48,6 +50,7 @@ impl Outcome {
             Self::Ok => "ok",
             Self::ToolError => "tool-error",
             Self::Error => "error",
+            Self::Denied => "denied",
         }
     }
 }
@@ -76,6 +79,9 @@ pub struct Exchange<'a> {
     /// Why it was not answered, in a word of ours (`timeout`, `held`, `blocked`, …): never a
     /// value or a server's message. `None` when it was answered.
     pub error: Option<&'a str>,
+    /// The ids of the policies that decided (`serve`'s policy file: the `permit`s that let it
+    /// through, or the `forbid`s that denied it); empty without a policy.
+    pub policies: &'a [String],
     /// What the workspace's `audit` setting asks of this exchange's audit line.
     pub audit: AuditChoice,
 }
@@ -95,6 +101,7 @@ impl<'a> Exchange<'a> {
             bytes_out: 0,
             arguments: None,
             error,
+            policies: &[],
             audit: AuditChoice::default(),
         }
     }

@@ -269,6 +269,17 @@ impl Runtime {
         self.supervisor.lock().resolved.settings.surface
     }
 
+    /// The workspace's `audit` setting now (what a host's own audit lines follow).
+    pub fn audit_choice(&self) -> crate::observe::AuditChoice {
+        self.supervisor.lock().resolved.settings.audit
+    }
+
+    /// The workspace's bundle `name` now (`bundles`; `serve --http` at `/mcp/<name>`), read
+    /// on every request so an edited file takes effect.
+    pub fn bundle(&self, name: &str) -> Option<crate::config::Bundle> {
+        self.supervisor.lock().resolved.settings.bundles.get(name).cloned()
+    }
+
     /// Tools of the host's own (the lazy surface's three) in `shape`, or in the workspace's
     /// shape when `None`, converted by the same tool-shape plugin as every server's tools, as
     /// if a server named `server` listed them.

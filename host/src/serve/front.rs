@@ -22,6 +22,7 @@ use rmcp::service::{NotificationContext, RequestContext, ServiceError, Subscript
 use rmcp::{ErrorData as McpError, Peer, RoleClient, RoleServer, ServerHandler};
 use tokio::sync::mpsc;
 
+use super::access::{Access, Verdict, audit_refusal};
 use super::changes;
 use super::in_flight::Board;
 use super::input_rounds::{Rounds, Step};
@@ -53,6 +54,8 @@ pub struct Shared {
     pub lazy: Lazy,
     /// The clients connected and the requests in flight, for operators (`operator.rs`).
     pub board: Arc<Board>,
+    /// The policy, and each request's scope under it (`access.rs`).
+    pub access: Access,
 }
 
 /// One client session's handler.
@@ -88,7 +91,7 @@ impl Front {
     async fn resource_owner(&self, uri: &str) -> Result<String, McpError> {
         self.known(|runtime| surface::resource_owner(&runtime.catalog(), uri))
             .await
-            .ok_or_else(|| McpError::resource_not_found(format!("Unknown MCP resource: {uri}"), None))
+            .ok_or_else(|| unknown_resource(uri))
     }
 
     /// Sends `request` to `server`'s session: a JSON-RPC error of the server reaches the
@@ -137,6 +140,29 @@ impl Front {
         kept.await.map_err(catalog_error)?.map(Complete::completed)
     }
 
+    /// Whether this request's scope lets it call `name` (`access.rs`): the policies that
+    /// allowed it, or the executor's "unknown tool", audited as `denied`. A name that is no
+    /// tool is the executor's to answer.
+    async fn may_call(
+        &self,
+        context: &RequestContext<RoleServer>,
+        name: &str,
+    ) -> Result<Vec<String>, CallError> {
+        let scope = self.shared.access.scope(self.runtime(), context);
+        if scope.is_open() {
+            return Ok(Vec::new());
+        }
+        let Some(record) = self.known(|runtime| runtime.record(name)).await else { return Ok(Vec::new()) };
+        match scope.call(&record) {
+            Verdict::Allowed(by) => Ok(by),
+            refused => {
+                let client = client_of(context);
+                audit_refusal(self.runtime(), client.as_deref(), Kind::Call, &record.server, name, &refused);
+                Err(CallError::UnknownTool(name.to_string()))
+            }
+        }
+    }
+
     /// Keeps the client's roots, when it has any, for the servers set to `roots: "client"`
     /// (during this client's calls; outside them, only what every client allows), and tells
     /// those servers when what they may be told changed.
@@ -154,6 +180,11 @@ impl Front {
             Err(e) => tracing::warn!("cannot list the client's roots: {e}"),
         }
     }
+}
+
+/// The protocol's "not found" for `uri`: also what a resource outside the caller's scope gets.
+fn unknown_resource(uri: &str) -> McpError {
+    McpError::resource_not_found(format!("Unknown MCP resource: {uri}"), None)
 }
 
 fn catalog_error(e: CatalogError) -> McpError {
@@ -237,7 +268,8 @@ impl ServerHandler for Front {
         if self.shared.lazy.active(self.runtime()) {
             return Ok(ListToolsResult::with_all_items(super::lazy::lazy_tools()));
         }
-        Ok(ListToolsResult::with_all_items(surface::tools(self.runtime())))
+        let scope = self.shared.access.scope(self.runtime(), &context);
+        Ok(ListToolsResult::with_all_items(scope.tools(self.runtime().records())))
     }
 
     async fn call_tool(
@@ -260,11 +292,19 @@ impl ServerHandler for Front {
         let (name, arguments) = (request.name.to_string(), request.arguments.unwrap_or_default());
         // The lazy surface answers its search and describe itself; `call_tool` names the real one.
         let (name, arguments) = match self.shared.lazy.active(self.runtime()) {
-            true => match self.shared.lazy.route(self.runtime(), &name, arguments) {
-                Route::Answered(answer) => return answer.map(CallToolResponse::Complete),
-                Route::Call { name, arguments } => (name, arguments),
-            },
+            true => {
+                let scope = self.shared.access.scope(self.runtime(), &context);
+                match self.shared.lazy.route(self.runtime(), &scope, &name, arguments) {
+                    Route::Answered(answer) => return answer.map(CallToolResponse::Complete),
+                    Route::Call { name, arguments } => (name, arguments),
+                }
+            }
             false => (name, arguments),
+        };
+        // Boxed, as the forwards below: inline, its state overflowed a debug build's worker stack.
+        let permitted = match Box::pin(self.may_call(&context, &name)).await {
+            Ok(by) => by,
+            Err(unknown) => return respond(Step::Done(Err(unknown))),
         };
         let (asks_to, asks) = mpsc::unbounded_channel();
         let waiting = self.known(|runtime| runtime.server_of(&name)).await.map(|server| {
@@ -297,7 +337,10 @@ impl ServerHandler for Front {
                     reports.await;
                 }
             };
-            let call = runtime.call_with(&name, arguments, progress, level);
+            // Boxed: under the policies' task-local too, its state overflowed a debug build's
+            // worker stack.
+            let call = Box::pin(runtime.call_with(&name, arguments, progress, level));
+            let call = crate::observe::client::permitted_by(permitted, call);
             let call = crate::observe::client::acting_for(client, call);
             // The server's questions during the call go to this client (`runtime::for_caller`).
             let call = async {
@@ -315,19 +358,25 @@ impl ServerHandler for Front {
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         self.runtime().settle(LIST_WAIT).await;
-        Ok(ListResourcesResult::with_all_items(surface::resources(&self.runtime().catalog())))
+        let scope = self.shared.access.scope(self.runtime(), &context);
+        let listed =
+            surface::resources(&self.runtime().catalog(), |server, uri| scope.lists_resource(server, uri));
+        Ok(ListResourcesResult::with_all_items(listed))
     }
 
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
         self.runtime().settle(LIST_WAIT).await;
-        Ok(ListResourceTemplatesResult::with_all_items(surface::templates(&self.runtime().catalog())))
+        let scope = self.shared.access.scope(self.runtime(), &context);
+        let listed =
+            surface::templates(&self.runtime().catalog(), |server, uri| scope.lists_resource(server, uri));
+        Ok(ListResourceTemplatesResult::with_all_items(listed))
     }
 
     async fn read_resource(
@@ -341,22 +390,35 @@ impl ServerHandler for Front {
             return stored_contents(&request.uri, stored);
         }
         let server = self.resource_owner(&request.uri).await?;
+        let verdict = self.shared.access.scope(self.runtime(), &context).read(&server, &request.uri);
+        let permitted = match verdict {
+            Verdict::Allowed(by) => by,
+            refused => {
+                let client = client_of(&context);
+                audit_refusal(self.runtime(), client.as_deref(), Kind::Read, &server, &request.uri, &refused);
+                return Err(unknown_resource(&request.uri));
+            }
+        };
         let uri = request.uri.clone();
         let read =
             |peer: Peer<RoleClient>| traced(&server, request, |r| async move { peer.read_resource(r).await });
         // Boxed: the forward's state is large, and unboxed it overflowed a worker's stack in a
         // debug build once the spans and the audit's watch were part of it.
         let result = Box::pin(self.forward_observed(&context, Kind::Read, &server, &uri, None, read));
-        span.ended(span.within(result).await.map(ReadResourceResponse::Complete))
+        let result = crate::observe::client::permitted_by(permitted, span.within(result));
+        span.ended(result.await.map(ReadResourceResponse::Complete))
     }
 
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
         self.runtime().settle(LIST_WAIT).await;
-        Ok(ListPromptsResult::with_all_items(surface::prompts(&self.runtime().catalog())))
+        let scope = self.shared.access.scope(self.runtime(), &context);
+        let listed =
+            surface::prompts(&self.runtime().catalog(), |server, name| scope.lists_prompt(server, name));
+        Ok(ListPromptsResult::with_all_items(listed))
     }
 
     async fn get_prompt(
@@ -370,24 +432,46 @@ impl ServerHandler for Front {
         let Some(server) = owner.await else {
             return Err(catalog_error(CatalogError::UnknownPrompt(request.name)));
         };
+        let permitted =
+            match self.shared.access.scope(self.runtime(), &context).prompt(&server, &request.name) {
+                Verdict::Allowed(by) => by,
+                refused => {
+                    let client = client_of(&context);
+                    audit_refusal(
+                        self.runtime(),
+                        client.as_deref(),
+                        Kind::Prompt,
+                        &server,
+                        &request.name,
+                        &refused,
+                    );
+                    return Err(catalog_error(CatalogError::UnknownPrompt(request.name)));
+                }
+            };
         let (name, arguments) = (request.name.clone(), request.arguments.clone());
         let get =
             |peer: Peer<RoleClient>| traced(&server, request, |r| async move { peer.get_prompt(r).await });
         let result =
             Box::pin(self.forward_observed(&context, Kind::Prompt, &server, &name, arguments.as_ref(), get));
-        span.ended(span.within(result).await.map(GetPromptResponse::Complete))
+        let result = crate::observe::client::permitted_by(permitted, span.within(result));
+        span.ended(result.await.map(GetPromptResponse::Complete))
     }
 
     async fn complete(
         &self,
         request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
+        let scope = self.shared.access.scope(self.runtime(), &context);
         let owner = self.known(|runtime| {
             let catalog = runtime.catalog();
             match &request.r#ref {
-                Reference::Prompt(prompt) => catalog.prompt(&prompt.name).map(|p| p.server.clone()),
-                Reference::Resource(resource) => surface::template_owner(&catalog, &resource.uri),
+                Reference::Prompt(prompt) => catalog
+                    .prompt(&prompt.name)
+                    .map(|p| p.server.clone())
+                    .filter(|server| scope.lists_prompt(server, &prompt.name)),
+                Reference::Resource(resource) => surface::template_owner(&catalog, &resource.uri)
+                    .filter(|server| scope.lists_resource(server, &resource.uri)),
                 _ => None,
             }
         });
@@ -427,6 +511,12 @@ impl ServerHandler for Front {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let server = self.resource_owner(&request.uri).await?;
+        if !matches!(
+            self.shared.access.scope(self.runtime(), &context).read(&server, &request.uri),
+            Verdict::Allowed(_)
+        ) {
+            return Err(unknown_resource(&request.uri));
+        }
         let relay = self.shared.relay.clone();
         if relay.subscribe(&request.uri, self.session, context.peer.clone()) {
             let subject = format!("subscription to {}", crate::text::escape_line(&request.uri));

@@ -6,7 +6,8 @@
 //! flight (a response that streams holds its place until it ends; standalone `GET` streams
 //! have places of their own, so they cannot starve requests), sessions capped (idle ones end
 //! after [`HttpOptions::SESSION_IDLE`]), and `DELETE` of an unknown or ended session answered
-//! 404 (`ended_sessions.rs`). Beside `/mcp`, the operator's `/healthz`, `/readyz`, `/metrics`
+//! 404 (`ended_sessions.rs`). Each of the workspace's bundles at `/mcp/<bundle>`, the same
+//! service scoped by the path (`access.rs`; an unknown bundle is 404). Beside `/mcp`, the operator's `/healthz`, `/readyz`, `/metrics`
 //! and `/status` (`operator.rs`).
 
 use std::net::SocketAddr;
@@ -28,6 +29,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
+use super::access;
 use super::bearer::{Bearer, HttpAuth};
 use super::ended_sessions;
 use super::front::{Front, Shared};
@@ -170,6 +172,7 @@ pub async fn serve(
         origins: config.allowed_origins.clone(),
         metrics: options.metrics,
     };
+    let runtime = shared.runtime.clone();
     let service =
         StreamableHttpService::new(move || Ok(Front::new(shared.clone())), sessions.clone(), config);
     let gate = Gate {
@@ -185,9 +188,11 @@ pub async fn serve(
         limits.sweep(stop.child_token());
     }
     let router = axum::Router::new()
-        .route_service("/mcp", service)
+        .route_service("/mcp", service.clone())
+        .route_service("/mcp/{bundle}", service)
         .layer(axum::middleware::from_fn_with_state(sessions, ended_sessions::refuse_unknown))
         .layer(axum::middleware::from_fn_with_state(sealed, sealed_sessions::unseal))
+        .layer(axum::middleware::from_fn_with_state(runtime, access::known_bundle))
         .layer(axum::middleware::from_fn_with_state(Arc::new(gate), admit))
         .merge(operator::router(Arc::new(operator)))
         .merge(bearer.routes());

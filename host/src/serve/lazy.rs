@@ -12,6 +12,7 @@ use rmcp::ErrorData as McpError;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
+use super::access::Scope;
 use crate::config::Surface;
 use crate::runtime::{Runtime, ToolIndex};
 
@@ -120,10 +121,17 @@ impl Lazy {
 
     /// Routes one `tools/call` of the lazy surface. A name other than the three goes to the
     /// executor as it is (a client that kept a full listing still reaches the tool).
-    pub fn route(&self, runtime: &Runtime, name: &str, mut arguments: Map<String, Value>) -> Route {
+    /// What `scope` may not call is neither found nor described.
+    pub fn route(
+        &self,
+        runtime: &Runtime,
+        scope: &Scope,
+        name: &str,
+        mut arguments: Map<String, Value>,
+    ) -> Route {
         match name {
-            SEARCH => Route::Answered(self.search(runtime, &arguments)),
-            DESCRIBE => Route::Answered(describe(runtime, &arguments)),
+            SEARCH => Route::Answered(self.search(runtime, scope, &arguments)),
+            DESCRIBE => Route::Answered(describe(runtime, scope, &arguments)),
             CALL => {
                 let name = match required_string(&arguments, "name") {
                     Ok(name) => name,
@@ -138,7 +146,12 @@ impl Lazy {
         }
     }
 
-    fn search(&self, runtime: &Runtime, arguments: &Map<String, Value>) -> Result<CallToolResult, McpError> {
+    fn search(
+        &self,
+        runtime: &Runtime,
+        scope: &Scope,
+        arguments: &Map<String, Value>,
+    ) -> Result<CallToolResult, McpError> {
         let query = required_string(arguments, "query")?;
         let limit = match arguments.get("limit") {
             None | Some(Value::Null) => DEFAULT_LIMIT,
@@ -146,9 +159,19 @@ impl Lazy {
                 McpError::invalid_params(format!("{SEARCH}: \"limit\" must be a positive integer"), None)
             })?,
         };
-        let hits = self.index(runtime).search(&query, limit.min(MAX_LIMIT) as usize);
+        let limit = limit.min(MAX_LIMIT) as usize;
+        let index = self.index(runtime);
+        // Out of scope is filtered after ranking: asked for every hit, then the first `limit` kept.
+        let hits = match scope.is_open() {
+            true => index.search(&query, limit),
+            false => index.search(&query, index.len()),
+        };
+        let in_scope =
+            |name: &str| scope.is_open() || runtime.record(name).is_some_and(|r| scope.lists_tool(&r));
         let tools: Vec<Value> = hits
             .into_iter()
+            .filter(|hit| in_scope(&hit.name))
+            .take(limit)
             .map(|hit| {
                 // Three decimals: a score is for ranking, not for reading digits.
                 let score = (f64::from(hit.score) * 1000.0).round() / 1000.0;
@@ -160,9 +183,13 @@ impl Lazy {
 }
 
 /// `describe_tool`: the record's shaped definition, or the executor's words for an unknown name.
-fn describe(runtime: &Runtime, arguments: &Map<String, Value>) -> Result<CallToolResult, McpError> {
+fn describe(
+    runtime: &Runtime,
+    scope: &Scope,
+    arguments: &Map<String, Value>,
+) -> Result<CallToolResult, McpError> {
     let name = required_string(arguments, "name")?;
-    Ok(match runtime.record(&name) {
+    Ok(match runtime.record(&name).filter(|record| scope.lists_tool(record)) {
         Some(record) => structured(record.shaped),
         None => {
             let unknown = crate::runtime::CallError::UnknownTool(name);

@@ -12,6 +12,7 @@
 //! protocol revisions, as rmcp serves them: 2025-11-25 sessions and stateless 2026-07-28
 //! requests.
 
+mod access;
 mod bearer;
 mod caller;
 mod changes;
@@ -103,9 +104,16 @@ impl Gateway {
         ];
         let lazy = Lazy::new(surface);
         let board = Default::default();
-        let shared = Arc::new(Shared { runtime, relay, rounds: Default::default(), lazy, board });
+        let access = Default::default();
+        let shared = Arc::new(Shared { runtime, relay, rounds: Default::default(), lazy, board, access });
         operator::watch(&shared);
         Ok(Gateway { shared, tasks })
+    }
+
+    /// Decides every request by `policy` from now on (`None`: everything allowed, the
+    /// default): lists are filtered per caller, calls, reads and prompts checked (`access.rs`).
+    pub fn set_policy(&self, policy: Option<crate::policy::Policy>) {
+        self.shared.access.set_policy(policy);
     }
 
     /// The runtime behind it.

@@ -1,39 +1,27 @@
-//! What `serve` shows a client, read from the runtime: the tools under their final names with
-//! everything else as the server listed it, the catalog's resources, templates and prompts,
+//! What `serve` shows a client, read from the runtime: the catalog's resources, templates and
+//! prompts (the tools are the request's scope's, `access.rs`),
 //! where a resource URI or a completion goes, and the instructions naming the servers behind.
 
-use rmcp::model::{Prompt, Resource, ResourceTemplate, Tool};
+use rmcp::model::{Prompt, Resource, ResourceTemplate};
 
-use crate::runtime::{CONNECTING, Catalog, Runtime};
+use crate::runtime::{CONNECTING, Catalog};
 use crate::status::{ServerState, ServerStatus, summarize_error};
 
-/// The surface's tools: each record's tool as its server listed it (title, description,
-/// schemas, annotations, icons, `_meta`), under its final name.
-pub fn tools(runtime: &Runtime) -> Vec<Tool> {
-    runtime
-        .records()
-        .into_iter()
-        .map(|record| {
-            let mut tool = record.tool;
-            tool.name = record.name.into();
-            tool
-        })
-        .collect()
-}
-
-/// The catalog's resources, templates and prompts as MCP lists them.
-pub fn resources(catalog: &Catalog) -> Vec<Resource> {
-    catalog.resources.iter().map(|r| r.item.clone()).collect()
+/// The catalog's resources, templates and prompts as MCP lists them, those `listed(server,
+/// uri or name)` keeps (the request's scope, `access.rs`).
+pub fn resources(catalog: &Catalog, listed: impl Fn(&str, &str) -> bool) -> Vec<Resource> {
+    catalog.resources.iter().filter(|r| listed(&r.server, &r.item.uri)).map(|r| r.item.clone()).collect()
 }
 
 /// See [`resources`].
-pub fn templates(catalog: &Catalog) -> Vec<ResourceTemplate> {
-    catalog.templates.iter().map(|t| t.item.clone()).collect()
+pub fn templates(catalog: &Catalog, listed: impl Fn(&str, &str) -> bool) -> Vec<ResourceTemplate> {
+    let kept = catalog.templates.iter().filter(|t| listed(&t.server, &t.item.uri_template));
+    kept.map(|t| t.item.clone()).collect()
 }
 
 /// See [`resources`].
-pub fn prompts(catalog: &Catalog) -> Vec<Prompt> {
-    catalog.prompts.iter().map(|p| p.item.clone()).collect()
+pub fn prompts(catalog: &Catalog, listed: impl Fn(&str, &str) -> bool) -> Vec<Prompt> {
+    catalog.prompts.iter().filter(|p| listed(&p.server, &p.item.name)).map(|p| p.item.clone()).collect()
 }
 
 /// The server a `resources/read` (or subscription) of `uri` goes to: the one that lists the

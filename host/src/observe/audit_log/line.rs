@@ -28,11 +28,15 @@ pub struct AuditLine {
     /// The prompt's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
-    /// `ok`, `tool-error` or `error`.
+    /// `ok`, `tool-error`, `error` or `denied`.
     pub outcome: String,
     /// Why it was not answered, in a word of ours (`timeout`, `held`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The policies that decided (`serve --policy`): the `permit`s that allowed it, or the
+    /// `forbid`s that denied it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub policies: Vec<String>,
     /// How long it took, in milliseconds (to the microsecond).
     pub duration_ms: f64,
     /// The arguments' size as JSON, in bytes.
@@ -72,6 +76,7 @@ impl AuditLine {
             prompt,
             outcome: exchange.outcome.as_str().to_string(),
             error: exchange.error.map(str::to_string),
+            policies: exchange.policies.to_vec(),
             duration_ms: (exchange.duration.as_secs_f64() * 1_000_000.0).round() / 1000.0,
             bytes_in: exchange.bytes_in,
             bytes_out: exchange.bytes_out,
@@ -116,6 +121,7 @@ mod tests {
             bytes_out: 80,
             arguments: Some(&args),
             error: None,
+            policies: &[],
             audit: AuditChoice::default(),
         };
         let line = AuditLine::of(&exchange);
@@ -143,6 +149,7 @@ mod tests {
             bytes_out: 0,
             arguments: None,
             error: Some("timeout"),
+            policies: &[],
             audit: AuditChoice::default(),
         };
         assert_eq!(AuditLine::of(&exchange).uri.as_deref(), Some("notes://find"));

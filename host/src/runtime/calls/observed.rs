@@ -20,6 +20,8 @@ pub(super) struct Watch {
     kind: Kind,
     started: Instant,
     client: Option<Arc<str>>,
+    /// The policies that let it through (`serve`'s policy file).
+    policies: Option<Arc<[String]>>,
     name: String,
     /// Known once the request is routed.
     pub(super) server: String,
@@ -60,6 +62,7 @@ impl Watch {
             kind,
             started,
             client: observe::client::current(),
+            policies: observe::client::permitting(),
             name: name.to_string(),
             server: server.to_string(),
             bytes_in: arguments.as_ref().map_or(0, observe::json_size),
@@ -83,6 +86,7 @@ impl Watch {
             bytes_out,
             arguments: self.arguments.as_ref(),
             error,
+            policies: self.policies.as_deref().unwrap_or_default(),
             audit: self.audit,
         });
     }

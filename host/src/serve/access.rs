@@ -1,0 +1,222 @@
+//! What one request may see and use: the caller (`caller.rs`; none over stdio or with a
+//! shared token: `User::"anonymous"`), the bundle its URL names (`/mcp/<bundle>`, the
+//! workspace's `bundles`) and the policy file (`policy/`). Lists are filtered by it and every
+//! call, read and prompt is checked by it, in `front.rs` and the lazy surface alike.
+//!
+//! Outside the bundle or denied, an item is answered as one that does not exist (the same
+//! words as an unknown tool, resource or prompt): a caller learns nothing of what it may not
+//! use. A denial is an audit line with the outcome `denied`, the word `policy` (or `bundle`)
+//! and the ids of the `forbid`s that decided (none: no `permit` matched). Without a policy
+//! everything is allowed, as before; without a bundle the whole surface is in scope.
+
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use rmcp::RoleServer;
+use rmcp::model::Tool;
+use rmcp::service::RequestContext;
+
+use super::Caller;
+use crate::config::Bundle;
+use crate::observe::{Exchange, Kind, Outcome};
+use crate::policy::{Action, Decision, Hints, Policy, Principal, Target};
+use crate::runtime::{Runtime, ToolRecord};
+
+/// The prefix of a bundle's endpoint (`/mcp/docs`).
+pub const BUNDLE_PATH: &str = "/mcp/";
+
+/// The policy every request is decided by (none: everything allowed).
+#[derive(Default)]
+pub struct Access {
+    policy: RwLock<Option<Arc<Policy>>>,
+}
+
+impl Access {
+    /// Decides by `policy` from now on (`None`: allow everything).
+    pub fn set_policy(&self, policy: Option<Policy>) {
+        *self.policy.write().unwrap_or_else(|p| p.into_inner()) = policy.map(Arc::new);
+    }
+
+    /// The scope of one request.
+    pub fn scope(&self, runtime: &Runtime, context: &RequestContext<RoleServer>) -> Scope {
+        let policy = self.policy.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let parts = context.extensions.get::<axum::http::request::Parts>();
+        // A bundle edited away since the request was let in holds nothing.
+        let bundle = parts
+            .and_then(|parts| bundle_in(parts.uri.path()))
+            .map(|name| runtime.bundle(name).unwrap_or_default());
+        let principal = match Caller::of(context) {
+            Some(caller) => {
+                Principal { subject: caller.subject, groups: caller.groups, client_id: caller.client_id }
+            }
+            None => Principal::anonymous(),
+        };
+        Scope { principal, bundle, policy }
+    }
+}
+
+/// The bundle named by a request's path (`/mcp/docs` → `docs`), if any.
+pub fn bundle_in(path: &str) -> Option<&str> {
+    path.strip_prefix(BUNDLE_PATH).map(|rest| rest.trim_end_matches('/')).filter(|name| !name.is_empty())
+}
+
+/// `/mcp/<bundle>` of a bundle the workspace does not declare is 404, before rmcp sees it.
+pub async fn known_bundle(
+    axum::extract::State(runtime): axum::extract::State<Runtime>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    if let Some(name) = bundle_in(request.uri().path())
+        && runtime.bundle(name).is_none()
+    {
+        let body = format!(
+            "no bundle \"{}\" in this workspace: serve it by adding it to \"bundles\" in .toolport/workspace.json\n",
+            crate::text::escape_line(name)
+        );
+        return (axum::http::StatusCode::NOT_FOUND, body).into_response();
+    }
+    next.run(request).await
+}
+
+/// Whether an item may be used, and why not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Allowed (by these `permit`s; none without a policy).
+    Allowed(Vec<String>),
+    /// Not in the request's bundle.
+    Outside,
+    /// Denied by the policy.
+    Denied(Decision),
+}
+
+/// One request's caller, bundle and policy.
+pub struct Scope {
+    principal: Principal,
+    bundle: Option<Bundle>,
+    policy: Option<Arc<Policy>>,
+}
+
+impl Scope {
+    /// Nothing to check: no bundle and no policy (what stdio without a policy file is).
+    pub fn is_open(&self) -> bool {
+        self.bundle.is_none() && self.policy.is_none()
+    }
+
+    fn decide(&self, action: Action, in_bundle: bool, target: &Target<'_>) -> Verdict {
+        if !in_bundle {
+            return Verdict::Outside;
+        }
+        let Some(policy) = &self.policy else { return Verdict::Allowed(Vec::new()) };
+        let decision = policy.decide(&self.principal, action, target);
+        match decision.allowed {
+            true => Verdict::Allowed(decision.policies),
+            false => Verdict::Denied(decision),
+        }
+    }
+
+    fn tool_target<'a>(record: &'a ToolRecord) -> Target<'a> {
+        let hints = record.tool.annotations.as_ref().map(Hints::from).unwrap_or_default();
+        Target::Tool { server: &record.server, name: &record.original, hints }
+    }
+
+    fn holds_tool(&self, record: &ToolRecord) -> bool {
+        self.bundle.as_ref().is_none_or(|b| b.holds_tool(&record.server, &record.original))
+    }
+
+    fn holds_server(&self, server: &str) -> bool {
+        self.bundle.as_ref().is_none_or(|b| b.holds_server(server))
+    }
+
+    /// May the tool of `record` be called?
+    pub fn call(&self, record: &ToolRecord) -> Verdict {
+        self.decide(Action::Call, self.holds_tool(record), &Self::tool_target(record))
+    }
+
+    /// May `server`'s resource `uri` be read?
+    pub fn read(&self, server: &str, uri: &str) -> Verdict {
+        self.decide(Action::Read, self.holds_server(server), &Target::Resource { server, uri })
+    }
+
+    /// May `server`'s prompt `name` be got?
+    pub fn prompt(&self, server: &str, name: &str) -> Verdict {
+        self.decide(Action::Prompt, self.holds_server(server), &Target::Prompt { server, name })
+    }
+
+    fn lists(&self, in_bundle: bool, target: &Target<'_>) -> bool {
+        matches!(self.decide(Action::List, in_bundle, target), Verdict::Allowed(_))
+    }
+
+    /// Whether the tool of `record` is listed.
+    pub fn lists_tool(&self, record: &ToolRecord) -> bool {
+        self.is_open() || self.lists(self.holds_tool(record), &Self::tool_target(record))
+    }
+
+    /// Whether `server`'s resource (or resource template) `uri` is listed.
+    pub fn lists_resource(&self, server: &str, uri: &str) -> bool {
+        self.is_open() || self.lists(self.holds_server(server), &Target::Resource { server, uri })
+    }
+
+    /// Whether `server`'s prompt `name` is listed.
+    pub fn lists_prompt(&self, server: &str, name: &str) -> bool {
+        self.is_open() || self.lists(self.holds_server(server), &Target::Prompt { server, name })
+    }
+
+    /// The tools of `records` this scope lists, each as its server listed it (title,
+    /// description, schemas, annotations, icons, `_meta`) under its final name.
+    pub fn tools(&self, records: Vec<ToolRecord>) -> Vec<Tool> {
+        records
+            .into_iter()
+            .filter(|record| self.lists_tool(record))
+            .map(|record| {
+                let mut tool = record.tool;
+                tool.name = record.name.into();
+                tool
+            })
+            .collect()
+    }
+}
+
+/// A call, read or prompt refused by `verdict` goes to the audit log as `denied`: the word
+/// `bundle` or `policy`, and the `forbid`s that decided. `client` is the request's label.
+pub fn audit_refusal(
+    runtime: &Runtime,
+    client: Option<&str>,
+    kind: Kind,
+    server: &str,
+    name: &str,
+    verdict: &Verdict,
+) {
+    let (error, policies) = match verdict {
+        Verdict::Allowed(_) => return,
+        Verdict::Outside => ("bundle", &[][..]),
+        Verdict::Denied(decision) => ("policy", decision.policies.as_slice()),
+    };
+    crate::observe::finished(&Exchange {
+        kind,
+        client,
+        server,
+        name,
+        outcome: Outcome::Denied,
+        duration: Duration::ZERO,
+        bytes_in: 0,
+        bytes_out: 0,
+        arguments: None,
+        error: Some(error),
+        policies,
+        audit: runtime.audit_choice(),
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bundle_is_the_path_after_mcp() {
+        assert_eq!(bundle_in("/mcp/docs"), Some("docs"));
+        assert_eq!(bundle_in("/mcp/docs/"), Some("docs"));
+        assert_eq!(bundle_in("/mcp"), None);
+        assert_eq!(bundle_in("/mcp/"), None);
+    }
+}
