@@ -14,6 +14,7 @@ mod plugin;
 mod policy;
 mod scan;
 mod serve;
+mod service_identity;
 mod session;
 mod status;
 mod token_env;

@@ -138,6 +138,11 @@ pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     .map_err(|e| ExitError::usage(e.to_string()))?;
     let resolved = toolport::load_resolved(paths, &BTreeSet::new())?;
+    if http.as_ref().is_some_and(|options| matches!(options.auth, HttpAuth::Oidc(_))) {
+        for line in super::service_identity::personal_sign_ins(paths, &resolved) {
+            eprintln!("{line}");
+        }
+    }
     let options = RuntimeOptions {
         cache_dir: Some(paths.cache_dir()),
         credentials: Some(paths.credentials()),

@@ -35,9 +35,9 @@ use super::ended_sessions;
 use super::front::{Front, Shared};
 use super::listener::{self, ConnectionLimits};
 use super::operator;
+use super::rate_limit::{Limiters, RateLimit};
 use super::sealed_sessions::{self, SealedSessions};
 use super::session_key::SessionKey;
-use super::rate_limit::{Limiters, RateLimit};
 
 /// How `serve --http` listens.
 #[derive(Debug, Clone)]

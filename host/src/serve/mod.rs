@@ -49,8 +49,8 @@ pub use config_watch::ConfigWatch;
 pub use http::HttpOptions;
 pub use lazy::{LAZY_SERVER, lazy_tools};
 pub use oidc::OidcOptions;
-pub use session_key::{SessionKey, SessionKeyError};
 pub use rate_limit::RateLimit;
+pub use session_key::{SessionKey, SessionKeyError};
 
 use crate::config::{Resolved, Surface};
 use crate::paths::Paths;

@@ -18,11 +18,6 @@ use crate::support::operator::http_get;
 use crate::support::runtime::write_config;
 use crate::support::serve::ServeHttp;
 
-/// Flags of issue 30's other parts (`--session-key-env`: replicas; `--auth`, `--issuer`,
-/// `--audience`: oidc; `--policy`: policy), built on their own branches: tolerated when absent
-/// from `--help` until they are merged. Once they are, this list is empty.
-const PENDING: &[&str] = &["--session-key-env", "--auth", "--issuer", "--audience", "--policy"];
-
 /// What stands for a template's `{{ … }}` once the template-only lines are gone.
 const PLACEHOLDER: &str = "TEMPLATED";
 
@@ -178,7 +173,7 @@ fn flags_of(args: &[&str]) -> BTreeSet<String> {
 }
 
 /// Every `--flag` of `args` exists: before `serve` in `toolport --help`, after it in
-/// `toolport serve --help` (or is one of [`PENDING`] not merged yet).
+/// `toolport serve --help`.
 fn assert_flags_exist(args: &[String], what: &str) {
     let global = flags_of(&[]);
     let serve = flags_of(&["serve"]);
@@ -186,7 +181,7 @@ fn assert_flags_exist(args: &[String], what: &str) {
     for (i, arg) in args.iter().enumerate().filter(|(_, a)| a.starts_with("--")) {
         let known = if i < at { &global } else { &serve };
         assert!(
-            known.contains(arg.as_str()) || PENDING.contains(&arg.as_str()),
+            known.contains(arg.as_str()),
             "{what} passes {arg}, which `toolport {}--help` does not list",
             if i < at { "" } else { "serve " }
         );

@@ -7,3 +7,4 @@ pub mod limits;
 pub mod oidc;
 pub mod policy;
 pub mod replicas;
+pub mod service_identity;

@@ -21,7 +21,7 @@ use crate::support::serve::{MCP_HEADERS, ServeHttp, http_post};
 
 /// The audience of the tests that do not sign in through the SDK (not a URL: the resource is
 /// then `http://<Host>/mcp`).
-const AUDIENCE: &str = "toolport-team";
+pub(super) const AUDIENCE: &str = "toolport-team";
 /// How long serve may take to know the issuer's keys, and a client to finish.
 const WITHIN: Duration = Duration::from_secs(90);
 /// A `tools/list` body (any JSON-RPC request: the check comes first).
@@ -44,7 +44,7 @@ fn post(serve: &ServeHttp, token: Option<&str>) -> (u16, String) {
 }
 
 /// Waits until serve knows the issuer's keys: a good token is no longer answered 503.
-fn keys_known(serve: &ServeHttp, token: &str) {
+pub(super) fn keys_known(serve: &ServeHttp, token: &str) {
     let deadline = Instant::now() + WITHIN;
     loop {
         let (status, head) = post(serve, Some(token));
@@ -65,7 +65,7 @@ fn challenge(head: &str) -> String {
 }
 
 /// `tests/team/oidc_client.py --url URL [args…]`: what it printed.
-fn client(url: &str, args: &[&str]) -> Value {
+pub(super) fn client(url: &str, args: &[&str]) -> Value {
     let out = Command::new(python())
         .arg(team_file("oidc_client.py"))
         .args(["--url", url])
