@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::support::auth::python;
 use crate::support::common::{Env, collect_lines, wait_for_text};
-use crate::support::serve::{ServeHttp, serve_command};
+use crate::support::serve::ServeHttp;
 
 /// How long the issuer may take to print `READY` (the SDK's imports take a second or two).
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -120,36 +120,7 @@ pub fn free_port() -> u16 {
 /// `serve --http 127.0.0.1:PORT --auth oidc --issuer I --audience A [extra…]` on `env`, once it
 /// listens (`port` 0: a free one). Its servers may still be connecting.
 pub fn serve_oidc(env: &Env, port: u16, issuer: &str, audience: &str, extra: &[&str]) -> ServeHttp {
-    let argv = serve_command(env);
-    let mut child = Command::new(&argv[0])
-        .args(&argv[1..])
-        .args([
-            "--http",
-            &format!("127.0.0.1:{port}"),
-            "--auth",
-            "oidc",
-            "--issuer",
-            issuer,
-            "--audience",
-            audience,
-        ])
-        .args(extra)
-        .env_remove("RUST_LOG")
-        .env_remove("TOOLPORT_HOME")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn toolport serve --http --auth oidc: {e}"));
-    let stderr = collect_lines(child.stderr.take().unwrap_or_else(|| panic!("no stderr")));
-    const LISTENING: &str = "toolport serve: listening on ";
-    let printed = wait_for_text(&stderr, LISTENING, READY_TIMEOUT);
-    match printed.lines().find_map(|l| l.strip_prefix(LISTENING)) {
-        Some(url) => ServeHttp { child, url: url.trim().to_string(), stderr },
-        None => {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("serve --auth oidc printed no listening line; stderr:\n{printed}");
-        }
-    }
+    let mut args = vec!["--auth", "oidc", "--issuer", issuer, "--audience", audience];
+    args.extend_from_slice(extra);
+    ServeHttp::listening_on(env, &format!("127.0.0.1:{port}"), &args, &[])
 }

@@ -50,7 +50,7 @@ impl ServeHttp {
     /// [`ServeHttp::start`] with more arguments after `--http 127.0.0.1:0` and more
     /// environment variables.
     pub fn start_with(env: &Env, extra: &[&str], vars: &[(&str, &str)]) -> Self {
-        let serve = Self::listening_with(env, extra, vars);
+        let serve = Self::listening_on(env, "127.0.0.1:0", extra, vars);
         let printed = serve.wait_for_line(SETTLED_LINE, LISTEN_TIMEOUT);
         assert!(printed.contains(SETTLED_LINE), "serve's servers did not settle; stderr:\n{printed}");
         serve
@@ -58,14 +58,15 @@ impl ServeHttp {
 
     /// Returned as soon as serve listens, its servers maybe still connecting.
     pub fn listening(env: &Env) -> Self {
-        Self::listening_with(env, &[], &[])
+        Self::listening_on(env, "127.0.0.1:0", &[], &[])
     }
 
-    fn listening_with(env: &Env, extra: &[&str], vars: &[(&str, &str)]) -> Self {
+    /// `serve --http ADDR [extra…]` with `vars`, returned as soon as it listens.
+    pub fn listening_on(env: &Env, addr: &str, extra: &[&str], vars: &[(&str, &str)]) -> Self {
         let argv = serve_command(env);
         let mut child = Command::new(&argv[0])
             .args(&argv[1..])
-            .args(["--http", "127.0.0.1:0"])
+            .args(["--http", addr])
             .args(extra)
             .envs(vars.iter().copied())
             .env_remove("RUST_LOG")
