@@ -26,6 +26,8 @@ import threading
 import time
 
 KEY_VAR = "TOOLPORT_BENCH_SESSION_KEY"
+# The message nginx answers with when a replica went away (tests/team/nginx.conf.in).
+GONE = "the toolport replica serving this request went away before it answered (502 from the load balancer): call again"
 
 
 def home(toolport):
@@ -81,32 +83,9 @@ class Nginx:
         d = self.dir
         servers = "".join(f"    server {u};\n" for u in upstreams)
         user = "user root;\n" if os.geteuid() == 0 else ""
-        conf = f"""{user}worker_processes 1;
-pid {d}/nginx.pid;
-error_log {d}/error.log warn;
-events {{ worker_connections 1024; }}
-http {{
-  access_log off;
-  client_body_temp_path {d}/body;
-  proxy_temp_path {d}/proxy;
-  fastcgi_temp_path {d}/fastcgi;
-  uwsgi_temp_path {d}/uwsgi;
-  scgi_temp_path {d}/scgi;
-  upstream toolport {{
-{servers}    keepalive 32;
-  }}
-  server {{
-    listen 127.0.0.1:{port};
-    location /mcp {{
-      proxy_pass http://toolport;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header Host $host;
-      proxy_buffering off;
-    }}
-  }}
-}}
-"""
+        conf = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "team", "nginx.conf.in")).read()
+        for name, value in (("@USER@", user), ("@DIR@", d), ("@UPSTREAMS@", servers), ("@PORT@", str(port)), ("@GONE@", GONE)):
+            conf = conf.replace(name, value)
         path = os.path.join(d, "nginx.conf")
         open(path, "w").write(conf)
         self.proc = subprocess.Popen([binary, "-p", d, "-c", path, "-g", "daemon off;"],

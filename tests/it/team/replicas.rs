@@ -58,45 +58,16 @@ impl Nginx {
         let binary = nginx_binary();
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
         let port = free_port();
-        let d = dir.path().display();
         let servers: String = upstreams.iter().map(|u| format!("    server {u};\n")).collect();
         // Workers of a root master would switch to `nobody`, who cannot write the temp folder.
         let uid = Command::new("id").arg("-u").output().map(|o| o.stdout).unwrap_or_default();
         let user = if String::from_utf8_lossy(&uid).trim() == "0" { "user root;\n" } else { "" };
-        let config = format!(
-            r#"{user}worker_processes 1;
-pid {d}/nginx.pid;
-error_log {d}/error.log warn;
-events {{ worker_connections 1024; }}
-http {{
-  access_log {d}/access.log;
-  client_body_temp_path {d}/body;
-  proxy_temp_path {d}/proxy;
-  fastcgi_temp_path {d}/fastcgi;
-  uwsgi_temp_path {d}/uwsgi;
-  scgi_temp_path {d}/scgi;
-  upstream toolport {{
-{servers}    keepalive 32;
-  }}
-  server {{
-    listen 127.0.0.1:{port};
-    location /mcp {{
-      proxy_pass http://toolport;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header Host $host;
-      proxy_buffering off;
-      proxy_read_timeout 300s;
-      error_page 502 504 = @replica_gone;
-    }}
-    location @replica_gone {{
-      default_type application/json;
-      return 502 '{{"jsonrpc":"2.0","id":null,"error":{{"code":-32603,"message":"{GONE}"}}}}';
-    }}
-  }}
-}}
-"#
-        );
+        let config = include_str!("../../team/nginx.conf.in")
+            .replace("@USER@", user)
+            .replace("@DIR@", &dir.path().display().to_string())
+            .replace("@UPSTREAMS@", &servers)
+            .replace("@PORT@", &port.to_string())
+            .replace("@GONE@", GONE);
         let conf = dir.path().join("nginx.conf");
         std::fs::write(&conf, config).unwrap_or_else(|e| panic!("write nginx.conf: {e}"));
         let child = Command::new(&binary)
