@@ -18,17 +18,17 @@ DIR/observe.md. Every figure is measured on this run; nothing is carried over.
 import argparse
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
-import time
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from served import ServeHttp, demo_home
 
+
+PREFIX = "observe-bench-"
 LABELS = {
     "off": "off: no audit log, no OTEL variables, no --metrics",
     "on": "on: audit log, OTLP traces + metrics (HTTP), --metrics",
@@ -51,51 +51,6 @@ class Sink(BaseHTTPRequestHandler):
 
     def log_message(self, *_args):
         pass
-
-
-def home(toolport, audit):
-    """A temporary home + workspace enabling demo-server; `audit` is the workspace's `audit`."""
-    root = tempfile.mkdtemp(prefix="observe-bench-")
-    home_dir, workspace = os.path.join(root, "home"), os.path.join(root, "ws")
-    os.makedirs(os.path.join(workspace, ".toolport"))
-    os.makedirs(home_dir)
-    defs = {"demo": {"type": "stdio", "command": toolport, "args": ["demo-server"]}}
-    json.dump({"mcpServers": defs}, open(os.path.join(home_dir, "mcp.json"), "w"))
-    settings = {"enabledMcpServers": list(defs), "audit": audit}
-    json.dump(settings, open(os.path.join(workspace, ".toolport", "workspace.json"), "w"))
-    return home_dir, [toolport, "--home", home_dir, "--workspace", workspace, "serve"]
-
-
-class Serve:
-    def __init__(self, cmd, env, extra):
-        self.proc = subprocess.Popen([*cmd, "--http", "127.0.0.1:0", *extra], stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-        seen = []
-        while True:
-            line = self.proc.stderr.readline()
-            if not line:
-                break
-            m = re.match(r"toolport serve: listening on (\S+)", line)
-            if m:
-                self.url = m.group(1)
-                # Drain stderr so a chatty serve never blocks on a full pipe.
-                threading.Thread(target=lambda: [None for _ in self.proc.stderr], daemon=True).start()
-                return
-            seen.append(line)
-        self.proc.kill()
-        sys.exit("observe.py: serve --http printed no listening line:\n" + "".join(seen))
-
-    def cpu_seconds(self):
-        """serve's own CPU time so far (user + system; not its servers')."""
-        fields = open(f"/proc/{self.proc.pid}/stat").read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
 
 
 def throughput(args, url):
@@ -134,8 +89,8 @@ def main():
 
     base = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_") and k not in ("RUST_LOG", "TOOLPORT_HOME")}
     settings = {
-        "off": (home(args.toolport, {"enabled": False}), base, []),
-        "on": (home(args.toolport, {"enabled": True}), {
+        "off": (demo_home(args.toolport, PREFIX, audit={"enabled": False}), base, []),
+        "on": (demo_home(args.toolport, PREFIX, audit={"enabled": True}), {
             **base,
             "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
             "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
@@ -143,15 +98,15 @@ def main():
     }
     if args.parts:
         otlp = {**base, "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}
-        settings["audit log only"] = (home(args.toolport, {"enabled": True}), base, [])
-        settings["OTLP only (traces + metrics)"] = (home(args.toolport, {"enabled": False}), otlp, [])
-        settings["--metrics only"] = (home(args.toolport, {"enabled": False}), base, ["--metrics"])
+        settings["audit log only"] = (demo_home(args.toolport, PREFIX, audit={"enabled": True}), base, [])
+        settings["OTLP only (traces + metrics)"] = (demo_home(args.toolport, PREFIX, audit={"enabled": False}), otlp, [])
+        settings["--metrics only"] = (demo_home(args.toolport, PREFIX, audit={"enabled": False}), base, ["--metrics"])
     rates = {name: [] for name in settings}
     cpu = {name: [] for name in settings}
     audit_lines = 0
     for _ in range(args.runs):
         for name, ((home_dir, cmd), env, extra) in settings.items():
-            serve = Serve(cmd, env, extra)
+            serve = ServeHttp(cmd, env, extra)
             try:
                 before = serve.cpu_seconds()
                 rates[name].append(throughput(args, serve.url))

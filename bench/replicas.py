@@ -16,60 +16,18 @@ Every figure is measured on this run; nothing is carried over.
 import argparse
 import json
 import os
-import re
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
+
+from served import ServeHttp, demo_home
 
 KEY_VAR = "TOOLPORT_BENCH_SESSION_KEY"
 # The message nginx answers with when a replica went away (tests/team/nginx.conf.in).
 GONE = "the toolport replica serving this request went away before it answered (502 from the load balancer): call again"
-
-
-def home(toolport):
-    """A temporary home + workspace enabling demo-server, the audit log off."""
-    root = tempfile.mkdtemp(prefix="replicas-bench-")
-    home_dir, workspace = os.path.join(root, "home"), os.path.join(root, "ws")
-    os.makedirs(os.path.join(workspace, ".toolport"))
-    os.makedirs(home_dir)
-    defs = {"demo": {"type": "stdio", "command": toolport, "args": ["demo-server"]}}
-    json.dump({"mcpServers": defs}, open(os.path.join(home_dir, "mcp.json"), "w"))
-    settings = {"enabledMcpServers": list(defs), "audit": {"enabled": False}}
-    json.dump(settings, open(os.path.join(workspace, ".toolport", "workspace.json"), "w"))
-    return [toolport, "--home", home_dir, "--workspace", workspace, "serve"]
-
-
-class Serve:
-    def __init__(self, cmd, env, key):
-        # The key only changes 2025-11-25 sessions (these clients have none); a build from before
-        # --session-key-env is measured without it.
-        argv = [*cmd, "--http", "127.0.0.1:0", *(["--session-key-env", KEY_VAR] if key else [])]
-        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, text=True, env=env)
-        seen = []
-        while True:
-            line = self.proc.stderr.readline()
-            if not line:
-                break
-            m = re.match(r"toolport serve: listening on http://(\S+)/mcp", line)
-            if m:
-                self.authority = m.group(1)
-                threading.Thread(target=lambda: [None for _ in self.proc.stderr], daemon=True).start()
-                return
-            seen.append(line)
-        self.proc.kill()
-        sys.exit("replicas.py: serve --http printed no listening line:\n" + "".join(seen))
-
-    def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
 
 
 class Nginx:
@@ -139,7 +97,11 @@ def main():
     load = os.getloadavg()[0]
     helped = subprocess.run([args.toolport, "serve", "--help"], capture_output=True, text=True).stdout
     key = "--session-key-env" in helped
-    serves = [Serve(home(args.toolport), env, key) for _ in range(3)]
+    # The key only changes 2025-11-25 sessions (these clients have none); a build from before
+    # --session-key-env is measured without it.
+    extra = ["--session-key-env", KEY_VAR] if key else []
+    serves = [ServeHttp(demo_home(args.toolport, "replicas-bench-", audit={"enabled": False})[1], env, extra)
+              for _ in range(3)]
     settings = {
         "direct: one replica": None,
         "nginx → one replica": [serves[0].authority],

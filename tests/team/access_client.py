@@ -14,10 +14,11 @@ prompt's answer (`is_error` and texts, or the error it raised).
 import argparse
 import json
 
-import anyio
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+
+from outcome import print_outcome
 
 
 def texts(content):
@@ -85,16 +86,7 @@ def main():
     p.add_argument("--timeout", type=float, default=120.0)
     args = p.parse_args()
 
-    async def bounded():
-        with anyio.fail_after(args.timeout):
-            return await run(args)
-
-    try:
-        print(json.dumps(anyio.run(bounded)))
-    except Exception as e:  # reported, for the test to show (the first cause of a task group's)
-        while isinstance(e, BaseExceptionGroup) and e.exceptions:
-            e = e.exceptions[0]
-        print(json.dumps({"error": f"{type(e).__name__}: {e}"}))
+    print_outcome(run, args)
 
 
 if __name__ == "__main__":

@@ -12,12 +12,12 @@ With --until-refused the calls stop at the first error.
 
 import argparse
 import json
-import sys
 
-import anyio
 import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+
+from outcome import print_outcome
 
 
 def texts(result):
@@ -60,16 +60,7 @@ def main():
     p.add_argument("--timeout", type=float, default=60.0)
     args = p.parse_args()
 
-    async def bounded():
-        with anyio.fail_after(args.timeout):
-            return await run(args)
-
-    try:
-        out = anyio.run(bounded)
-    except Exception as e:
-        out = {"client_error": f"{type(e).__name__}: {e}"}
-    print(json.dumps(out))
-    sys.stdout.flush()
+    print_outcome(run, args, error_key="client_error")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ import argparse
 import json
 from urllib.parse import parse_qs, urlparse
 
-import anyio
 import httpx2
 from mcp import Client
 from mcp.client.session import ClientSession
@@ -24,6 +23,8 @@ from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
+
+from outcome import print_outcome
 
 REDIRECT_URI = "http://127.0.0.1:9/callback"
 
@@ -106,14 +107,7 @@ def main():
     p.add_argument("--timeout", type=float, default=60.0)
     args = p.parse_args()
 
-    async def bounded():
-        with anyio.fail_after(args.timeout):
-            return await run(args)
-
-    try:
-        print(json.dumps(anyio.run(bounded)))
-    except BaseException as e:  # reported, for the test to show (an ExceptionGroup too)
-        print(json.dumps({"error": f"{type(e).__name__}: {e}"}))
+    print_outcome(run, args)
 
 
 if __name__ == "__main__":

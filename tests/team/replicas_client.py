@@ -31,6 +31,8 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from outcome import print_outcome
+
 
 def text_of(result):
     return " ".join(c.text for c in result.content if getattr(c, "type", None) == "text")
@@ -167,22 +169,7 @@ def main():
     args = p.parse_args()
     scenario = {"load": load, "session": session, "rounds": rounds}[args.scenario]
 
-    async def bounded():
-        with anyio.fail_after(args.timeout):
-            return await scenario(args)
-
-    try:
-        print(json.dumps(anyio.run(bounded)), flush=True)
-    except Exception as e:  # reported, for the test to show
-        print(json.dumps({"error": describe(e)}), flush=True)
-
-
-def describe(e):
-    """`e`, and the errors inside a task group's ExceptionGroup."""
-    inner = getattr(e, "exceptions", None)
-    if inner:
-        return "; ".join(describe(x) for x in inner)
-    return f"{type(e).__name__}: {e}"
+    print_outcome(scenario, args)
 
 
 if __name__ == "__main__":

@@ -3,17 +3,17 @@
 //! line and killed on drop; the browser a person would have (`tests/auth/browser.sh`); and a
 //! terminal to paste into (`script` from util-linux, as `common::session_on_a_terminal`).
 
-use std::io::{BufRead, BufReader, Read as _, Write as _};
+use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, mpsc};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::common::{Env, toolport_path};
+use crate::support::common::{Env, ReadyFixture, toolport_path};
 use crate::support::peers::install;
 
 /// How long the fixture may take to print `READY` (the SDK's imports take a second or two).
@@ -44,44 +44,17 @@ pub fn browser() -> PathBuf {
 
 /// `tests/auth/oauth_server.py --port 0 [args…]`, running until dropped.
 pub struct OAuthServer {
-    child: Child,
+    fixture: ReadyFixture,
     /// `http://127.0.0.1:PORT/mcp`.
     pub url: String,
-    stderr: Arc<Mutex<Vec<String>>>,
 }
 
 impl OAuthServer {
     pub fn start(args: &[&str]) -> Self {
-        let script = auth_file("oauth_server.py");
-        let mut child = Command::new(python())
-            .arg(&script)
-            .args(["--port", "0"])
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawn {}: {e}", script.display()));
-        let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
-        let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
-        let lines = crate::support::common::collect_lines(stderr);
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
-        let mut server = Self { child, url: String::new(), stderr: lines };
-        match rx.recv_timeout(READY_TIMEOUT) {
-            Ok(line) if line.starts_with("READY http://127.0.0.1:") => {
-                server.url = line.trim_start_matches("READY ").trim().to_string();
-                server
-            }
-            other => {
-                server.stop();
-                panic!("oauth_server.py printed {other:?} instead of READY; stderr:\n{}", server.log());
-            }
-        }
+        let mut command = Command::new(python());
+        command.arg(auth_file("oauth_server.py")).args(["--port", "0"]).args(args);
+        let fixture = ReadyFixture::start(command, "oauth_server.py", READY_TIMEOUT);
+        Self { url: fixture.url.clone(), fixture }
     }
 
     /// The issuer (and origin): `http://127.0.0.1:PORT`.
@@ -91,23 +64,12 @@ impl OAuthServer {
 
     /// The fixture's stderr so far: what it registered, approved, refreshed and revoked.
     pub fn log(&self) -> String {
-        self.stderr.lock().map(|l| l.join("\n")).unwrap_or_default()
+        self.fixture.log()
     }
 
     /// How many lines of the fixture's log so far contain `what`.
     pub fn logged(&self, what: &str) -> usize {
-        self.stderr.lock().map(|l| l.iter().filter(|line| line.contains(what)).count()).unwrap_or_default()
-    }
-
-    fn stop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for OAuthServer {
-    fn drop(&mut self) {
-        self.stop();
+        self.fixture.logged(what)
     }
 }
 

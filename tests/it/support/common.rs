@@ -93,6 +93,59 @@ pub fn collect_lines(reader: impl std::io::Read + Send + 'static) -> Arc<Mutex<V
     lines
 }
 
+/// A fixture process (a Python script of the tests) that prints `READY <url>` on stdout once it
+/// serves on loopback; its stderr is kept for failure messages and for tests that count what it
+/// did. Killed on drop.
+pub struct ReadyFixture {
+    child: Child,
+    /// The URL of its `READY` line.
+    pub url: String,
+    stderr: Arc<Mutex<Vec<String>>>,
+}
+
+impl ReadyFixture {
+    /// Spawns `command` (named `name` in panics) and waits up to `within` for `READY http://127.0.0.1:…`.
+    pub fn start(mut command: std::process::Command, name: &str, within: Duration) -> Self {
+        let mut child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {name}: {e}"));
+        let stdout = collect_lines(child.stdout.take().unwrap_or_else(|| panic!("{name}: no stdout")));
+        let stderr = collect_lines(child.stderr.take().unwrap_or_else(|| panic!("{name}: no stderr")));
+        let printed = wait_for_text(&stdout, "READY http://127.0.0.1:", within);
+        let url = printed.lines().find_map(|l| l.strip_prefix("READY ")).map(|u| u.trim().to_string());
+        let mut fixture = Self { child, url: url.clone().unwrap_or_default(), stderr };
+        if url.is_none() {
+            fixture.stop();
+            panic!("{name} printed {printed:?} instead of READY; stderr:\n{}", fixture.log());
+        }
+        fixture
+    }
+
+    /// Its stderr so far.
+    pub fn log(&self) -> String {
+        self.stderr.lock().map(|l| l.join("\n")).unwrap_or_default()
+    }
+
+    /// How many lines of its stderr so far contain `what`.
+    pub fn logged(&self, what: &str) -> usize {
+        self.stderr.lock().map(|l| l.iter().filter(|line| line.contains(what)).count()).unwrap_or_default()
+    }
+
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for ReadyFixture {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
 /// Waits (at most `within`) until one of `lines` contains `text`; returns them all, joined.
 pub fn wait_for_text(lines: &Mutex<Vec<String>>, text: &str, within: Duration) -> String {
     let deadline = Instant::now() + within;

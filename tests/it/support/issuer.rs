@@ -5,14 +5,13 @@
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::support::auth::python;
-use crate::support::common::{Env, collect_lines, wait_for_text};
+use crate::support::common::{Env, ReadyFixture};
 use crate::support::serve::ServeHttp;
 
 /// How long the issuer may take to print `READY` (the SDK's imports take a second or two).
@@ -25,10 +24,9 @@ pub fn team_file(file: &str) -> PathBuf {
 
 /// `tests/team/issuer.py`, running until dropped.
 pub struct Issuer {
-    child: Child,
+    fixture: ReadyFixture,
     /// `http://127.0.0.1:PORT`, the `iss` of its tokens.
     pub url: String,
-    stderr: Arc<Mutex<Vec<String>>>,
 }
 
 impl Issuer {
@@ -39,24 +37,10 @@ impl Issuer {
 
     /// On `port` (0: a free one).
     pub fn start_on(port: u16) -> Self {
-        let mut child = Command::new(python())
-            .arg(team_file("issuer.py"))
-            .args(["--port", &port.to_string()])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawn issuer.py: {e}"));
-        let stdout = collect_lines(child.stdout.take().unwrap_or_else(|| panic!("no stdout")));
-        let stderr = collect_lines(child.stderr.take().unwrap_or_else(|| panic!("no stderr")));
-        let printed = wait_for_text(&stdout, "READY http://127.0.0.1:", READY_TIMEOUT);
-        let url = printed.lines().find_map(|l| l.strip_prefix("READY ")).map(|u| u.trim().to_string());
-        let mut issuer = Self { child, url: url.clone().unwrap_or_default(), stderr };
-        if url.is_none() {
-            issuer.stop();
-            panic!("issuer.py printed {printed:?} instead of READY; stderr:\n{}", issuer.log());
-        }
-        issuer
+        let mut command = Command::new(python());
+        command.arg(team_file("issuer.py")).args(["--port", &port.to_string()]);
+        let fixture = ReadyFixture::start(command, "issuer.py", READY_TIMEOUT);
+        Self { url: fixture.url.clone(), fixture }
     }
 
     /// A token from `/mint` with `asked` (`sub`, `aud`, `groups`, `expires_in`, `alg`, `kid`,
@@ -88,23 +72,12 @@ impl Issuer {
 
     /// Its stderr so far: keys made, JWKS served, tokens minted and issued.
     pub fn log(&self) -> String {
-        self.stderr.lock().map(|l| l.join("\n")).unwrap_or_default()
+        self.fixture.log()
     }
 
     /// How many lines of its log so far contain `what`.
     pub fn logged(&self, what: &str) -> usize {
-        self.stderr.lock().map(|l| l.iter().filter(|line| line.contains(what)).count()).unwrap_or_default()
-    }
-
-    fn stop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Issuer {
-    fn drop(&mut self) {
-        self.stop();
+        self.fixture.logged(what)
     }
 }
 
