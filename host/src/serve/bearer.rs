@@ -76,6 +76,15 @@ impl Bearer {
         }
     }
 
+    /// With OIDC, whether the issuer's keys are known yet (a replica that cannot check a token
+    /// is not ready for callers); `None` for the other checks, which are always ready.
+    pub fn keys_known(&self) -> Option<bool> {
+        match self {
+            Self::Oidc(verifier) => Some(verifier.keys_known()),
+            _ => None,
+        }
+    }
+
     /// The routes the check adds: with OIDC, the protected-resource metadata.
     pub fn routes(&self) -> axum::Router {
         match self {

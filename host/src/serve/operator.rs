@@ -1,8 +1,10 @@
 //! What `serve --http` tells the people who run it, beside `/mcp`:
 //! - `GET /healthz`: `200 ok` while the process serves (liveness).
 //! - `GET /readyz`: 200 once the runtime's background start has finished — every active server
-//!   connected or failed — and 503 before; the body names each server and its state, nothing
-//!   more (it is unauthenticated).
+//!   connected or failed — and, with `--auth oidc`, the issuer's keys are known (a replica that
+//!   cannot check a token would answer every caller 503); 503 before. The body names each
+//!   server and its state, and whether the issuer's keys are known, nothing more (it is
+//!   unauthenticated).
 //! - `GET /metrics` (only with `--metrics`, else 404): every instrument in the Prometheus text
 //!   format (`observe::metrics`).
 //! - `GET /status`: servers with their states and tool counts, the clients connected and the
@@ -107,11 +109,16 @@ async fn healthz() -> &'static str {
 
 async fn readyz(State(operator): State<Arc<Operator>>) -> Response {
     let runtime = &operator.shared.runtime;
-    let ready = runtime.settled().now_or_never().is_some();
+    let keys_known = operator.bearer.keys_known();
+    let ready = runtime.settled().now_or_never().is_some() && keys_known != Some(false);
     let servers: Vec<Value> =
         runtime.status().iter().map(|r| json!({"name": r.name, "state": r.state.as_str()})).collect();
+    let mut body = json!({"ready": ready, "servers": servers});
+    if let Some(known) = keys_known {
+        body["issuerKeys"] = json!(if known { "known" } else { "not known yet" });
+    }
     let code = if ready { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
-    (code, json_body(&json!({"ready": ready, "servers": servers}))).into_response()
+    (code, json_body(&body)).into_response()
 }
 
 async fn prometheus(State(operator): State<Arc<Operator>>) -> Response {

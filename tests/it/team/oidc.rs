@@ -249,9 +249,27 @@ fn an_issuer_down_at_start_is_waited_for() {
         "{}",
         got.body
     );
+    // Not ready for callers while no token can be checked, whatever the servers' state.
+    let ready = || {
+        let got = http_get(&serve.authority(), "/readyz", &[]);
+        let body: Value =
+            serde_json::from_str(&got.body).unwrap_or_else(|e| panic!("/readyz: {e}: {}", got.body));
+        (got.status, body)
+    };
+    let (status, body) = ready();
+    assert_eq!((status, &body["issuerKeys"]), (503, &json!("not known yet")), "{body}");
     let issuer = Issuer::start_on(port);
     let good = issuer.mint(json!({"aud": AUDIENCE}));
     keys_known(&serve, &good);
+    let deadline = Instant::now() + WITHIN;
+    let (status, body) = loop {
+        let (status, body) = ready();
+        if status == 200 || Instant::now() > deadline {
+            break (status, body);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!((status, &body["issuerKeys"]), (200, &json!("known")), "{body}");
     assert_eq!(client(&serve.url, &["--token", &good])["texts"], json!(["Echo: hello"]));
 }
 

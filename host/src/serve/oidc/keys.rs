@@ -119,6 +119,11 @@ impl Keys {
         }
     }
 
+    /// Whether the keys were ever fetched: until then no token can be checked.
+    pub fn known(&self) -> bool {
+        self.known.read().unwrap_or_else(|poisoned| poisoned.into_inner()).fetched
+    }
+
     /// The key(s) for a token's `kid`.
     pub async fn lookup(&self, kid: Option<&str>) -> Lookup {
         if let Some(found) = self.known_now(kid) {

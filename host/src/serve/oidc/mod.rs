@@ -51,6 +51,11 @@ impl Verifier {
     }
 
     /// The options it checks with.
+    /// Whether the issuer's keys are known, so tokens can be checked (`/readyz`).
+    pub fn keys_known(&self) -> bool {
+        self.keys.known()
+    }
+
     pub fn options(&self) -> &OidcOptions {
         &self.options
     }
