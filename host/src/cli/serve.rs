@@ -76,7 +76,7 @@ pub struct ServeArgs {
     /// Calls of one tool one caller may make (tools/call), as COUNT/UNIT like --rate-limit.
     #[arg(long, value_name = "RATE", requires = "http")]
     tool_rate_limit: Option<RateLimit>,
-    /// Do not follow edits of the store and the workspace file.
+    /// Do not follow edits of the store, the workspace file and the policy file.
     #[arg(long)]
     no_watch: bool,
     /// Show the lazy surface whatever the workspace's `surface` says: three tools
@@ -84,7 +84,8 @@ pub struct ServeArgs {
     #[arg(long)]
     lazy: bool,
     /// The Cedar policy file every request is decided by (default: <home>/policy.cedar when
-    /// it exists; none: everything allowed). Restart serve to read an edited file.
+    /// it exists; none: everything allowed). An edit applies at once; a removed file keeps the
+    /// policy read last until serve restarts.
     #[arg(long, value_name = "FILE")]
     policy: Option<std::path::PathBuf>,
     /// Show every audit line (each call, read, prompt and sign-in, as JSON) on stderr too, for
@@ -167,6 +168,8 @@ pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
         eprintln!("toolport serve: {}", settled_line(&runtime.status()));
     });
     let _watch = if args.no_watch { None } else { Some(gateway.watch(paths.clone())?) };
+    let policy_file = args.policy.clone().unwrap_or_else(|| toolport::Policy::home_file(&paths.home));
+    let _policy_watch = if args.no_watch { None } else { Some(gateway.watch_policy(policy_file)?) };
     let served = match http {
         None => gateway.serve_stdio().await,
         Some(options) => {

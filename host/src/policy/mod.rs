@@ -235,9 +235,14 @@ impl Policy {
         Self::parse(file, &text)
     }
 
+    /// `<home>/policy.cedar`, the policy file when `--policy` names none.
+    pub fn home_file(home: &Path) -> PathBuf {
+        home.join(POLICY_FILE)
+    }
+
     /// `<home>/policy.cedar` when it exists (`Ok(None)` when not).
     pub fn load_from_home(home: &Path) -> Result<Option<Policy>, PolicyError> {
-        let file = home.join(POLICY_FILE);
+        let file = Self::home_file(home);
         match file.try_exists() {
             Ok(true) => Self::load(&file).map(Some),
             Ok(false) => Ok(None),

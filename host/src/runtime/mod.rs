@@ -387,6 +387,12 @@ impl Runtime {
         self.supervisor.revisions()
     }
 
+    /// Tells every client that each list may have changed, though no server's did: what a
+    /// caller may see was decided anew (serve's policy was reloaded).
+    pub fn lists_may_differ(&self) {
+        self.supervisor.bump_all();
+    }
+
     /// The result stored whole at `uri` (`toolport://results/<id>`, named in the note of a
     /// result over `maxResultTokens`), or why not; `None` when `uri` is not such a URI.
     pub(crate) async fn stored_result(&self, uri: &str) -> Option<Result<StoredText, String>> {

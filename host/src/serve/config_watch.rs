@@ -4,6 +4,8 @@
 //! or closes only the servers concerned and checks every tool against the pins again. A file
 //! that does not parse is reported and ignored: the surface stays what it was.
 //!
+//! The same watch follows the policy file (`policy_watch.rs`).
+//!
 //! The folders are watched, not the files: editors and toolport's own writer replace a file by
 //! renaming a new one over it, which a watch on the old file would not see.
 
@@ -62,6 +64,20 @@ impl Folders {
 pub fn watch(runtime: Runtime, paths: Paths) -> anyhow::Result<ConfigWatch> {
     // The tool pins too: an `mcp approve` beside a running `serve` brings the tools back here.
     let files = vec![paths.store_file(), paths.workspace_file(), paths.tools_lock()];
+    on_edits(files, move || {
+        let runtime = runtime.clone();
+        let paths = paths.clone();
+        async move { reconcile(&runtime, &paths).await }
+    })
+}
+
+/// Calls `apply` once per burst of edits of `files` (created, replaced, changed or removed)
+/// while the returned handle is held.
+pub fn on_edits<F, Fut>(files: Vec<PathBuf>, apply: F) -> anyhow::Result<ConfigWatch>
+where
+    F: FnMut() -> Fut + Send + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
     let (tx, rx) = mpsc::unbounded_channel();
     let wanted = files.clone();
     let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
@@ -75,7 +91,7 @@ pub fn watch(runtime: Runtime, paths: Paths) -> anyhow::Result<ConfigWatch> {
     let mut folders = Folders { watcher, watched: Vec::new() };
     folders.follow(&files)?;
     let folders = Arc::new(Mutex::new(folders));
-    tokio::spawn(apply(runtime, paths, files, Arc::downgrade(&folders), rx));
+    tokio::spawn(settle_then(files, Arc::downgrade(&folders), rx, apply));
     Ok(ConfigWatch { _watcher: folders })
 }
 
@@ -84,14 +100,16 @@ fn concerns(path: &Path, files: &[PathBuf]) -> bool {
     files.iter().any(|file| file == path || file.starts_with(path))
 }
 
-/// Reconciles once per burst of edits, until the watch is dropped.
-async fn apply(
-    runtime: Runtime,
-    paths: Paths,
+/// Runs `apply` once per burst of edits, until the watch is dropped.
+async fn settle_then<F, Fut>(
     files: Vec<PathBuf>,
     folders: Weak<Mutex<Folders>>,
     mut edits: mpsc::UnboundedReceiver<()>,
-) {
+    mut apply: F,
+) where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = ()>,
+{
     while edits.recv().await.is_some() {
         tokio::time::sleep(SETTLE).await;
         while edits.try_recv().is_ok() {}
@@ -101,17 +119,20 @@ async fn apply(
         {
             tracing::warn!("{e:#}");
         }
-        match load_resolved(&paths, &BTreeSet::new()) {
-            Ok(resolved) => {
-                if let Err(e) = runtime.reconcile(resolved).await {
-                    notice::tell(format_args!(
-                        "toolport serve: the changed configuration was not applied: {e}"
-                    ));
-                }
+        apply().await;
+    }
+}
+
+/// Reads the resolution again and reconciles the runtime with it, or says why not.
+async fn reconcile(runtime: &Runtime, paths: &Paths) {
+    match load_resolved(paths, &BTreeSet::new()) {
+        Ok(resolved) => {
+            if let Err(e) = runtime.reconcile(resolved).await {
+                notice::tell(format_args!("toolport serve: the changed configuration was not applied: {e}"));
             }
-            Err(e) => {
-                notice::tell(format_args!("toolport serve: the changed configuration was not applied: {e}"))
-            }
+        }
+        Err(e) => {
+            notice::tell(format_args!("toolport serve: the changed configuration was not applied: {e}"))
         }
     }
 }

@@ -26,6 +26,7 @@ mod lazy;
 mod listener;
 mod oidc;
 mod operator;
+mod policy_watch;
 mod rate_limit;
 mod relay;
 mod request_span;
@@ -124,6 +125,12 @@ impl Gateway {
     /// Follows edits of `paths`' store and workspace file while the returned handle is held.
     pub fn watch(&self, paths: Paths) -> anyhow::Result<ConfigWatch> {
         config_watch::watch(self.shared.runtime.clone(), paths)
+    }
+
+    /// Follows edits of the policy file (`--policy FILE`, else `<home>/policy.cedar`) while the
+    /// returned handle is held (`policy_watch.rs`).
+    pub fn watch_policy(&self, file: std::path::PathBuf) -> anyhow::Result<ConfigWatch> {
+        policy_watch::watch(self.shared.clone(), file)
     }
 
     /// Serves one client on stdin/stdout until it closes them.

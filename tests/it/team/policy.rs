@@ -4,14 +4,14 @@
 //! the Python SDK's default `mcp.Client` (tests/team/access_client.py); `toolport policy check`
 //! and a bad policy file as a user meets them.
 
-use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
 use crate::serve::clients::python;
 use crate::support::common::Env;
+use crate::support::issuer::Issuer;
 use crate::support::peers::everything_stdio;
 use crate::support::runtime::{demo, write_config};
 use crate::support::serve::ServeHttp;
@@ -67,53 +67,6 @@ pub fn call_text(seen: &Value, tool: &str) -> String {
     format!("is_error={} {}", call["is_error"], texts.join(" | "))
 }
 
-/// The test issuer (tests/team/issuer.py) on a free loopback port; killed on drop.
-pub struct Issuer {
-    child: Child,
-    pub url: String,
-}
-
-impl Issuer {
-    pub fn start() -> Self {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("team/issuer.py");
-        let mut child = Command::new(python())
-            .arg(&script)
-            .args(["--port", "0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("start issuer.py: {e}"));
-        let stdout = child.stdout.take().unwrap_or_else(|| panic!("issuer.py: no stdout"));
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let url = line.trim().strip_prefix("READY ").unwrap_or_else(|| panic!("issuer.py said {line:?}"));
-        Self { url: url.to_string(), child }
-    }
-
-    /// A token for `sub` in `groups` with the audience `aud`.
-    pub fn mint(&self, sub: &str, groups: &[&str], aud: &str) -> String {
-        let body =
-            json!({"sub": sub, "groups": groups, "aud": aud, "client_id": "team-test", "expires_in": 600});
-        let code = "import json, sys, urllib.request as u; \
-                    r = u.Request(sys.argv[1] + '/mint', data=sys.argv[2].encode(), headers={'Content-Type': 'application/json'}); \
-                    print(json.load(u.urlopen(r))['token'])";
-        let out = Command::new(python())
-            .args(["-c", code, &self.url, &body.to_string()])
-            .output()
-            .unwrap_or_else(|e| panic!("mint: {e}"));
-        let token = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        assert!(!token.is_empty(), "no token minted: {}", String::from_utf8_lossy(&out.stderr));
-        token
-    }
-}
-
-impl Drop for Issuer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Every line of the audit log, parsed.
 pub fn audit_lines(env: &Env) -> Vec<Value> {
     let text = std::fs::read_to_string(env.home().join("audit/calls.jsonl")).unwrap_or_default();
@@ -121,6 +74,8 @@ pub fn audit_lines(env: &Env) -> Vec<Value> {
 }
 
 const AUDIENCE: &str = "toolport-team-test";
+/// How long an edit may take to reach serve (a file watch, then 150 ms of settling).
+const WITHIN: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// The issue's done-when: group `docs` calls only the docs server's read-only tools, checked in
 /// the lists and the calls of two principals, one in `docs` and one in `admin`.
@@ -136,8 +91,11 @@ fn group_docs_calls_only_the_docs_servers_read_only_tools() {
         &["--auth", "oidc", "--issuer", &issuer.url, "--audience", AUDIENCE],
         &[],
     );
-    let alice = issuer.mint("alice", &["docs"], AUDIENCE);
-    let bob = issuer.mint("bob", &["admin"], AUDIENCE);
+    let token = |sub: &str, group: &str| {
+        issuer.mint(json!({"sub": sub, "groups": [group], "aud": AUDIENCE, "client_id": "team-test"}))
+    };
+    let alice = token("alice", "docs");
+    let bob = token("bob", "admin");
     let calls = [
         "--call",
         "echo={\"message\": \"hi\"}",
@@ -239,6 +197,38 @@ fn without_a_caller_the_policy_decides_for_anonymous_on_the_lazy_surface_too() {
     assert!(found.contains("\"demo_echo\"") && !found.contains("\"echo\""), "{found}");
     assert!(call_text(&seen, "describe_tool").starts_with("is_error=true "), "{seen}");
     assert_eq!(call_text(&seen, "call_tool"), "is_error=false lazy");
+}
+
+/// serve follows its policy file: an edit applies to the next request (and every client is
+/// told its lists changed), an edit that does not parse is reported with its line and column
+/// and changes nothing, and a removed file keeps the policy read last.
+#[test]
+fn an_edited_policy_applies_without_a_restart_and_a_broken_edit_changes_nothing() {
+    let env = Env::new();
+    two_servers(&env, json!({}));
+    let file = env.home().join("team.cedar");
+    let only_echo = "permit(principal == User::\"anonymous\", action == Action::\"call\", resource == Tool::\"demo/demo_echo\");";
+    std::fs::write(&file, only_echo).unwrap_or_else(|e| panic!("{e}"));
+    let serve = ServeHttp::start_with(&env, &["--policy", &file.to_string_lossy()], &[]);
+    let tools = || strings(&access_client(&serve.url, None, &[]), "tools");
+    assert_eq!(tools(), ["demo_echo"]);
+
+    let whole_demo =
+        "permit(principal == User::\"anonymous\", action == Action::\"call\", resource in Server::\"demo\");";
+    std::fs::write(&file, whole_demo).unwrap_or_else(|e| panic!("{e}"));
+    serve.wait_for_line("as edited", WITHIN);
+    let now = tools();
+    assert!(now.len() > 1 && now.iter().all(|t| t.starts_with("demo_")), "{now:?}");
+
+    std::fs::write(&file, "permit(principal, action resource);").unwrap_or_else(|e| panic!("{e}"));
+    let said = serve.wait_for_line("the edited policy was not applied", WITHIN);
+    assert!(said.contains(&format!("{}:1:", file.display())), "{said}");
+    assert_eq!(tools(), now);
+
+    std::fs::remove_file(&file).unwrap_or_else(|e| panic!("{e}"));
+    let said = serve.wait_for_line("was removed", WITHIN);
+    assert!(said.contains("the policy read last stays in force until serve restarts"), "{said}");
+    assert_eq!(tools(), now);
 }
 
 fn toolport(env: &Env, args: &[&str]) -> (i32, String, String) {

@@ -310,6 +310,16 @@ impl Supervisor {
         self.revision.subscribe()
     }
 
+    /// Bumps every part of the revision: what a caller may see changed outside the runtime
+    /// (a new policy), so every client lists again.
+    pub fn bump_all(&self) {
+        self.revision.send_modify(|r| {
+            r.tools += 1;
+            r.resources += 1;
+            r.prompts += 1;
+        });
+    }
+
     /// Compares the surface with what the last revision was taken of and bumps the parts
     /// that differ. Called after every step that can change it.
     fn publish(&self) {
