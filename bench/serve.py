@@ -11,6 +11,9 @@
    and the median of --calls re-lists in one session.
 3. Peak RSS (`VmHWM` in /proc/PID/status) of `serve --http` with those 10 servers after the
    calls and listings of 1 and 2 went through it.
+4. Throughput of --clients clients at once over HTTP (bench/serve_load.py: one process and
+   one session each, --load-calls `echo` calls each): through `serve --http` fronting
+   demo-server over stdio, against the same clients calling `demo-server --http` directly.
 Writes DIR/serve.md. Every figure is measured on this run; nothing is carried over.
 """
 
@@ -123,6 +126,9 @@ def main():
     p.add_argument("--out", required=True)
     p.add_argument("--calls", type=int, default=300)
     p.add_argument("--runs", type=int, default=5, help="cold starts per row of the listing table")
+    p.add_argument("--load", required=True, help="bench/serve_load.py")
+    p.add_argument("--clients", type=int, default=16, help="clients at once in the throughput row")
+    p.add_argument("--load-calls", type=int, default=100, help="calls per client in the throughput row")
     args = p.parse_args()
     calls = ["--calls", str(args.calls)]
     echo = ["--tool", "echo", "--args", '{"message": "bench"}']
@@ -152,6 +158,19 @@ def main():
     node_echo = ["--tool", "echo", "--args", '{"message": "bench"}']
     node_direct = run_client(args, "latency", *node_echo, *calls, command=[args.node, args.everything])["ms"]
     node_serve = run_client(args, "latency", *node_echo, *calls, command=every)["ms"]
+
+    # 4. Many clients at once over HTTP: direct, then through serve (the same client code).
+    load = lambda url: load_run(args, url)
+    demo_http = DemoHttp(args.toolport)
+    try:
+        load_direct = load(demo_http.url)
+    finally:
+        demo_http.stop()
+    http_serve = ServeHttp(one)
+    try:
+        load_serve = load(http_serve.url)
+    finally:
+        http_serve.stop()
 
     # 2. tools/list with ten servers.
     ten = {f"s{i}": ["--prefix", f"s{i}_", "--tools", str(TOOLS_EACH)] for i in range(1, SERVERS + 1)}
@@ -218,6 +237,17 @@ def main():
         f"| Python SDK → `toolport serve` → server-everything `echo` | {ms(median(node_serve))} | "
         f"{ms(p90(node_serve))} | {median(node_serve) / median(node_direct):.2f}× |",
         "",
+        f"## {args.clients} clients at once over HTTP, {args.load_calls} `echo` calls each "
+        f"(`bench/serve_load.py`, one process and session per client)",
+        "",
+        "| path | calls/s | wall time | errors | vs direct |",
+        "|---|---|---|---|---|",
+        f"| {args.clients} × Python SDK → demo-server `--http`, direct | {load_direct['per_second']:.0f} | "
+        f"{load_direct['seconds']:.2f} s | {load_direct['errors']} | 1.00× |",
+        f"| {args.clients} × Python SDK → `toolport serve --http` → demo-server (stdio) | "
+        f"{load_serve['per_second']:.0f} | {load_serve['seconds']:.2f} s | {load_serve['errors']} | "
+        f"{load_serve['per_second'] / load_direct['per_second']:.2f}× |",
+        "",
         f"## `tools/list` with {SERVERS} demo-servers ({tools} tools through serve; {py_tools} listed directly; "
         f"{expected_tools} expected)",
         "",
@@ -245,6 +275,16 @@ def main():
     with open(os.path.join(args.out, "serve.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
+
+
+def load_run(args, url):
+    """bench/serve_load.py against `url`: calls/s of --clients clients at once."""
+    argv = [args.python, args.load, "--url", url, "--clients", str(args.clients), "--calls", str(args.load_calls)]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=900)
+    try:
+        return json.loads(out.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        sys.exit(f"serve.py: serve_load.py printed no JSON:\n{out.stdout}\n{out.stderr}")
 
 
 def p90(values):

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # What `toolport serve` costs a client: one tool call through serve against the same Python SDK
 # client calling the server directly (median over N calls in one session, and the ratio),
-# `tools/list` through serve with 10 demo-servers (cold and warm), and serve's peak RSS with 10
-# servers (VmHWM). Not run in CI.
+# `tools/list` through serve with 10 demo-servers (cold and warm), serve's peak RSS with 10
+# servers (VmHWM), and the calls/s of 16 clients at once over HTTP through `serve --http`
+# against `demo-server --http` (bench/serve_load.py). Not run in CI.
 #
-#   bench/serve.sh [--calls N] [--runs N] [--no-build]
+#   bench/serve.sh [--calls N] [--runs N] [--clients N] [--load-calls N] [--no-build]
 #   TOOLPORT=/path/to/toolport bench/serve.sh --no-build      (measure another build)
 #
 # Installs the clients through bench/install.sh (once), builds toolport in release (skip with
@@ -20,5 +21,6 @@ exec "$bench/venv/bin/python" "$here/serve.py" \
   --py-client "$here/py_client.py" \
   --node "$target/peers/bin/node" \
   --everything "$target/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js" \
+  --load "$here/serve_load.py" \
   --out "$here/results" \
   "${extra[@]}"

@@ -576,7 +576,9 @@ fn respond(step: Step) -> Result<CallToolResponse, McpError> {
     };
     match outcome {
         Ok(outcome) => {
-            let result: CallToolResult = serde_json::from_value(outcome.with_result_links().to_json())
+            let result = outcome
+                .with_result_links()
+                .into_result()
                 .map_err(|e| McpError::internal_error(format!("cannot pass the result on: {e}"), None))?;
             Ok(CallToolResponse::Complete(result.completed()))
         }

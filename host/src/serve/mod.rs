@@ -133,10 +133,14 @@ impl Gateway {
         policy_watch::watch(self.shared.clone(), file)
     }
 
-    /// Serves one client on stdin/stdout until it closes them.
+    /// Serves one client on stdin/stdout until it closes them. Over pipes (how clients start
+    /// a server) they are read and written on the runtime's reactor (`stdio_pipes`), not by
+    /// Tokio's blocking threads: that hand-off cost two thread wake-ups per message each way,
+    /// the largest part of what the hop added to a call (BENCHMARKS.md "## Serve"). Anything
+    /// else (a terminal, a file, a socket) falls back to the blocking handles.
     pub async fn serve_stdio(&self) -> anyhow::Result<()> {
         let running = Front::new(self.shared.clone())
-            .serve(rmcp::transport::stdio())
+            .serve(rmcp::transport::stdio_pipes())
             .await
             .context("cannot start serving on stdio")?;
         running.waiting().await.context("serving on stdio failed")?;

@@ -3,6 +3,7 @@
 //! nothing dropped (every content block, `structuredContent` and `_meta` when there were
 //! any, `isError`).
 
+use rmcp::model::{CallToolResult, MetaObject};
 use serde_json::{Map, Value};
 
 use super::outcome::CallOutcome;
@@ -22,6 +23,19 @@ impl CallOutcome {
             result.insert("_meta".into(), Value::Object(meta.clone()));
         }
         Value::Object(result)
+    }
+
+    /// The same result as rmcp's type, for `serve` to answer with: the blocks moved, not
+    /// cloned into [`CallOutcome::to_json`]'s object and read back whole (each block is still
+    /// read once, as `ContentBlock`). `resultType` is left for the caller to set.
+    pub fn into_result(self) -> Result<CallToolResult, serde_json::Error> {
+        let content = self.content.into_iter().map(serde_json::from_value).collect::<Result<Vec<_>, _>>()?;
+        let mut result = CallToolResult::success(content);
+        result.result_type = None;
+        result.structured_content = self.structured;
+        result.is_error = Some(self.is_error);
+        result.meta = self.meta.map(MetaObject);
+        Ok(result)
     }
 }
 
@@ -45,5 +59,27 @@ mod tests {
         );
         let plain = CallOutcome { content: Vec::new(), structured: None, is_error: true, meta: None };
         assert_eq!(plain.to_json(), json!({"content": [], "isError": true}));
+    }
+
+    /// `into_result` is what reading `to_json` back as rmcp's type gives, without the copy.
+    #[test]
+    fn the_result_for_serve_is_the_json_read_back() -> Result<(), serde_json::Error> {
+        let outcomes = [
+            CallOutcome {
+                content: vec![
+                    json!({"type": "text", "text": "5", "_meta": {"k": 1}}),
+                    json!({"type": "resource_link", "uri": "toolport://results/1", "name": "r"}),
+                ],
+                structured: Some(json!({"sum": 5})),
+                is_error: false,
+                meta: json!({"example.com/trace": "t-1"}).as_object().cloned(),
+            },
+            CallOutcome { content: Vec::new(), structured: Some(Value::Null), is_error: true, meta: None },
+        ];
+        for outcome in outcomes {
+            let read_back: CallToolResult = serde_json::from_value(outcome.to_json())?;
+            assert_eq!(outcome.into_result()?, read_back);
+        }
+        Ok(())
     }
 }
