@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use toolport::{CacheOutcome, PluginHost, ServerDef, ToolInfo};
 
 use crate::support::common::Env;
-use crate::support::runtime::{demo, write_config};
+use crate::support::runtime::{demo as demo_server, write_config};
 
 /// A home folder with the cache where toolport keeps it, `<home>/cache`.
 struct Home {
@@ -212,7 +212,7 @@ async fn an_untrusted_shared_folder_is_refused() {
 fn fresh_homes_share_the_cache_named_by_toolport_cache_dir() {
     let shared = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let tools = |env: &Env| {
-        write_config(env, json!({ "demo": demo(&[]) }), &["demo"], json!({}));
+        write_config(env, json!({ "demo": demo_server(&[]) }), &["demo"], json!({}));
         let out = env
             .cmd(["tools", "--json"])
             .env("TOOLPORT_CACHE_DIR", shared.path())
