@@ -8,10 +8,16 @@
 //! shared, while each client keeps its own resolver (the address rule), redirects, timeouts
 //! and connection pool.
 //!
-//! Certificates added to the system while toolport runs are seen by the next process, as
-//! before for every client of a connection.
+//! The certificates themselves are read at the first TLS handshake, not before: a process that
+//! only reaches plain-http servers (a loopback server, a test fixture) never reads them.
+//! Certificates added to the system while toolport runs are seen by the next process.
 
 use std::sync::{Arc, OnceLock};
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{DigitallySignedStruct, SignatureScheme};
 
 static CONFIG: OnceLock<Option<rustls::ClientConfig>> = OnceLock::new();
 
@@ -26,41 +32,111 @@ pub(crate) fn client_builder() -> reqwest::ClientBuilder {
     }
 }
 
-/// What reqwest 0.13 builds for a client with default TLS settings (`async_impl/client.rs`).
+/// What reqwest 0.13 builds for a client with default TLS settings (`async_impl/client.rs`),
+/// but with the platform verifier made at the first handshake.
 fn config() -> Option<rustls::ClientConfig> {
     // reqwest's choice: an installed default provider, else aws-lc-rs.
-    let provider = rustls::crypto::CryptoProvider::get_default()
+    let provider = CryptoProvider::get_default()
         .cloned()
         .unwrap_or_else(|| Arc::new(rustls::crypto::aws_lc_rs::default_provider()));
-    let verifier = match rustls_platform_verifier::Verifier::new(provider.clone()) {
-        Ok(verifier) => verifier,
-        Err(e) => {
-            tracing::debug!("no shared TLS configuration, each client loads its own: {e}");
-            return None;
-        }
-    };
+    let verifier = Arc::new(LazyVerifier { provider: provider.clone(), platform: OnceLock::new() });
     let mut config = rustls::ClientConfig::builder_with_provider(provider)
         .with_protocol_versions(rustls::ALL_VERSIONS)
-        .map_err(|e| tracing::debug!("no shared TLS configuration: {e}"))
+        .map_err(|e| tracing::debug!("no shared TLS configuration, each client makes its own: {e}"))
         .ok()?
         .dangerous()
-        .with_custom_certificate_verifier(Arc::new(verifier))
+        .with_custom_certificate_verifier(verifier)
         .with_no_client_auth();
     // reqwest is built without HTTP/2 here, so it offers only HTTP/1.1.
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Some(config)
 }
 
+/// `rustls-platform-verifier`'s verifier (the system's root certificates, as reqwest uses),
+/// made when a certificate first needs checking. Until then only the provider's signature
+/// schemes are needed (they go into the handshake's first message).
+#[derive(Debug)]
+struct LazyVerifier {
+    provider: Arc<CryptoProvider>,
+    platform: OnceLock<Result<rustls_platform_verifier::Verifier, rustls::Error>>,
+}
+
+impl LazyVerifier {
+    /// The platform verifier; without root certificates, every handshake fails saying so (as
+    /// reqwest's client build did before).
+    fn platform(&self) -> Result<&rustls_platform_verifier::Verifier, rustls::Error> {
+        self.platform
+            .get_or_init(|| rustls_platform_verifier::Verifier::new(self.provider.clone()))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
+
+impl ServerCertVerifier for LazyVerifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        self.platform()?.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+    }
+
+    // The platform verifier checks handshake signatures with the provider's algorithms
+    // (WebPKI's verifier under it): the same functions, without loading any certificate.
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider.signature_verification_algorithms.supported_schemes()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The shared configuration is made (the machine has root certificates) and reqwest
-    /// accepts it as its own kind of backend.
+    /// reqwest accepts the shared configuration as its own kind of backend, and building
+    /// clients on it reads no certificate yet.
     #[test]
-    fn clients_build_on_the_shared_configuration() {
-        assert!(CONFIG.get_or_init(config).is_some(), "no root certificates on this machine?");
+    fn clients_build_on_the_shared_configuration_without_reading_certificates() {
+        let config = CONFIG.get_or_init(config).as_ref().unwrap_or_else(|| panic!("no shared configuration"));
         client_builder().build().unwrap_or_else(|e| panic!("{e}"));
         client_builder().build().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(config.alpn_protocols, vec![b"http/1.1".to_vec()]);
+        let verifier = LazyVerifier {
+            provider: Arc::new(rustls::crypto::aws_lc_rs::default_provider()),
+            platform: OnceLock::new(),
+        };
+        assert!(!verifier.supported_verify_schemes().is_empty());
+        assert!(verifier.platform.get().is_none(), "the schemes need no certificate");
+        assert!(verifier.platform().is_ok(), "no root certificates on this machine?");
     }
 }
