@@ -23,6 +23,7 @@ a temporary home and is never printed. Writes DIR/oauth.md.
 
 import argparse
 import http.client
+import resource
 import json
 import os
 import shutil
@@ -87,9 +88,13 @@ class Home:
     def run(self, *words, env=None):
         """Runs toolport to the end; returns (wall seconds, stdout). A failure ends the bench."""
         started = time.perf_counter()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         out = subprocess.run(self.cmd(*words), stdin=subprocess.DEVNULL, capture_output=True, text=True,
                              env=env or clean_env(), timeout=COMMAND_SECONDS)
         wall = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        # The process's own CPU time (user + system): far less sensitive to other load than wall.
+        self.cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         if out.returncode != 0:
             # stdout and stderr are toolport's own, which never print a token (tests/it/auth/login.rs).
             sys.exit(f"oauth.py: toolport {' '.join(words[:2])} exited {out.returncode}:\n{out.stdout}{out.stderr}")
@@ -183,12 +188,15 @@ def main():
         }
         first_get, reused_get = [], []
         samples = {k: [] for k in fns}
+        cpu = {k: [] for k in fns}
+        homes = {"a": oauth, "b": header, "c": oauth, "c0": header}
         for fn in fns.values():
             fn()  # warm-up: page cache, the fixture's first requests
         for i in range(args.runs):
             print(f"run {i + 1}/{args.runs} …", file=sys.stderr)
             for key, fn in fns.items():
                 samples[key].append(fn())
+                cpu[key].append(homes[key].cpu)
             first, second = metadata_gets(fixture.url)
             first_get.append(first)
             reused_get.append(second)
@@ -205,6 +213,7 @@ def main():
     load_after = os.getloadavg()
 
     s = {k: stats(v) for k, v in samples.items()}
+    c = {k: stats(v) for k, v in cpu.items()}
     login = stats(logins)
     fresh_get, kept_get = stats(first_get), stats(reused_get)
     stall = kept_get["median"] - fresh_get["median"]
@@ -249,6 +258,15 @@ def main():
         f"Ratios: a/b = **{ratio_list:.2f}×**, c/c0 = **{ratio_call:.2f}×**. Both sides send the same access "
         "token to the same server; the difference is the OAuth path's own work on every connect "
         "(reading credentials.json, building rmcp's authorization manager and its HTTP clients).",
+        "",
+        f"## CPU time of the same processes (user + system, from `getrusage`; {args.runs} runs each)",
+        "",
+        "| command | static header (baseline) | signed in | vs static header |",
+        "|---|---|---|---|",
+        f"| `tools --json` | {c['b']['median']:.1f} ms | {c['a']['median']:.1f} ms | "
+        f"**{c['a']['median'] / c['b']['median']:.2f}×** |",
+        f"| `call echo` | {c['c0']['median']:.1f} ms | {c['c']['median']:.1f} ms | "
+        f"**{c['c']['median'] / c['c0']['median']:.2f}×** |",
         "",
         f"## Diagnostic: the fixture's own answer time ({args.runs} runs, Python `http.client`)",
         "",

@@ -13,6 +13,8 @@ pub const WORKSPACE_FILE: &str = "workspace.json";
 pub const TOOLS_LOCK_FILE: &str = "tools.lock";
 /// The global store's name inside the home folder.
 pub const STORE_FILE: &str = "mcp.json";
+/// Names the per-user cache folder of the built-ins' compiled code (see [`shared_cache_dir`]).
+pub const CACHE_DIR_ENV: &str = "TOOLPORT_CACHE_DIR";
 
 /// Resolved locations for one invocation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,6 +100,28 @@ impl Paths {
     pub fn tools_lock(&self) -> PathBuf {
         tools_lock_in(&self.workspace_root)
     }
+}
+
+/// The per-user cache shared by every home: `$TOOLPORT_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/toolport`, else `~/.cache/toolport`; `None` when none can be named. The
+/// built-ins' compiled code lives here (in `builtins/`, its key in `builtins.key`) rather than
+/// in each home's `cache/`: the built-ins are the same bytes for every home, and compiling the
+/// `files` server cold takes seconds, which every fresh home (`toolport demo`, a new project,
+/// a test) paid again. Relative values are taken from the current folder, like `--home`.
+pub fn shared_cache_dir() -> Option<PathBuf> {
+    let cwd = std::env::current_dir().ok();
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(dir) = var(CACHE_DIR_ENV) {
+        return Some(match &cwd {
+            Some(cwd) => absolute(cwd, &dir),
+            None => dir,
+        });
+    }
+    // The XDG spec ignores a relative `XDG_CACHE_HOME`.
+    if let Some(xdg) = var("XDG_CACHE_HOME").filter(|d| d.is_absolute()) {
+        return Some(xdg.join("toolport"));
+    }
+    std::env::home_dir().map(|home| home.join(".cache").join("toolport"))
 }
 
 /// `<root>/.toolport/tools.lock` of the workspace at `root`.

@@ -231,7 +231,7 @@ impl AddressPolicy {
             Url::parse(&proxy).ok()?.host_str().map(normalize_host)
         });
         let resolver = Filtered { policy: self.clone(), unfiltered: proxies.collect::<Vec<_>>().into() };
-        reqwest::Client::builder()
+        super::tls::client_builder()
             .redirect(redirect)
             .timeout(timeout)
             .dns_resolver(resolver)

@@ -18,6 +18,7 @@ pub mod machine;
 pub mod sign_in;
 mod sign_in_span;
 pub mod store;
+pub(crate) mod tls;
 mod workload;
 
 pub use http_client::OAuthHttp;

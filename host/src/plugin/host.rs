@@ -42,7 +42,11 @@ pub struct PluginHost {
 }
 
 struct Inner {
+    /// The configured plugins' and servers' compiled code (`<home>/cache`).
     cache: Option<Cache>,
+    /// The built-ins' compiled code: one cache for every home of the user (see
+    /// [`crate::paths::shared_cache_dir`]), so a new home starts warm.
+    builtin_cache: Option<Cache>,
     defs: Vec<PluginDef>,
     loaded: Mutex<HashMap<String, Arc<Loaded>>>,
     /// Sandboxed servers' components by server name, with what they were loaded from.
@@ -76,9 +80,25 @@ impl std::fmt::Debug for PluginHost {
 
 impl PluginHost {
     /// A host over the built-ins and `defs`. `cache_dir` is `<home>/cache` (None: compile in
-    /// memory every time). Configured entries that reuse a built-in name are ignored with a
-    /// warning: built-in names are reserved so a store cannot swap the default shape.
+    /// memory every time); with a cache, the built-ins use the user's shared one instead
+    /// (`$TOOLPORT_CACHE_DIR`, `~/.cache/toolport`: [`crate::paths::shared_cache_dir`], in
+    /// its `builtins/` folder), or `cache_dir` when no such folder can be named. Configured
+    /// entries that reuse a built-in name are ignored with a warning: built-in names are
+    /// reserved so a store cannot swap the default shape.
     pub fn new(cache_dir: Option<PathBuf>, defs: &[PluginDef]) -> anyhow::Result<PluginHost> {
+        let builtins = cache_dir.as_ref().map(|home| {
+            crate::paths::shared_cache_dir().map_or_else(|| home.clone(), |d| d.join("builtins"))
+        });
+        Self::with_caches(cache_dir, builtins, defs)
+    }
+
+    /// [`PluginHost::new`] with the built-ins' cache folder chosen by the caller (`None`:
+    /// compiled in memory), e.g. the home's own to keep a test's cache to itself.
+    pub fn with_caches(
+        cache_dir: Option<PathBuf>,
+        builtin_cache_dir: Option<PathBuf>,
+        defs: &[PluginDef],
+    ) -> anyhow::Result<PluginHost> {
         let mut kept = Vec::new();
         for def in defs {
             if builtin::find(&def.name).is_some() {
@@ -89,9 +109,16 @@ impl PluginHost {
         }
         // Build the engine now so a broken wasmtime setup fails at start, not mid-session.
         engine::engine()?;
+        let cache = cache_dir.clone().map(Cache::new);
+        // The same folder gets the same `Cache`: its trust checks run (and warn) once.
+        let builtin_cache = match builtin_cache_dir {
+            Some(dir) if cache_dir.as_ref() == Some(&dir) => cache.clone(),
+            dir => dir.map(Cache::new),
+        };
         Ok(PluginHost {
             inner: Arc::new(Inner {
-                cache: cache_dir.map(Cache::new),
+                cache,
+                builtin_cache,
                 defs: kept,
                 loaded: Mutex::new(HashMap::new()),
                 servers: Mutex::new(HashMap::new()),
@@ -127,7 +154,12 @@ impl PluginHost {
         {
             return Ok((Arc::clone(component), wasm));
         }
-        let component = Arc::new(ServerComponent::load(def, &wasm, self.inner.cache.as_ref())?);
+        let cache = if wasm.builtin.is_some() {
+            self.inner.builtin_cache.as_ref()
+        } else {
+            self.inner.cache.as_ref()
+        };
+        let component = Arc::new(ServerComponent::load(def, &wasm, cache)?);
         servers().insert(def.name.clone(), (stamp, Arc::clone(&component)));
         Ok((component, wasm))
     }
@@ -212,7 +244,7 @@ impl PluginHost {
                 limits: Limits::default(),
                 digest: builtin.digest,
             };
-            return load::load(spec, builtin.bytes, cache);
+            return load::load(spec, builtin.bytes, self.inner.builtin_cache.as_ref());
         }
         let def = self.inner.defs.iter().find(|d| d.name == name).ok_or_else(|| fault(Fault::Unknown))?;
         if def.kind != kind {

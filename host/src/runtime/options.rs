@@ -17,8 +17,9 @@ pub struct RuntimeOptions {
     pub builtin_tools: Vec<String>,
     /// Show per-server spinners while connecting (only when stderr is a terminal).
     pub progress: bool,
-    /// Where compiled plugins are cached between runs (`<home>/cache`). `None` compiles every
-    /// plugin in memory on each start, which costs tens of milliseconds per plugin.
+    /// Where compiled plugins are cached between runs (`<home>/cache`; the built-ins then use
+    /// the user's shared cache, see `PluginHost::new`). `None` compiles every plugin in memory
+    /// on each start, which costs tens of milliseconds per plugin.
     pub cache_dir: Option<PathBuf>,
     /// Who answers the servers' elicitations (form and URL mode, and the input requests of
     /// SEP-2322). `None` declines every one and advertises no elicitation.

@@ -113,7 +113,9 @@ impl AuditingClient {
                 attempt.stop()
             }
         });
-        let inner = reqwest::Client::builder()
+        // On the process's one TLS configuration: the root certificates are loaded once, not
+        // at every connect (`auth/tls.rs`).
+        let inner = crate::auth::tls::client_builder()
             .pool_max_idle_per_host(0)
             .redirect(redirects)
             .build()

@@ -506,7 +506,7 @@ async fn second_load_uses_the_cache_and_a_truncated_entry_is_rebuilt() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
     let load = || {
-        let h = PluginHost::new(Some(cache.clone()), &[]).unwrap();
+        let h = PluginHost::with_caches(Some(cache.clone()), Some(cache.clone()), &[]).unwrap();
         h.tool_shape("openai").unwrap();
         h.cache_outcome("openai").unwrap()
     };
@@ -533,7 +533,7 @@ async fn second_load_uses_the_cache_and_a_truncated_entry_is_rebuilt() {
     assert_eq!(load(), CacheOutcome::Rebuilt);
 
     // And the rebuilt plugin works.
-    let h = PluginHost::new(Some(cache.clone()), &[]).unwrap();
+    let h = PluginHost::with_caches(Some(cache.clone()), Some(cache.clone()), &[]).unwrap();
     let out = h.tool_shape("openai").unwrap().convert(&server("demo"), &tools()).await.unwrap();
     same_text(&out, &expected_openai());
 }

@@ -102,7 +102,7 @@ impl Binding {
         let probe = match self.probe.get() {
             Some(probe) => probe,
             None => {
-                let built = reqwest::Client::builder()
+                let built = crate::auth::tls::client_builder()
                     .redirect(reqwest::redirect::Policy::none())
                     .timeout(PROBE_TIMEOUT)
                     .build();

@@ -1,5 +1,6 @@
-//! Compile once: compiled components cached under `<home>/cache/`, keyed by the component's
-//! SHA-256 and the engine's compatibility hash.
+//! Compile once: compiled components cached under `<home>/cache/` (the built-ins under the
+//! user's shared `…/toolport/builtins/`, the same format and checks: `paths::shared_cache_dir`),
+//! keyed by the component's SHA-256 and the engine's compatibility hash.
 //!
 //! An entry is `MAGIC`, an HMAC-SHA256 tag, the artifact's length, then the artifact. The tag
 //! is over the entry's own id (the file name's digest), the length and the artifact, under the
