@@ -1,7 +1,7 @@
 """The numbers behind bench/scaling.sh: what toolport costs as the servers and tools grow.
 
     scaling.py --toolport BIN --python VENV_PYTHON --client tests/serve/client.py --out DIR
-               [--runs N] [--calls N] [--lists N]
+               [--runs N] [--calls N] [--lists N] [--idle S]
 
 Every server is this build's own `toolport demo-server` over stdio, started with
 `--prefix sI_ --tools N` (its six own tools come on top: `echo`, `add`, …). Three series, each
@@ -18,8 +18,9 @@ plugins compiled into the cache, the tools pinned in `tools.lock`, as a second r
   3. one long-lived `toolport serve` (stdio, spoken to raw: newline-delimited JSON-RPC, so the
      figures are the host's and not a client library's): from spawn to its `every server has
      connected or failed` line, serve's own CPU by then, the first full `tools/list`, the median
-     of --lists warm `tools/list`s and of --calls `echo` calls, then the peak RSS (VmHWM) of
-     serve itself and of its servers together;
+     of --lists warm `tools/list`s and of --calls `echo` calls, serve's CPU while left idle for
+     --idle seconds (none is expected), then the peak RSS (VmHWM) of serve itself and of its
+     servers together;
   4. the steady call latency through `serve --http` (once every server has connected) with the
      Python SDK client (`tests/serve/client.py latency`, as bench/serve.py measures it): median
      of --calls calls in one session.
@@ -261,6 +262,9 @@ def measure(args, servers, each):
         row["serve_list"] = statistics.median(serve.request("tools/list", {})[1] for _ in range(args.lists))
         echo = {"name": tool, "arguments": {"message": "bench"}}
         row["serve_call"] = statistics.median(serve.request("tools/call", echo)[1] for _ in range(args.calls))
+        idle_from = proc_cpu_ms(serve.proc.pid)
+        time.sleep(args.idle)
+        row["serve_idle"] = (proc_cpu_ms(serve.proc.pid) - idle_from) / args.idle
         row["hwm"] = proc_status(serve.proc.pid, "VmHWM")
         row["children_hwm"] = sum(proc_status(k, "VmHWM") for k in children(serve.proc.pid))
     finally:
@@ -291,6 +295,7 @@ METRICS = [
     ("serve: warm `tools/list`", "serve_list", "ms"),
     ("serve: one call (raw JSON-RPC)", "serve_call", "ms"),
     ("serve --http: one call (Python SDK)", "sdk_call", "ms"),
+    ("serve: CPU while idle, per second", "serve_idle", "ms"),
     ("serve: peak RSS (VmHWM)", "hwm", "kB"),
     ("servers' peak RSS, summed", "children_hwm", "kB"),
 ]
@@ -315,6 +320,7 @@ def main():
     p.add_argument("--runs", type=int, default=3, help="one-shot commands per shape (median)")
     p.add_argument("--calls", type=int, default=200, help="calls in one serve session (median)")
     p.add_argument("--lists", type=int, default=10, help="warm tools/list in one serve session (median)")
+    p.add_argument("--idle", type=float, default=5.0, help="seconds serve is left idle, its CPU then measured")
     args = p.parse_args()
 
     load_before = loadavg()

@@ -5,7 +5,7 @@
 # tools on one server and over ten; each step's growth factor against the ×10 more work. Not
 # run in CI.
 #
-#   bench/scaling.sh [--runs N] [--calls N] [--lists N] [--no-build]
+#   bench/scaling.sh [--runs N] [--calls N] [--lists N] [--idle S] [--no-build]
 #   TOOLPORT=/path/to/toolport bench/scaling.sh --no-build      (measure another build)
 #
 # Installs the Python SDK client through bench/install.sh (once), builds toolport in release
