@@ -19,7 +19,7 @@ plugins compiled into the cache, the tools pinned in `tools.lock`, as a second r
      figures are the host's and not a client library's): from spawn to its `every server has
      connected or failed` line, serve's own CPU by then, the first full `tools/list`, the median
      of --lists warm `tools/list`s and of --calls `echo` calls, serve's CPU while left idle for
-     --idle seconds (none is expected), then the peak RSS (VmHWM) of serve itself and of its
+     --idle seconds from 3 s on (none is expected), then the peak RSS (VmHWM) of serve itself and of its
      servers together;
   4. the steady call latency through `serve --http` (once every server has connected) with the
      Python SDK client (`tests/serve/client.py latency`, as bench/serve.py measures it): median
@@ -262,6 +262,7 @@ def measure(args, servers, each):
         row["serve_list"] = statistics.median(serve.request("tools/list", {})[1] for _ in range(args.lists))
         echo = {"name": tool, "arguments": {"message": "bench"}}
         row["serve_call"] = statistics.median(serve.request("tools/call", echo)[1] for _ in range(args.calls))
+        time.sleep(3)  # past the 2 s in which a just-written tools.lock is read again
         idle_from = proc_cpu_ms(serve.proc.pid)
         time.sleep(args.idle)
         row["serve_idle"] = (proc_cpu_ms(serve.proc.pid) - idle_from) / args.idle
