@@ -34,6 +34,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -47,6 +48,7 @@ SERIES = [
     ("tools spread over ten servers", [(10, 10), (10, 100), (10, 1000)]),
 ]
 OWN_TOOLS = 6  # demo-server's own tools (`echo` among them), prefixed like the generated ones
+homes = []  # each shape's temporary folder (home + workspace), removed once measured
 SETTLED = re.compile(r"toolport serve: every server has connected or failed")
 
 
@@ -70,6 +72,7 @@ def home_for(toolport, servers, each):
         json.dump({"mcpServers": defs}, f)
     with open(os.path.join(workspace, ".toolport", "workspace.json"), "w") as f:
         json.dump({"enabledMcpServers": list(defs)}, f)
+    homes.append(root)
     return [toolport, "--home", home, "--workspace", workspace]
 
 
@@ -326,7 +329,11 @@ def main():
 
     load_before = loadavg()
     shapes = sorted({shape for _, steps in SERIES for shape in steps}, key=lambda s: (s[0] * (s[1] + OWN_TOOLS), s))
-    rows = {shape: measure(args, *shape) for shape in shapes}
+    rows = {}
+    for shape in shapes:
+        rows[shape] = measure(args, *shape)
+        if os.path.basename(homes[-1]).startswith("scaling-"):  # the mkdtemp folder, nothing else
+            shutil.rmtree(homes[-1], ignore_errors=True)
     load_after = loadavg()
 
     lines = [
