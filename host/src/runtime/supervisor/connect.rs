@@ -2,12 +2,13 @@
 //! each recorded as it arrives (a start in the background); each attempt connects, lists the
 //! tools and then the catalog, and its outcome goes into the server's slot.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use futures::StreamExt as _;
 use futures::future::join_all;
 use futures::stream::FuturesUnordered;
+use futures::{FutureExt as _, StreamExt as _};
 use rmcp::model::Tool;
 use tokio::sync::mpsc;
 
@@ -41,6 +42,11 @@ impl Supervisor {
 
     /// [`Supervisor::connect`], recording each outcome and rebuilding as soon as it arrives
     /// rather than after the slowest. Callers hold `ops`.
+    ///
+    /// Every outcome that arrived while the last rebuild ran joins the next one: a rebuild
+    /// runs the pipeline over every live server, so one per server would cost servers × tools
+    /// (100 servers arriving together: 100 rebuilds of up to 100 servers each). Batched, the
+    /// slower the rebuilds the more each one takes in, and the surface ends the same.
     pub(super) async fn connect_each(&self, names: &[String]) {
         let targets = self.targets(names);
         let progress = Progress::new(self.options.progress);
@@ -49,8 +55,10 @@ impl Supervisor {
             .iter()
             .map(|(name, server)| async move { (name, self.attempt(shown, name, server).await) })
             .collect();
-        while let Some((name, (outcome, catalog))) = attempts.next().await {
-            self.install(name, outcome, catalog);
+        while let Some(first) = attempts.next().await {
+            for (name, (outcome, catalog)) in arrived(first, &mut attempts) {
+                self.install(name, outcome, catalog);
+            }
             self.rebuild().await;
             // Wakes whoever waits for a tool's owner (`decided`), though nothing settled yet.
             self.settled.send_modify(|_| {});
@@ -106,6 +114,15 @@ impl Supervisor {
     }
 }
 
+/// `first` and every other item of `pending` that is ready now, without waiting for the rest.
+fn arrived<F: Future>(first: F::Output, pending: &mut FuturesUnordered<F>) -> Vec<F::Output> {
+    let mut out = vec![first];
+    while let Some(Some(next)) = pending.next().now_or_never() {
+        out.push(next);
+    }
+    out
+}
+
 /// Expands `${VAR}` from the host environment at connect time, then connects and lists.
 async fn open(
     server: &ResolvedServer,
@@ -121,3 +138,23 @@ async fn open(
 
 /// What one connect attempt ends with: the session and its tools (or why not), and its catalog.
 type Attempt = (Result<(Arc<Connection>, Vec<Tool>), String>, ServerCatalog);
+
+#[cfg(test)]
+mod tests {
+    use futures::future::{BoxFuture, FutureExt as _, pending, ready};
+
+    use super::*;
+
+    #[tokio::test]
+    async fn what_is_ready_joins_the_first_and_what_is_not_stays() {
+        let mut attempts: FuturesUnordered<BoxFuture<'static, u32>> = FuturesUnordered::new();
+        attempts.push(ready(2).boxed());
+        attempts.push(pending().boxed());
+        attempts.push(ready(3).boxed());
+        let mut got = arrived(1, &mut attempts);
+        got.sort_unstable();
+        assert_eq!(got, [1, 2, 3]);
+        assert_eq!(attempts.len(), 1, "the pending one is still there");
+        assert_eq!(attempts.next().now_or_never(), None, "and was not waited for");
+    }
+}
