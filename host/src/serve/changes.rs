@@ -3,6 +3,8 @@
 //! A 2026-07-28 client has none: it opens `subscriptions/listen` and hears the kinds it asked
 //! for there. The operator hears each change as one line on stderr.
 
+use std::collections::HashSet;
+
 use rmcp::model::ServerNotification;
 use rmcp::service::{SubscriptionContext, SubscriptionSendError};
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
@@ -87,8 +89,10 @@ pub async fn report(runtime: Runtime) {
 }
 
 fn describe(before: &[String], after: &[String], servers: usize) -> String {
-    let added: Vec<&str> = after.iter().filter(|n| !before.contains(n)).map(String::as_str).collect();
-    let removed: Vec<&str> = before.iter().filter(|n| !after.contains(n)).map(String::as_str).collect();
+    // Sets, not `contains` on the lists: 10,000 tools would be 10⁸ comparisons per change.
+    let (was, is): (HashSet<&String>, HashSet<&String>) = (before.iter().collect(), after.iter().collect());
+    let added: Vec<&str> = after.iter().filter(|n| !was.contains(n)).map(String::as_str).collect();
+    let removed: Vec<&str> = before.iter().filter(|n| !is.contains(n)).map(String::as_str).collect();
     let mut line = format!("the agent now sees {} tools from {servers} servers", after.len());
     if !added.is_empty() {
         line.push_str(&format!("; added {}", crate::text::escape_line(&added.join(", "))));
