@@ -77,7 +77,8 @@ pub struct Keys {
 impl Keys {
     /// No keys yet: [`Keys::keep_fresh`] fetches them.
     pub fn new(issuer: &str) -> anyhow::Result<Self> {
-        let client = reqwest::Client::builder()
+        // The process's one TLS configuration (`auth::tls`): the roots are read once.
+        let client = crate::auth::tls::client_builder()
             .timeout(FETCH_TIMEOUT)
             .redirect(reqwest::redirect::Policy::none())
             .build()
