@@ -44,9 +44,9 @@ pub fn search_files(roots: &Roots, path: &str, pattern: &str, max_results: Optio
     let dir = search_root(roots, path)?;
     let limit = limit(max_results);
     let mut found = Vec::new();
-    let stats = walk(&dir.path, |entry| {
+    let stats = walk(dir.root, &dir.path, |entry| {
         if pattern.matches(entry.relative, entry.name) {
-            let suffix = if entry.file_type.is_dir() { "/" } else { "" };
+            let suffix = if entry.kind.is_dir() { "/" } else { "" };
             found.push(format!("{}{suffix}", entry.path.display()));
             if found.len() >= limit {
                 return ControlFlow::Break(());
@@ -112,23 +112,21 @@ pub fn search_content(roots: &Roots, query: &ContentQuery<'_>) -> ToolResult {
     let limit = limit(query.max_results);
     let mut found = Vec::new();
     let (mut scanned, mut too_big, mut budget_hit) = (0u64, 0usize, false);
-    let stats = walk(&dir.path, |entry| {
-        if !entry.file_type.is_file()
-            || include.as_ref().is_some_and(|p| !p.matches(entry.relative, entry.name))
-        {
+    let stats = walk(dir.root, &dir.path, |entry| {
+        if !entry.kind.is_file() || include.as_ref().is_some_and(|p| !p.matches(entry.relative, entry.name)) {
             return ControlFlow::Continue(());
         }
-        let Ok(meta) = fs::metadata(entry.path) else { return ControlFlow::Continue(()) };
-        if meta.len() > MAX_SCANNED_FILE {
+        let Some(len) = entry.folder.file_len(entry.name) else { return ControlFlow::Continue(()) };
+        if len > MAX_SCANNED_FILE {
             too_big += 1;
             return ControlFlow::Continue(());
         }
-        if scanned + meta.len() > MAX_SCANNED_TOTAL {
+        if scanned + len > MAX_SCANNED_TOTAL {
             budget_hit = true;
             return ControlFlow::Break(());
         }
-        scanned += meta.len();
-        let Ok(bytes) = fs::read(entry.path) else { return ControlFlow::Continue(()) };
+        scanned += len;
+        let Some(bytes) = entry.folder.read_file(entry.name, len) else { return ControlFlow::Continue(()) };
         if bytes.contains(&0) {
             return ControlFlow::Continue(());
         }
