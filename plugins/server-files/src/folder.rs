@@ -101,15 +101,47 @@ impl Folder {
         std::fs::metadata(self.path.join(name)).ok().map(|m| m.len())
     }
 
-    /// The bytes of the file `name`, whose size was `len` when looked at.
-    pub fn read_file(&self, name: &str, len: u64) -> Option<Vec<u8>> {
+    /// The file `name` in this folder opened for reading (following a symbolic link), or
+    /// `None` when it cannot be.
+    pub fn open_file(&self, name: &str) -> Option<OpenFile> {
         #[cfg(target_os = "wasi")]
-        if let Some(bytes) = self.fd.as_ref().and_then(|fd| wasi::read_file(fd, name, len, u64::MAX)) {
-            return Some(bytes);
+        if let Some(fd) = self.fd.as_ref().and_then(|fd| wasi::open_file(fd, name)) {
+            return Some(OpenFile::Wasi(fd));
         }
-        #[cfg(not(target_os = "wasi"))]
-        let _ = len;
-        std::fs::read(self.path.join(name)).ok()
+        std::fs::File::open(self.path.join(name)).ok().map(OpenFile::Std)
+    }
+}
+
+/// A file open for reading: its size from the open file (no second lookup of its path), then
+/// its bytes.
+pub enum OpenFile {
+    Std(std::fs::File),
+    #[cfg(target_os = "wasi")]
+    Wasi(wasi::Descriptor),
+}
+
+impl OpenFile {
+    pub fn size(&self) -> Option<u64> {
+        match self {
+            Self::Std(file) => file.metadata().ok().map(|m| m.len()),
+            #[cfg(target_os = "wasi")]
+            Self::Wasi(fd) => fd.stat().ok().map(|s| s.size),
+        }
+    }
+
+    /// Every byte, the size having been `len` when looked at (room for it and one more: the
+    /// whole file in one read, its end learnt with at most one other).
+    pub fn read(self, len: u64) -> Option<Vec<u8>> {
+        match self {
+            Self::Std(mut file) => {
+                use std::io::Read;
+                let mut bytes = Vec::with_capacity(usize::try_from(len.saturating_add(1)).ok()?);
+                file.read_to_end(&mut bytes).ok()?;
+                Some(bytes)
+            }
+            #[cfg(target_os = "wasi")]
+            Self::Wasi(fd) => wasi::read_all(&fd, len, u64::MAX),
+        }
     }
 }
 
@@ -166,17 +198,26 @@ mod wasi {
         fd.stat_at(PathFlags::SYMLINK_FOLLOW, name).ok().map(|s| s.size)
     }
 
-    /// The file `name` under `fd`, at most `cap` bytes of it: one `read` of `len + 1` bytes for
-    /// a file up to [`HOST_READ_MAX`] (fewer back is the end of the file, which std would spend
-    /// a second read to learn), more for a larger or a grown file, up to the read that finds
-    /// nothing more or the cap.
+    /// The file `name` under `fd`, as [`read_all`] reads it.
     pub fn read_file(fd: &Descriptor, name: &str, len: u64, cap: u64) -> Option<Vec<u8>> {
-        let file =
-            fd.open_at(PathFlags::SYMLINK_FOLLOW, name, OpenFlags::empty(), DescriptorFlags::READ).ok()?;
+        read_all(&open_file(fd, name)?, len, cap)
+    }
+
+    /// The file `name` under `fd`, opened for reading.
+    pub fn open_file(fd: &Descriptor, name: &str) -> Option<Descriptor> {
+        fd.open_at(PathFlags::SYMLINK_FOLLOW, name, OpenFlags::empty(), DescriptorFlags::READ).ok()
+    }
+
+    /// At most `cap` bytes of the open `file`, whose size was `len` when looked at: one `read`
+    /// of `len + 1` bytes for a file up to [`HOST_READ_MAX`] (fewer back is the end of the file,
+    /// which std would spend a second read to learn), more for a larger or a grown file, up to
+    /// the read that finds nothing more or the cap.
+    pub fn read_all(file: &Descriptor, len: u64, cap: u64) -> Option<Vec<u8>> {
         let mut bytes = Vec::with_capacity(usize::try_from(len.min(cap).saturating_add(1)).ok()?);
         loop {
             let got = bytes.len() as u64;
-            let want = if got <= len { len + 1 - got } else { HOST_READ_MAX }.min(cap - got);
+            let want = if got <= len { len + 1 - got } else { HOST_READ_MAX };
+            let want = want.min(cap.saturating_sub(got));
             if want == 0 {
                 return Some(bytes);
             }

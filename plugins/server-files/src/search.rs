@@ -8,6 +8,7 @@ use std::ops::ControlFlow;
 use regex::{Regex, RegexBuilder};
 
 use crate::errors::{ToolError, ToolResult};
+use crate::folder::OpenFile;
 use crate::glob::NamePattern;
 use crate::listing::is_dir;
 use crate::roots::Roots;
@@ -116,7 +117,11 @@ pub fn search_content(roots: &Roots, query: &ContentQuery<'_>) -> ToolResult {
         if !entry.kind.is_file() || include.as_ref().is_some_and(|p| !p.matches(entry.relative, entry.name)) {
             return ControlFlow::Continue(());
         }
-        let Some(len) = entry.folder.file_len(entry.name) else { return ControlFlow::Continue(()) };
+        // Opened first, its size taken from the open file; one that cannot be opened is still
+        // looked at by path, so it counts as too big or against the budget as before.
+        let file = entry.folder.open_file(entry.name);
+        let len = file.as_ref().and_then(OpenFile::size).or_else(|| entry.folder.file_len(entry.name));
+        let Some(len) = len else { return ControlFlow::Continue(()) };
         if len > MAX_SCANNED_FILE {
             too_big += 1;
             return ControlFlow::Continue(());
@@ -126,7 +131,7 @@ pub fn search_content(roots: &Roots, query: &ContentQuery<'_>) -> ToolResult {
             return ControlFlow::Break(());
         }
         scanned += len;
-        let Some(bytes) = entry.folder.read_file(entry.name, len) else { return ControlFlow::Continue(()) };
+        let Some(bytes) = file.and_then(|f| f.read(len)) else { return ControlFlow::Continue(()) };
         if bytes.contains(&0) {
             return ControlFlow::Continue(());
         }

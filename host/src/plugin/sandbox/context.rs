@@ -111,17 +111,18 @@ impl Sandbox {
                 b.env(name, value);
             }
         }
-        for dir in &self.grants.dirs {
-            let perms = if dir.writable { FsPerms::ReadWrite } else { FsPerms::ReadOnly };
-            b.preopened_dir(&dir.host, dir.guest_path(), perms)
-                .map_err(|e| format!("cannot open granted folder {}: {e:#}", dir.host.display()))?;
-        }
         // File-system calls on the guest's own thread, not a blocking-pool round trip each,
-        // when no granted folder can stall that thread (`local_fs` says why and when).
+        // when no granted folder can stall that thread (`local_fs` says why and when). Set
+        // before the preopens: each takes the setting as it is when it is added.
         if !self.grants.dirs.is_empty()
             && local_fs::all_local(self.grants.dirs.iter().map(|d| d.host.as_path()))
         {
             b.allow_blocking_current_thread(true);
+        }
+        for dir in &self.grants.dirs {
+            let perms = if dir.writable { FsPerms::ReadWrite } else { FsPerms::ReadOnly };
+            b.preopened_dir(&dir.host, dir.guest_path(), perms)
+                .map_err(|e| format!("cannot open granted folder {}: {e:#}", dir.host.display()))?;
         }
         // Both socket kinds stay on even with no grant that could use them: a connect then
         // reaches the address check below, which refuses it *and records it*, where wasmtime's
