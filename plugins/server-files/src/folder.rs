@@ -208,10 +208,11 @@ mod wasi {
         fd.open_at(PathFlags::SYMLINK_FOLLOW, name, OpenFlags::empty(), DescriptorFlags::READ).ok()
     }
 
-    /// At most `cap` bytes of the open `file`, whose size was `len` when looked at: one `read`
-    /// of `len + 1` bytes for a file up to [`HOST_READ_MAX`] (fewer back is the end of the file,
-    /// which std would spend a second read to learn), more for a larger or a grown file, up to
-    /// the read that finds nothing more or the cap.
+    /// At most `cap` bytes of the open `file`, whose size was `len` when looked at: reads until
+    /// the host says the file ended, or the cap. A file up to [`HOST_READ_MAX`] takes one `read`
+    /// of `len + 1` bytes: exactly `len` back is the whole file as its stat said (std would spend
+    /// a second read to learn the end). Any other short answer is not taken for the end (a read
+    /// may return less than asked).
     pub fn read_all(file: &Descriptor, len: u64, cap: u64) -> Option<Vec<u8>> {
         let mut bytes = Vec::with_capacity(usize::try_from(len.min(cap).saturating_add(1)).ok()?);
         loop {
@@ -222,15 +223,15 @@ mod wasi {
                 return Some(bytes);
             }
             let (chunk, end) = file.read(want, got).ok()?;
-            let short = (chunk.len() as u64) < want.min(HOST_READ_MAX);
+            let short = (chunk.len() as u64) < want;
             bytes.extend_from_slice(&chunk);
-            if chunk.is_empty() || end || short {
+            if chunk.is_empty() || end || (short && bytes.len() as u64 == len) {
                 return Some(bytes);
             }
         }
     }
 
-    /// The most one `read` answers (wasmtime-wasi's `MAX_READ_SIZE_ALLOC`): a shorter answer
-    /// to a request within it is the end of a regular file.
+    /// The most one `read` answers (wasmtime-wasi's `MAX_READ_SIZE_ALLOC`), asked for once a file
+    /// has outgrown its stat.
     const HOST_READ_MAX: u64 = 64 * 1024;
 }
