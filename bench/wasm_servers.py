@@ -86,7 +86,9 @@ class Home:
         (self.home / "mcp.json").write_text(json.dumps({"mcpServers": defs}))
         # No reserved names: the npm server's `read_file` and `write_file` are two of the default
         # four (an agent's own tools), which would keep it out; the same file for every row.
-        workspace = {"enabledMcpServers": list(defs), "reservedToolNames": []}
+        # A result is stored and cut past `maxResultTokens` (25,000 by default): the 1 MiB read
+        # is measured whole, as it was before serve cut long results.
+        workspace = {"enabledMcpServers": list(defs), "reservedToolNames": [], "maxResultTokens": 10_000_000}
         (self.ws / ".toolport" / "workspace.json").write_text(json.dumps(workspace))
 
     def cmd(self, *words):
