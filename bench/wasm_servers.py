@@ -2,7 +2,8 @@
 
     wasm_servers.py --toolport BIN --server-files BIN --peers DIR --npx BIN --out DIR
                     [--calls N] [--big-calls N] [--warmup N] [--diag-calls N] [--runs N]
-                    [--idle-runs N] [--idle-seconds S]
+                    [--idle-runs N] [--idle-seconds S] [--walk-calls N] [--walk-big-calls N]
+                    [--parts calls,walks,start,idle]
 
 The sandboxed server is toolport's built-in `files` (`{"type": "wasm", "builtin": "files"}`, a
 wasm32-wasip2 component run in-process by wasmtime); its native twin is the same crate built
@@ -17,6 +18,8 @@ for the host (`server_files DIR`, an ordinary stdio child). Every figure is from
    diagnostic that shows what the serve hop itself costs; then, on the two serve sides, calls
    with less and less file-system work (--diag-calls rounds each) show where the wasm side's
    extra time goes (every stat, open and read of the guest is a wasmtime-wasi host call).
+   Walks and searches: `list_directory`, `search_files` and `search_content` over 200 files
+   (--walk-calls rounds) and 10,000 (--walk-big-calls rounds), wasm vs native, the same way.
 2. Start to first `tools/list`: one `toolport tools --json` process per run (connect, list,
    close, exit) with one server enabled: the wasm `files` with its compiled cache warm; the
    same in a fresh home (compiling it); the native `server_files`; the reference
@@ -30,7 +33,7 @@ for the host (`server_files DIR`, an ordinary stdio child). Every figure is from
    both over the same window; the baseline's child separately. The same window also read per
    thread from /proc/PID/task/TID/schedstat (nanoseconds, where stat counts clock ticks).
 
-Writes DIR/wasm_servers.md.
+Writes DIR/wasm_servers.md (with --parts naming fewer than all four, DIR/wasm_servers.PARTS.md).
 """
 
 import argparse
@@ -83,7 +86,9 @@ class Home:
         (self.home / "mcp.json").write_text(json.dumps({"mcpServers": defs}))
         # No reserved names: the npm server's `read_file` and `write_file` are two of the default
         # four (an agent's own tools), which would keep it out; the same file for every row.
-        workspace = {"enabledMcpServers": list(defs), "reservedToolNames": []}
+        # A result is stored and cut past `maxResultTokens` (25,000 by default): the 1 MiB read
+        # is measured whole, as it was before serve cut long results.
+        workspace = {"enabledMcpServers": list(defs), "reservedToolNames": [], "maxResultTokens": 10_000_000}
         (self.ws / ".toolport" / "workspace.json").write_text(json.dumps(workspace))
 
     def cmd(self, *words):
@@ -196,6 +201,21 @@ PROBES = [
 ]
 
 
+# Walks and searches, wasm vs native (the `files` server has no `directory_tree`): `many` is
+# 200 files of 4 KiB in one folder; `tree` is 10,000 of 4 KiB in 100 folders of 100; `flat` is
+# 10,000 empty files in one folder. Every search finds nothing, so it goes through everything.
+# (key, tool, arguments, files, big: rounds from --walk-big-calls)
+LOTS = 10_000
+WALKS = [
+    ("list200", "list_directory", {"path": "many"}, MANY, False),
+    ("list10k", "list_directory", {"path": "flat"}, LOTS, True),
+    ("names200", "search_files", {"path": "many", "pattern": "no such name"}, MANY, False),
+    ("names10k", "search_files", {"path": "tree", "pattern": "no such name"}, LOTS, True),
+    ("content200", "search_content", {"path": "many", "pattern": "no such text"}, MANY, False),
+    ("content10k", "search_content", {"path": "tree", "pattern": "no such text"}, LOTS, True),
+]
+
+
 async def rounds(sides, probe, count, warmup, label):
     for _ in range(warmup):
         for side in sides:
@@ -221,15 +241,22 @@ async def measure_calls(args, work, data):
     ]
     small = Probe("small", "read_text_file", {"path": "small.txt"}, SMALL)
     big = Probe("big", "read_text_file", {"path": "big.txt"}, BIG)
-    # The first start compiles the component into the home's cache: not a figure here.
+    # The first start compiles the component into the home's cache: not a figure here, and
+    # done before `serve` starts, whose first `tools/list` would not wait for a slow compile.
+    wasm.tools(FILES_TOOLS)
     with open(work / "calls-stderr.log", "w") as errlog:
         async with AsyncExitStack() as stack:
             for side in sides:
                 await side.open(stack, errlog)
-            await rounds(sides, small, args.calls, args.warmup, "calls")
-            await rounds(sides, big, args.big_calls, max(1, args.warmup // 10), "calls")
-            for probe, divisor in PROBES:
-                await rounds(sides[:2], probe, max(1, args.diag_calls // divisor), args.warmup // 5, "diag")
+            if "calls" in args.parts:
+                await rounds(sides, small, args.calls, args.warmup, "calls")
+                await rounds(sides, big, args.big_calls, max(1, args.warmup // 10), "calls")
+                for probe, divisor in PROBES:
+                    await rounds(sides[:2], probe, max(1, args.diag_calls // divisor), args.warmup // 5, "diag")
+            if "walks" in args.parts:
+                for key, tool, arguments, _, big in WALKS:
+                    count = args.walk_big_calls if big else args.walk_calls
+                    await rounds(sides[:2], Probe(key, tool, arguments), count, max(1, count // 10), "walks")
     return {s.key: {k: stats(v) for k, v in s.samples.items()} for s in sides}
 
 
@@ -394,7 +421,14 @@ def main():
     p.add_argument("--runs", type=int, default=20, help="repetitions of the start rows")
     p.add_argument("--idle-runs", type=int, default=3)
     p.add_argument("--idle-seconds", type=float, default=10.0)
+    p.add_argument("--walk-calls", type=int, default=100, help="rounds of each walk over 200 files")
+    p.add_argument("--walk-big-calls", type=int, default=20, help="rounds of each walk over 10,000 files")
+    p.add_argument("--parts", default="calls,walks,start,idle",
+                   help="which parts to measure (a comma-separated subset of calls, walks, start, idle)")
     args = p.parse_args()
+    args.parts = set(args.parts.split(","))
+    if not args.parts <= {"calls", "walks", "start", "idle"}:
+        fail(f"--parts: unknown {sorted(args.parts - {'calls', 'walks', 'start', 'idle'})}")
     for what, path in (("--toolport", args.toolport), ("--server-files", args.server_files), ("--npx", args.npx)):
         if not os.access(path, os.X_OK):
             fail(f"{what} {path} is not an executable file")
@@ -414,11 +448,21 @@ def main():
         for name, size in (("small.txt", SMALL), ("big.txt", BIG)):
             (data / name).write_text((line * (size // len(line) + 1))[:size])
         (data / "many").mkdir()
+        small_text = (line * (SMALL // len(line) + 1))[:SMALL]
         for i in range(MANY):
-            (data / "many" / f"f{i:03}.txt").write_text((line * (SMALL // len(line) + 1))[:SMALL])
-        startup, counts = measure_startup(args, work, data)
-        calls = anyio.run(measure_calls, args, work, data)
-        idle = anyio.run(measure_idle, args, work, data)
+            (data / "many" / f"f{i:03}.txt").write_text(small_text)
+        if "walks" in args.parts:
+            for d in range(LOTS // 100):
+                folder = data / "tree" / f"d{d:02}"
+                folder.mkdir(parents=True)
+                for i in range(100):
+                    (folder / f"f{i:02}.txt").write_text(small_text)
+            (data / "flat").mkdir()
+            for i in range(LOTS):
+                (data / "flat" / f"f{i:05}.txt").touch()
+        startup, counts = measure_startup(args, work, data) if "start" in args.parts else (None, None)
+        calls = anyio.run(measure_calls, args, work, data) if {"calls", "walks"} & args.parts else None
+        idle = anyio.run(measure_idle, args, work, data) if "idle" in args.parts else None
     finally:
         shutil.rmtree(work, ignore_errors=True)
     load_after = os.getloadavg()
@@ -426,7 +470,9 @@ def main():
     fs_version = json.loads((Path(args.peers) / "node_modules" / FS_PACKAGE / "package.json").read_text())["version"]
     node_real = os.path.realpath(node)
     text = report(args, when, load_before, load_after, calls, startup, counts, idle, fs_version, node_real)
-    (out_dir / "wasm_servers.md").write_text(text)
+    # A run of some parts only does not replace the whole run's file.
+    name = "wasm_servers.md" if len(args.parts) == 4 else f"wasm_servers.{'-'.join(sorted(args.parts))}.md"
+    (out_dir / name).write_text(text)
     print(text)
 
 
@@ -451,178 +497,201 @@ def report(args, when, load_before, load_after, calls, startup, counts, idle, fs
         "",
     ]
 
-    c = {side: {key: r for (label, key), r in v.items() if label == "calls"} for side, v in calls.items()}
-    d = {side: {key: r for (label, key), r in v.items() if label == "diag"} for side, v in calls.items()}
-    lines += [
-        "## 1. One `read_text_file` call through `toolport serve` (stdio), wasm vs native",
-        "",
-        "Python SDK client, one long-lived `toolport serve` per side, each side's session open at once and "
-        f"called in turn (the order rotating every round): {args.calls} rounds of a {SMALL // 1024} KiB file "
-        f"and {args.big_calls} rounds of a {BIG // (1024 * 1024)} MiB file, after "
-        f"{args.warmup} and {max(1, args.warmup // 10)} warm-up calls per side. Latency is the client's, "
-        "request sent to result parsed.",
-        "",
-        "| file | server behind serve | median | p10–p90 | N | vs native |",
-        "|---|---|---|---|---|---|",
-    ]
-    for which, label, digits in (("small", f"{SMALL // 1024} KiB", 3), ("big", f"{BIG // (1024 * 1024)} MiB", 2)):
-        base = c["native"][which]["median"]
+    if "calls" in args.parts:
+        c = {side: {key: r for (label, key), r in v.items() if label == "calls"} for side, v in calls.items()}
+        d = {side: {key: r for (label, key), r in v.items() if label == "diag"} for side, v in calls.items()}
         lines += [
-            f"| {label} | native `server_files` (stdio child; baseline) | {ms(c['native'][which], digits)} | "
-            f"{spread(c['native'][which], digits)} | {c['native'][which]['n']} | 1.00× |",
-            f"| {label} | wasm `files` (built-in, in-process) | {ms(c['wasm'][which], digits)} | "
-            f"{spread(c['wasm'][which], digits)} | {c['wasm'][which]['n']} | "
-            f"**{c['wasm'][which]['median'] / base:.2f}×** |",
-            f"| {label} | diagnostic: no serve, the client spawning `server_files` itself | "
-            f"{ms(c['direct'][which], digits)} | {spread(c['direct'][which], digits)} | {c['direct'][which]['n']} | "
-            f"{c['direct'][which]['median'] / base:.2f}× |",
+            "## 1. One `read_text_file` call through `toolport serve` (stdio), wasm vs native",
+            "",
+            "Python SDK client, one long-lived `toolport serve` per side, each side's session open at once and "
+            f"called in turn (the order rotating every round): {args.calls} rounds of a {SMALL // 1024} KiB file "
+            f"and {args.big_calls} rounds of a {BIG // (1024 * 1024)} MiB file, after "
+            f"{args.warmup} and {max(1, args.warmup // 10)} warm-up calls per side. Latency is the client's, "
+            "request sent to result parsed.",
+            "",
+            "| file | server behind serve | median | p10–p90 | N | vs native |",
+            "|---|---|---|---|---|---|",
         ]
-    lines += [
-        "",
-        f"wasm − native per call: {c['wasm']['small']['median'] - c['native']['small']['median']:+.3f} ms "
-        f"({SMALL // 1024} KiB), {c['wasm']['big']['median'] - c['native']['big']['median']:+.2f} ms "
-        f"({BIG // (1024 * 1024)} MiB); the serve hop (native − direct): "
-        f"{c['native']['small']['median'] - c['direct']['small']['median']:+.3f} ms and "
-        f"{c['native']['big']['median'] - c['direct']['big']['median']:+.2f} ms.",
-        "",
-        f"### Diagnostic: where the wasm side's extra time goes ({args.diag_calls} rounds each, "
-        f"{args.diag_calls // 5} for the last two; interleaved)",
-        "",
-        "The same two serve processes, calls with more and more file-system work. In the guest each stat, "
-        "open, read and directory read is a wasmtime-wasi host call; the last two make hundreds of them "
-        f"({MANY} files of {SMALL // 1024} KiB) for a short answer.",
-        "",
-        "| call | native | wasm | wasm − native | wasm / native |",
-        "|---|---|---|---|---|",
-    ]
-    labels = {
-        "dirs": "`list_allowed_directories` (no file-system call)",
-        "info": "`get_file_info small.txt` (the path checks and a stat)",
-        "small": f"`read_text_file small.txt` ({SMALL // 1024} KiB: the path checks, open, reads; the table above)",
-        "list": f"`list_directory many` ({MANY} entries)",
-        "search": f"`search_content many` ({MANY} files read through, nothing found)",
-    }
-    for key, label in labels.items():
-        n, w = d["native"][key]["median"], d["wasm"][key]["median"]
-        digits = 3 if key in ("dirs", "info", "small") else 2
-        lines.append(f"| {label} | {n:.{digits}f} ms | {w:.{digits}f} ms | {w - n:+.{digits}f} ms | {w / n:.2f}× |")
-    per_file = (d["wasm"]["search"]["median"] - d["native"]["search"]["median"]) / MANY
-    lines += [
-        "",
-        f"`search_content` costs the wasm side {per_file * 1000:.0f} µs more per file searched than the native "
-        "one in this run: the guest's opens, stats and reads, each a host call.",
-        "",
-    ]
+        for which, label, digits in (("small", f"{SMALL // 1024} KiB", 3), ("big", f"{BIG // (1024 * 1024)} MiB", 2)):
+            base = c["native"][which]["median"]
+            lines += [
+                f"| {label} | native `server_files` (stdio child; baseline) | {ms(c['native'][which], digits)} | "
+                f"{spread(c['native'][which], digits)} | {c['native'][which]['n']} | 1.00× |",
+                f"| {label} | wasm `files` (built-in, in-process) | {ms(c['wasm'][which], digits)} | "
+                f"{spread(c['wasm'][which], digits)} | {c['wasm'][which]['n']} | "
+                f"**{c['wasm'][which]['median'] / base:.2f}×** |",
+                f"| {label} | diagnostic: no serve, the client spawning `server_files` itself | "
+                f"{ms(c['direct'][which], digits)} | {spread(c['direct'][which], digits)} | {c['direct'][which]['n']} | "
+                f"{c['direct'][which]['median'] / base:.2f}× |",
+            ]
+        lines += [
+            "",
+            f"wasm − native per call: {c['wasm']['small']['median'] - c['native']['small']['median']:+.3f} ms "
+            f"({SMALL // 1024} KiB), {c['wasm']['big']['median'] - c['native']['big']['median']:+.2f} ms "
+            f"({BIG // (1024 * 1024)} MiB); the serve hop (native − direct): "
+            f"{c['native']['small']['median'] - c['direct']['small']['median']:+.3f} ms and "
+            f"{c['native']['big']['median'] - c['direct']['big']['median']:+.2f} ms.",
+            "",
+            f"### Diagnostic: where the wasm side's extra time goes ({args.diag_calls} rounds each, "
+            f"{args.diag_calls // 5} for the last two; interleaved)",
+            "",
+            "The same two serve processes, calls with more and more file-system work. In the guest each stat, "
+            "open, read and directory read is a wasmtime-wasi host call; the last two make hundreds of them "
+            f"({MANY} files of {SMALL // 1024} KiB) for a short answer.",
+            "",
+            "| call | native | wasm | wasm − native | wasm / native |",
+            "|---|---|---|---|---|",
+        ]
+        labels = {
+            "dirs": "`list_allowed_directories` (no file-system call)",
+            "info": "`get_file_info small.txt` (the path checks and a stat)",
+            "small": f"`read_text_file small.txt` ({SMALL // 1024} KiB: the path checks, open, reads; the table above)",
+            "list": f"`list_directory many` ({MANY} entries)",
+            "search": f"`search_content many` ({MANY} files read through, nothing found)",
+        }
+        for key, label in labels.items():
+            n, w = d["native"][key]["median"], d["wasm"][key]["median"]
+            digits = 3 if key in ("dirs", "info", "small") else 2
+            lines.append(f"| {label} | {n:.{digits}f} ms | {w:.{digits}f} ms | {w - n:+.{digits}f} ms | {w / n:.2f}× |")
+        per_file = (d["wasm"]["search"]["median"] - d["native"]["search"]["median"]) / MANY
+        lines += [
+            "",
+            f"`search_content` costs the wasm side {per_file * 1000:.0f} µs more per file searched than the native "
+            "one in this run: the guest's opens, stats and reads, each a host call.",
+            "",
+        ]
 
-    s = startup
-    cached = s["wasm"]["median"]
-    floor = s["floor"]["median"]
-    rows = [
-        ("floor", "no server at all (the floor)"),
-        ("wasm", "wasm `files`, compiled cache warm"),
-        ("fresh", "wasm `files`, fresh home (compiles the component, and the `openai` shape plugin: its cache is per home too)"),
-        ("native", "native `server_files` (stdio)"),
-        ("node", f"`node …/{FS_PACKAGE}/dist/index.js DIR`"),
-        ("npx", f"`npx -y {FS_PACKAGE} DIR` (run from the peers folder: the local install, no download)"),
-    ]
-    lines += [
-        f"## 2. Start to first `tools/list`: one `toolport tools --json` process ({args.runs} runs each, interleaved)",
-        "",
-        "Spawn to exit: start, connect the one server (initialize), list, convert (`openai`), close the "
-        "server, exit. Each run of a row uses the same home, except the fresh-home row (a new home, empty "
-        "cache, every run).",
-        "",
-        "| server enabled | tools | median | p10–p90 | × cached wasm | above the floor | × cached wasm, above the floor |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    tool_counts = {**counts, "fresh": counts["wasm"]}
-    for key, label in rows:
-        r = s[key]
-        above = r["median"] - floor
-        base_above = cached - floor
-        ratio_above = "—" if key == "floor" or base_above <= 0 else f"{above / base_above:.2f}×"
-        mark = "**" if key in ("npx", "node", "native", "fresh") else ""
-        lines.append(
-            f"| {label} | {tool_counts[key]} | {ms(r, 1)} | {spread(r, 1)} | {mark}{r['median'] / cached:.2f}×{mark} | "
-            f"{'—' if key == 'floor' else f'{above:.1f} ms'} | {ratio_above} |"
-        )
-    above = ""
-    if cached - floor > 0:
-        above = (f"; counting only what each adds to the floor, "
-                 f"{(s['npx']['median'] - floor) / (cached - floor):.0f}× and "
-                 f"{(s['node']['median'] - floor) / (cached - floor):.0f}×")
-    lines += [
-        "",
-        f"The npx row against the cached wasm row: **{s['npx']['median'] / cached:.1f}×** slower "
-        f"(node alone {s['node']['median'] / cached:.1f}×){above}. The cached wasm start against the "
-        f"native one: {cached / s['native']['median']:.2f}×; compiling (fresh home) against cached: "
-        f"{s['fresh']['median'] / cached:.0f}×.",
-        "",
-    ]
+    if "walks" in args.parts:
+        w = {side: {key: r for (label, key), r in v.items() if label == "walks"} for side, v in calls.items()}
+        lines += [
+            f"## Walks and searches through `toolport serve`, wasm vs native ({args.walk_calls} rounds over "
+            f"{MANY} files, {args.walk_big_calls} over {LOTS:,}; interleaved)",
+            "",
+            f"`many`: {MANY} files of {SMALL // 1024} KiB in one folder; `tree`: {LOTS:,} files of "
+            f"{SMALL // 1024} KiB in {LOTS // 100} folders of 100; `flat`: {LOTS:,} empty files in one folder. "
+            "Every search finds nothing, so it goes through everything (`search_content` reads every file). "
+            "The `files` server has no `directory_tree`.",
+            "",
+            "| call | files | native | wasm | wasm − native | wasm / native |",
+            "|---|---|---|---|---|---|",
+        ]
+        for key, tool, arguments, files, _ in WALKS:
+            n, m = w["native"][key]["median"], w["wasm"][key]["median"]
+            shown = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
+            lines.append(f"| `{tool}` ({shown}) | {files:,} | {n:.2f} ms | {m:.2f} ms | {m - n:+.2f} ms | "
+                         f"**{m / n:.2f}×** |")
+        lines.append("")
+    if "start" in args.parts:
+        s = startup
+        cached = s["wasm"]["median"]
+        floor = s["floor"]["median"]
+        rows = [
+            ("floor", "no server at all (the floor)"),
+            ("wasm", "wasm `files`, compiled cache warm"),
+            ("fresh", "wasm `files`, fresh home (compiles the component, and the `openai` shape plugin: its cache is per home too)"),
+            ("native", "native `server_files` (stdio)"),
+            ("node", f"`node …/{FS_PACKAGE}/dist/index.js DIR`"),
+            ("npx", f"`npx -y {FS_PACKAGE} DIR` (run from the peers folder: the local install, no download)"),
+        ]
+        lines += [
+            f"## 2. Start to first `tools/list`: one `toolport tools --json` process ({args.runs} runs each, interleaved)",
+            "",
+            "Spawn to exit: start, connect the one server (initialize), list, convert (`openai`), close the "
+            "server, exit. Each run of a row uses the same home, except the fresh-home row (a new home, empty "
+            "cache, every run).",
+            "",
+            "| server enabled | tools | median | p10–p90 | × cached wasm | above the floor | × cached wasm, above the floor |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        tool_counts = {**counts, "fresh": counts["wasm"]}
+        for key, label in rows:
+            r = s[key]
+            above = r["median"] - floor
+            base_above = cached - floor
+            ratio_above = "—" if key == "floor" or base_above <= 0 else f"{above / base_above:.2f}×"
+            mark = "**" if key in ("npx", "node", "native", "fresh") else ""
+            lines.append(
+                f"| {label} | {tool_counts[key]} | {ms(r, 1)} | {spread(r, 1)} | {mark}{r['median'] / cached:.2f}×{mark} | "
+                f"{'—' if key == 'floor' else f'{above:.1f} ms'} | {ratio_above} |"
+            )
+        above = ""
+        if cached - floor > 0:
+            above = (f"; counting only what each adds to the floor, "
+                     f"{(s['npx']['median'] - floor) / (cached - floor):.0f}× and "
+                     f"{(s['node']['median'] - floor) / (cached - floor):.0f}×")
+        lines += [
+            "",
+            f"The npx row against the cached wasm row: **{s['npx']['median'] / cached:.1f}×** slower "
+            f"(node alone {s['node']['median'] / cached:.1f}×){above}. The cached wasm start against the "
+            f"native one: {cached / s['native']['median']:.2f}×; compiling (fresh home) against cached: "
+            f"{s['fresh']['median'] / cached:.0f}×.",
+            "",
+        ]
 
-    def med(key, field):
-        return statistics.median(r[key][field] for r in idle)
+    if "idle" in args.parts:
+        def med(key, field):
+            return statistics.median(r[key][field] for r in idle)
 
-    lines += [
-        f"## 3. Idle CPU over {args.idle_seconds:g} s of a connected server ({args.idle_runs} runs)",
-        "",
-        "Two `toolport serve` processes at once, each connected and past its first answered call: one "
-        "fronting only the wasm `files`, the baseline fronting only the native `server_files` (its wasm "
-        "engine loaded too: the `toolport-epoch` ticker thread runs in both). Host CPU = utime+stime of the "
-        f"toolport process from /proc/PID/stat (clock ticks of {1000 / CLK_TCK:g} ms), and the same window "
-        "summed over its threads from /proc/PID/task/TID/schedstat (ns).",
-        "",
-        "| run | wasm serve, stat | baseline serve, stat | difference | baseline's child `server_files`, stat | "
-        "wasm serve, schedstat | baseline serve, schedstat | difference | difference without `toolport-epoch` |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
+        lines += [
+            f"## 3. Idle CPU over {args.idle_seconds:g} s of a connected server ({args.idle_runs} runs)",
+            "",
+            "Two `toolport serve` processes at once, each connected and past its first answered call: one "
+            "fronting only the wasm `files`, the baseline fronting only the native `server_files` (its wasm "
+            "engine loaded too: the `toolport-epoch` ticker thread runs in both). Host CPU = utime+stime of the "
+            f"toolport process from /proc/PID/stat (clock ticks of {1000 / CLK_TCK:g} ms), and the same window "
+            "summed over its threads from /proc/PID/task/TID/schedstat (ns).",
+            "",
+            "| run | wasm serve, stat | baseline serve, stat | difference | baseline's child `server_files`, stat | "
+            "wasm serve, schedstat | baseline serve, schedstat | difference | difference without `toolport-epoch` |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
 
-    def worker_runs(k):
-        return f"{statistics.median(r[k]['runs'].get('tokio-rt-worker', 0) for r in idle):.0f}"
+        def worker_runs(k):
+            return f"{statistics.median(r[k]['runs'].get('tokio-rt-worker', 0) for r in idle):.0f}"
 
-    def no_ticker(r, k):
-        return r[k]["ns_ms"] - r[k]["threads"].get("toolport-epoch", 0.0)
+        def no_ticker(r, k):
+            return r[k]["ns_ms"] - r[k]["threads"].get("toolport-epoch", 0.0)
 
-    for i, r in enumerate(idle, 1):
-        lines.append(
-            f"| {i} | {r['wasm']['stat_ms']:.0f} ms | {r['native']['stat_ms']:.0f} ms | "
-            f"{r['wasm']['stat_ms'] - r['native']['stat_ms']:+.0f} ms | {r['child']['stat_ms']:.0f} ms | "
-            f"{r['wasm']['ns_ms']:.2f} ms | {r['native']['ns_ms']:.2f} ms | "
-            f"{r['wasm']['ns_ms'] - r['native']['ns_ms']:+.2f} ms | "
-            f"{no_ticker(r, 'wasm') - no_ticker(r, 'native'):+.2f} ms |"
-        )
-    diffs = [r["wasm"]["ns_ms"] - r["native"]["ns_ms"] for r in idle]
-    stat_diffs = [r["wasm"]["stat_ms"] - r["native"]["stat_ms"] for r in idle]
-    bare = [no_ticker(r, "wasm") - no_ticker(r, "native") for r in idle]
-    lines += [
-        f"| median | {med('wasm', 'stat_ms'):.0f} ms | {med('native', 'stat_ms'):.0f} ms | "
-        f"{statistics.median(stat_diffs):+.0f} ms | {med('child', 'stat_ms'):.0f} ms | "
-        f"{med('wasm', 'ns_ms'):.2f} ms | {med('native', 'ns_ms'):.2f} ms | {statistics.median(diffs):+.2f} ms | "
-        f"{statistics.median(bare):+.2f} ms |",
-        "",
-        "Per thread (schedstat, median over the runs; threads of the same name summed; a wake-up is one "
-        "time the thread was put on a CPU):",
-        "",
-        "| thread | wasm serve: CPU | wake-ups | baseline serve: CPU | wake-ups |",
-        "|---|---|---|---|---|",
-    ]
-    names = sorted({n for r in idle for k in ("wasm", "native") for n in r[k]["threads"]})
-    for name in names:
-        cells = []
-        for k in ("wasm", "native"):
-            cells.append(statistics.median(r[k]["threads"].get(name, 0.0) for r in idle))
-            cells.append(statistics.median(r[k]["runs"].get(name, 0) for r in idle))
-        if cells[0] >= 0.005 or cells[2] >= 0.005:
-            lines.append(f"| `{name}` | {cells[0]:.2f} ms | {cells[1]:.0f} | {cells[2]:.2f} ms | {cells[3]:.0f} |")
-    lines += [
-        f"| (threads, last run) | {idle[-1]['wasm']['nthreads']} | | {idle[-1]['native']['nthreads']} | |",
-        "",
-        "The wasm server's share of idle CPU is the difference: the guest idles blocked in `wasi:io/poll` "
-        "with a 1 s tick (`plugins/wasi-stdio`, so about one wake-up of a runtime thread a second), and the "
-        f"engine's 10 ms epoch ticker is in both processes ({worker_runs('wasm')} against "
-        f"{worker_runs('native')} `tokio-rt-worker` wake-ups in the window, medians).",
-        "",
-    ]
+        for i, r in enumerate(idle, 1):
+            lines.append(
+                f"| {i} | {r['wasm']['stat_ms']:.0f} ms | {r['native']['stat_ms']:.0f} ms | "
+                f"{r['wasm']['stat_ms'] - r['native']['stat_ms']:+.0f} ms | {r['child']['stat_ms']:.0f} ms | "
+                f"{r['wasm']['ns_ms']:.2f} ms | {r['native']['ns_ms']:.2f} ms | "
+                f"{r['wasm']['ns_ms'] - r['native']['ns_ms']:+.2f} ms | "
+                f"{no_ticker(r, 'wasm') - no_ticker(r, 'native'):+.2f} ms |"
+            )
+        diffs = [r["wasm"]["ns_ms"] - r["native"]["ns_ms"] for r in idle]
+        stat_diffs = [r["wasm"]["stat_ms"] - r["native"]["stat_ms"] for r in idle]
+        bare = [no_ticker(r, "wasm") - no_ticker(r, "native") for r in idle]
+        lines += [
+            f"| median | {med('wasm', 'stat_ms'):.0f} ms | {med('native', 'stat_ms'):.0f} ms | "
+            f"{statistics.median(stat_diffs):+.0f} ms | {med('child', 'stat_ms'):.0f} ms | "
+            f"{med('wasm', 'ns_ms'):.2f} ms | {med('native', 'ns_ms'):.2f} ms | {statistics.median(diffs):+.2f} ms | "
+            f"{statistics.median(bare):+.2f} ms |",
+            "",
+            "Per thread (schedstat, median over the runs; threads of the same name summed; a wake-up is one "
+            "time the thread was put on a CPU):",
+            "",
+            "| thread | wasm serve: CPU | wake-ups | baseline serve: CPU | wake-ups |",
+            "|---|---|---|---|---|",
+        ]
+        names = sorted({n for r in idle for k in ("wasm", "native") for n in r[k]["threads"]})
+        for name in names:
+            cells = []
+            for k in ("wasm", "native"):
+                cells.append(statistics.median(r[k]["threads"].get(name, 0.0) for r in idle))
+                cells.append(statistics.median(r[k]["runs"].get(name, 0) for r in idle))
+            if cells[0] >= 0.005 or cells[2] >= 0.005:
+                lines.append(f"| `{name}` | {cells[0]:.2f} ms | {cells[1]:.0f} | {cells[2]:.2f} ms | {cells[3]:.0f} |")
+        lines += [
+            f"| (threads, last run) | {idle[-1]['wasm']['nthreads']} | | {idle[-1]['native']['nthreads']} | |",
+            "",
+            "The wasm server's share of idle CPU is the difference: the guest idles blocked in `wasi:io/poll` "
+            "with a 1 s tick (`plugins/wasi-stdio`, so about one wake-up of a runtime thread a second), and the "
+            f"engine's 10 ms epoch ticker is in both processes ({worker_runs('wasm')} against "
+            f"{worker_runs('native')} `tokio-rt-worker` wake-ups in the window, medians).",
+            "",
+        ]
     return "\n".join(lines)
 
 

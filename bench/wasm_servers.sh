@@ -3,7 +3,8 @@
 # crate built natively (`server_files`) and the npm reference `@modelcontextprotocol/server-
 # filesystem`. One run measures (interleaved, medians, ratios against baselines of the same run):
 #   1. one `read_text_file` call (4 KiB, 1 MiB) through `toolport serve`, wasm vs native, and
-#      where the difference goes (calls with less and less file-system work);
+#      where the difference goes (calls with less and less file-system work); walks and searches
+#      (`list_directory`, `search_files`, `search_content`) over 200 and 10,000 files;
 #   2. start to first `tools/list` (`toolport tools --json`, one process a run): the cached and
 #      the uncached wasm `files`, the native one, the npm server through `npx -y` and `node`,
 #      and no server at all;
@@ -11,7 +12,8 @@
 # Not run in CI.
 #
 #   bench/wasm_servers.sh [--calls N] [--big-calls N] [--warmup N] [--diag-calls N] [--runs N]
-#                         [--idle-runs N] [--idle-seconds S] [--no-build]
+#                         [--idle-runs N] [--idle-seconds S] [--walk-calls N] [--walk-big-calls N]
+#                         [--parts calls,walks,start,idle] [--no-build]
 #   TOOLPORT=/path/to/toolport bench/wasm_servers.sh --no-build      (measure another build)
 #
 # Installs the Python SDK venv through bench/install.sh and the npm server through

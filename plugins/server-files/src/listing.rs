@@ -5,6 +5,7 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use crate::errors::{ToolError, ToolResult};
+use crate::folder::Folder;
 use crate::roots::{Root, Roots};
 
 /// Entries `list_directory` shows at most; the rest are counted.
@@ -29,13 +30,10 @@ fn access(root: &Root) -> &'static str {
 /// server-filesystem does), sorted by name.
 pub fn list_directory(roots: &Roots, path: &str) -> ToolResult {
     let dir = roots.locate(path, true)?;
-    let read = fs::read_dir(&dir.path).map_err(|e| ToolError::io("list", &dir.path, &e))?;
-    let mut entries: Vec<(String, bool)> = Vec::new();
-    for entry in read {
-        let entry = entry.map_err(|e| ToolError::io("list", &dir.path, &e))?;
-        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-        entries.push((entry.file_name().to_string_lossy().into_owned(), is_dir));
-    }
+    let mut entries = match Folder::open(dir.root, &dir.path).entries_whole() {
+        Some(entries) => entries.into_iter().map(|(name, kind)| (name, kind.is_dir())).collect(),
+        None => std_listing(&dir.path)?,
+    };
     if entries.is_empty() {
         return Ok(format!("{} is empty", dir.path.display()));
     }
@@ -53,6 +51,18 @@ pub fn list_directory(roots: &Roots, path: &str) -> ToolResult {
         text.push_str(&format!("\n… and {} more entries", total - MAX_LISTED));
     }
     Ok(text)
+}
+
+/// `list_directory`'s entries through std, each entry's error an error of the whole listing.
+fn std_listing(path: &Path) -> Result<Vec<(String, bool)>, ToolError> {
+    let read = fs::read_dir(path).map_err(|e| ToolError::io("list", path, &e))?;
+    let mut entries: Vec<(String, bool)> = Vec::new();
+    for entry in read {
+        let entry = entry.map_err(|e| ToolError::io("list", path, &e))?;
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        entries.push((entry.file_name().to_string_lossy().into_owned(), is_dir));
+    }
+    Ok(entries)
 }
 
 pub fn get_file_info(roots: &Roots, path: &str) -> ToolResult {

@@ -7,6 +7,7 @@
 
 mod changes;
 mod errors;
+mod folder;
 mod glob;
 mod listing;
 mod reading;

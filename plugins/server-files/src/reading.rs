@@ -5,6 +5,7 @@ use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use crate::errors::{ToolError, ToolResult};
+use crate::folder;
 use crate::roots::Roots;
 
 /// The most text one call returns (a model's context is the real limit; this keeps one call
@@ -29,7 +30,12 @@ pub fn read_text_file(roots: &Roots, path: &str, head: Option<u64>, tail: Option
             cap_text()
         ))),
         (None, None) => {
-            let mut bytes = Vec::new();
+            if let Some(bytes) = folder::read_capped(file.root, path, meta.len(), READ_CAP) {
+                return text(path, bytes);
+            }
+            // Room for the whole file and one byte more: std then reads it in one call and
+            // learns the end with a second, where an empty buffer starts at 32 bytes.
+            let mut bytes = Vec::with_capacity(usize::try_from(meta.len().min(READ_CAP) + 1).unwrap_or(0));
             File::open(path)
                 .and_then(|f| f.take(READ_CAP).read_to_end(&mut bytes))
                 .map_err(|e| ToolError::io("read", path, &e))?;

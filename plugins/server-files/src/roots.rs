@@ -15,6 +15,10 @@ pub struct Root {
     /// The path clients use: the preopen's guest path, or the canonical host path natively.
     pub path: PathBuf,
     pub writable: bool,
+    /// In the component, the preopen itself: the folders under it are opened from it
+    /// (`folder`), not through wasi-libc's own table of preopens.
+    #[cfg(target_os = "wasi")]
+    pub dir: Option<std::sync::Arc<wasip2::filesystem::types::Descriptor>>,
 }
 
 /// A client's path, inside a root.
@@ -59,6 +63,7 @@ impl Roots {
                 writable: descriptor
                     .get_flags()
                     .is_ok_and(|flags| flags.contains(DescriptorFlags::MUTATE_DIRECTORY)),
+                dir: Some(std::sync::Arc::new(descriptor)),
             })
             .collect();
         Self { roots }

@@ -8,6 +8,7 @@ use std::ops::ControlFlow;
 use regex::{Regex, RegexBuilder};
 
 use crate::errors::{ToolError, ToolResult};
+use crate::folder::OpenFile;
 use crate::glob::NamePattern;
 use crate::listing::is_dir;
 use crate::roots::Roots;
@@ -44,9 +45,9 @@ pub fn search_files(roots: &Roots, path: &str, pattern: &str, max_results: Optio
     let dir = search_root(roots, path)?;
     let limit = limit(max_results);
     let mut found = Vec::new();
-    let stats = walk(&dir.path, |entry| {
+    let stats = walk(dir.root, &dir.path, |entry| {
         if pattern.matches(entry.relative, entry.name) {
-            let suffix = if entry.file_type.is_dir() { "/" } else { "" };
+            let suffix = if entry.kind.is_dir() { "/" } else { "" };
             found.push(format!("{}{suffix}", entry.path.display()));
             if found.len() >= limit {
                 return ControlFlow::Break(());
@@ -112,23 +113,25 @@ pub fn search_content(roots: &Roots, query: &ContentQuery<'_>) -> ToolResult {
     let limit = limit(query.max_results);
     let mut found = Vec::new();
     let (mut scanned, mut too_big, mut budget_hit) = (0u64, 0usize, false);
-    let stats = walk(&dir.path, |entry| {
-        if !entry.file_type.is_file()
-            || include.as_ref().is_some_and(|p| !p.matches(entry.relative, entry.name))
-        {
+    let stats = walk(dir.root, &dir.path, |entry| {
+        if !entry.kind.is_file() || include.as_ref().is_some_and(|p| !p.matches(entry.relative, entry.name)) {
             return ControlFlow::Continue(());
         }
-        let Ok(meta) = fs::metadata(entry.path) else { return ControlFlow::Continue(()) };
-        if meta.len() > MAX_SCANNED_FILE {
+        // Opened first, its size taken from the open file; one that cannot be opened is still
+        // looked at by path, so it counts as too big or against the budget as before.
+        let file = entry.folder.open_file(entry.name);
+        let len = file.as_ref().and_then(OpenFile::size).or_else(|| entry.folder.file_len(entry.name));
+        let Some(len) = len else { return ControlFlow::Continue(()) };
+        if len > MAX_SCANNED_FILE {
             too_big += 1;
             return ControlFlow::Continue(());
         }
-        if scanned + meta.len() > MAX_SCANNED_TOTAL {
+        if scanned + len > MAX_SCANNED_TOTAL {
             budget_hit = true;
             return ControlFlow::Break(());
         }
-        scanned += meta.len();
-        let Ok(bytes) = fs::read(entry.path) else { return ControlFlow::Continue(()) };
+        scanned += len;
+        let Some(bytes) = file.and_then(|f| f.read(len)) else { return ControlFlow::Continue(()) };
         if bytes.contains(&0) {
             return ControlFlow::Continue(());
         }

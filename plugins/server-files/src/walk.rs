@@ -2,9 +2,11 @@
 //! followed (no loops, no way out of a root), and the walk stops after [`MAX_VISITED`] entries
 //! so one call cannot scan a whole disk.
 
-use std::fs;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
+
+use crate::folder::{Folder, Kind};
+use crate::roots::Root;
 
 pub const MAX_VISITED: usize = 100_000;
 
@@ -34,30 +36,31 @@ impl WalkStats {
     }
 }
 
-/// One entry: its full path, its path relative to the walk's start (`/`-separated), its name.
+/// One entry: its full path, its path relative to the walk's start (`/`-separated), its name,
+/// its kind (a symbolic link is neither a folder nor a file), and the folder it is in (to read
+/// it through).
 pub struct Entry<'a> {
     pub path: &'a Path,
     pub relative: &'a str,
     pub name: &'a str,
-    pub file_type: fs::FileType,
+    pub kind: Kind,
+    pub folder: &'a Folder,
 }
 
-/// Visits every entry under `start` depth first, names in order, until `visit` breaks.
-pub fn walk(start: &Path, mut visit: impl FnMut(&Entry<'_>) -> ControlFlow<()>) -> WalkStats {
+/// Visits every entry under `start` (a folder under `root`) depth first, names in order, until
+/// `visit` breaks.
+pub fn walk(root: &Root, start: &Path, mut visit: impl FnMut(&Entry<'_>) -> ControlFlow<()>) -> WalkStats {
     let mut stats = WalkStats::default();
     let mut stack: Vec<(PathBuf, String)> = vec![(start.to_path_buf(), String::new())];
     while let Some((dir, relative)) = stack.pop() {
-        let Ok(read) = fs::read_dir(&dir) else {
+        let folder = Folder::open(root, &dir);
+        let Ok(mut entries) = folder.entries() else {
             stats.unreadable += 1;
             continue;
         };
-        let mut entries: Vec<(String, fs::FileType)> = read
-            .filter_map(Result::ok)
-            .filter_map(|e| Some((e.file_name().to_string_lossy().into_owned(), e.file_type().ok()?)))
-            .collect();
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         let mut subdirs = Vec::new();
-        for (name, file_type) in entries {
+        for (name, kind) in entries {
             if stats.visited >= MAX_VISITED {
                 stats.exhausted = true;
                 return stats;
@@ -65,11 +68,11 @@ pub fn walk(start: &Path, mut visit: impl FnMut(&Entry<'_>) -> ControlFlow<()>) 
             stats.visited += 1;
             let path = dir.join(&name);
             let rel = if relative.is_empty() { name.clone() } else { format!("{relative}/{name}") };
-            let entry = Entry { path: &path, relative: &rel, name: &name, file_type };
+            let entry = Entry { path: &path, relative: &rel, name: &name, kind, folder: &folder };
             if visit(&entry).is_break() {
                 return stats;
             }
-            if file_type.is_dir() {
+            if kind.is_dir() {
                 subdirs.push((path, rel));
             }
         }

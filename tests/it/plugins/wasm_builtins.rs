@@ -99,6 +99,60 @@ fn files_works_inside_its_folders_and_refuses_every_way_out() {
     assert!(s.quit().success());
 }
 
+/// The walks and reads of `files` go through the guest's own descriptors (`folder.rs` in
+/// server-files): every entry of every subfolder is seen with its kind, a file larger than one
+/// host read (64 KiB) is read to its end, a binary file and a link are passed over, and a
+/// folder that cannot be listed answers in std's words.
+#[test]
+fn files_searches_walk_every_folder_and_read_every_text_file_whole() {
+    let env = Env::new();
+    let data = tempfile::tempdir().unwrap_or_else(|e| panic!("data dir: {e}"));
+    let put = |path: &str, content: &[u8]| {
+        let path = data.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap_or(Path::new("/")))
+            .unwrap_or_else(|e| panic!("mkdir: {e}"));
+        std::fs::write(&path, content).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    };
+    put("a.txt", b"nothing here\n");
+    put("sub/b.md", b"first\na needle in b\n");
+    // 70,000 bytes of lines before the match: more than one host read.
+    let mut long = format!("{}\n", "x".repeat(99)).repeat(700);
+    long.push_str("the needle at the end\n");
+    put("sub/deeper/c.txt", long.as_bytes());
+    put("sub/deeper/bin.dat", b"needle\0binary");
+    std::os::unix::fs::symlink(data.path().join("a.txt"), data.path().join("sub/link.txt"))
+        .unwrap_or_else(|e| panic!("symlink: {e}"));
+    write_setup(
+        &env,
+        json!({ "files": { "type": "wasm", "builtin": "files", "grants": { "dirs": [
+            { "host": data.path(), "guest": "/data" },
+        ] } } }),
+        &["files"],
+    );
+    let mut s = Scripted::start(&env);
+
+    let found = call(&mut s, "search_content", json!({ "path": "/data", "pattern": "needle" }));
+    assert_eq!(
+        found, "/data/sub/b.md:2: a needle in b\n/data/sub/deeper/c.txt:701: the needle at the end",
+        "{found}"
+    );
+    let names = call(&mut s, "search_files", json!({ "path": "/data", "pattern": "*.*" }));
+    assert_eq!(
+        names,
+        "/data/a.txt\n/data/sub/b.md\n/data/sub/link.txt\n/data/sub/deeper/bin.dat\n/data/sub/deeper/c.txt",
+        "{names}"
+    );
+    let listing = call(&mut s, "list_directory", json!({ "path": "/data/sub" }));
+    assert_eq!(listing, "[FILE] b.md\n[DIR] deeper\n[FILE] link.txt", "{listing}");
+    let whole = call(&mut s, "read_text_file", json!({ "path": "/data/sub/deeper/c.txt" }));
+    assert_eq!(whole.len(), long.trim_end().len(), "read whole");
+    assert_eq!(
+        call(&mut s, "list_directory", json!({ "path": "/data/none" })),
+        "tool error: cannot list /data/none: no such file or folder"
+    );
+    assert!(s.quit().success());
+}
+
 /// Answers every connection with one small HTTP response, until the test ends.
 fn http_server() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("bind: {e}"));

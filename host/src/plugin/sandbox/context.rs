@@ -9,7 +9,8 @@
 //! `hosts` (TCP/UDP connects and outgoing HTTP to matching `scheme://host:port`, and lookups of
 //! exactly the names those patterns name: see [`HostsGate::allows_lookup`]). In a granted
 //! folder a guest may make only links that point below their own folder
-//! ([`LinksGate::allows_link`]).
+//! ([`LinksGate::allows_link`]). When every granted folder is on a local file system, the
+//! guest's file-system calls run on its own thread (`local_fs`).
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Component, Path};
@@ -19,6 +20,7 @@ use wasmtime_wasi::sockets::SocketAddrUse;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 use wasmtime_wasi_http::{RequestOptions, WasiBody, WasiHttpHooks};
 
+use super::local_fs;
 use super::log_sink::LogSink;
 use super::socket_budget::SocketBudget;
 use super::stderr::StderrTail;
@@ -108,6 +110,14 @@ impl Sandbox {
             if let Ok(value) = std::env::var(name) {
                 b.env(name, value);
             }
+        }
+        // File-system calls on the guest's own thread, not a blocking-pool round trip each,
+        // when no granted folder can stall that thread (`local_fs` says why and when). Set
+        // before the preopens: each takes the setting as it is when it is added.
+        if !self.grants.dirs.is_empty()
+            && local_fs::all_local(self.grants.dirs.iter().map(|d| d.host.as_path()))
+        {
+            b.allow_blocking_current_thread(true);
         }
         for dir in &self.grants.dirs {
             let perms = if dir.writable { FsPerms::ReadWrite } else { FsPerms::ReadOnly };

@@ -10,6 +10,7 @@ pub(super) mod cpu;
 pub(super) mod files_gate;
 pub(super) mod grant_hint;
 pub(super) mod limits;
+pub(super) mod local_fs;
 pub(super) mod log_sink;
 pub(super) mod socket_budget;
 pub(super) mod sockets_gate;
