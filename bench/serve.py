@@ -27,6 +27,8 @@ import sys
 import tempfile
 import time
 
+from served import ServeHttp
+
 SERVERS = 10
 TOOLS_EACH = 5  # plus demo-server's six own tools
 
@@ -76,39 +78,10 @@ class DemoHttp:
         self.proc.wait(timeout=10)
 
 
-class ServeHttp:
-    def __init__(self, serve_cmd):
-        env = {k: v for k, v in os.environ.items() if k not in ("RUST_LOG", "TOOLPORT_HOME")}
-        self.proc = subprocess.Popen(
-            [*serve_cmd, "--http", "127.0.0.1:0"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE, text=True, env=env,
-        )
-        deadline = time.monotonic() + 60
-        seen = []
-        while time.monotonic() < deadline:
-            line = self.proc.stderr.readline()
-            if not line:
-                break
-            m = re.match(r"toolport serve: listening on (\S+)", line)
-            if m:
-                self.url = m.group(1)
-                return
-            seen.append(line)
-        self.proc.kill()
-        sys.exit("serve.py: serve --http printed no listening line:\n" + "".join(seen))
-
-    def status(self, field):
-        for line in open(f"/proc/{self.proc.pid}/status"):
-            if line.startswith(field + ":"):
-                return int(line.split()[1])  # kB
-        return 0
-
-    def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+def serve_http(serve_cmd):
+    """`serve --http` on a free port, with neither RUST_LOG nor TOOLPORT_HOME of the caller's."""
+    env = {k: v for k, v in os.environ.items() if k not in ("RUST_LOG", "TOOLPORT_HOME")}
+    return ServeHttp(serve_cmd, env)
 
 
 def median(values):
@@ -137,7 +110,7 @@ def main():
     one = home_with({"demo": []}, args.toolport)
     direct = run_client(args, "latency", *echo, *calls, command=[args.toolport, "demo-server"])["ms"]
     stdio = run_client(args, "latency", *echo, *calls, command=one)["ms"]
-    http_serve = ServeHttp(one)
+    http_serve = serve_http(one)
     try:
         http = run_client(args, "latency", *echo, *calls, url=http_serve.url)["ms"]
     finally:
@@ -166,7 +139,7 @@ def main():
         load_direct = load(demo_http.url)
     finally:
         demo_http.stop()
-    http_serve = ServeHttp(one)
+    http_serve = serve_http(one)
     try:
         load_serve = load(http_serve.url)
     finally:
@@ -194,7 +167,7 @@ def main():
     relist = run_client(args, "list", *calls, command=ten_cmd)["ms"]
 
     # 3. Peak RSS of serve --http with ten servers, after calls and listings went through it.
-    serve = ServeHttp(ten_cmd)
+    serve = serve_http(ten_cmd)
     try:
         rss_idle = serve.status("VmRSS")
         run_client(args, "list", *calls, url=serve.url)

@@ -1,4 +1,4 @@
-"""What the serve benches share (bench/observe.py, bench/replicas.py): a temporary home that
+"""What the serve benches share (bench/serve.py, bench/observe.py, bench/replicas.py): a temporary home that
 enables demo-server, and `toolport serve --http` started on a free loopback port."""
 
 import json
@@ -51,6 +51,13 @@ class ServeHttp:
         """serve's own CPU time so far (user + system; not its servers')."""
         fields = open(f"/proc/{self.proc.pid}/stat").read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def status(self, field):
+        """A field of /proc/PID/status in kB (`VmHWM`, `VmRSS`), 0 when absent."""
+        for line in open(f"/proc/{self.proc.pid}/status"):
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+        return 0
 
     def stop(self):
         self.proc.terminate()

@@ -30,6 +30,7 @@ mod browser;
 mod cause;
 mod clients;
 mod config;
+mod file_stamp;
 mod http_layer;
 mod notice;
 mod observe;

@@ -23,6 +23,7 @@ use syn::visit::Visit;
 const LAYERS: &[&[&str]] = &[
     &[
         "text",
+        "file_stamp",
         "redact",
         "paths",
         "notice",

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, Weak};
 use rmcp::transport::auth::AuthorizationMetadata;
 use serde_json::Value;
 
-use super::format::{At, DPOP_KEY, existing_mut, read, wanted};
+use super::format::{At, DPOP_KEY, existing_mut, read_cached, wanted};
 use crate::auth::dpop::ProofKey;
 use crate::config::{EditError, FileLock};
 
@@ -100,7 +100,7 @@ impl CredentialsFile {
         client_id: &str,
     ) -> Result<Option<String>, EditError> {
         let issuer = issuer.unwrap_or_default();
-        let doc = read(&self.path)?;
+        let doc = read_cached(&self.path)?;
         let at = At { path: &self.path, url };
         let Some(server) = at.server(&doc)? else { return Ok(None) };
         let Some(entry) = at.entry(server, issuer)? else { return Ok(None) };
@@ -130,7 +130,7 @@ impl CredentialsFile {
     /// The metadata kept with the current sign-in for `url`; `None` when there is none or it
     /// no longer reads (then rmcp discovers, as without it).
     pub fn metadata(&self, url: &str) -> Result<Option<AuthorizationMetadata>, EditError> {
-        let doc = read(&self.path)?;
+        let doc = read_cached(&self.path)?;
         let at = At { path: &self.path, url };
         let Some((_, entry)) = at.current(&doc)? else { return Ok(None) };
         Ok(entry.get("metadata").and_then(|m| serde_json::from_value(m.clone()).ok()))
@@ -158,7 +158,7 @@ impl CredentialsFile {
     /// The key the current sign-in for `url` bound its tokens to; `None` for bearer tokens. A
     /// key that does not read is an error naming its place (the tokens are useless without it).
     pub fn dpop_key(&self, url: &str) -> Result<Option<ProofKey>, EditError> {
-        let doc = read(&self.path)?;
+        let doc = read_cached(&self.path)?;
         let at = At { path: &self.path, url };
         let Some((issuer, entry)) = at.current(&doc)? else { return Ok(None) };
         match entry.get(DPOP_KEY) {
@@ -190,7 +190,7 @@ impl CredentialsFile {
 
     /// The scopes [`CredentialsFile::want_scopes`] kept for `url`.
     pub fn wanted_scopes(&self, url: &str) -> Result<Vec<String>, EditError> {
-        let doc = read(&self.path)?;
+        let doc = read_cached(&self.path)?;
         Ok(wanted(At { path: &self.path, url }.server(&doc)?))
     }
 

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::auth::dpop;
 use crate::config::{ConfigError, parse_json};
+use crate::file_stamp::Parsed;
 use crate::redact::redact_urls;
 
 /// The layout this toolport reads and writes. A file with another `version` is refused, not
@@ -30,6 +31,23 @@ pub(super) fn wanted(server: Option<&Doc>) -> Vec<String> {
 
 /// The file as it is now; a missing one is empty. No lock: writes replace the file by rename,
 /// so a read always sees one whole version.
+/// What the read-only lookups see: [`read`], unless the file is unchanged since it was last
+/// parsed here (`file_stamp`): rmcp loads the tokens before every request, and a connect
+/// looks up the metadata, the DPoP key and the client's secret besides. Writes read afresh
+/// under the file's lock.
+pub(super) fn read_cached(path: &Path) -> Result<Doc, ConfigError> {
+    PARSED.read_through(path, || read(path))
+}
+
+/// What `credentials.json` held when [`read_cached`] last read it, per file.
+static PARSED: Parsed<Doc> = Parsed::new();
+
+/// Whether the file is unchanged since [`read_cached`] last parsed it: then what it held, with
+/// one `stat` (no read, no thread hop).
+pub(super) fn unchanged(path: &Path) -> Option<Doc> {
+    PARSED.unchanged(path)
+}
+
 pub(super) fn read(path: &Path) -> Result<Doc, ConfigError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,

@@ -7,8 +7,9 @@ use rmcp::transport::auth::{AuthError, CredentialRefreshGuard, CredentialStore, 
 use serde_json::{Map, Value};
 
 use super::file::CredentialsFile;
-use super::format::{At, existing_mut, non_empty, read};
+use super::format::{At, Doc, existing_mut, non_empty, read_cached, unchanged};
 use super::lock::blocking;
+use crate::config::ConfigError;
 use crate::redact::redact_urls;
 
 /// One server's credentials, as rmcp's `AuthorizationManager` reads and writes them: the
@@ -34,6 +35,18 @@ impl std::fmt::Debug for ServerCredentials {
     }
 }
 
+impl ServerCredentials {
+    /// The `current` issuer's entry of this server in `doc`.
+    fn current_of(&self, doc: &Doc) -> Result<Option<StoredCredentials>, ConfigError> {
+        let at = At { path: &self.file.path, url: &self.url };
+        let Some((issuer, entry)) = at.current(doc)? else { return Ok(None) };
+        let entry = at.parse_entry(issuer, entry)?;
+        let stored =
+            StoredCredentials::new(entry.client_id, entry.token, entry.granted_scopes, entry.received_at);
+        Ok(Some(stored.with_issuer(non_empty(issuer))))
+    }
+}
+
 impl CredentialsFile {
     /// The [`CredentialStore`] rmcp gets for the server at `url` (as configured: the key is
     /// the exact string).
@@ -45,15 +58,16 @@ impl CredentialsFile {
 #[async_trait]
 impl CredentialStore for ServerCredentials {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        // rmcp asks before every request it sends (eleven times for one `tools`): a file as it
+        // was when last parsed is answered from that, with one `stat` and no hop to a blocking
+        // thread. Any write (a save here, a refresh in another process) makes it read again.
+        if let Some(doc) = unchanged(&self.file.path) {
+            return self.current_of(&doc).map_err(|e| AuthError::CredentialStoreError(e.to_string()));
+        }
         let this = self.clone();
         blocking(move || {
-            let doc = read(&this.file.path)?;
-            let at = At { path: &this.file.path, url: &this.url };
-            let Some((issuer, entry)) = at.current(&doc)? else { return Ok(None) };
-            let entry = at.parse_entry(issuer, entry)?;
-            let stored =
-                StoredCredentials::new(entry.client_id, entry.token, entry.granted_scopes, entry.received_at);
-            Ok(Some(stored.with_issuer(non_empty(issuer))))
+            let doc = read_cached(&this.file.path)?;
+            Ok(this.current_of(&doc)?)
         })
         .await
     }

@@ -3,7 +3,7 @@
 use crate::config::EditError;
 
 use super::file::CredentialsFile;
-use super::format::{At, non_empty, read};
+use super::format::{At, non_empty, read_cached};
 
 /// What `mcp get` and `mcp list` say about a server's sign-in ("oauth: signed in (issuer …,
 /// expires …)"): facts about the token, never the token.
@@ -26,7 +26,7 @@ impl CredentialsFile {
     /// The current sign-in for `url`; `None` when there is no token (never signed in, signed
     /// out, or the authorization server changed since).
     pub fn status(&self, url: &str) -> Result<Option<SignedIn>, EditError> {
-        let doc = read(&self.path)?;
+        let doc = read_cached(&self.path)?;
         let at = At { path: &self.path, url };
         let Some((issuer, entry)) = at.current(&doc)? else { return Ok(None) };
         let entry = at.parse_entry(issuer, entry)?;

@@ -2,12 +2,10 @@
 //! the workspace file), and what an approval reports: what `pins.rs` and the runtime's front
 //! door share, kept apart from the supervisor so neither reaches the other through it.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{LazyLock, Mutex};
-use std::time::{Duration, SystemTime};
 
 use crate::config::{ConfigError, Resolved, TrustMode};
+use crate::file_stamp::Parsed;
 use crate::paths::TOOLS_LOCK_FILE;
 use crate::trust::Lock;
 
@@ -21,71 +19,14 @@ pub(super) fn lock_path(resolved: &Resolved) -> Option<PathBuf> {
 /// (and the line and column).
 ///
 /// Every rebuild and every reconcile reads the lock, and at 10,000 tools it is 3 MB of JSON
-/// (a fifth of a rebuild's work): a file whose [`Stamp`] is the one last parsed is not read
-/// again. Only a stamp older than [`RACY`] when it was read is trusted, so a second write
-/// within one tick of the file system's clock, of the same length, is never missed (git's
-/// "racily clean" rule).
+/// (a fifth of a rebuild's work): an unchanged file is not parsed again (`file_stamp`).
 pub(super) fn read_lock(path: &Path) -> Result<Lock, ConfigError> {
-    let stamp = match std::fs::metadata(path) {
-        Ok(meta) => Stamp::of(&meta),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Lock::default()),
-        Err(e) => return Err(ConfigError(format!("{}: cannot read: {e}", path.display()))),
-    };
-    let mut parsed = PARSED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(stamp) = stamp
-        && let Some((known, lock)) = parsed.get(path)
-        && *known == stamp
-    {
-        return Ok(lock.clone());
-    }
-    let lock = match std::fs::read_to_string(path) {
-        Ok(text) => Lock::parse(path, &text)?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Lock::default(),
-        Err(e) => return Err(ConfigError(format!("{}: cannot read: {e}", path.display()))),
-    };
-    match stamp.filter(Stamp::settled) {
-        Some(stamp) => {
-            parsed.insert(path.to_path_buf(), (stamp, lock.clone()));
-        }
-        None => {
-            parsed.remove(path);
-        }
-    }
-    Ok(lock)
-}
-
-/// A write this recent may share its modification time with the next one.
-const RACY: Duration = Duration::from_secs(2);
-
-/// The last lock parsed per file, with the stamp it had.
-static PARSED: LazyLock<Mutex<HashMap<PathBuf, (Stamp, Lock)>>> = LazyLock::new(Default::default);
-
-/// What changes when a file is written: replaced by a rename (toolport's own writer, editors)
-/// it is another inode; written in place, its length or modification time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp {
-    len: u64,
-    modified: SystemTime,
-    inode: (u64, u64),
-}
-
-impl Stamp {
-    /// `None` where the file system keeps no modification time.
-    fn of(meta: &std::fs::Metadata) -> Option<Stamp> {
-        #[cfg(unix)]
-        let inode = {
-            use std::os::unix::fs::MetadataExt as _;
-            (meta.dev(), meta.ino())
-        };
-        #[cfg(not(unix))]
-        let inode = (0, 0);
-        Some(Stamp { len: meta.len(), modified: meta.modified().ok()?, inode })
-    }
-
-    /// Whether the file was last written long enough ago for the stamp to tell a later write.
-    fn settled(&self) -> bool {
-        SystemTime::now().duration_since(self.modified).is_ok_and(|age| age > RACY)
-    }
+    static PARSED: Parsed<Lock> = Parsed::new();
+    PARSED.read_through(path, || match std::fs::read_to_string(path) {
+        Ok(text) => Lock::parse(path, &text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Lock::default()),
+        Err(e) => Err(ConfigError(format!("{}: cannot read: {e}", path.display()))),
+    })
 }
 
 /// Refuses to start over a lock that cannot be read: a malformed lock is the workspace's
@@ -108,6 +49,8 @@ pub struct Approved {
 
 #[cfg(test)]
 mod tests {
+    use std::time::{Duration, SystemTime};
+
     use super::*;
 
     fn lock_text(tool: &str) -> String {
@@ -139,15 +82,11 @@ mod tests {
         std::fs::write(&path, lock_text("aaaa")).unwrap_or_else(|e| panic!("write: {e}"));
         set_modified(&path, Duration::from_secs(60));
         assert_eq!(read_lock(&path).map(|l| tools(&l)).ok(), Some(vec!["aaaa".to_string()]));
-        assert!(PARSED.lock().map(|p| p.contains_key(&path)).unwrap_or(false), "a settled stamp is kept");
 
         // The same length written in place, just now: a new modification time, seen.
         std::fs::write(&path, lock_text("bbbb")).unwrap_or_else(|e| panic!("write: {e}"));
         assert_eq!(read_lock(&path).map(|l| tools(&l)).ok(), Some(vec!["bbbb".to_string()]));
-        assert!(
-            !PARSED.lock().map(|p| p.contains_key(&path)).unwrap_or(true),
-            "a stamp this recent is not trusted: a second write in the same tick is read"
-        );
+        // A stamp this recent is not trusted (file_stamp's tests): a second write is read.
         std::fs::write(&path, lock_text("cccc")).unwrap_or_else(|e| panic!("write: {e}"));
         assert_eq!(read_lock(&path).map(|l| tools(&l)).ok(), Some(vec!["cccc".to_string()]));
 
