@@ -93,7 +93,17 @@ impl Nginx {
 }
 
 impl Drop for Nginx {
+    /// SIGTERM, so the master stops its workers too (a SIGKILLed master leaves them running,
+    /// still listening); SIGKILL only if it has not gone within 10 s.
     fn drop(&mut self) {
+        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
