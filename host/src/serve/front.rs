@@ -327,11 +327,9 @@ impl ServerHandler for Front {
         let level = context.meta.log_level();
         let client = client_of(&context);
         let runtime = self.runtime().clone();
-        // Its own task: on 2026-07-28 the call outlives the request that started it. Aborting
-        // the task drops the call, which cancels it at the server (`notifications/cancelled`).
-        // The reports are passed on inside it, so the call ends only once the last one is
+        // The reports are passed on inside the call, so it ends only once the last one is
         // written: a client drops a report that comes after the result.
-        let call = span.spawn(async move {
+        let call = async move {
             let passed = async {
                 if let Some(reports) = reports {
                     reports.await;
@@ -351,8 +349,21 @@ impl ServerHandler for Front {
             };
             let (outcome, ()) = tokio::join!(call, passed);
             outcome
-        });
-        span.ended(respond(rounds.drive(call, asks, &context.ct).await))
+        };
+        let step = if by_rounds {
+            // A task of its own: on 2026-07-28 the call outlives the request that started it.
+            // Aborting the task drops the call, which cancels it at the server.
+            rounds.drive(span.spawn(call), asks, &context.ct).await
+        } else {
+            // Earlier revisions: the call ends with its request, so it runs here, in the
+            // request's task (a task and a wake-up fewer per call). Dropped when the client
+            // cancels, it is cancelled at the server as above.
+            tokio::select! {
+                outcome = span.within(Box::pin(call)) => Step::Done(outcome),
+                () = context.ct.cancelled() => Step::Cancelled,
+            }
+        };
+        span.ended(respond(step))
     }
 
     async fn list_resources(

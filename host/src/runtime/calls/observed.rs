@@ -47,10 +47,8 @@ impl Watch {
         let (audit, book) = {
             let state = supervisor.lock();
             let audit = state.resolved.settings.audit;
-            // Only when values are logged: a book costs a read of every definition.
-            let book = (audit.enabled && audit.values).then(|| {
-                SecretBook::of(state.resolved.servers.iter().map(|s| &s.def), |name| std::env::var(name).ok())
-            });
+            // Only when values are logged.
+            let book = (audit.enabled && audit.values).then(|| state.secret_book());
             (audit, book)
         };
         // The log reads the arguments (their shape, or their values); with it off, no copy.

@@ -14,6 +14,7 @@
 //! (`trust::audit`) with the rule and the variable's name, never a value.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
@@ -30,7 +31,7 @@ const CONFIGURED: &str = "configured-secret";
 /// it masked in the arguments (said in the result's note).
 pub(super) struct Guard<'a> {
     modes: Secrets,
-    book: SecretBook,
+    book: Arc<SecretBook>,
     /// The final name, for messages (as every `CallError` names the tool).
     tool: &'a str,
     /// The tool's name on its server, for the audit trail.
@@ -47,11 +48,7 @@ impl<'a> Guard<'a> {
         let state = supervisor.lock();
         let modes = state.resolved.settings.secrets;
         let off = modes.arguments == SecretsMode::Off && modes.results == SecretsMode::Off;
-        let book = if off {
-            SecretBook::default()
-        } else {
-            SecretBook::of(state.resolved.servers.iter().map(|s| &s.def), |name| std::env::var(name).ok())
-        };
+        let book = if off { Arc::default() } else { state.secret_book() };
         Self { modes, book, tool, original, server, masked: Vec::new() }
     }
 

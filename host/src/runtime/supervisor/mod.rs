@@ -21,7 +21,7 @@ pub use lock_file::Approved;
 pub(crate) use lock_file::check_lock;
 
 use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use futures::future::join_all;
 use tokio::sync::{mpsc, watch};
@@ -42,6 +42,7 @@ use super::state::{Gone, Link, Slot, live_catalog};
 use crate::config::{Resolved, Surface};
 use crate::plugin::PluginHost;
 use crate::trust::Lock;
+use crate::trust::secrets::SecretBook;
 
 /// How long shutdown waits for an operation in progress before closing anyway.
 const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
@@ -96,6 +97,28 @@ pub struct State {
     pub registry: Registry,
     /// Tools of servers that went away, so a call can say why.
     pub gone: Gone,
+    /// Every defined server's configured secrets (`trust::secrets`), read once per resolution
+    /// rather than on every call: each call's guard asks for them, and reading them expands
+    /// every definition's variables.
+    secrets: OnceLock<Arc<SecretBook>>,
+}
+
+impl State {
+    /// The configured secrets of every server of [`State::resolved`], as the host's
+    /// environment gives their variables.
+    pub fn secret_book(&self) -> Arc<SecretBook> {
+        let book = self.secrets.get_or_init(|| {
+            let defs = self.resolved.servers.iter().map(|s| &s.def);
+            Arc::new(SecretBook::of(defs, |name| std::env::var(name).ok()))
+        });
+        Arc::clone(book)
+    }
+
+    /// Takes up a new resolution (the secrets are read again when next asked for).
+    pub fn set_resolved(&mut self, resolved: Resolved) {
+        self.resolved = resolved;
+        self.secrets = OnceLock::new();
+    }
 }
 
 impl Supervisor {
@@ -161,6 +184,7 @@ impl Supervisor {
                 slots,
                 registry: Registry::default(),
                 gone: Gone::default(),
+                secrets: OnceLock::new(),
             }),
             ops: tokio::sync::Mutex::new(()),
             events,

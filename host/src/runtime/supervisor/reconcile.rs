@@ -82,7 +82,7 @@ impl Supervisor {
                 state.gone.forget(slot.name());
             }
             state.slots = slots;
-            state.resolved = resolved;
+            state.set_resolved(resolved);
             (to_close, to_connect)
         };
         join_all(to_close.iter().map(|c| c.close())).await;
