@@ -88,19 +88,30 @@ pub async fn report(runtime: Runtime) {
     }
 }
 
+/// Names a change line lists of the tools added, and of those removed: the first connect of a
+/// server with a thousand tools is one readable line, not a thousand names.
+const NAMED: usize = 10;
+
 fn describe(before: &[String], after: &[String], servers: usize) -> String {
     // Sets, not `contains` on the lists: 10,000 tools would be 10⁸ comparisons per change.
     let (was, is): (HashSet<&String>, HashSet<&String>) = (before.iter().collect(), after.iter().collect());
     let added: Vec<&str> = after.iter().filter(|n| !was.contains(n)).map(String::as_str).collect();
     let removed: Vec<&str> = before.iter().filter(|n| !is.contains(n)).map(String::as_str).collect();
     let mut line = format!("the agent now sees {} tools from {servers} servers", after.len());
-    if !added.is_empty() {
-        line.push_str(&format!("; added {}", crate::text::escape_line(&added.join(", "))));
-    }
-    if !removed.is_empty() {
-        line.push_str(&format!("; removed {}", crate::text::escape_line(&removed.join(", "))));
+    for (what, names) in [("added", added), ("removed", removed)] {
+        if !names.is_empty() {
+            line.push_str(&format!("; {what} {}", crate::text::escape_line(&named(&names))));
+        }
     }
     line
+}
+
+/// `names` joined, the first [`NAMED`] of them and how many more.
+fn named(names: &[&str]) -> String {
+    match names.len().checked_sub(NAMED) {
+        Some(more) if more > 0 => format!("{} and {more} more", names[..NAMED].join(", ")),
+        _ => names.join(", "),
+    }
 }
 
 #[cfg(test)]
@@ -117,6 +128,21 @@ mod tests {
         assert_eq!(
             describe(&names(&["a"]), &names(&[]), 0),
             "the agent now sees 0 tools from 0 servers; removed a"
+        );
+    }
+
+    #[test]
+    fn a_large_change_names_the_first_ten_and_counts_the_rest() {
+        let many: Vec<String> = (0..1006).map(|i| format!("t{i}")).collect();
+        let line = describe(&[], &many, 1);
+        assert_eq!(
+            line,
+            "the agent now sees 1006 tools from 1 servers; added t0, t1, t2, t3, t4, t5, t6, t7, t8, t9 and 996 more"
+        );
+        let ten = &many[..10];
+        assert_eq!(
+            describe(ten, &[], 0),
+            "the agent now sees 0 tools from 0 servers; removed t0, t1, t2, t3, t4, t5, t6, t7, t8, t9"
         );
     }
 }
