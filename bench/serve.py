@@ -4,7 +4,8 @@
 
 1. One tool call (`echo`) through `serve` against the same Python SDK client calling the
    demo-server directly: the median over --calls calls in one session, and the ratio. Over
-   stdio (the client spawns the server, or serve) and through `serve --http`.
+   stdio (the client spawns the server, or serve) and through `serve --http`; and, as the
+   floor under the hop, through --bare (a relay with nothing but rmcp on both sides).
 2. `tools/list` through `serve` fronting 10 demo-servers: the first listing from a cold start
    (spawn, connect all ten, list; the Python SDK's own import time included, as for the direct
    row) against the Python SDK connecting to the ten itself (bench/py_client.py, concurrently),
@@ -100,6 +101,7 @@ def main():
     p.add_argument("--calls", type=int, default=300)
     p.add_argument("--runs", type=int, default=5, help="cold starts per row of the listing table")
     p.add_argument("--load", required=True, help="bench/serve_load.py")
+    p.add_argument("--bare", required=True, help="the bare rmcp relay (host/examples/bare_relay.rs), the floor")
     p.add_argument("--clients", type=int, default=16, help="clients at once in the throughput row")
     p.add_argument("--load-calls", type=int, default=100, help="calls per client in the throughput row")
     args = p.parse_args()
@@ -110,6 +112,8 @@ def main():
     one = home_with({"demo": []}, args.toolport)
     direct = run_client(args, "latency", *echo, *calls, command=[args.toolport, "demo-server"])["ms"]
     stdio = run_client(args, "latency", *echo, *calls, command=one)["ms"]
+    # The floor: the same hop through a relay with nothing but rmcp on both sides.
+    bare = run_client(args, "latency", *echo, *calls, command=[args.bare, args.toolport, "demo-server"])["ms"]
     http_serve = serve_http(one)
     try:
         http = run_client(args, "latency", *echo, *calls, url=http_serve.url)["ms"]
@@ -131,6 +135,7 @@ def main():
     node_echo = ["--tool", "echo", "--args", '{"message": "bench"}']
     node_direct = run_client(args, "latency", *node_echo, *calls, command=[args.node, args.everything])["ms"]
     node_serve = run_client(args, "latency", *node_echo, *calls, command=every)["ms"]
+    node_bare = run_client(args, "latency", *node_echo, *calls, command=[args.bare, args.node, args.everything])["ms"]
 
     # 4. Many clients at once over HTTP: direct, then through serve (the same client code).
     load = lambda url: load_run(args, url)
@@ -192,6 +197,8 @@ def main():
         f"| Python SDK → demo-server (stdio), direct | {ms(median(direct))} | {ms(p90(direct))} | 1.00× |",
         f"| Python SDK → `toolport serve` (stdio) → demo-server | {ms(median(stdio))} | {ms(p90(stdio))} | "
         f"{median(stdio) / median(direct):.2f}× |",
+        f"| floor: Python SDK → bare rmcp relay (`examples/bare_relay.rs`) → demo-server | {ms(median(bare))} | "
+        f"{ms(p90(bare))} | {median(bare) / median(direct):.2f}× |",
         f"| Python SDK → `toolport serve --http` → demo-server (stdio) | {ms(median(http))} | {ms(p90(http))} | "
         f"{median(http) / median(direct):.2f}× |",
         "",
@@ -209,6 +216,8 @@ def main():
         f"{ms(p90(node_direct))} | 1.00× |",
         f"| Python SDK → `toolport serve` → server-everything `echo` | {ms(median(node_serve))} | "
         f"{ms(p90(node_serve))} | {median(node_serve) / median(node_direct):.2f}× |",
+        f"| floor: Python SDK → bare rmcp relay → server-everything `echo` | {ms(median(node_bare))} | "
+        f"{ms(p90(node_bare))} | {median(node_bare) / median(node_direct):.2f}× |",
         "",
         f"## {args.clients} clients at once over HTTP, {args.load_calls} `echo` calls each "
         f"(`bench/serve_load.py`, one process and session per client)",

@@ -3,7 +3,8 @@
 # client calling the server directly (median over N calls in one session, and the ratio),
 # `tools/list` through serve with 10 demo-servers (cold and warm), serve's peak RSS with 10
 # servers (VmHWM), and the calls/s of 16 clients at once over HTTP through `serve --http`
-# against `demo-server --http` (bench/serve_load.py). Not run in CI.
+# against `demo-server --http` (bench/serve_load.py); the floor under the hop is a bare rmcp
+# relay (host/examples/bare_relay.rs), built beside. Not run in CI.
 #
 #   bench/serve.sh [--calls N] [--runs N] [--clients N] [--load-calls N] [--no-build]
 #   TOOLPORT=/path/to/toolport bench/serve.sh --no-build      (measure another build)
@@ -14,6 +15,12 @@ set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/prelude.sh"
 
+bare="$target/release/examples/bare_relay"
+if (( build )); then
+  (cd "$root" && cargo build --release --example bare_relay)
+fi
+[[ -x "$bare" ]] || { echo "serve.sh: $bare is missing (run without --no-build)" >&2; exit 1; }
+
 exec "$bench/venv/bin/python" "$here/serve.py" \
   --toolport "$(cd "$(dirname "$toolport")" && pwd)/$(basename "$toolport")" \
   --python "$bench/venv/bin/python" \
@@ -22,5 +29,6 @@ exec "$bench/venv/bin/python" "$here/serve.py" \
   --node "$target/peers/bin/node" \
   --everything "$target/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js" \
   --load "$here/serve_load.py" \
+  --bare "$bare" \
   --out "$here/results" \
   "${extra[@]}"
