@@ -15,10 +15,11 @@ resource server, run by this venv's python with a long --token-seconds so no run
   (d) `toolport mcp login` itself, each in a fresh home (discovery, dynamic client
       registration, the browser stand-in's round trip, the code exchange, the save).
 
-Each repetition runs (a), (b) and both calls of (c) once, in turn, after one warm-up each, so a
-load spike on the shared machine hits both sides of a ratio; medians. Every figure is measured
-on this run. The access token is read from credentials.json into the baseline's definition in
-a temporary home and is never printed. Writes DIR/oauth.md.
+Each repetition runs (a), (b) and both calls of (c) once, in turn (every other repetition in the
+reverse order), after one warm-up each, so a load spike on the shared machine hits both sides of
+a ratio; medians. Every figure is measured on this run. The access token is read from
+credentials.json into the baseline's definition in a temporary home and is never printed. Writes
+DIR/oauth.md.
 """
 
 import argparse
@@ -194,9 +195,16 @@ def main():
             fn()  # warm-up: page cache, the fixture's first requests
         for i in range(args.runs):
             print(f"run {i + 1}/{args.runs} …", file=sys.stderr)
-            for key, fn in fns.items():
+            # Every other repetition in reverse: neither side of a ratio always runs right after
+            # the other (the fixture may still be finishing the previous command's session).
+            order = list(fns.items()) if i % 2 == 0 else list(reversed(fns.items()))
+            for key, fn in order:
                 samples[key].append(fn())
                 cpu[key].append(homes[key].cpu)
+        # The diagnostic after the timed runs, not between them: the command right after its
+        # stalled keep-alive GET ran a few ms late, and with (a) always next, that was most of
+        # what (a) measured above (b).
+        for _ in range(args.runs):
             first, second = metadata_gets(fixture.url)
             first_get.append(first)
             reused_get.append(second)

@@ -1,6 +1,7 @@
-//! The HTTP client under a streamable HTTP server's transport once OAuth is in play: rmcp's
-//! `AuthClient` (bearer token, one silent refresh on a rejected token) over our auditing
-//! client, plus the step-up rmcp leaves to its caller: a `403 insufficient_scope` runs the
+//! The HTTP client under a streamable HTTP server's transport once OAuth is in play: a stored
+//! sign-in's token ([`StoredToken`]: one silent refresh on a rejected token), a machine grant's
+//! (rmcp's `AuthClient`, or a token for the whole connection) over our auditing client, plus
+//! the step-up rmcp leaves to its caller: a `403 insufficient_scope` runs the
 //! sign-in again for the larger scope and retries the request, at most
 //! [`MAX_SCOPE_STEP_UPS`] times per connection, so a server that keeps asking cannot loop.
 //! Only where a person is at hand ([`CredentialsFile::signs_in_here`]): elsewhere the scope is
@@ -9,26 +10,21 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
-use rmcp::transport::auth::{AuthClient, AuthorizationManager, OAuthClientConfig};
+use rmcp::transport::auth::AuthClient;
 use rmcp::transport::streamable_http_client::{StreamableHttpClient, StreamableHttpError};
 
-use super::dpop::ProofKey;
 use super::dpop::requests::Proofs;
-use super::dpop::token_client::TokenClient;
 use super::sign_in::{self, Completion, Reason};
 use super::sign_in_span::traced;
 use super::store::CredentialsFile;
+use super::stored_token::StoredToken;
 use super::{machine, workload};
-use crate::config::{EditError, Grant, ServerDef};
+use crate::config::{Grant, ServerDef};
 use crate::http_layer::{Headers, HttpLayer, Layered, Request};
 
 /// Sign-ins one connection may run for a larger scope; with the first sign-in, a server
 /// sees at most three authorization requests for one task.
 pub const MAX_SCOPE_STEP_UPS: u32 = 2;
-
-/// The redirect URI a manager restored from the store is configured with: only a new
-/// authorization uses a redirect, and that builds its own manager.
-const STORED_REDIRECT: &str = "http://127.0.0.1/callback";
 
 type HttpError<C> = StreamableHttpError<<C as StreamableHttpClient>::Error>;
 
@@ -36,7 +32,10 @@ type HttpError<C> = StreamableHttpError<<C as StreamableHttpClient>::Error>;
 #[derive(Clone)]
 enum Via<C> {
     Plain(C),
-    /// rmcp's token handling over the layer that binds DPoP tokens to their key.
+    /// A stored sign-in's token.
+    Stored(Arc<StoredToken<C>>),
+    /// rmcp's token handling (a client-credentials grant) over the layer that binds DPoP
+    /// tokens to their key.
     Signed(AuthClient<Layered<Proofs<C>>>),
 }
 
@@ -50,6 +49,7 @@ impl<C: StreamableHttpClient + Sync> Via<C> {
     ) -> Result<R::Output, HttpError<C>> {
         match self {
             Via::Plain(c) => request.send_via(c, token, headers).await,
+            Via::Stored(s) => s.send(request, token, headers).await,
             Via::Signed(c) => request.send_via(c, token, headers).await,
         }
     }
@@ -97,13 +97,7 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> OAuthHttp<C> {
         let route = match (&machine, file, def.url.as_deref()) {
             _ if own_header => Route { via: Via::Plain(plain.clone()), bearer: None },
             (Some(def), _, _) => machine_route(def, &plain).await?,
-            (None, Some(file), Some(url)) => {
-                let via = match stored(def, file, url).await? {
-                    Some(signed) => signed.via(&plain),
-                    None => Via::Plain(plain.clone()),
-                };
-                Route { via, bearer: None }
-            }
+            (None, Some(file), Some(url)) => Route { via: stored(def, file, url, &plain)?, bearer: None },
             (None, _, _) => Route { via: Via::Plain(plain.clone()), bearer: None },
         };
         let step_up = match (own_header || machine.is_some(), file) {
@@ -167,7 +161,7 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> OAuthHttp<C> {
         // Unsigned, the refusal says "sign in" like a 401 does: no browser opens unasked.
         let signed = matches!(
             self.route.lock().unwrap_or_else(std::sync::PoisonError::into_inner).via,
-            Via::Signed(_)
+            Via::Stored(_) | Via::Signed(_)
         );
         if !signed {
             return false;
@@ -194,13 +188,13 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> OAuthHttp<C> {
             return false;
         }
         let Some(url) = step.def.url.as_deref() else { return false };
-        match stored(&step.def, &step.file, url).await.map(|s| s.map(|s| s.via(&self.plain))) {
-            Ok(Some(via)) => {
+        match stored(&step.def, &step.file, url, &self.plain) {
+            Ok(via @ Via::Stored(_)) => {
                 *self.route.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
                     Route { via, bearer: None };
                 true
             }
-            Ok(None) => false,
+            Ok(_) => false,
             Err(e) => {
                 tracing::warn!(server = %step.def.name, "{e}");
                 false
@@ -255,67 +249,18 @@ async fn machine_route<C: StreamableHttpClient + Clone + Send + Sync + 'static>(
     })
 }
 
-/// A stored sign-in, ready to sign requests with.
-struct Stored {
-    manager: AuthorizationManager,
-    /// The key its tokens are bound to (DPoP), if they are.
-    key: Option<Arc<ProofKey>>,
-}
-
-impl Stored {
-    fn via<C: StreamableHttpClient + Clone + Send + Sync + 'static>(self, plain: &C) -> Via<C> {
-        let proofs = match self.key {
-            Some(key) => Proofs::bound(plain.clone(), key),
-            None => Proofs::bearer(plain.clone()),
-        };
-        Via::Signed(AuthClient::new(proofs, self.manager))
-    }
-}
-
-/// A manager over the stored tokens of `url`, configured as the client that obtained them
-/// (with its secret, for a confidential client, and its DPoP key for the refreshes); `None`
-/// when nothing is stored.
-async fn stored(def: &ServerDef, file: &CredentialsFile, url: &str) -> Result<Option<Stored>, String> {
-    let fail = |e: EditError| format!("{e:#}");
-    let Some(signed_in) = file.status(url).map_err(fail)? else { return Ok(None) };
-    let server = url::Url::parse(url).map_err(|e| format!("the server url is not usable: {e}"))?;
-    let client = TokenClient::new(&server).map_err(|e| format!("{e:#}"))?;
-    let mut manager = AuthorizationManager::new_with_oauth_http_client(url, client.clone())
-        .await
-        .map_err(|e| e.to_string())?;
-    manager.set_credential_store(file.for_server(url));
-    let key = if signed_in.bound { file.dpop_key(url).map_err(fail)?.map(Arc::new) } else { None };
-    // What the sign-in discovered: no discovery round trips before the first request.
-    if let Some(metadata) = file.metadata(url).map_err(fail)? {
-        if let Some(key) = &key {
-            client.bind(key.clone(), &metadata.token_endpoint);
-        }
-        manager.set_metadata(metadata);
-    }
-    match manager.initialize_from_store().await {
-        Ok(true) => {}
-        Ok(false) => return Ok(None),
-        // Discovery failing (the server is down) is the connection's error, said by the request.
-        Err(e) => {
-            tracing::info!(server = %def.name, "stored sign-in not usable: {e}");
-            return Ok(None);
-        }
-    }
-    // The same sign-in `initialize_from_store` took up: its metadata is the entry's own, so no
-    // issuer change can have cleared it in between.
-    let issuer = signed_in.issuer;
-    if let Ok((client_id, _)) = manager.get_credentials().await {
-        let own = def.oauth.as_ref().filter(|o| o.client_id.as_deref() == Some(client_id.as_str()));
-        let secret = match own.and_then(|o| o.client_secret.clone()) {
-            Some(secret) => Some(secret),
-            None => file.client_secret(url, issuer.as_deref(), &client_id).map_err(|e| format!("{e:#}"))?,
-        };
-        if let Some(secret) = secret {
-            let config = OAuthClientConfig::new(client_id, STORED_REDIRECT).with_client_secret(secret);
-            manager.configure_client(config).map_err(|e| e.to_string())?;
-        }
-    }
-    Ok(Some(Stored { manager, key }))
+/// How the requests to `url` go out with its stored sign-in: signed with the stored token, or
+/// plain when nothing is stored (a 401 then says to run `toolport mcp login`).
+fn stored<C: StreamableHttpClient + Clone + Send + Sync + 'static>(
+    def: &ServerDef,
+    file: &CredentialsFile,
+    url: &str,
+    plain: &C,
+) -> Result<Via<C>, String> {
+    Ok(match StoredToken::new(def, file, url, plain)? {
+        Some(signed) => Via::Stored(Arc::new(signed)),
+        None => Via::Plain(plain.clone()),
+    })
 }
 
 impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> HttpLayer for OAuthHttp<C> {

@@ -2,8 +2,8 @@
 //! `<home>/credentials.json`), the person's sign-in ([`sign_in`], with its [`browser`] and
 //! loopback [`callback`]), machine-to-machine tokens ([`machine`], and `workload` for the JWT
 //! bearer grant, with the address rule of `address_policy`), the HTTP client that signs
-//! requests and steps up scopes ([`http_client`]), and DPoP, which binds a sign-in's tokens to
-//! a key of its own (`dpop`).
+//! requests and steps up scopes ([`http_client`], a stored sign-in's token through
+//! `stored_token`), and DPoP, which binds a sign-in's tokens to a key of its own (`dpop`).
 //!
 //! A server needs no configuration to use OAuth: one that answers 401 with a challenge shows
 //! "authorization required: run toolport mcp login NAME" until someone does; after that its
@@ -18,6 +18,7 @@ pub mod machine;
 pub mod sign_in;
 mod sign_in_span;
 pub mod store;
+mod stored_token;
 pub(crate) mod tls;
 mod workload;
 

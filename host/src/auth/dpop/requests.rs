@@ -1,13 +1,14 @@
-//! MCP requests with a DPoP-bound token: the layer under rmcp's `AuthClient` that presents the
-//! token it is handed as `Authorization: DPoP <token>` with a fresh proof of the request's
-//! method, URL and token (RFC 9449 §7.1), where rmcp's client would send `Bearer`. Without a
-//! binding it changes nothing.
+//! MCP requests with a DPoP-bound token: the layer under the stored sign-in's token
+//! (`auth/stored_token.rs`) and rmcp's `AuthClient` that presents the token it is handed as
+//! `Authorization: DPoP <token>` with a fresh proof of the request's method, URL and token
+//! (RFC 9449 §7.1), where rmcp's client would send `Bearer`. Without a binding it changes
+//! nothing.
 //!
 //! A server that wants a nonce answers `401` with `error="use_dpop_nonce"` and the nonce in a
-//! `DPoP-Nonce` header (§9). rmcp's client keeps a 401's headers to itself (it returns only the
-//! `WWW-Authenticate` value), so the nonce is read from the answer to a `ping` sent directly,
-//! with the same token and session and a proof without nonce: a request that changes nothing
-//! if the server takes it. The request is then sent once more with the nonce, which the
+//! `DPoP-Nonce` header (§9). The client below keeps a 401's headers to itself (it returns only
+//! the `WWW-Authenticate` value), so the nonce is read from the answer to a `ping` sent
+//! directly, with the same token and session and a proof without nonce: a request that changes
+//! nothing if the server takes it. The request is then sent once more with the nonce, which the
 //! following requests of the connection carry too.
 
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};

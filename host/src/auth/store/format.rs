@@ -2,6 +2,7 @@
 //! messages that point there, and one issuer's entry parsed.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use rmcp::transport::auth::OAuthTokenResponse;
 use serde_json::{Map, Value};
@@ -29,25 +30,26 @@ pub(super) fn wanted(server: Option<&Doc>) -> Vec<String> {
     }
 }
 
-/// The file as it is now; a missing one is empty. No lock: writes replace the file by rename,
-/// so a read always sees one whole version.
 /// What the read-only lookups see: [`read`], unless the file is unchanged since it was last
-/// parsed here (`file_stamp`): rmcp loads the tokens before every request, and a connect
-/// looks up the metadata, the DPoP key and the client's secret besides. Writes read afresh
-/// under the file's lock.
-pub(super) fn read_cached(path: &Path) -> Result<Doc, ConfigError> {
-    PARSED.read_through(path, || read(path))
+/// parsed here (`file_stamp`): a signed-in server's requests check their token against the
+/// file, and a connect looks up the metadata, the DPoP key and the client's secret besides.
+/// Writes read afresh under the file's lock. Shared, not copied: one version of the file is
+/// one `Arc`, so "the same version as before" is a pointer comparison.
+pub(super) fn read_cached(path: &Path) -> Result<Arc<Doc>, ConfigError> {
+    PARSED.read_through(path, || read(path).map(Arc::new))
 }
 
 /// What `credentials.json` held when [`read_cached`] last read it, per file.
-static PARSED: Parsed<Doc> = Parsed::new();
+static PARSED: Parsed<Arc<Doc>> = Parsed::new();
 
 /// Whether the file is unchanged since [`read_cached`] last parsed it: then what it held, with
 /// one `stat` (no read, no thread hop).
-pub(super) fn unchanged(path: &Path) -> Option<Doc> {
+pub(super) fn unchanged(path: &Path) -> Option<Arc<Doc>> {
     PARSED.unchanged(path)
 }
 
+/// The file as it is now; a missing one is empty. No lock: writes replace the file by rename,
+/// so a read always sees one whole version.
 pub(super) fn read(path: &Path) -> Result<Doc, ConfigError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,

@@ -5,7 +5,7 @@
 //! `format.rs` reads the layout below and names a place in it; `file.rs` is the
 //! [`CredentialsFile`] and what a sign-in keeps beside the tokens; `lock.rs` the one lock every
 //! write and refresh takes; `server_credentials.rs` rmcp's store; `signed_in.rs` what
-//! `mcp get` shows.
+//! `mcp get` shows; `access_token.rs` the token a request carries.
 //!
 //! ```json
 //! {"version": 1, "servers": {"https://mcp.example.com/mcp": {
@@ -31,11 +31,14 @@
 //!   re-read under it, unknown fields kept, a temporary file, fsync, rename; owner-only (0600)
 //!   whatever the umask or the old file allowed. A malformed file is an error naming
 //!   `path:line:column` and is never overwritten.
-//! - Every read goes to the file, nothing is cached: another toolport process may have rotated
-//!   the refresh token since, and with many providers the old one is then spent.
+//! - Every read goes to the file, or to what was parsed from it while the file is unchanged
+//!   (`file_stamp`: one `stat`): another toolport process may have rotated the refresh token
+//!   since, and with many providers the old one is then spent. A request's access token
+//!   ([`AccessToken`](access_token::AccessToken)) is checked against the file the same way.
 //! - Refreshes are serialized across processes by the same lock: see
 //!   [`ServerCredentials`](server_credentials::ServerCredentials)'s refresh guard (`lock.rs`).
 
+mod access_token;
 mod file;
 mod format;
 mod lock;
@@ -44,4 +47,5 @@ mod signed_in;
 #[cfg(test)]
 mod test_support;
 
+pub use access_token::AccessToken;
 pub use file::CredentialsFile;
