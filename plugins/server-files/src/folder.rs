@@ -214,7 +214,8 @@ mod wasi {
     /// a second read to learn the end). Any other short answer is not taken for the end (a read
     /// may return less than asked).
     pub fn read_all(file: &Descriptor, len: u64, cap: u64) -> Option<Vec<u8>> {
-        let mut bytes = Vec::with_capacity(usize::try_from(len.min(cap).saturating_add(1)).ok()?);
+        let whole = usize::try_from(len.min(cap).saturating_add(1)).ok()?;
+        let mut bytes = Vec::new();
         loop {
             let got = bytes.len() as u64;
             let want = if got <= len { len + 1 - got } else { HOST_READ_MAX };
@@ -223,11 +224,20 @@ mod wasi {
                 return Some(bytes);
             }
             let (chunk, end) = file.read(want, got).ok()?;
+            let done = chunk.is_empty() || end;
             let short = (chunk.len() as u64) < want;
-            bytes.extend_from_slice(&chunk);
-            if chunk.is_empty() || end || (short && bytes.len() as u64 == len) {
+            if bytes.is_empty() {
+                // The host's answer is already a buffer of ours: a file read in one call is
+                // not copied again.
+                bytes = chunk;
+            } else {
+                bytes.extend_from_slice(&chunk);
+            }
+            if done || (short && bytes.len() as u64 == len) {
                 return Some(bytes);
             }
+            // More to come: room for the rest the stat promised, so later reads do not regrow it.
+            bytes.reserve(whole.saturating_sub(bytes.len()));
         }
     }
 

@@ -56,6 +56,12 @@ impl NamePattern {
         Ok(Self::Path(segments))
     }
 
+    /// Whether [`Self::matches`] reads the entry's relative path (a pattern with `/`); when
+    /// not, a walk need not make one for every entry.
+    pub fn needs_relative(&self) -> bool {
+        matches!(self, Self::Path(_))
+    }
+
     /// Whether the entry `relative` (to the search folder, `/`-separated) named `name` matches.
     pub fn matches(&self, relative: &str, name: &str) -> bool {
         match self {

@@ -2,9 +2,11 @@
 //! `maxResults` results, [`walk::MAX_VISITED`](crate::walk::MAX_VISITED) entries, and for content
 //! only text files up to [`MAX_SCANNED_FILE`], [`MAX_SCANNED_TOTAL`] in all.
 
+use std::borrow::Cow;
 use std::fs;
 use std::ops::ControlFlow;
 
+use memchr::memmem;
 use regex::{Regex, RegexBuilder};
 
 use crate::errors::{ToolError, ToolResult};
@@ -12,7 +14,7 @@ use crate::folder::OpenFile;
 use crate::glob::NamePattern;
 use crate::listing::is_dir;
 use crate::roots::Roots;
-use crate::walk::walk;
+use crate::walk::{Entry, walk};
 
 pub const DEFAULT_RESULTS: u32 = 100;
 pub const MAX_RESULTS: u32 = 1000;
@@ -46,9 +48,9 @@ pub fn search_files(roots: &Roots, path: &str, pattern: &str, max_results: Optio
     let limit = limit(max_results);
     let mut found = Vec::new();
     let stats = walk(dir.root, &dir.path, |entry| {
-        if pattern.matches(entry.relative, entry.name) {
+        if pattern.matches(&relative(&pattern, entry), entry.name) {
             let suffix = if entry.kind.is_dir() { "/" } else { "" };
-            found.push(format!("{}{suffix}", entry.path.display()));
+            found.push(format!("{}{suffix}", entry.path().display()));
             if found.len() >= limit {
                 return ControlFlow::Break(());
             }
@@ -65,6 +67,9 @@ enum Matcher {
     Substring {
         needle: String,
         ignore_case: bool,
+        /// For a case-sensitive needle without U+FFFD: the needle's bytes, searched for in a
+        /// whole file before its lines are (see [`Matcher::may_match`]).
+        whole: Option<Box<memmem::Finder<'static>>>,
     },
     Regex(Regex),
 }
@@ -84,14 +89,33 @@ impl Matcher {
                 .map_err(|e| ToolError::failed(format!("invalid regex: {e}")));
         }
         let needle = if ignore_case { pattern.to_lowercase() } else { pattern.to_string() };
-        Ok(Self::Substring { needle, ignore_case })
+        let whole = (!ignore_case && !needle.contains('\u{FFFD}'))
+            .then(|| Box::new(memmem::Finder::new(needle.as_bytes()).into_owned()));
+        Ok(Self::Substring { needle, ignore_case, whole })
     }
 
     fn matches(&self, line: &str) -> bool {
         match self {
-            Self::Substring { needle, ignore_case: false } => line.contains(needle.as_str()),
-            Self::Substring { needle, ignore_case: true } => line.to_lowercase().contains(needle.as_str()),
+            Self::Substring { needle, ignore_case: false, .. } => line.contains(needle.as_str()),
+            Self::Substring { needle, ignore_case: true, .. } => {
+                line.to_lowercase().contains(needle.as_str())
+            }
             Self::Regex(regex) => regex.is_match(line),
+        }
+    }
+
+    /// Whether some line of the file `bytes` may match: `false` only when none can, so a file
+    /// without the needle is passed over in one search of its bytes instead of a search per
+    /// line (most files of a search; in the component, where the per-line search has no SIMD,
+    /// most of the time spent on them). Exact for a case-sensitive substring: a line is a
+    /// piece of the file's lossy text, which keeps every valid character where it was, so a
+    /// needle (valid UTF-8 with no U+FFFD, the one character the lossy text adds) found in a
+    /// line is in the bytes. Ignoring case or a regex (`^`, `$`, classes spanning a line
+    /// break) may match a line differently from the whole: those go line by line.
+    fn may_match(&self, bytes: &[u8]) -> bool {
+        match self {
+            Self::Substring { whole: Some(finder), .. } => finder.find(bytes).is_some(),
+            _ => true,
         }
     }
 }
@@ -114,7 +138,9 @@ pub fn search_content(roots: &Roots, query: &ContentQuery<'_>) -> ToolResult {
     let mut found = Vec::new();
     let (mut scanned, mut too_big, mut budget_hit) = (0u64, 0usize, false);
     let stats = walk(dir.root, &dir.path, |entry| {
-        if !entry.kind.is_file() || include.as_ref().is_some_and(|p| !p.matches(entry.relative, entry.name)) {
+        if !entry.kind.is_file()
+            || include.as_ref().is_some_and(|p| !p.matches(&relative(p, entry), entry.name))
+        {
             return ControlFlow::Continue(());
         }
         // Opened first, its size taken from the open file; one that cannot be opened is still
@@ -132,13 +158,14 @@ pub fn search_content(roots: &Roots, query: &ContentQuery<'_>) -> ToolResult {
         }
         scanned += len;
         let Some(bytes) = file.and_then(|f| f.read(len)) else { return ControlFlow::Continue(()) };
-        if bytes.contains(&0) {
+        // The needle first: a file without it is passed over in one scan, binary or not.
+        if !matcher.may_match(&bytes) || bytes.contains(&0) {
             return ControlFlow::Continue(());
         }
         let text = String::from_utf8_lossy(&bytes);
         for (number, line) in text.lines().enumerate() {
             if matcher.matches(line) {
-                found.push(format!("{}:{}: {}", entry.path.display(), number + 1, clip(line)));
+                found.push(format!("{}:{}: {}", entry.path().display(), number + 1, clip(line)));
                 if found.len() >= limit {
                     return ControlFlow::Break(());
                 }
@@ -157,6 +184,11 @@ pub fn search_content(roots: &Roots, query: &ContentQuery<'_>) -> ToolResult {
     Ok(text)
 }
 
+/// The entry's relative path when `pattern` reads it; otherwise nothing is made.
+fn relative<'a>(pattern: &NamePattern, entry: &'a Entry<'_>) -> Cow<'a, str> {
+    if pattern.needs_relative() { entry.relative() } else { Cow::Borrowed("") }
+}
+
 fn clip(line: &str) -> String {
     let line = line.trim_end();
     match line.char_indices().nth(MAX_LINE) {
@@ -172,4 +204,52 @@ fn results(found: &[String], limit: usize) -> String {
         text.push_str(&format!("\n(stopped at {limit} results: narrow the pattern or raise maxResults)"));
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether some line of `bytes` matches, as `search_content` reads a file's lines.
+    fn some_line(matcher: &Matcher, bytes: &[u8]) -> bool {
+        String::from_utf8_lossy(bytes).lines().any(|line| matcher.matches(line))
+    }
+
+    #[test]
+    fn a_file_passed_over_whole_has_no_matching_line() {
+        let files: [&[u8]; 8] = [
+            b"one\ntwo needle three\n",
+            b"no match here\nat all\n",
+            b"need\nle split by a line break\n",
+            b"bad \xff byte before the needle\r\n",
+            b"\xe2needle after a cut-off character",
+            b"\xf0\x9fneedle after a cut-off emoji",
+            b"",
+            b"needle",
+        ];
+        for (pattern, ignore_case) in [
+            ("needle", false),
+            ("NEEDLE", true),
+            ("le\u{FFFD}", false),
+            ("\u{FFFD} byte", false),
+            ("\r", false),
+        ] {
+            let matcher = Matcher::new(pattern, false, ignore_case).unwrap_or_else(|e| panic!("{e:?}"));
+            for bytes in files {
+                if some_line(&matcher, bytes) {
+                    assert!(matcher.may_match(bytes), "{pattern:?} in {:?}", String::from_utf8_lossy(bytes));
+                }
+            }
+        }
+        let needle = Matcher::new("needle", false, false).unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(!needle.may_match(b"no match here\nat all\n"), "passed over");
+        assert!(!needle.may_match(b"need\nle"), "passed over: no line holds it whole");
+        let replaced = Matcher::new("\u{FFFD} byte", false, false).unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(replaced.may_match(b"no replacement in these bytes"), "U+FFFD: line by line");
+        let regex = Matcher::new("^needle$", true, false).unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(
+            regex.may_match(b"x\nneedle\n") && some_line(&regex, b"x\nneedle\n"),
+            "a regex: line by line"
+        );
+    }
 }

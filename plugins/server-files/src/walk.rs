@@ -2,6 +2,7 @@
 //! followed (no loops, no way out of a root), and the walk stops after [`MAX_VISITED`] entries
 //! so one call cannot scan a whole disk.
 
+use std::borrow::Cow;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
@@ -36,15 +37,32 @@ impl WalkStats {
     }
 }
 
-/// One entry: its full path, its path relative to the walk's start (`/`-separated), its name,
-/// its kind (a symbolic link is neither a folder nor a file), and the folder it is in (to read
-/// it through).
+/// One entry: its name, its kind (a symbolic link is neither a folder nor a file), and the
+/// folder it is in (to read it through); its full path and its path relative to the walk's
+/// start are made when asked, as most entries of a search are looked at by name and kind only.
 pub struct Entry<'a> {
-    pub path: &'a Path,
-    pub relative: &'a str,
+    dir: &'a Path,
+    /// The folder's path relative to the walk's start (empty for the start).
+    parent: &'a str,
     pub name: &'a str,
     pub kind: Kind,
     pub folder: &'a Folder,
+}
+
+impl Entry<'_> {
+    /// The entry's full path.
+    pub fn path(&self) -> PathBuf {
+        self.dir.join(self.name)
+    }
+
+    /// The entry's path relative to the walk's start, `/`-separated.
+    pub fn relative(&self) -> Cow<'_, str> {
+        if self.parent.is_empty() {
+            Cow::Borrowed(self.name)
+        } else {
+            Cow::Owned(format!("{}/{}", self.parent, self.name))
+        }
+    }
 }
 
 /// Visits every entry under `start` (a folder under `root`) depth first, names in order, until
@@ -66,14 +84,12 @@ pub fn walk(root: &Root, start: &Path, mut visit: impl FnMut(&Entry<'_>) -> Cont
                 return stats;
             }
             stats.visited += 1;
-            let path = dir.join(&name);
-            let rel = if relative.is_empty() { name.clone() } else { format!("{relative}/{name}") };
-            let entry = Entry { path: &path, relative: &rel, name: &name, kind, folder: &folder };
+            let entry = Entry { dir: &dir, parent: &relative, name: &name, kind, folder: &folder };
             if visit(&entry).is_break() {
                 return stats;
             }
             if kind.is_dir() {
-                subdirs.push((path, rel));
+                subdirs.push((entry.path(), entry.relative().into_owned()));
             }
         }
         stack.extend(subdirs.into_iter().rev());

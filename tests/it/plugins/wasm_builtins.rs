@@ -153,6 +153,64 @@ fn files_searches_walk_every_folder_and_read_every_text_file_whole() {
     assert!(s.quit().success());
 }
 
+/// The host lists a folder with each entry's kind from the listing itself (`dir_listing`) and
+/// looks at a single name with one stat before opening it (`files_gate`): a big folder is still
+/// listed whole, a link stays a link (never followed out or into a loop), and a FIFO, by its
+/// own name, through a link or in a subfolder, is refused at once rather than waited on.
+#[test]
+fn files_lists_a_big_folder_whole_and_refuses_its_fifos_without_waiting() {
+    let env = Env::new();
+    let data = tempfile::tempdir().unwrap_or_else(|e| panic!("data dir: {e}"));
+    let at = |name: &str| data.path().join(name);
+    let names: Vec<String> = (0..3000).map(|i| format!("f{i:04}")).collect();
+    for name in &names {
+        std::fs::write(at(name), "").unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    std::fs::create_dir(at("sub")).unwrap_or_else(|e| panic!("sub: {e}"));
+    for fifo in ["pipe", "sub/pipe"] {
+        let made = std::process::Command::new("mkfifo").arg(at(fifo)).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo {fifo}");
+    }
+    std::os::unix::fs::symlink(at("pipe"), at("pipelink")).unwrap_or_else(|e| panic!("symlink: {e}"));
+    std::os::unix::fs::symlink(data.path(), at("sub/loop")).unwrap_or_else(|e| panic!("symlink: {e}"));
+    write_setup(
+        &env,
+        json!({ "files": { "type": "wasm", "builtin": "files", "grants": { "dirs": [
+            { "host": data.path(), "guest": "/data" },
+        ] } } }),
+        &["files"],
+    );
+    let mut s = Scripted::start(&env);
+
+    let listing = call(&mut s, "list_directory", json!({ "path": "/data" }));
+    let mut expected: Vec<String> = names.iter().take(1000).map(|n| format!("[FILE] {n}")).collect();
+    expected.push("… and 2003 more entries".to_string());
+    assert_eq!(listing, expected.join("\n"), "sorted, the first 1,000 of 3,003");
+    let sub = call(&mut s, "list_directory", json!({ "path": "/data/sub" }));
+    assert_eq!(sub, "[FILE] loop\n[FILE] pipe", "a link to a folder is not a folder");
+    for (prefix, chunk) in ["f0", "f1", "f2"].iter().zip(names.chunks(1000)) {
+        let found = call(
+            &mut s,
+            "search_files",
+            json!({ "path": "/data", "pattern": format!("{prefix}*"), "maxResults": 1000 }),
+        );
+        let paths: Vec<&str> = found.lines().filter(|l| l.starts_with('/')).collect();
+        let wanted: Vec<String> = chunk.iter().map(|n| format!("/data/{n}")).collect();
+        assert!(paths == wanted, "every {prefix}* file once, in order: {} found", paths.len());
+    }
+    let everything = call(&mut s, "search_files", json!({ "path": "/data", "pattern": "*pipe*" }));
+    assert_eq!(everything, "/data/pipe\n/data/pipelink\n/data/sub/pipe", "the link to the top is not walked");
+
+    for fifo in ["/data/pipe", "/data/pipelink", "/data/sub/pipe"] {
+        let refused = call(&mut s, "read_text_file", json!({ "path": fifo }));
+        let words = format!("tool error: refused: cannot read {fifo}: not permitted by the sandbox");
+        assert!(refused.starts_with(&words), "{refused}");
+    }
+    let searched = call(&mut s, "search_content", json!({ "path": "/data", "pattern": "anything" }));
+    assert_eq!(searched, "No matches found", "FIFOs are not files to read");
+    assert!(s.quit().success());
+}
+
 /// Answers every connection with one small HTTP response, until the test ends.
 fn http_server() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("bind: {e}"));

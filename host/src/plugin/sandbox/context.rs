@@ -66,6 +66,16 @@ impl Denials {
     }
 }
 
+/// What [`Sandbox::wasi_ctx`] makes for one store.
+pub(crate) struct GuestCtx {
+    pub wasi: WasiCtx,
+    /// The tail of the guest's stderr.
+    pub stderr: StderrTail,
+    /// Whether its file-system calls run on the guest's own thread (`local_fs`), which the
+    /// host's own file-system functions (`dir_listing`) must follow as wasmtime's do.
+    pub files_on_thread: bool,
+}
+
 /// One plugin's parsed grants, shared by all its stores.
 #[derive(Debug)]
 pub(crate) struct Sandbox {
@@ -102,7 +112,7 @@ impl Sandbox {
     /// A fresh WASI context with exactly the granted capabilities, and the tail of the
     /// guest's stderr (bounded, never refusing a write). `extra` then adds what a sandboxed
     /// server has and a plugin does not: its arguments, environment and stdio.
-    pub fn wasi_ctx(&self, extra: impl FnOnce(&mut WasiCtxBuilder)) -> Result<(WasiCtx, StderrTail), String> {
+    pub fn wasi_ctx(&self, extra: impl FnOnce(&mut WasiCtxBuilder)) -> Result<GuestCtx, String> {
         let mut b = WasiCtxBuilder::new();
         let stderr = StderrTail::default();
         b.stderr(stderr.clone());
@@ -114,11 +124,9 @@ impl Sandbox {
         // File-system calls on the guest's own thread, not a blocking-pool round trip each,
         // when no granted folder can stall that thread (`local_fs` says why and when). Set
         // before the preopens: each takes the setting as it is when it is added.
-        if !self.grants.dirs.is_empty()
-            && local_fs::all_local(self.grants.dirs.iter().map(|d| d.host.as_path()))
-        {
-            b.allow_blocking_current_thread(true);
-        }
+        let files_on_thread = !self.grants.dirs.is_empty()
+            && local_fs::all_local(self.grants.dirs.iter().map(|d| d.host.as_path()));
+        b.allow_blocking_current_thread(files_on_thread);
         for dir in &self.grants.dirs {
             let perms = if dir.writable { FsPerms::ReadWrite } else { FsPerms::ReadOnly };
             b.preopened_dir(&dir.host, dir.guest_path(), perms)
@@ -161,7 +169,7 @@ impl Sandbox {
             })
         });
         extra(&mut b);
-        Ok((b.build(), stderr))
+        Ok(GuestCtx { wasi: b.build(), stderr, files_on_thread })
     }
 
     /// The gate for what the host does on the guest's behalf (HTTP requests, name lookups,

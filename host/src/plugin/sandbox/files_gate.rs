@@ -6,8 +6,9 @@
 //! writer comes, and a terminal or device can block a read forever: the plugin's time limit
 //! then ends the call, but not the thread, which stays stuck in `open` (each `/mcp retry` left
 //! one more, and the process could not exit). A stat does not block on such files, so the
-//! path is looked at first (sandboxed to the folder, as wasmtime resolves it) and refused as
-//! `access`, the error a granted folder's permissions give. A FIFO made between the look and
+//! path is looked at first (sandboxed to the folder, as wasmtime resolves it; one plain name
+//! not followed through a link needs no sandboxing, so it costs one `statx`, not three) and
+//! refused as `access`, the error a granted folder's permissions give. A FIFO made between the look and
 //! the open could slip through; WASI has no call that makes one, so only another program of
 //! the host's user could, in a folder granted to a guest.
 //!
@@ -21,6 +22,7 @@
 use std::path::{Path, PathBuf};
 
 use cap_primitives::fs::{FollowSymlinks, read_link_contents, stat};
+use rustix::fs::{AtFlags, FileType};
 use wasmtime::component::{Linker, Resource};
 use wasmtime_wasi::WasiView;
 use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystemCtxView, WasiFilesystemView};
@@ -33,13 +35,18 @@ use super::context::LinksGate;
 
 /// The interface wasmtime defines these functions in, by the name its linker uses (guests
 /// importing any 0.2 version are matched to it).
-const INTERFACE: &str = "wasi:filesystem/types@0.2.12";
+pub(crate) const INTERFACE: &str = "wasi:filesystem/types@0.2.12";
 
 /// What the replaced functions need of a store's data: wasmtime's filesystem, which does the
 /// work, and the gate that decides which links the guest may make.
 pub(crate) trait GatedFiles: WasiView + 'static {
     /// This store's link gate.
     fn links(&self) -> &LinksGate;
+
+    /// Whether the guest's file-system calls run on its own thread (`local_fs`), as the
+    /// context's folders were opened with: wasmtime keeps that setting to itself, and the
+    /// host's replacements (`dir_listing`) must run where its own would.
+    fn files_on_thread(&self) -> bool;
 }
 
 /// Replaces wasmtime's `[method]descriptor.open-at`, `symlink-at` and `link-at`. Call it after
@@ -122,10 +129,72 @@ fn blocks_when_opened(
     path: &str,
 ) -> bool {
     let Ok(Descriptor::Dir(dir)) = fs.table.get(fd) else { return false };
-    let follow =
-        if path_flags.contains(PathFlags::SYMLINK_FOLLOW) { FollowSymlinks::Yes } else { FollowSymlinks::No };
+    let follow = path_flags.contains(PathFlags::SYMLINK_FOLLOW);
+    if let Some(kind) = own_kind(&dir.dir, path) {
+        match kind {
+            FileType::RegularFile | FileType::Directory => return false,
+            FileType::Symlink if follow => {}
+            FileType::Symlink => return false,
+            _ => return true,
+        }
+    }
+    let follow = if follow { FollowSymlinks::Yes } else { FollowSymlinks::No };
     match stat(&dir.dir, Path::new(path), follow) {
         Ok(meta) => !(meta.is_file() || meta.is_dir() || meta.is_symlink()),
         Err(_) => false,
+    }
+}
+
+/// The kind of `path` in `dir` itself, not following a link, when `path` is one plain name (no
+/// `/`, not `.` or `..`): one `statx` where the sandboxed stat of cap-primitives takes three
+/// (open beneath the folder, stat, close). A lookup of one name with no link followed cannot
+/// leave the folder, so it needs no sandboxing. `None` for any other path or on any error:
+/// the caller then asks cap-primitives.
+fn own_kind(dir: &std::fs::File, path: &str) -> Option<FileType> {
+    if path.is_empty() || path.contains('/') || path == "." || path == ".." {
+        return None;
+    }
+    let stat = rustix::fs::statat(dir, path, AtFlags::SYMLINK_NOFOLLOW).ok()?;
+    Some(FileType::from_raw_mode(stat.st_mode))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_name_is_looked_at_in_the_folder_itself_and_anything_else_is_left_to_cap_primitives() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
+        let outside = tempfile::tempdir().unwrap_or_else(|e| panic!("outside: {e}"));
+        let at = |name: &str| dir.path().join(name);
+        std::fs::write(at("file"), "x").unwrap_or_else(|e| panic!("file: {e}"));
+        std::fs::create_dir(at("sub")).unwrap_or_else(|e| panic!("sub: {e}"));
+        let pipe = outside.path().join("pipe");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &pipe,
+            FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap_or_else(|e| panic!("mkfifo: {e}"));
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            at("pipe"),
+            FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap_or_else(|e| panic!("mkfifo: {e}"));
+        std::os::unix::fs::symlink(&pipe, at("out")).unwrap_or_else(|e| panic!("link: {e}"));
+        let base = std::fs::File::open(dir.path()).unwrap_or_else(|e| panic!("open: {e}"));
+
+        assert_eq!(own_kind(&base, "file"), Some(FileType::RegularFile));
+        assert_eq!(own_kind(&base, "sub"), Some(FileType::Directory));
+        assert_eq!(own_kind(&base, "pipe"), Some(FileType::Fifo));
+        assert_eq!(own_kind(&base, "out"), Some(FileType::Symlink), "a link is not followed, in or out");
+        for other in ["", ".", "..", "sub/file", "../pipe", "/etc/passwd", "missing", "nul\0name"] {
+            assert_eq!(own_kind(&base, other), None, "{other:?}");
+        }
     }
 }

@@ -13,6 +13,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 use super::admission::{Admission, Ticket};
 use super::asked::{self, Asked, NoteAsked};
 use super::context::{HostsGate, LinksGate, Sandbox};
+use super::dir_listing;
 use super::files_gate::{self, GatedFiles};
 use super::limits::MemoryGuard;
 use super::log_sink::LogSink;
@@ -26,6 +27,8 @@ use crate::plugin::error::Fault;
 /// keeps watch with (the HTTP gate, the memory cap, the captured stderr, the log budget).
 pub(crate) struct State {
     wasi: wasmtime_wasi::WasiCtx,
+    /// Whether the context's file-system calls run on the guest's thread (`local_fs`).
+    files_on_thread: bool,
     http: WasiHttpCtx,
     table: ResourceTable,
     gate: HostsGate,
@@ -84,17 +87,18 @@ impl State {
         extra: impl FnOnce(&mut WasiCtxBuilder),
     ) -> Result<Store<State>, Fault> {
         let ticket = admission.admit()?;
-        let (wasi, stderr) = sandbox.wasi_ctx(extra).map_err(|message| Fault::Sandbox { message })?;
+        let made = sandbox.wasi_ctx(extra).map_err(|message| Fault::Sandbox { message })?;
         let mut table = ResourceTable::new();
         table.set_max_capacity(MAX_HANDLES);
         let state = State {
-            wasi,
+            wasi: made.wasi,
+            files_on_thread: made.files_on_thread,
             http: WasiHttpCtx::new(),
             table,
             gate: sandbox.hosts_gate(),
             links: sandbox.links_gate(),
             memory: MemoryGuard::new(memory_mb),
-            stderr,
+            stderr: made.stderr,
             plugin: plugin.into(),
             log_lines: 0,
             log_sink: sandbox.log_sink().cloned(),
@@ -132,6 +136,10 @@ impl WasiView for State {
 impl GatedFiles for State {
     fn links(&self) -> &LinksGate {
         &self.links
+    }
+
+    fn files_on_thread(&self) -> bool {
+        self.files_on_thread
     }
 }
 
@@ -173,9 +181,11 @@ fn build_linker(engine: &Engine) -> anyhow::Result<Linker<State>> {
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
     // wasmtime's name lookup resolves any name once switched on, its sockets have no limit,
     // its `open-at` opens a FIFO (blocking a thread for good), and its `symlink-at` writes a
-    // target that leads out of the folder; ours ask first.
+    // target that leads out of the folder; ours ask first. Its `read-directory` stats every
+    // entry for the kind the listing already gives; ours does not (`dir_listing`).
     linker.allow_shadowing(true);
     files_gate::add_to_linker(&mut linker)?;
+    dir_listing::add_to_linker(&mut linker)?;
     asked::add_to_linker(&mut linker)?;
     waits::add_to_linker(&mut linker)?;
     sockets_gate::add_to_linker(&mut linker, |s: &mut State| GatedSockets {
