@@ -265,7 +265,7 @@ def main():
         "",
         f"Ratios: a/b = **{ratio_list:.2f}×**, c/c0 = **{ratio_call:.2f}×**. Both sides send the same access "
         "token to the same server; the difference is the OAuth path's own work on every connect "
-        "(reading credentials.json, building rmcp's authorization manager and its HTTP clients).",
+        "(credentials.json read once, a `stat` of it per request; rmcp's authorization manager is built only to refresh).",
         "",
         f"## CPU time of the same processes (user + system, from `getrusage`; {args.runs} runs each)",
         "",
