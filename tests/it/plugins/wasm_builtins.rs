@@ -23,6 +23,18 @@ fn write_setup(env: &Env, servers: serde_json::Value, enabled: &[&str]) {
         .unwrap_or_else(|e| panic!("write workspace: {e}"));
 }
 
+/// A session whose only server is the built-in `files`, granted `data` as `/data`.
+fn files_on_data(env: &Env, data: &Path) -> Scripted {
+    write_setup(
+        env,
+        json!({ "files": { "type": "wasm", "builtin": "files", "grants": { "dirs": [
+            { "host": data, "guest": "/data" },
+        ] } } }),
+        &["files"],
+    );
+    Scripted::start(env)
+}
+
 fn call(session: &mut Scripted, tool: &str, arguments: serde_json::Value) -> String {
     session.run(&format!("/call {tool} {arguments}")).trim_end().to_string()
 }
@@ -122,14 +134,7 @@ fn files_searches_walk_every_folder_and_read_every_text_file_whole() {
     put("sub/deeper/bin.dat", b"needle\0binary");
     std::os::unix::fs::symlink(data.path().join("a.txt"), data.path().join("sub/link.txt"))
         .unwrap_or_else(|e| panic!("symlink: {e}"));
-    write_setup(
-        &env,
-        json!({ "files": { "type": "wasm", "builtin": "files", "grants": { "dirs": [
-            { "host": data.path(), "guest": "/data" },
-        ] } } }),
-        &["files"],
-    );
-    let mut s = Scripted::start(&env);
+    let mut s = files_on_data(&env, data.path());
 
     let found = call(&mut s, "search_content", json!({ "path": "/data", "pattern": "needle" }));
     assert_eq!(
@@ -173,14 +178,7 @@ fn files_lists_a_big_folder_whole_and_refuses_its_fifos_without_waiting() {
     }
     std::os::unix::fs::symlink(at("pipe"), at("pipelink")).unwrap_or_else(|e| panic!("symlink: {e}"));
     std::os::unix::fs::symlink(data.path(), at("sub/loop")).unwrap_or_else(|e| panic!("symlink: {e}"));
-    write_setup(
-        &env,
-        json!({ "files": { "type": "wasm", "builtin": "files", "grants": { "dirs": [
-            { "host": data.path(), "guest": "/data" },
-        ] } } }),
-        &["files"],
-    );
-    let mut s = Scripted::start(&env);
+    let mut s = files_on_data(&env, data.path());
 
     let listing = call(&mut s, "list_directory", json!({ "path": "/data" }));
     let mut expected: Vec<String> = names.iter().take(1000).map(|n| format!("[FILE] {n}")).collect();
