@@ -42,6 +42,8 @@ import tempfile
 import threading
 import time
 
+from served import ServeHttp
+
 SERIES = [
     ("servers grow (10 generated tools each)", [(1, 10), (10, 10), (100, 10)]),
     ("tools grow on one server", [(1, 100), (1, 1000), (1, 10000)]),
@@ -180,35 +182,6 @@ class RawServe:
         self.watchdog.cancel()
 
 
-class HttpServe:
-    """`toolport serve --http 127.0.0.1:0`, once every server has connected (a call sent before
-    then may be answered `Unknown MCP tool` once serve's two-second wait for servers is over)."""
-
-    def __init__(self, base):
-        self.proc = subprocess.Popen([*base, "serve", "--http", "127.0.0.1:0"], stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=clean_env())
-        self.url, seen = None, []
-        for line in self.proc.stderr:
-            seen.append(line)
-            m = re.match(r"toolport serve: listening on (\S+)", line)
-            if m:
-                self.url = m.group(1)
-            if SETTLED.search(line):
-                break
-        if self.url is None:
-            self.proc.kill()
-            fail("serve --http never listened:\n" + "".join(seen)[-2000:])
-        threading.Thread(target=lambda: [None for _ in self.proc.stderr], daemon=True).start()
-
-    def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-
-
 # tests/serve/client.py as it is, but with no cap on one SSE event: the SDK refuses events over
 # 1 MiB by default, and the listing of 10,000 tools its `latency` scenario starts with is 2 MB.
 SDK_SHIM = """
@@ -224,7 +197,7 @@ client.main()
 
 
 def sdk_latency(args, base, tool):
-    serve = HttpServe(base)
+    serve = ServeHttp([*base, "serve"], clean_env(), until=SETTLED)
     argv = [args.python, "-c", SDK_SHIM, args.client, "latency", "--tool", tool, "--args",
             '{"message": "bench"}', "--calls", str(args.calls), "--url", serve.url]
     try:

@@ -1,4 +1,4 @@
-"""What the serve benches share (bench/serve.py, bench/observe.py, bench/replicas.py): a temporary home that
+"""What the serve benches share (bench/serve.py, bench/observe.py, bench/replicas.py, bench/scaling.py): a temporary home that
 enables demo-server, and `toolport serve --http` started on a free loopback port."""
 
 import json
@@ -27,25 +27,28 @@ def demo_home(toolport, prefix, **settings):
 
 class ServeHttp:
     """`CMD --http 127.0.0.1:0 EXTRA…` until stopped: `url` (`http://127.0.0.1:PORT/mcp`) and
-    `authority` (`127.0.0.1:PORT`) from its listening line; stderr drained after it, so a
+    `authority` (`127.0.0.1:PORT`) from its listening line, and, when `until` (a compiled
+    pattern) is given, once a later line matches it too; stderr drained after that, so a
     chatty serve never blocks on a full pipe."""
 
-    def __init__(self, cmd, env, extra=()):
+    def __init__(self, cmd, env, extra=(), until=None):
         self.proc = subprocess.Popen([*cmd, "--http", "127.0.0.1:0", *extra], stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-        seen = []
+        self.url, seen = None, []
         while True:
             line = self.proc.stderr.readline()
             if not line:
                 break
+            seen.append(line)
             m = re.match(r"toolport serve: listening on (http://(\S+)/mcp)", line)
             if m:
                 self.url, self.authority = m.group(1), m.group(2)
+            if self.url is not None and (until is None or until.search(line)):
                 threading.Thread(target=lambda: [None for _ in self.proc.stderr], daemon=True).start()
                 return
-            seen.append(line)
         self.proc.kill()
-        sys.exit("serve --http printed no listening line:\n" + "".join(seen))
+        waited = "no listening line" if self.url is None else f"no line matching {until.pattern!r}"
+        sys.exit(f"serve --http printed {waited}:\n" + "".join(seen)[-2000:])
 
     def cpu_seconds(self):
         """serve's own CPU time so far (user + system; not its servers')."""
