@@ -98,14 +98,17 @@ impl Stamp {
     }
 }
 
+/// Tests: moves `path`'s modification time `ago` into the past (past [`RACY`], its stamp is
+/// trusted, as a file written a while ago is).
+#[cfg(test)]
+pub(crate) fn backdate(path: &Path, ago: Duration) {
+    let file = std::fs::File::options().write(true).open(path).unwrap_or_else(|e| panic!("open: {e}"));
+    file.set_modified(SystemTime::now() - ago).unwrap_or_else(|e| panic!("set_modified: {e}"));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn age(path: &Path, ago: Duration) {
-        let file = std::fs::File::options().write(true).open(path).unwrap_or_else(|e| panic!("open: {e}"));
-        file.set_modified(SystemTime::now() - ago).unwrap_or_else(|e| panic!("set_modified: {e}"));
-    }
 
     #[test]
     fn an_unchanged_file_is_answered_from_its_last_read_and_a_replaced_or_fresh_one_is_not() {
@@ -119,7 +122,7 @@ mod tests {
         assert_eq!(parsed.read_through(&path, read).ok().as_deref(), Some("one"));
         assert_eq!(parsed.unchanged(&path), None, "written just now: not trusted yet");
 
-        age(&path, Duration::from_secs(60));
+        backdate(&path, Duration::from_secs(60));
         assert_eq!(parsed.read_through(&path, read).ok().as_deref(), Some("one"));
         assert_eq!(parsed.unchanged(&path).as_deref(), Some("one"));
         assert_eq!(
@@ -130,7 +133,7 @@ mod tests {
         // Replaced by a rename, as toolport's writers do: another inode, read again.
         let next = dir.path().join("next");
         std::fs::write(&next, "two").unwrap_or_else(|e| panic!("write: {e}"));
-        age(&next, Duration::from_secs(60));
+        backdate(&next, Duration::from_secs(60));
         std::fs::rename(&next, &path).unwrap_or_else(|e| panic!("rename: {e}"));
         assert_eq!(parsed.unchanged(&path), None);
         assert_eq!(parsed.read_through(&path, read).ok().as_deref(), Some("two"));

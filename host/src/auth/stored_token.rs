@@ -235,12 +235,13 @@ mod tests {
 
     use std::collections::HashMap;
 
+    use axum::http::{HeaderMap, StatusCode, Uri, header};
+    use axum::response::IntoResponse as _;
     use base64::Engine as _;
     use base64::engine::general_purpose::URL_SAFE_NO_PAD;
     use rmcp::transport::auth::{AuthorizationMetadata, CredentialStore as _, StoredCredentials};
     use serde_json::{Value, json};
     use sha2::{Digest as _, Sha256};
-    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
     use tokio::net::TcpListener;
 
     use super::super::dpop::ProofKey;
@@ -257,69 +258,35 @@ mod tests {
 
     type Log = Arc<Mutex<Vec<Seen>>>;
 
-    /// Reads one HTTP/1.1 request (headers, then a `Content-Length` body).
-    async fn read_request(stream: &mut tokio::net::TcpStream) -> anyhow::Result<Seen> {
-        let mut bytes = Vec::new();
-        let mut chunk = [0u8; 4096];
-        let end = loop {
-            if let Some(at) = bytes.windows(4).position(|w| w == b"\r\n\r\n") {
-                break at;
-            }
-            let n = stream.read(&mut chunk).await?;
-            anyhow::ensure!(n > 0, "the client closed before its request ended");
-            bytes.extend_from_slice(&chunk[..n]);
-        };
-        let head = String::from_utf8_lossy(&bytes[..end]).to_string();
-        let mut lines = head.split("\r\n");
-        let path = lines.next().and_then(|l| l.split(' ').nth(1)).unwrap_or_default().to_string();
-        let headers: HashMap<String, String> = lines
-            .filter_map(|l| l.split_once(':'))
-            .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
-            .collect();
-        let length: usize = headers.get("content-length").and_then(|v| v.parse().ok()).unwrap_or(0);
-        let mut body = bytes[end + 4..].to_vec();
-        while body.len() < length {
-            let n = stream.read(&mut chunk).await?;
-            anyhow::ensure!(n > 0, "the client closed before its body ended");
-            body.extend_from_slice(&chunk[..n]);
-        }
-        Ok(Seen { path, headers, body: String::from_utf8_lossy(&body).to_string() })
-    }
-
     /// The server: `/token` refreshes to `at-2`; `/mcp` refuses every token but `at-2` (401,
     /// `invalid_token`) and answers a request with an empty result. Returns its origin.
     async fn serve(log: Log) -> anyhow::Result<String> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let origin = format!("http://{}", listener.local_addr()?);
-        tokio::spawn(async move {
-            while let Ok((mut stream, _)) = listener.accept().await {
-                let log = log.clone();
-                tokio::spawn(async move {
-                    let Ok(seen) = read_request(&mut stream).await else { return };
-                    log.lock().unwrap_or_else(PoisonError::into_inner).push(seen.clone());
-                    let (status, extra, body) = if seen.path == "/token" {
-                        let tokens = json!({"access_token": "at-2", "token_type": "DPoP", "expires_in": 3600,
-                            "refresh_token": "rt-2"});
-                        ("200 OK", String::new(), tokens.to_string())
-                    } else if seen.headers.get("authorization").map(String::as_str) == Some("DPoP at-2") {
-                        (
-                            "200 OK",
-                            String::new(),
-                            json!({"jsonrpc": "2.0", "id": 1, "result": {}}).to_string(),
-                        )
-                    } else {
-                        let challenge = "WWW-Authenticate: DPoP error=\"invalid_token\"\r\n".to_string();
-                        ("401 Unauthorized", challenge, String::new())
-                    };
-                    let answer = format!(
-                        "HTTP/1.1 {status}\r\n{extra}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                        body.len()
-                    );
-                    let _ = stream.write_all(answer.as_bytes()).await;
-                    let _ = stream.shutdown().await;
-                });
+        let app = axum::Router::new().fallback(move |uri: Uri, headers: HeaderMap, body: String| {
+            let log = log.clone();
+            async move {
+                let headers = headers
+                    .iter()
+                    .map(|(k, v)| (k.as_str().to_owned(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+                    .collect();
+                let seen = Seen { path: uri.path().to_owned(), headers, body };
+                log.lock().unwrap_or_else(PoisonError::into_inner).push(seen.clone());
+                let json = [(header::CONTENT_TYPE, "application/json")];
+                if seen.path == "/token" {
+                    let tokens = json!({"access_token": "at-2", "token_type": "DPoP", "expires_in": 3600,
+                        "refresh_token": "rt-2"});
+                    (StatusCode::OK, json, tokens.to_string()).into_response()
+                } else if seen.headers.get("authorization").map(String::as_str) == Some("DPoP at-2") {
+                    let answer = json!({"jsonrpc": "2.0", "id": 1, "result": {}});
+                    (StatusCode::OK, json, answer.to_string()).into_response()
+                } else {
+                    let challenge = [(header::WWW_AUTHENTICATE, "DPoP error=\"invalid_token\"")];
+                    (StatusCode::UNAUTHORIZED, challenge, json).into_response()
+                }
             }
         });
+        tokio::spawn(async move { axum::serve(listener, app).await });
         Ok(origin)
     }
 

@@ -73,7 +73,7 @@ impl CredentialsFile {
 
 #[cfg(test)]
 mod tests {
-    use std::time::{Duration, SystemTime};
+    use std::time::Duration;
 
     use rmcp::transport::auth::CredentialStore as _;
 
@@ -112,8 +112,7 @@ mod tests {
         assert!(file.access_token(URL)?.is_none());
         file.for_server(URL).save(creds("client-1", Some(ISSUER_A), "a0", "r0")?).await?;
         // Aged past file_stamp's window, so the version read is kept.
-        let aged = std::fs::File::options().write(true).open(&path)?;
-        aged.set_modified(SystemTime::now() - Duration::from_secs(60))?;
+        crate::file_stamp::backdate(&path, Duration::from_secs(60));
         let token = file.access_token(URL)?.ok_or_else(|| anyhow::anyhow!("no token"))?;
         assert_eq!((token.secret(), token.bound), ("a0", false));
         assert_eq!((token.expires_in, token.received_at), (Some(3600), Some(1_000)));

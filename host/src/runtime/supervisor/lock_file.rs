@@ -49,7 +49,7 @@ pub struct Approved {
 
 #[cfg(test)]
 mod tests {
-    use std::time::{Duration, SystemTime};
+    use std::time::Duration;
 
     use super::*;
 
@@ -68,11 +68,6 @@ mod tests {
         lock.servers.values().flat_map(|s| s.tools.keys().cloned()).collect()
     }
 
-    fn set_modified(path: &Path, ago: Duration) {
-        let file = std::fs::File::options().write(true).open(path).unwrap_or_else(|e| panic!("open: {e}"));
-        file.set_modified(SystemTime::now() - ago).unwrap_or_else(|e| panic!("set_modified: {e}"));
-    }
-
     #[test]
     fn an_unchanged_lock_is_parsed_once_and_every_write_is_seen() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
@@ -80,7 +75,7 @@ mod tests {
         assert_eq!(read_lock(&path).map(|l| tools(&l)).ok(), Some(vec![]), "missing: empty");
 
         std::fs::write(&path, lock_text("aaaa")).unwrap_or_else(|e| panic!("write: {e}"));
-        set_modified(&path, Duration::from_secs(60));
+        crate::file_stamp::backdate(&path, Duration::from_secs(60));
         assert_eq!(read_lock(&path).map(|l| tools(&l)).ok(), Some(vec!["aaaa".to_string()]));
 
         // The same length written in place, just now: a new modification time, seen.
@@ -91,7 +86,7 @@ mod tests {
         assert_eq!(read_lock(&path).map(|l| tools(&l)).ok(), Some(vec!["cccc".to_string()]));
 
         // Replaced by a rename with the very same length and time: another inode, seen.
-        set_modified(&path, Duration::from_secs(60));
+        crate::file_stamp::backdate(&path, Duration::from_secs(60));
         assert_eq!(read_lock(&path).map(|l| tools(&l)).ok(), Some(vec!["cccc".to_string()]));
         let meta = std::fs::metadata(&path).unwrap_or_else(|e| panic!("metadata: {e}"));
         let other = dir.path().join("tools.lock.new");
