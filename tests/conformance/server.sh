@@ -5,7 +5,12 @@
 #     the suite's default revision and at 2025-11-25, twice: speaking 2026-07-28 to toolport
 #     (questions as input-required results) and `--legacy` (questions as requests to the client,
 #     what the suite's TypeScript reference server does);
-#   - server-everything at the default revision.
+#   - server-everything at the default revision;
+#   - our TypeScript fixture (tests/conformance/sdk_server.mjs: the TypeScript SDK's `McpServer`,
+#     built as the suite's reference server is: it answers `server/discover`, but its tools ask
+#     the client only in a session), at both revisions, in the scenarios it implements (the
+#     questions asked while a call waits, and `resources/subscribe`); toolport is told its
+#     `"protocolVersion": "2025-11-25"`.
 #
 #   tests/conformance/server.sh
 #
@@ -75,12 +80,14 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# Starts `toolport serve --http` fronting the one server NAME at URL; sets `serve_url`. Not
-# called in a command substitution: its pid must reach `pids` in this shell, for cleanup.
+# Starts `toolport serve --http` fronting the one server NAME at URL, with more keys of its
+# definition when given (JSON members, e.g. `"protocolVersion": "2025-11-25"`); sets
+# `serve_url`. Not called in a command substitution: its pid must reach `pids` in this shell,
+# for cleanup.
 start_serve() {
-  local name="$1" url="$2" home="$out/$1/home" workspace="$out/$1/workspace"
+  local name="$1" url="$2" more="${3:+, $3}" home="$out/$1/home" workspace="$out/$1/workspace"
   mkdir -p "$home" "$workspace/.toolport"
-  printf '{"mcpServers": {"%s": {"type": "http", "url": "%s"}}}\n' "$name" "$url" >"$home/mcp.json"
+  printf '{"mcpServers": {"%s": {"type": "http", "url": "%s"%s}}}\n' "$name" "$url" "$more" >"$home/mcp.json"
   printf '{"enabledMcpServers": ["%s"]}\n' "$name" >"$workspace/.toolport/workspace.json"
   env -u RUST_LOG -u TOOLPORT_HOME "$bin" --home "$home" --workspace "$workspace" serve --http 127.0.0.1:0 \
     >"$out/$name/serve.stdout" 2>"$out/$name/serve.log" </dev/null &
@@ -96,7 +103,7 @@ suite_run() {
   local url="$1" folder="$2" status=0
   shift 2
   timeout --kill-after=5 "$SUITE_TIMEOUT_S" "$node" "$suite" server --url "$url" -o "$folder" "$@" \
-    >"$folder.log" 2>&1 || status=$?
+    >>"$folder.log" 2>&1 || status=$?
   if (( status == 124 || status == 137 )); then
     echo "server.sh: the suite against $url did not finish within ${SUITE_TIMEOUT_S}s (see $folder.log)" >&2
     tail -n 20 "$folder.log" >&2
@@ -115,6 +122,24 @@ compare() {
   comparisons+=("$label" "$folder")
 }
 comparisons=()
+
+# The scenarios sdk_server.mjs implements: the checks issue 44 found lost through toolport in
+# front of the suite's reference server.
+SDK_SCENARIOS=(tools-call-elicitation tools-call-sampling elicitation-sep1034-defaults
+  elicitation-sep1330-enums resources-subscribe)
+
+# As `compare`, one suite run per scenario of SDK_SCENARIOS, all into the same folders.
+compare_sdk_scenarios() {
+  local label="$1" direct="$2" through="$3" folder="$out/runs/${1// /_}" scenario
+  shift 3
+  mkdir -p "$folder"
+  echo "$label: direct $direct, through toolport $through" >&2
+  for scenario in "${SDK_SCENARIOS[@]}"; do
+    suite_run "$direct" "$folder/direct" --scenario "$scenario" "$@"
+    suite_run "$through" "$folder/through" --scenario "$scenario" "$@"
+  done
+  comparisons+=("$label" "$folder")
+}
 
 for mode in modern legacy; do
   name="fixture-$mode"
@@ -139,6 +164,16 @@ wait_for_line "$out/everything/server.log" "listening on port $port" "server-eve
 direct_url="http://127.0.0.1:$port/mcp"
 start_serve everything "$direct_url"
 compare "server-everything at the default revision" "$direct_url" "$serve_url"
+
+mkdir -p "$out/sdk"
+port="$(free_port)"
+"$peers/bin/node" "$here/sdk_server.mjs" "$peers" "$port" >"$out/sdk/server.log" 2>&1 </dev/null &
+pids+=($!)
+wait_for_line "$out/sdk/server.log" "sdk server listening on port $port" "sdk_server.mjs" "${pids[-1]}" >/dev/null
+direct_url="http://127.0.0.1:$port/mcp"
+start_serve sdk "$direct_url" '"protocolVersion": "2025-11-25"'
+compare_sdk_scenarios "sdk-server at the default revision" "$direct_url" "$serve_url"
+compare_sdk_scenarios "sdk-server at 2025-11-25" "$direct_url" "$serve_url" --spec-version 2025-11-25
 
 status=0
 python3 - "${comparisons[@]}" <<'PY' || status=$?

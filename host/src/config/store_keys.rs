@@ -36,6 +36,8 @@ pub(in crate::config) const OAUTH: &str = "oauth";
 pub(in crate::config) const TOOLS: &str = "tools";
 /// `roots`: what the server is told its roots are.
 pub(in crate::config) const ROOTS: &str = "roots";
+/// `protocolVersion`: the one MCP revision toolport speaks with the server.
+pub(in crate::config) const PROTOCOL_VERSION: &str = "protocolVersion";
 /// `component`: a `wasm` server's component file.
 pub(in crate::config) const COMPONENT: &str = "component";
 /// `builtin`: one of the `wasm` servers embedded in the binary.
@@ -48,8 +50,21 @@ pub(in crate::config) const LIMITS: &str = "limits";
 pub(in crate::config) const SHA256: &str = "sha256";
 
 /// Every server's own keys, in the order the store writes them.
-pub(in crate::config) const SERVER: [&str; 12] =
-    [TYPE, URL, COMMAND, ARGS, ENV, HEADERS, CWD, INHERIT_ENV, TIMEOUTS, OAUTH, TOOLS, ROOTS];
+pub(in crate::config) const SERVER: [&str; 13] = [
+    TYPE,
+    URL,
+    COMMAND,
+    ARGS,
+    ENV,
+    HEADERS,
+    CWD,
+    INHERIT_ENV,
+    TIMEOUTS,
+    OAUTH,
+    TOOLS,
+    ROOTS,
+    PROTOCOL_VERSION,
+];
 
 /// The keys of a `wasm` server's sandbox (a server of another type may use them for itself).
 pub(in crate::config) const WASM: [&str; 5] = [COMPONENT, BUILTIN, GRANTS, LIMITS, SHA256];

@@ -15,7 +15,6 @@ use super::event::Event;
 use super::questions::related::InFlight;
 use super::questions::server_log;
 use super::questions::server_requests::Answers;
-use crate::transport;
 
 /// Receives the server's notifications, and answers its questions through the runtime's
 /// [`Answers`] (`server_requests.rs`); everything else keeps rmcp's defaults. Cloned when a
@@ -31,6 +30,8 @@ pub(super) struct Handler {
     pub(super) roots: crate::config::Roots,
     /// The calls in flight: whose call a question belongs to (`related`).
     pub(super) calls: InFlight,
+    /// The revision `initialize` offers (`transport::offered_version`).
+    pub(super) offered: rmcp::model::ProtocolVersion,
 }
 
 #[allow(deprecated)]
@@ -102,12 +103,12 @@ impl ClientHandler for Handler {
     }
 
     fn get_info(&self) -> ClientConfig {
-        // The version here is only what the `initialize` fallback offers; the stateless
-        // revisions are chosen by the lifecycle (`transport::connect`).
+        // The version here is only what `initialize` offers; the stateless revisions are
+        // chosen by the lifecycle (`transport::connect`).
         ClientConfig::new(
             self.answers.capabilities(&self.roots),
             Implementation::new("toolport", env!("CARGO_PKG_VERSION")),
         )
-        .with_protocol_version(transport::LEGACY_VERSION)
+        .with_protocol_version(self.offered.clone())
     }
 }

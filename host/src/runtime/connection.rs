@@ -80,6 +80,7 @@ impl Connection {
             answers,
             roots: def.roots.clone(),
             calls: calls.clone(),
+            offered: transport::offered_version(def),
         };
         // Reports are routed as the transport reads them, ahead of the answer they precede.
         let routes = progress.clone();

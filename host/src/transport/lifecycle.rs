@@ -3,7 +3,8 @@
 //! info and capabilities in each request's `_meta` and the `MCP-Protocol-Version` header), and
 //! the `initialize` handshake for servers that answer the probe with a JSON-RPC error or not at
 //! all. rmcp does the negotiating (including the retry a `-32022` UnsupportedProtocolVersion
-//! answer asks for); this file only says what we prefer.
+//! answer asks for); this file only says what we prefer. A server whose definition names its
+//! `protocolVersion` gets that revision's lifecycle alone ([`pinned`]).
 
 use rmcp::model::ProtocolVersion;
 use rmcp::service::{ClientInitializeError, RunningService};
@@ -12,6 +13,7 @@ use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, Peer, RoleClien
 
 use super::in_order::{InOrder, ProgressTap};
 use crate::cause::deepest_cause;
+use crate::config::ServerDef;
 
 /// The handshake revision offered to servers without `server/discover`. A server that speaks
 /// only an older one (2025-06-18, 2025-03-26, 2024-11-05) answers with its own version, which
@@ -25,6 +27,29 @@ pub fn lifecycle() -> ClientLifecycleMode {
     let preferred: Vec<ProtocolVersion> =
         ProtocolVersion::KNOWN_VERSIONS.iter().rev().filter(|v| !v.has_initialize()).cloned().collect();
     ClientLifecycleMode::Auto { preferred_versions: preferred, legacy_version: Some(LEGACY_VERSION) }
+}
+
+/// The lifecycle of a definition's `protocolVersion`, `None` when it names none: a handshake
+/// revision is `initialize` offering it ([`offered`]); a stateless one is `server/discover`
+/// with only it. No fallback either way: the person who named it asked for nothing else.
+pub fn pinned(def: &ServerDef) -> Option<ClientLifecycleMode> {
+    let version = pinned_version(def)?;
+    Some(if version.has_initialize() {
+        ClientLifecycleMode::Initialize
+    } else {
+        ClientLifecycleMode::Discover { preferred_versions: vec![version] }
+    })
+}
+
+/// The revision `initialize` offers `def`'s server: its `protocolVersion` when that is a
+/// handshake revision, else [`LEGACY_VERSION`].
+pub fn offered(def: &ServerDef) -> ProtocolVersion {
+    pinned_version(def).filter(ProtocolVersion::has_initialize).unwrap_or(LEGACY_VERSION)
+}
+
+fn pinned_version(def: &ServerDef) -> Option<ProtocolVersion> {
+    let written = def.protocol_version.as_deref()?;
+    ProtocolVersion::KNOWN_VERSIONS.iter().find(|v| v.as_str() == written).cloned()
 }
 
 /// Whether the server behind `peer` speaks a stateless revision (2026-07-28 on): no session, so
@@ -130,6 +155,22 @@ mod tests {
         };
         assert_eq!(retry_lifecycle(&newer_only), None);
         assert_eq!(retry_lifecycle(&ClientInitializeError::ConnectionClosed("gone".into())), None);
+    }
+
+    #[test]
+    fn a_named_revision_is_its_own_lifecycle_alone() {
+        let def =
+            |v: Option<&str>| ServerDef { protocol_version: v.map(String::from), ..ServerDef::default() };
+        assert_eq!(pinned(&def(None)), None);
+        assert_eq!(offered(&def(None)), LEGACY_VERSION);
+        assert_eq!(pinned(&def(Some("2025-11-25"))), Some(ClientLifecycleMode::Initialize));
+        assert_eq!(offered(&def(Some("2025-06-18"))), ProtocolVersion::V_2025_06_18);
+        let stateless = pinned(&def(Some("2026-07-28")));
+        assert_eq!(
+            stateless,
+            Some(ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] })
+        );
+        assert_eq!(offered(&def(Some("2026-07-28"))), LEGACY_VERSION);
     }
 
     /// rmcp's probe waits 10 s, then sends `initialize` on the same connection; the probe's own

@@ -21,7 +21,7 @@ pub use connected::Connected;
 pub use header_rules::header_rule_broken;
 pub use http_audit::{BadHeaderTool, HeaderAudit};
 pub use in_order::ProgressTap;
-pub use lifecycle::{LEGACY_VERSION, is_stateless};
+pub use lifecycle::{is_stateless, offered as offered_version};
 pub use plugin::SSE_PLUGIN;
 pub use process_group::end_all as end_server_processes;
 pub use process_group::{
@@ -43,6 +43,8 @@ use stdio::{HANDSHAKE_EXIT_WAIT, MAX_STDIO_MESSAGE_BYTES};
 /// probe with something other than a discovery result (some 2025 servers answer every unknown
 /// method with `{}`) gets a fresh connection with `initialize` alone; one whose answer came
 /// after rmcp's 10 s probe wait gets one without that wait ([`lifecycle::retry_lifecycle`]).
+/// A definition that names its `protocolVersion` gets that revision's lifecycle, once
+/// ([`lifecycle::pinned`]).
 /// The error is one line naming the deepest cause, e.g. `Connection refused (os error 111)`
 /// or `process exited with status 1; stderr: …`. Callers bound it with the connect timeout;
 /// dropping the future kills a half-started child. The server's progress reports go to `tap`
@@ -55,6 +57,11 @@ pub async fn connect<H: ClientHandler + Clone>(
     handler: H,
     tap: ProgressTap,
 ) -> Result<Connected<H>, String> {
+    if let Some(lifecycle) = lifecycle::pinned(def) {
+        let only = Start { handler, lifecycle, tap };
+        let result = open(def, kind, plugins, credentials, only).await;
+        return result.map_err(|e| crate::auth::name_the_fix(e.message, def));
+    }
     let first = Start { handler: handler.clone(), lifecycle: lifecycle::lifecycle(), tap: tap.clone() };
     let result = match open(def, kind, plugins, credentials, first).await {
         Err(StartError { message, retry: Some(lifecycle) }) => {

@@ -1,6 +1,8 @@
 //! The official MCP conformance suite's server scenarios (`tests/conformance/server.sh`) run
-//! against our fixture server (both eras, the default revision and 2025-11-25) and
-//! server-everything, each directly and through `toolport serve --http` fronting it. The
+//! against our fixture server (both eras, the default revision and 2025-11-25),
+//! server-everything, and our TypeScript SDK fixture built as the suite's reference server is
+//! (`sdk_server.mjs`, both revisions, the scenarios it implements), each directly and through
+//! `toolport serve --http` fronting it. The
 //! verdict is the script's (no check that passes directly may fail through toolport, but for
 //! the script's named known losses (none today), and `dns-rebinding-protection` must pass against
 //! toolport); this test also reads the tables it prints, so a script that stopped comparing
@@ -42,6 +44,8 @@ fn serve_keeps_every_server_check_that_passes_directly() {
         "fixture-legacy at the default revision",
         "fixture-legacy at 2025-11-25",
         "server-everything at the default revision",
+        "sdk-server at the default revision",
+        "sdk-server at 2025-11-25",
     ] {
         assert!(stdout.contains(&format!("### {label}\n")), "no table for {label}:\n{stdout}");
     }
@@ -62,6 +66,25 @@ fn serve_keeps_every_server_check_that_passes_directly() {
         let found: Vec<&Row> = fixture_rows.iter().filter(|r| r.check == check).collect();
         assert!(found.len() == 4, "{check} is not in every fixture table:\n{stdout}");
         assert!(found.iter().all(|r| r.through == "pass"), "{check} does not pass through serve:\n{stdout}");
+    }
+    // Issue 44: the same behaviours in front of a server built as the suite's TypeScript
+    // reference server is (the SDK's `McpServer`, questions only in a session), every check
+    // of theirs required, both directly and through serve.
+    let sdk_tables: String = stdout.split("### sdk-server").skip(1).collect();
+    let sdk_rows = self::rows(&sdk_tables);
+    for check in [
+        "elicitation-sep1034-defaults / elicitation-sep1034-enum-default",
+        "elicitation-sep1330-enums / elicitation-sep1330-titled-multi",
+        "elicitation-sep1330-enums / elicitation-sep1330-legacy-enumnames",
+        "tools-call-elicitation / tools-call-elicitation",
+        "tools-call-sampling / tools-call-sampling",
+        "resources-subscribe / resources-subscribe",
+    ] {
+        let found = sdk_rows.iter().filter(|r| r.check == check).count();
+        assert_eq!(found, 2, "{check} is not in both sdk-server tables:\n{stdout}");
+    }
+    for row in &sdk_rows {
+        assert!(row.direct == "pass" && row.through == "pass", "sdk-server: {} lost:\n{stdout}", row.check);
     }
     for row in &rows {
         if row.direct == "pass" && !row.through.ends_with("(known loss)") {

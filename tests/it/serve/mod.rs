@@ -8,4 +8,5 @@ mod front;
 mod http;
 mod hung;
 mod lazy_surface;
+mod sdk_server;
 mod signals;

@@ -86,6 +86,9 @@ pub(super) async fn get_view(paths: &Paths, name: &str, json: bool) -> Result<St
         line(key, &value);
     }
     line("roots", &roots_text(&masked.roots));
+    if let Some(version) = &masked.protocol_version {
+        line("protocolVersion", &format!("{version} (no other revision is tried)"));
+    }
     let t = masked.timeouts;
     line(
         "timeouts",

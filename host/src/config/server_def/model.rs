@@ -68,6 +68,11 @@ pub struct ServerDef {
     pub tools: ToolFilter,
     /// `roots`: what the server is told when it asks for the client's roots (`roots/list`).
     pub roots: Roots,
+    /// `protocolVersion`: the one MCP revision toolport speaks with this server (one rmcp
+    /// knows, checked when read), instead of `server/discover` first and `initialize` as the
+    /// fallback. For a server that speaks both eras but does more in a session: the
+    /// conformance suite's reference server asks its questions only there.
+    pub protocol_version: Option<String>,
 }
 
 /// A server's `roots` setting. Servers that act on roots (npm `server-filesystem`) replace their

@@ -63,6 +63,7 @@ impl ServerDef {
             wasm,
             tools: tool_filter(&fields)?,
             roots: roots(&fields)?,
+            protocol_version: protocol_version(&fields)?,
         })
     }
 
@@ -98,6 +99,17 @@ fn roots(fields: &Fields<'_>) -> Result<Roots, String> {
             .map(Roots::Paths),
         Some(_) => Err(bad()),
     }
+}
+
+/// `protocolVersion`: one of the revisions rmcp knows, as written (trimmed).
+fn protocol_version(fields: &Fields<'_>) -> Result<Option<String>, String> {
+    let Some(written) = fields.string(key::PROTOCOL_VERSION)? else { return Ok(None) };
+    let known = rmcp::model::ProtocolVersion::KNOWN_VERSIONS;
+    if known.iter().any(|v| v.as_str() == written) {
+        return Ok(Some(written));
+    }
+    let names: Vec<&str> = known.iter().map(|v| v.as_str()).collect();
+    Err(fields.err(key::PROTOCOL_VERSION, &format!("one of {}", names.join(", "))))
 }
 
 /// `tools: { include, exclude }`: arrays of globs, trimmed, blanks dropped; an empty or absent
@@ -220,6 +232,23 @@ mod tests {
         );
         let err = ServerDef::from_json("s", &json!({"command":"x","inheritEnv":"no"})).err();
         assert_eq!(err.as_deref(), Some("server \"s\": \"inheritEnv\" must be true or false"));
+    }
+
+    #[test]
+    fn protocol_version_is_a_known_revision_kept_as_written() {
+        assert_eq!(def(json!({"url":"http://h/mcp"})).protocol_version, None);
+        let d = def(json!({"url":"http://h/mcp","protocolVersion":" 2025-11-25 "}));
+        assert_eq!(d.protocol_version.as_deref(), Some("2025-11-25"));
+        assert_eq!(d.to_json().get("protocolVersion"), Some(&json!("2025-11-25")));
+        let err =
+            ServerDef::from_json("s", &json!({"url":"http://h/mcp","protocolVersion":"2025-12-01"})).err();
+        assert_eq!(
+            err.as_deref(),
+            Some(
+                "server \"s\": \"protocolVersion\" must be one of 2024-11-05, 2025-03-26, 2025-06-18, \
+                 2025-11-25, 2026-07-28"
+            )
+        );
     }
 
     #[test]

@@ -50,6 +50,7 @@ impl ServerDef {
         if let Some(r) = roots_json(&self.roots) {
             m.insert(key::ROOTS.into(), r);
         }
+        put_str(&mut m, key::PROTOCOL_VERSION, &self.protocol_version);
         if let Some(w) = &self.wasm {
             put_str(&mut m, key::COMPONENT, &w.component);
             put_str(&mut m, key::BUILTIN, &w.builtin);

@@ -1,0 +1,128 @@
+//! `serve --http` in front of a server built as the conformance suite's TypeScript reference
+//! server is (issue 44 item 12): the TypeScript SDK's `McpServer` over streamable HTTP
+//! (`tests/conformance/sdk_server.mjs`), whose tools ask the client with
+//! `server.server.elicitInput` and `createMessage` while the call waits, and which answers
+//! `server/discover` too but cannot ask on that stateless revision. Named with
+//! `"protocolVersion": "2025-11-25"`, toolport speaks the session era with it, and its
+//! questions reach the client that called: a 2025-11-25 client as requests, a 2026-07-28 one as
+//! input-required results. The clients are the official Python SDK's (`tests/serve/client.py`).
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::serve::clients::{py_command, py_output};
+use crate::support::common::{Env, collect_lines, wait_for_text};
+use crate::support::peers::{node, peers};
+use crate::support::runtime::write_config;
+use crate::support::serve::ServeHttp;
+
+/// `sdk_server.mjs` on a free loopback port, until dropped.
+struct SdkServer {
+    child: Child,
+    url: String,
+}
+
+impl SdkServer {
+    fn start() -> Self {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .unwrap_or_else(|e| panic!("no free port: {e}"));
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance/sdk_server.mjs");
+        let mut child = Command::new(node())
+            .arg(script)
+            .arg(peers())
+            .arg(port.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start sdk_server.mjs: {e}"));
+        let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+        let lines = collect_lines(stdout);
+        let said = wait_for_text(&lines, "sdk server listening on port", Duration::from_secs(30));
+        assert!(said.contains("sdk server listening on port"), "sdk_server.mjs did not start: {said}");
+        Self { child, url: format!("http://127.0.0.1:{port}/mcp") }
+    }
+}
+
+impl Drop for SdkServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// serve in front of the one server `sdk` at `url`, its definition extended with `extra`.
+fn serve_in_front(env: &Env, url: &str, extra: Value) -> ServeHttp {
+    let mut def = json!({ "type": "http", "url": url });
+    if let (Some(d), Some(extra)) = (def.as_object_mut(), extra.as_object()) {
+        d.extend(extra.clone());
+    }
+    write_config(env, json!({ "sdk": def }), &["sdk"], json!({}));
+    ServeHttp::start(env)
+}
+
+/// `client.py ask` as `client` (`session`: 2025-11-25; `default`: 2026-07-28): calls `tool`
+/// with `args`, answering elicitation with `answer` and sampling with its `"text"`.
+fn ask(serve: &ServeHttp, client: &str, tool: &str, args: Value, answer: Value) -> Value {
+    let out = py_command(
+        "ask",
+        &["--client", client, "--tool", tool, "--args", &args.to_string(), "--answer", &answer.to_string()],
+    )
+    .arg("--url")
+    .arg(&serve.url)
+    .output()
+    .unwrap_or_else(|e| panic!("cannot run client.py: {e}"));
+    let stderr = serve.stderr.lock().map(|l| l.join("\n")).unwrap_or_default();
+    py_output("ask", &out, &format!("serve's stderr:\n{stderr}"))
+}
+
+#[test]
+fn a_session_servers_questions_reach_the_calling_client_of_either_revision() {
+    let server = SdkServer::start();
+    let env = Env::new();
+    let serve = serve_in_front(&env, &server.url, json!({ "protocolVersion": "2025-11-25" }));
+    let answer = json!({ "response": "yes please", "text": "a sampled answer" });
+    for (client, revision) in [("session", "2025-11-25"), ("default", "2026-07-28")] {
+        let asked = ask(&serve, client, "test_elicitation", json!({ "message": "Shall I?" }), answer.clone());
+        assert_eq!(asked["protocol"], revision, "{asked}");
+        assert_eq!(
+            asked["asked"],
+            json!([{ "message": "Shall I?", "fields": ["response"] }]),
+            "{client}: {asked}"
+        );
+        assert_eq!(
+            asked["texts"],
+            json!(["User response: action=accept, content={\"response\":\"yes please\"}"]),
+            "{client}: {asked}"
+        );
+
+        let sampled =
+            ask(&serve, client, "test_sampling", json!({ "prompt": "Say something" }), answer.clone());
+        assert_eq!(sampled["sampled"], json!([["Say something"]]), "{client}: {sampled}");
+        assert_eq!(sampled["texts"], json!(["LLM response: a sampled answer"]), "{client}: {sampled}");
+    }
+}
+
+/// Without `protocolVersion` toolport prefers the stateless revision the server also offers,
+/// where this server (as the reference server) cannot ask: its own answer is passed on whole
+/// and nobody is asked. This is why the setting exists; it also shows that the `-32601` of
+/// issue 44 is the server's own in-memory client, not toolport's.
+#[test]
+fn on_the_stateless_revision_the_server_itself_cannot_ask() {
+    let server = SdkServer::start();
+    let env = Env::new();
+    let serve = serve_in_front(&env, &server.url, json!({}));
+    let answer = json!({ "response": "yes please", "text": "a sampled answer" });
+    let asked = ask(&serve, "session", "test_elicitation", json!({ "message": "Shall I?" }), answer);
+    assert_eq!(asked["asked"], json!([]), "{asked}");
+    assert_eq!(
+        asked["texts"],
+        json!(["Elicitation not supported or error: MCP error -32601: Method not found"]),
+        "{asked}"
+    );
+}
