@@ -180,6 +180,14 @@ async function dispatch(method, params) {
   }
 }
 
+// The 2026-07-28 results that carry caching hints (SEP-2549), which a client requires.
+const CACHEABLE = new Set(["server/discover", "tools/list", "resources/list", "resources/templates/list", "resources/read"]);
+
+/// A stateless result as the revision wants it: `resultType`, and caching hints where due.
+function complete(method, result) {
+  return { resultType: "complete", ...(CACHEABLE.has(method) ? { ttlMs: 0, cacheScope: "private" } : {}), ...result };
+}
+
 function json(res, status, body) {
   res.writeHead(status, { "content-type": "application/json" });
   res.end(JSON.stringify(body));
@@ -191,12 +199,11 @@ async function stateless(req, res, body) {
     return json(res, 200, {
       jsonrpc: "2.0",
       id,
-      result: {
+      result: complete(method, {
         supportedVersions: [STATELESS],
         capabilities: { tools: {}, resources: {} },
         _meta: { "io.modelcontextprotocol/serverInfo": { name: "toolport-sdk-fixture", version: "1.0.0" } },
-        resultType: "complete",
-      },
+      }),
     });
   }
   if (method === "subscriptions/listen") {
@@ -213,7 +220,7 @@ async function stateless(req, res, body) {
   if (["tools/list", "tools/call", "resources/list", "resources/templates/list", "resources/read"].includes(method)) {
     try {
       const result = await dispatch(method, params);
-      return json(res, 200, { jsonrpc: "2.0", id, result: { ...result, resultType: "complete" } });
+      return json(res, 200, { jsonrpc: "2.0", id, result: complete(method, result) });
     } catch (e) {
       return json(res, 200, { jsonrpc: "2.0", id, error: { code: e.code ?? -32603, message: e.message } });
     }
