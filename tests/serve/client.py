@@ -294,7 +294,8 @@ async def logging(session, args, events):
 async def ask(session, args, events):
     await session.list_tools()
     result = await session.call_tool(args.tool, json.loads(args.args))
-    return {"asked": events["asked"], "sampled": events["sampled"], "texts": texts(result)}
+    return {"protocol": events["protocol"], "asked": events["asked"], "sampled": events["sampled"],
+            "texts": texts(result)}
 
 
 SCENARIOS = {

@@ -86,9 +86,9 @@ fn a_session_servers_questions_reach_the_calling_client_of_either_revision() {
     let server = SdkServer::start();
     let env = Env::new();
     let serve = serve_in_front(&env, &server.url, json!({ "protocolVersion": "2025-11-25" }));
-    let answer = json!({ "response": "yes please", "text": "a sampled answer" });
     for (client, revision) in [("session", "2025-11-25"), ("default", "2026-07-28")] {
-        let asked = ask(&serve, client, "test_elicitation", json!({ "message": "Shall I?" }), answer.clone());
+        let answer = json!({ "response": "yes please" });
+        let asked = ask(&serve, client, "test_elicitation", json!({ "message": "Shall I?" }), answer);
         assert_eq!(asked["protocol"], revision, "{asked}");
         assert_eq!(
             asked["asked"],
@@ -101,8 +101,9 @@ fn a_session_servers_questions_reach_the_calling_client_of_either_revision() {
             "{client}: {asked}"
         );
 
-        let sampled =
-            ask(&serve, client, "test_sampling", json!({ "prompt": "Say something" }), answer.clone());
+        let answer = json!({ "text": "a sampled answer" });
+        let sampled = ask(&serve, client, "test_sampling", json!({ "prompt": "Say something" }), answer);
+        assert_eq!(sampled["protocol"], revision, "{sampled}");
         assert_eq!(sampled["sampled"], json!([["Say something"]]), "{client}: {sampled}");
         assert_eq!(sampled["texts"], json!(["LLM response: a sampled answer"]), "{client}: {sampled}");
     }
@@ -117,7 +118,7 @@ fn on_the_stateless_revision_the_server_itself_cannot_ask() {
     let server = SdkServer::start();
     let env = Env::new();
     let serve = serve_in_front(&env, &server.url, json!({}));
-    let answer = json!({ "response": "yes please", "text": "a sampled answer" });
+    let answer = json!({ "response": "yes please" });
     let asked = ask(&serve, "session", "test_elicitation", json!({ "message": "Shall I?" }), answer);
     assert_eq!(asked["asked"], json!([]), "{asked}");
     assert_eq!(
