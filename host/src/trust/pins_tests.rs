@@ -26,7 +26,9 @@ fn the_digest_ignores_key_order_and_the_name_but_not_the_text() {
     assert!(Pin::of_tool(&a, &[]).digest.starts_with("sha256:"));
     assert_eq!(definition(&notes("d")), json!({"description": "d", "inputSchema": {"type": "object"}}));
     // Every field but the name: `_meta` and `icons` too.
-    let app = tool(json!({"name": "a", "inputSchema": {}, "_meta": {"ui": {"resourceUri": "ui://a"}}, "icons": [{"src": "https://a/i.png"}]}));
+    let app = tool(
+        json!({"name": "a", "inputSchema": {}, "_meta": {"ui": {"resourceUri": "ui://a"}}, "icons": [{"src": "https://a/i.png"}]}),
+    );
     assert_eq!(
         definition(&app),
         json!({"_meta": {"ui": {"resourceUri": "ui://a"}}, "icons": [{"src": "https://a/i.png"}], "inputSchema": {}})
@@ -118,7 +120,9 @@ fn a_malformed_lock_names_the_file_line_and_column() {
     );
     assert_eq!(
         err("{\"version\": 3}"),
-        Some("/w/.toolport/tools.lock: \"version\" is 3, but this toolport reads versions 1 and 2 only".into())
+        Some(
+            "/w/.toolport/tools.lock: \"version\" is 3, but this toolport reads versions 1 and 2 only".into()
+        )
     );
 }
 
@@ -147,7 +151,9 @@ fn form_1_pin(tool: &Tool) -> Pin {
 #[test]
 fn a_form_1_pin_is_upgraded_under_pin_held_under_strict_and_a_change_is_a_change() {
     let app = |uri: &str, text: &str| {
-        tool(json!({"name": "read_notes", "description": text, "inputSchema": {}, "_meta": {"ui": {"resourceUri": uri}}}))
+        tool(
+            json!({"name": "read_notes", "description": text, "inputSchema": {}, "_meta": {"ui": {"resourceUri": uri}}}),
+        )
     };
     let old = form_1_pin(&app("ui://a", "Reads."));
     let now = Pin::of_tool(&app("ui://b", "Reads."), &[]);
@@ -158,7 +164,12 @@ fn a_form_1_pin_is_upgraded_under_pin_held_under_strict_and_a_change_is_a_change
     assert_eq!(verdict(TrustMode::Pin, Some(&old), &changed, None), Verdict::Held(HoldReason::Changed));
     // A FORM pin is never upgraded: a tool that gains `_meta` is a change.
     let plain = Pin::of_tool(&notes("Reads."), &[]);
-    let gained = Pin::of_tool(&tool(json!({"name": "read_notes", "description": "Reads.", "inputSchema": {"type": "object"}, "_meta": {"x": 1}})), &[]);
+    let gained = Pin::of_tool(
+        &tool(
+            json!({"name": "read_notes", "description": "Reads.", "inputSchema": {"type": "object"}, "_meta": {"x": 1}}),
+        ),
+        &[],
+    );
     assert!(!gained.upgrades(&plain));
     assert_eq!(verdict(TrustMode::Pin, Some(&plain), &gained, None), Verdict::Held(HoldReason::Changed));
     // The old pin's accepted findings carry over; a new one still holds.

@@ -16,8 +16,8 @@ use serde_json::{Value, json};
 
 use crate::support::common::{Env, toolport};
 use crate::support::immutable::Immutable;
-use crate::support::peers::{install, node, peers};
 use crate::support::operator::http_get;
+use crate::support::peers::{install, node, peers};
 use crate::support::runtime::write_config;
 use crate::support::serve::{ServeHttp, StdioClient};
 
@@ -168,7 +168,9 @@ fn check(docs: &[(String, Value)], what: &str) -> Vec<String> {
     });
     let items = workspace.map(|v| v["configMap"]["items"].clone()).unwrap_or_default();
     assert!(
-        items.as_array().is_some_and(|i| i.iter().any(|i| i["key"] == "tools.lock" && i["path"] == "tools.lock")),
+        items
+            .as_array()
+            .is_some_and(|i| i.iter().any(|i| i["key"] == "tools.lock" && i["path"] == "tools.lock")),
         "{what}: tools.lock is not mounted beside workspace.json: {items}"
     );
     args
@@ -301,7 +303,8 @@ fn the_shipped_tools_lock_pins_every_tool_of_the_shipped_server() {
     let package = peers().join("node_modules/@modelcontextprotocol/server-memory");
     let version: Value = serde_json::from_str(&read(&package.join("package.json"))).unwrap_or_default();
     let args = &store["mcpServers"]["memory"]["args"];
-    let pinned = format!("@modelcontextprotocol/server-memory@{}", version["version"].as_str().unwrap_or("?"));
+    let pinned =
+        format!("@modelcontextprotocol/server-memory@{}", version["version"].as_str().unwrap_or("?"));
     assert_eq!(args, &json!(["-y", pinned]), "the store pins the version the lock was made of");
 
     let env = Env::new();
@@ -316,8 +319,10 @@ fn the_shipped_tools_lock_pins_every_tool_of_the_shipped_server() {
     let mut client = StdioClient::start(&env, &[]);
     let mut served = client.tool_names();
     served.sort();
-    let pinned: Vec<String> =
-        lock["servers"]["memory"]["tools"].as_object().map(|t| t.keys().cloned().collect()).unwrap_or_default();
+    let pinned: Vec<String> = lock["servers"]["memory"]["tools"]
+        .as_object()
+        .map(|t| t.keys().cloned().collect())
+        .unwrap_or_default();
     assert!(!pinned.is_empty(), "{lock}");
     assert_eq!(served, pinned, "every pinned tool is served, none held");
 }

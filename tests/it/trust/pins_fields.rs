@@ -79,7 +79,10 @@ fn a_lock_written_before_meta_was_pinned_is_re_recorded_not_held() {
     let pinned = lock(&env);
     assert_eq!(pinned["version"], 2);
     let read_notes = &pinned["servers"]["notes"]["tools"]["read_notes"];
-    assert_eq!((&read_notes["form"], &read_notes["definition"]["_meta"]["ui"]["resourceUri"]), (&json!(2), &json!("ui://notes/view")));
+    assert_eq!(
+        (&read_notes["form"], &read_notes["definition"]["_meta"]["ui"]["resourceUri"]),
+        (&json!(2), &json!("ui://notes/view"))
+    );
     let text = std::fs::read_to_string(env.home().join("audit/decisions.jsonl")).unwrap_or_default();
     assert!(
         text.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).any(|d| d["tool"] == "read_notes"
@@ -169,7 +172,8 @@ fn a_look_alike_of_a_pinned_tool_is_held_until_the_printed_approve_is_run() {
     );
 
     // The approval exactly as printed.
-    let printed = message.rsplit_once("`toolport ").and_then(|(_, rest)| rest.split_once('`')).map(|(cmd, _)| cmd);
+    let printed =
+        message.rsplit_once("`toolport ").and_then(|(_, rest)| rest.split_once('`')).map(|(cmd, _)| cmd);
     let args: Vec<&str> = printed.unwrap_or_else(|| panic!("{message}")).split(' ').collect();
     let (code, approved, stderr) = run(&env, &args);
     assert_eq!(code, 0, "{stderr}");

@@ -18,8 +18,8 @@ mod pins;
 mod reconcile;
 
 pub use lock_file::Approved;
-pub use lock_file::check_pins_kept;
 pub(crate) use lock_file::check_lock;
+pub use lock_file::check_pins_kept;
 
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
