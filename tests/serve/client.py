@@ -139,7 +139,9 @@ async def held(session, args, events):
 
 
 async def held_steps(session, args, events):
-    before = names(await session.list_tools())
+    # The server may come up after serve's first listing (a loaded machine): its list_changed.
+    listed = names(await session.list_tools())
+    before = await until_listed(session, events, lambda n: args.expect in n, listed, args.wait)
     await session.call_tool(args.tool, json.loads(args.args))
     gone = await until_listed(session, events, lambda n: args.expect not in n, before, args.wait)
     refused = await session.call_tool(args.expect, {})

@@ -88,6 +88,11 @@ pub struct ServeArgs {
     /// policy read last until serve restarts.
     #[arg(long, value_name = "FILE")]
     policy: Option<std::path::PathBuf>,
+    /// Start even when the tool pins cannot be written (`.toolport/tools.lock` read-only under
+    /// `trust: "pin"`): first sights are kept in memory while serve runs, so a tool that changed
+    /// since the last start is served as new.
+    #[arg(long)]
+    allow_unpinned: bool,
     /// Show every audit line (each call, read, prompt and sign-in, as JSON) on stderr too, for
     /// a log collector; the file under `<home>/audit/` is written either way.
     #[arg(long)]
@@ -139,6 +144,9 @@ pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     .map_err(|e| ExitError::usage(e.to_string()))?;
     let resolved = toolport::load_resolved(paths, &BTreeSet::new())?;
+    if !args.allow_unpinned {
+        toolport::check_pins_kept(&resolved).map_err(|e| ExitError::usage(e.0))?;
+    }
     if http.as_ref().is_some_and(|options| matches!(options.auth, HttpAuth::Oidc(_))) {
         for line in super::service_identity::personal_sign_ins(paths, &resolved) {
             eprintln!("{line}");

@@ -48,7 +48,7 @@ pub use registry::tool_search::{ToolHit, ToolIndex};
 pub(crate) use results::large_results::StoredText;
 pub use results::outcome::{CallError, CallOutcome, render_call};
 pub use state::CONNECTING;
-pub use supervisor::{Approved, Revision};
+pub use supervisor::{Approved, Revision, check_pins_kept};
 pub use tool_call::{CallProgress, settle_cancellations};
 
 use std::sync::Arc;

@@ -10,6 +10,7 @@
 pub mod audit;
 mod checks;
 mod confirm_rule;
+mod lookalike;
 mod matchers;
 mod pins;
 mod rules;
@@ -18,6 +19,7 @@ mod word_diff;
 
 pub use checks::{Finding, ListedTool, ServerDefinitions, Span, scan};
 pub(crate) use confirm_rule::{CONFIRM_RULE, confirm_reason};
+pub use lookalike::PinnedNames;
 pub use pins::{HoldReason, InstructionsVerdict, Lock, Pin, Verdict, instructions_verdict, verdict};
 pub use rules::{Rule, RulesError, Severity, rules};
 pub use word_diff::{fields as diff_fields, text as diff_text};

@@ -18,12 +18,20 @@ use sha2::{Digest as _, Sha256};
 
 use crate::config::{ConfigError, TrustMode, parse_json};
 
-/// The lock format this toolport reads and writes.
-pub const LOCK_VERSION: u64 = 1;
+/// The lock format this toolport writes. It reads version 1 too (toolport before issue 44):
+/// such a lock's pins are all of [`FORM_1`].
+pub const LOCK_VERSION: u64 = 2;
 
-/// The parts of a tool's definition a pin covers, in the order they are stored and compared:
-/// everything a model reads of a tool besides its name (the key it is pinned under).
-pub const PINNED_FIELDS: [&str; 5] = ["annotations", "description", "inputSchema", "outputSchema", "title"];
+/// The canonical form of a pin written by toolport before issue 44: [`FORM_1_FIELDS`] only.
+pub const FORM_1: u64 = 1;
+
+/// The canonical form this toolport pins: every field of the tool as listed (what `serve`
+/// forwards) but its name, the key it is pinned under. `_meta` (an app's `ui.resourceUri`) and
+/// `icons` are covered; so is whatever field rmcp's `Tool` gains later.
+pub const FORM: u64 = 2;
+
+/// The fields a [`FORM_1`] pin covers.
+pub const FORM_1_FIELDS: [&str; 5] = ["annotations", "description", "inputSchema", "outputSchema", "title"];
 
 /// `tools.lock` as a whole. Maps are ordered by key, so the same pins always write the same
 /// bytes (a committed lock changes only where a pin did).
@@ -59,10 +67,14 @@ pub struct ServerPins {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Pin {
+    /// The canonical form `definition` is in: [`FORM`], or [`FORM_1`] (absent: a pin written
+    /// by toolport before issue 44).
+    #[serde(default = "form_1")]
+    pub form: u64,
     /// `sha256:<hex>` of the canonical JSON of `definition`.
     pub digest: String,
-    /// The definition as pinned: [`PINNED_FIELDS`] with keys sorted at every depth (a tool), or
-    /// a string (instructions).
+    /// The definition as pinned: the tool as listed but its name (its [`FORM_1_FIELDS`] only in
+    /// a [`FORM_1`] pin), keys sorted at every depth; or a string (instructions).
     pub definition: Value,
     /// Rule ids of `high` findings a person accepted for this very definition
     /// (`toolport mcp approve`): they no longer hold it.
@@ -75,14 +87,25 @@ impl Pin {
     /// writes).
     pub fn of_tool(tool: &Tool, high: &[String]) -> Pin {
         let definition = definition(tool);
-        Pin { digest: digest(&definition), definition, accepted: sorted(high) }
+        Pin { form: FORM, digest: digest(&definition), definition, accepted: sorted(high) }
     }
 
     /// The pin of a server's `instructions`.
     pub fn of_instructions(text: &str) -> Pin {
         let definition = Value::String(text.to_string());
-        Pin { digest: digest(&definition), definition, accepted: Vec::new() }
+        Pin { form: FORM, digest: digest(&definition), definition, accepted: Vec::new() }
     }
+
+    /// Whether `self` (a tool as listed now) is what `old`, a [`FORM_1`] pin, pinned, as far as
+    /// that form covers: only the fields it left out can differ, so `self` may replace it
+    /// silently (what `old`'s toolport would have let through on this definition).
+    pub fn upgrades(&self, old: &Pin) -> bool {
+        old.form == FORM_1 && self.form == FORM && old.digest == digest(&form_1_part(&self.definition))
+    }
+}
+
+fn form_1() -> u64 {
+    FORM_1
 }
 
 impl Lock {
@@ -99,14 +122,16 @@ impl Lock {
             let what = full.rsplit_once(" at line ").map_or(full.as_str(), |(w, _)| w);
             ConfigError(format!("{}:{}:{}: {what}", path.display(), e.line(), e.column()))
         })?;
-        if lock.version != LOCK_VERSION {
+        if lock.version != LOCK_VERSION && lock.version != 1 {
             return Err(ConfigError(format!(
-                "{}: \"version\" is {}, but this toolport reads version {LOCK_VERSION} only",
+                "{}: \"version\" is {}, but this toolport reads versions 1 and {LOCK_VERSION} only",
                 path.display(),
                 lock.version
             )));
         }
-        Ok(lock)
+        // Written as this version from now on; a version 1 lock's pins say they are FORM_1
+        // each (their `form` is absent), so nothing is lost.
+        Ok(Lock { version: LOCK_VERSION, ..lock })
     }
 
     /// The lock as written: two-space pretty JSON, keys in a fixed order, a final newline.
@@ -136,6 +161,18 @@ pub enum HoldReason {
     NotPinned,
     /// Findings at `high` not accepted for this definition (rule ids, sorted).
     Finding(Vec<String>),
+    /// Not pinned itself, on a server with pins, and its name's confusable skeleton (Unicode
+    /// TR39) is that of a pinned tool's name: a look-alike (`notes_purgе`, a Cyrillic `е`,
+    /// beside a pinned `notes_purge`) that would pass for the tool a person trusted.
+    LookAlike {
+        /// The pinned tool it looks like.
+        pinned: String,
+        /// The characters the two names do not share, as `U+0435`.
+        differs: Vec<String>,
+    },
+    /// `trust: "strict"`, and its pin is of [`FORM_1`]: it matches on what that pin covers,
+    /// but its `_meta` and `icons` were never pinned (under `pin` it is re-pinned silently).
+    OldPin,
 }
 
 impl HoldReason {
@@ -145,6 +182,10 @@ impl HoldReason {
             Self::Changed => "changed since pinned".to_string(),
             Self::NotPinned => "not pinned".to_string(),
             Self::Finding(rules) => format!("finding {}", rules.join(", ")),
+            Self::LookAlike { pinned, differs } => {
+                format!("looks like pinned {pinned}, differs in {}", differs.join(" "))
+            }
+            Self::OldPin => "pinned by an older toolport, without _meta and icons".to_string(),
         }
     }
 
@@ -154,6 +195,8 @@ impl HoldReason {
             Self::Changed => "pin-changed",
             Self::NotPinned => "pin-unknown",
             Self::Finding(rules) => rules.first().map_or("finding", String::as_str),
+            Self::LookAlike { .. } => "pin-lookalike",
+            Self::OldPin => "pin-old-form",
         }
     }
 }
@@ -172,31 +215,46 @@ pub enum Verdict {
 
 /// The verdict on a tool whose pin as listed now is `current` (its `accepted` being the rule
 /// ids of its `high` findings, see [`Pin::of_tool`]) against `pinned`, the lock's.
+/// `lookalike`: for a tool without a pin, the held reason if its name looks like a pinned
+/// one's (see `lookalike.rs`).
 ///
 /// A tool seen for the first time with a `high` finding is held and not recorded: recording it
-/// would make the poisoned text the trusted one.
-pub fn verdict(mode: TrustMode, pinned: Option<&Pin>, current: &Pin) -> Verdict {
+/// would make the poisoned text the trusted one. A [`FORM_1`] pin that `current` upgrades is
+/// replaced by `current` under `pin` (recorded like a first sight) and held under `strict`.
+pub fn verdict(
+    mode: TrustMode,
+    pinned: Option<&Pin>,
+    current: &Pin,
+    lookalike: Option<HoldReason>,
+) -> Verdict {
     match (mode, pinned) {
         (TrustMode::Off, _) => Verdict::Pass { record: None },
-        (_, Some(pin)) if pin.digest == current.digest => {
-            let accepted: BTreeSet<&String> = pin.accepted.iter().collect();
-            let open: Vec<String> =
-                current.accepted.iter().filter(|r| !accepted.contains(r)).cloned().collect();
-            if open.is_empty() {
-                Verdict::Pass { record: None }
-            } else {
-                Verdict::Held(HoldReason::Finding(open))
+        (_, Some(pin)) if pin.digest == current.digest && pin.form == current.form => {
+            match open_findings(pin, current) {
+                None => Verdict::Pass { record: None },
+                Some(reason) => Verdict::Held(reason),
             }
         }
+        (TrustMode::Strict, Some(pin)) if current.upgrades(pin) => Verdict::Held(HoldReason::OldPin),
+        (_, Some(pin)) if current.upgrades(pin) => match open_findings(pin, current) {
+            None => Verdict::Pass { record: Some(Pin { accepted: pin.accepted.clone(), ..current.clone() }) },
+            Some(reason) => Verdict::Held(reason),
+        },
         (_, Some(_)) => Verdict::Held(HoldReason::Changed),
-        (TrustMode::Strict, None) => Verdict::Held(HoldReason::NotPinned),
-        (TrustMode::Pin, None) if !current.accepted.is_empty() => {
-            Verdict::Held(HoldReason::Finding(current.accepted.clone()))
-        }
-        (TrustMode::Pin, None) => {
-            Verdict::Pass { record: Some(Pin { accepted: Vec::new(), ..current.clone() }) }
-        }
+        (_, None) => match (mode, lookalike) {
+            (_, Some(reason)) => Verdict::Held(reason),
+            (TrustMode::Strict, None) => Verdict::Held(HoldReason::NotPinned),
+            _ if !current.accepted.is_empty() => Verdict::Held(HoldReason::Finding(current.accepted.clone())),
+            _ => Verdict::Pass { record: Some(Pin { accepted: Vec::new(), ..current.clone() }) },
+        },
     }
+}
+
+/// The `high` findings of `current` that `pin` did not accept, as a held reason.
+fn open_findings(pin: &Pin, current: &Pin) -> Option<HoldReason> {
+    let accepted: BTreeSet<&String> = pin.accepted.iter().collect();
+    let open: Vec<String> = current.accepted.iter().filter(|r| !accepted.contains(r)).cloned().collect();
+    (!open.is_empty()).then_some(HoldReason::Finding(open))
 }
 
 /// What became of a server's `instructions` against the lock.
@@ -226,13 +284,25 @@ pub fn instructions_verdict(
     }
 }
 
-/// The pinned part of `tool`: [`PINNED_FIELDS`] that are present, keys sorted at every depth.
+/// The pinned part of `tool` ([`FORM`]): every field but `name` that is present, keys sorted
+/// at every depth.
 pub fn definition(tool: &Tool) -> Value {
     let whole = serde_json::to_value(tool).unwrap_or_default();
     let mut out = Map::new();
-    for field in PINNED_FIELDS {
-        if let Some(value) = whole.get(field).filter(|v| !v.is_null()) {
-            out.insert(field.to_string(), canonical(value));
+    if let Value::Object(fields) = whole {
+        for (field, value) in fields.iter().filter(|(k, v)| *k != "name" && !v.is_null()) {
+            out.insert(field.clone(), canonical(value));
+        }
+    }
+    canonical(&Value::Object(out))
+}
+
+/// What a [`FORM_1`] pin would have held of `definition` (a [`FORM`] one).
+fn form_1_part(definition: &Value) -> Value {
+    let mut out = Map::new();
+    for field in FORM_1_FIELDS {
+        if let Some(value) = definition.get(field) {
+            out.insert(field.to_string(), value.clone());
         }
     }
     Value::Object(out)

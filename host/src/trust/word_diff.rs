@@ -2,12 +2,12 @@
 //! `git diff --word-diff=plain` marks it (`[-removed-]{+added+}`), so it reads without colour
 //! and in a log. Pure.
 
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
 
-use super::pins::PINNED_FIELDS;
 use crate::text::escape_line;
 
 /// `old` against `new` word by word: unchanged words as they are, a run of removed words in
@@ -50,11 +50,13 @@ fn flush(out: &mut String, removed: &mut String, added: &mut String) {
 /// a schema or annotations as their pretty JSON; an absent field as empty. The text is escaped
 /// line by line: it is the server's, and reaches a terminal.
 pub fn fields(old: &Value, new: &Value) -> Vec<(String, String)> {
+    let keys = |v: &Value| v.as_object().map(|m| m.keys().cloned().collect::<Vec<_>>()).unwrap_or_default();
+    let all: BTreeSet<String> = keys(old).into_iter().chain(keys(new)).collect();
     let mut out = Vec::new();
-    for field in PINNED_FIELDS {
+    for field in &all {
         let (before, after) = (text_of(old.get(field)), text_of(new.get(field)));
         if before != after {
-            out.push((field.to_string(), escaped(&words(&before, &after))));
+            out.push((field.clone(), escaped(&words(&before, &after))));
         }
     }
     out

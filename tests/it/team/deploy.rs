@@ -5,7 +5,8 @@
 //! read as a placeholder) are parsed by a real YAML parser and checked for what a cluster would
 //! trip on — the kinds, a Service selecting the Deployment's pods, the probes on serve's
 //! `/healthz` and `/readyz` at the port `--http` listens on, a non-root pod — and every flag the
-//! manifests and the Dockerfile pass exists in the built binary's `--help`.
+//! manifests and the Dockerfile pass exists in the built binary's `--help`. The `tools.lock` they
+//! ship is served from a read-only `.toolport/` by a real serve over the real server it pins.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -14,9 +15,11 @@ use serde::Deserialize as _;
 use serde_json::{Value, json};
 
 use crate::support::common::{Env, toolport};
+use crate::support::immutable::Immutable;
 use crate::support::operator::http_get;
+use crate::support::peers::{install, node, peers};
 use crate::support::runtime::write_config;
-use crate::support::serve::ServeHttp;
+use crate::support::serve::{ServeHttp, StdioClient};
 
 /// What stands for a template's `{{ … }}` once the template-only lines are gone.
 const PLACEHOLDER: &str = "TEMPLATED";
@@ -156,9 +159,20 @@ fn check(docs: &[(String, Value)], what: &str) -> Vec<String> {
         volumes.iter().any(|v| &v["configMap"]["name"] == configmap_name),
         "{what}: the ConfigMap is not mounted"
     );
-    for key in ["mcp.json", "workspace.json"] {
+    for key in ["mcp.json", "workspace.json", "tools.lock"] {
         assert!(configmap["data"][key].is_string(), "{what}: the ConfigMap has no {key}");
     }
+    // The pins are mounted beside the workspace file, where serve reads them.
+    let workspace = volumes.iter().find(|v| {
+        v["configMap"]["items"].as_array().is_some_and(|i| i.iter().any(|i| i["path"] == "workspace.json"))
+    });
+    let items = workspace.map(|v| v["configMap"]["items"].clone()).unwrap_or_default();
+    assert!(
+        items
+            .as_array()
+            .is_some_and(|i| i.iter().any(|i| i["key"] == "tools.lock" && i["path"] == "tools.lock")),
+        "{what}: tools.lock is not mounted beside workspace.json: {items}"
+    );
     args
 }
 
@@ -261,4 +275,54 @@ fn the_probes_as_the_manifests_send_them_reach_serve() {
         let got = http_get(&authority, path, &[("Host", pod_ip.as_str())]);
         assert_eq!(got.status, 403, "{path} with the kubelet's Host: {}{}", got.head, got.body);
     }
+}
+
+/// The Kubernetes example's `mcp.json`, `workspace.json` and `tools.lock`, in a workspace whose
+/// `.toolport/` is read-only as in the pod, the memory server run from the tests' peers (the
+/// version the store pins, not fetched by `npx`): serve starts without `--allow-unpinned` and
+/// lists every tool the lock pins, none held. The chart ships the same lock and workspace.
+#[test]
+fn the_shipped_tools_lock_pins_every_tool_of_the_shipped_server() {
+    let docs = manifests(&deploy().join("kubernetes"), false);
+    let data = &of_kind(&docs, "ConfigMap")["data"];
+    let json_of = |key: &str| -> Value {
+        serde_json::from_str(data[key].as_str().unwrap_or_default()).unwrap_or_else(|e| panic!("{key}: {e}"))
+    };
+    let (store, workspace, lock) = (json_of("mcp.json"), json_of("workspace.json"), json_of("tools.lock"));
+    assert_eq!(workspace["trust"], "strict", "a read-only lock records nothing: {workspace}");
+    let chart = deploy().join("helm/toolport");
+    let chart_lock: Value = serde_json::from_str(&read(&chart.join("files/tools.lock")))
+        .unwrap_or_else(|e| panic!("files/tools.lock: {e}"));
+    assert_eq!(chart_lock, lock, "the chart ships the example's lock");
+    let values = &documents("values.yaml", &read(&chart.join("values.yaml")))[0];
+    assert_eq!(values["store"], store, "the chart's store is the example's");
+    assert_eq!(values["workspace"], workspace, "the chart's workspace is the example's");
+
+    static MEMORY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    install("peers/install_memory.sh", &MEMORY);
+    let package = peers().join("node_modules/@modelcontextprotocol/server-memory");
+    let version: Value = serde_json::from_str(&read(&package.join("package.json"))).unwrap_or_default();
+    let args = &store["mcpServers"]["memory"]["args"];
+    let pinned =
+        format!("@modelcontextprotocol/server-memory@{}", version["version"].as_str().unwrap_or("?"));
+    assert_eq!(args, &json!(["-y", pinned]), "the store pins the version the lock was made of");
+
+    let env = Env::new();
+    let memory = json!({"type": "stdio", "command": node(), "args": [package.join("dist/index.js")],
+                        "env": {"MEMORY_FILE_PATH": env.home().join("memory.jsonl")}});
+    write_config(&env, json!({"memory": memory}), &[], json!({}));
+    let folder = env.root().join(".toolport");
+    std::fs::write(folder.join("workspace.json"), workspace.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(folder.join("tools.lock"), data["tools.lock"].as_str().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let _frozen = Immutable::new(&folder);
+    let mut client = StdioClient::start(&env, &[]);
+    let mut served = client.tool_names();
+    served.sort();
+    let pinned: Vec<String> = lock["servers"]["memory"]["tools"]
+        .as_object()
+        .map(|t| t.keys().cloned().collect())
+        .unwrap_or_default();
+    assert!(!pinned.is_empty(), "{lock}");
+    assert_eq!(served, pinned, "every pinned tool is served, none held");
 }

@@ -16,30 +16,30 @@ use crate::support::runtime::write_config;
 use crate::support::serve::serve_command;
 
 /// Long enough for the Python SDK's imports; only stops a hang.
-const RUN_TIMEOUT: Duration = Duration::from_secs(90);
+pub(super) const RUN_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// The workspace's lock.
-fn lock_file(env: &Env) -> PathBuf {
+pub(super) fn lock_file(env: &Env) -> PathBuf {
     env.root().join(".toolport/tools.lock")
 }
 
-fn lock(env: &Env) -> Value {
+pub(super) fn lock(env: &Env) -> Value {
     let text = std::fs::read_to_string(lock_file(env)).unwrap_or_else(|e| panic!("no lock: {e}"));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
 }
 
 /// The file the fixture reads `read_notes`' description from.
-fn description_file(env: &Env) -> PathBuf {
+pub(super) fn description_file(env: &Env) -> PathBuf {
     env.root().join("read_notes.txt")
 }
 
-fn describe(env: &Env, text: &str) {
+pub(super) fn describe(env: &Env, text: &str) {
     std::fs::write(description_file(env), text).unwrap_or_else(|e| panic!("write description: {e}"));
 }
 
 /// The drifting fixture as the enabled server `notes`, `read_notes` described as `text`;
 /// `workspace` holds extra workspace keys (`trust`).
-fn drifting(text: &str, workspace: Value) -> Env {
+pub(super) fn drifting(text: &str, workspace: Value) -> Env {
     drifting_with(text, workspace, &[])
 }
 
@@ -56,12 +56,12 @@ fn drifting_with(text: &str, workspace: Value, extra: &[String]) -> Env {
 }
 
 /// `toolport <args>`: its exit status, stdout and stderr.
-fn run(env: &Env, args: &[&str]) -> (i32, String, String) {
+pub(super) fn run(env: &Env, args: &[&str]) -> (i32, String, String) {
     env.run(args, RUN_TIMEOUT)
 }
 
 /// `mcp list`'s line for `notes`.
-fn notes_row(env: &Env) -> String {
+pub(super) fn notes_row(env: &Env) -> String {
     let (code, stdout, stderr) = run(env, &["mcp", "list"]);
     assert_eq!(code, 0, "mcp list: {stderr}");
     stdout
@@ -71,7 +71,7 @@ fn notes_row(env: &Env) -> String {
         .to_string()
 }
 
-const ROW: &str = "- notes | type=stdio | state=connected | workspace=enabled | paused=no";
+pub(super) const ROW: &str = "- notes | type=stdio | state=connected | workspace=enabled | paused=no";
 
 /// `TP003`'s case: text in Unicode tag characters, invisible yet read by a model.
 fn tags(text: &str) -> String {
@@ -83,7 +83,7 @@ fn a_changed_description_is_held_until_approved_through_the_cli() {
     let env = drifting("Reads the notes.", json!({}));
     assert_eq!(notes_row(&env), format!("{ROW} | tools=2"));
     let pinned = lock(&env);
-    assert_eq!(pinned["version"], 1);
+    assert_eq!(pinned["version"], 2);
     let read_notes = &pinned["servers"]["notes"]["tools"]["read_notes"];
     assert_eq!(
         read_notes["definition"],

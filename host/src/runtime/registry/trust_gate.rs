@@ -9,7 +9,8 @@ use std::collections::HashMap;
 use crate::config::TrustMode;
 use crate::runtime::registry::record::ToolRecord;
 use crate::trust::{
-    self, HoldReason, InstructionsVerdict, ListedTool, Lock, Pin, ServerDefinitions, Severity, Verdict,
+    self, HoldReason, InstructionsVerdict, ListedTool, Lock, Pin, PinnedNames, ServerDefinitions, Severity,
+    Verdict,
 };
 
 /// A tool held off the surface.
@@ -30,7 +31,8 @@ pub struct Held {
 pub struct ServerTrust {
     /// Its held tools, in listing order.
     pub held: Vec<Held>,
-    /// First sights to record in the lock: (the server's name for the tool, its pin).
+    /// First sights to record in the lock: (the server's name for the tool, its pin). Also a
+    /// `FORM_1` pin's replacement (`Pin::upgrades`).
     pub record: Vec<(String, Pin)>,
     /// What became of its instructions.
     pub instructions: InstructionsVerdict,
@@ -64,11 +66,14 @@ pub fn review(mode: TrustMode, lock: &Lock, reserved: &[String], units: &mut [Un
             ),
             instructions_text: unit.instructions.clone(),
         };
+        let pinned_names = PinnedNames::of(lock.server(unit.server));
         unit.records.retain(|record| {
             let rules =
                 high.get(&(unit.server.to_string(), record.original.clone())).cloned().unwrap_or_default();
             let current = Pin::of_tool(&record.tool, &rules);
-            match trust::verdict(mode, lock.tool(unit.server, &record.original), &current) {
+            let pinned = lock.tool(unit.server, &record.original);
+            let lookalike = pinned.is_none().then(|| pinned_names.lookalike(&record.original)).flatten();
+            match trust::verdict(mode, pinned, &current, lookalike) {
                 Verdict::Pass { record: Some(pin) } => {
                     trust.record.push((record.original.clone(), pin));
                     true

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::config::{ConfigError, Resolved, TrustMode};
+use crate::config::{ConfigError, FileLock, LockAt, Resolved, TrustMode};
 use crate::file_stamp::Parsed;
 use crate::paths::TOOLS_LOCK_FILE;
 use crate::trust::Lock;
@@ -36,6 +36,49 @@ pub(crate) fn check_lock(resolved: &Resolved) -> Result<(), ConfigError> {
         Some(path) if resolved.settings.trust != TrustMode::Off => read_lock(&path).map(|_| ()),
         _ => Ok(()),
     }
+}
+
+/// Whether the first sights `trust: "pin"` records can be written to `resolved`'s lock, as a
+/// write would: its file lock taken, a temporary file made beside it, the lock itself opened
+/// for writing. When they cannot, each start sees every tool for the first time, so a tool
+/// that changed between two starts is trusted as new: `serve` refuses to start then (unless
+/// `--allow-unpinned`). `strict` and `off` record nothing by themselves, so a read-only lock
+/// costs them nothing; neither does a workspace without a workspace file (pins in memory by
+/// design).
+pub fn check_pins_kept(resolved: &Resolved) -> Result<(), ConfigError> {
+    let Some(path) = lock_path(resolved).filter(|p| p.parent().is_some_and(Path::is_dir)) else {
+        return Ok(());
+    };
+    if resolved.settings.trust != TrustMode::Pin {
+        return Ok(());
+    }
+    let folder = path.parent().unwrap_or(&path);
+    let probe = || -> Result<(), String> {
+        let _lock = FileLock::acquire(&path, LockAt::Beside).map_err(|e| format!("{e:#}"))?;
+        tempfile::NamedTempFile::new_in(folder).map_err(|e| {
+            format!("cannot create a temporary file in {}: {}", folder.display(), without_path(&e))
+        })?;
+        if path.exists() {
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(&path)
+                .map_err(|e| format!("cannot open {} for writing: {}", path.display(), without_path(&e)))?;
+        }
+        Ok(())
+    };
+    probe().map_err(|why| {
+        ConfigError(format!(
+            "cannot keep the tool pins: {why}. Every start would see every tool for the first time, \
+             so a tool changed between two starts would be served. Make {} writable, or start serve \
+             with --allow-unpinned (first sights kept in memory while it runs)",
+            folder.display()
+        ))
+    })
+}
+
+/// An I/O error as the OS says it (tempfile's own adds a random file name).
+fn without_path(e: &std::io::Error) -> std::io::Error {
+    e.raw_os_error().map_or_else(|| std::io::Error::from(e.kind()), std::io::Error::from_raw_os_error)
 }
 
 /// What `mcp approve` pinned.

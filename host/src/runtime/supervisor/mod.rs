@@ -19,6 +19,7 @@ mod reconcile;
 
 pub use lock_file::Approved;
 pub(crate) use lock_file::check_lock;
+pub use lock_file::check_pins_kept;
 
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
@@ -70,8 +71,12 @@ pub struct Supervisor {
     pub(super) started: tokio::time::Instant,
     /// Cancelled by shutdown: a background start stops connecting.
     stop: CancellationToken,
-    /// The tool pins as last read (or, without a workspace file, as kept in memory).
+    /// The tool pins as last read (or, without a workspace file, as kept in memory), with
+    /// `unsaved` laid over them.
     pins: Mutex<Lock>,
+    /// First sights the lock could not be written with (`pins.rs`): kept for the runtime's
+    /// life, so a change of such a tool while it runs is still held.
+    unsaved: Mutex<Lock>,
 }
 
 /// How often each part of the surface has changed since the runtime started: a client that
@@ -197,6 +202,7 @@ impl Supervisor {
             stop: CancellationToken::new(),
             started: tokio::time::Instant::now(),
             pins: Mutex::new(Lock::default()),
+            unsaved: Mutex::new(Lock::default()),
         });
         tokio::spawn(event_loop(Arc::downgrade(&supervisor), rx));
         supervisor

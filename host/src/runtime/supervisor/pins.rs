@@ -23,7 +23,8 @@ use crate::trust::{self, HoldReason, InstructionsVerdict, Lock, Pin};
 
 impl Supervisor {
     /// The lock as it is now for `resolved`'s workspace: empty under trust `off`; read from
-    /// the file, else (a read failing while running, or no workspace file) the last one known.
+    /// the file, else (a read failing while running, or no workspace file) the last one known;
+    /// with the first sights the file could not take laid over it.
     pub(super) fn current_pins(&self, resolved: &Resolved) -> Lock {
         if resolved.settings.trust == TrustMode::Off {
             return Lock::default();
@@ -35,6 +36,8 @@ impl Supervisor {
                 Err(e) => tracing::warn!("the tool pins stay as last read: {e}"),
             }
         }
+        let unsaved = self.unsaved.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        record_sights(&mut known, &first_sights_of(&unsaved));
         known.clone()
     }
 
@@ -51,7 +54,7 @@ impl Supervisor {
                     *place = Some(verdict);
                 }
             }
-            let mut first_sights = Vec::new();
+            let mut first_sights: Sights = Vec::new();
             for (slot, verdict) in state.slots.iter_mut().zip(by_slot) {
                 if let Some(verdict) = &verdict {
                     record_new_holds(slot, verdict);
@@ -70,38 +73,30 @@ impl Supervisor {
         if first_sights.is_empty() {
             return;
         }
-        let written = self.edit_pins(&resolved, |lock| {
-            let mut pinned = Vec::new();
-            for (server, tools, instructions) in first_sights {
-                let pins = lock.servers.entry(server.clone()).or_default();
-                // Only what no one pinned meanwhile (another toolport, a person's approval).
-                if let Some(pin) = instructions
-                    && pins.instructions.is_none()
-                {
-                    pins.instructions = Some(pin);
-                }
-                for (tool, pin) in tools {
-                    if !pins.tools.contains_key(&tool) {
-                        pins.tools.insert(tool.clone(), pin);
-                        pinned.push((server.clone(), tool));
-                    }
-                }
+        let written = self.edit_pins(&resolved, |lock| record_sights(lock, &first_sights));
+        let (pinned, kept) = match written {
+            Ok(pinned) => (pinned, ""),
+            Err(e) => {
+                // Kept in memory: a later change of these tools in this process is still held.
+                tracing::warn!("cannot record the tool pins, kept in memory while this runs: {e}");
+                let pinned = {
+                    let mut unsaved = self.unsaved.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                    record_sights(&mut unsaved, &first_sights)
+                };
+                let mut known = self.pins.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                record_sights(&mut known, &first_sights);
+                (pinned, ", kept in memory: the lock cannot be written")
             }
-            pinned
-        });
-        match written {
-            Ok(pinned) => {
-                for (server, tool) in &pinned {
-                    audit::record(Decision {
-                        action: Action::Pinned,
-                        server,
-                        tool: Some(tool),
-                        rule: None,
-                        reason: "first sight",
-                    });
-                }
-            }
-            Err(e) => tracing::warn!("cannot record the tool pins: {e}"),
+        };
+        for (server, tool, upgraded) in &pinned {
+            let reason = if *upgraded { "re-pinned with _meta and icons" } else { "first sight" };
+            audit::record(Decision {
+                action: Action::Pinned,
+                server,
+                tool: Some(tool),
+                rule: None,
+                reason: &format!("{reason}{kept}"),
+            });
         }
     }
 
@@ -190,9 +185,13 @@ impl Supervisor {
         for held in &verdict.held {
             let _ = writeln!(out, "{}: {}", escape_line(&held.tool), held.reason.phrase());
             match &held.reason {
-                HoldReason::Changed => {
-                    let pinned =
-                        lock.tool(server, &held.tool).map(|p| p.definition.clone()).unwrap_or_default();
+                HoldReason::Changed | HoldReason::OldPin | HoldReason::LookAlike { .. } => {
+                    // A look-alike against the tool it looks like: what it claims differently.
+                    let against = match &held.reason {
+                        HoldReason::LookAlike { pinned, .. } => pinned,
+                        _ => &held.tool,
+                    };
+                    let pinned = lock.tool(server, against).map(|p| p.definition.clone()).unwrap_or_default();
                     for (field, diff) in trust::diff_fields(&pinned, &held.current.definition) {
                         let _ = writeln!(out, "  {field}: {}", diff.replace('\n', "\n    "));
                     }
@@ -220,6 +219,45 @@ impl Supervisor {
         }
         Ok(out)
     }
+}
+
+/// Per server: its tools' first sights (or a `FORM_1` pin's replacement, `Pin::upgrades`)
+/// and its instructions' first sight.
+type Sights = Vec<(String, Vec<(String, Pin)>, Option<Pin>)>;
+
+/// Writes `sights` into `lock`, only where no one pinned meanwhile (another toolport, a
+/// person's approval); each tool pinned as (server, tool, whether it replaced a `FORM_1` pin).
+fn record_sights(lock: &mut Lock, sights: &Sights) -> Vec<(String, String, bool)> {
+    let mut pinned = Vec::new();
+    for (server, tools, instructions) in sights {
+        let pins = lock.servers.entry(server.clone()).or_default();
+        if let Some(pin) = instructions
+            && pins.instructions.is_none()
+        {
+            pins.instructions = Some(pin.clone());
+        }
+        for (tool, pin) in tools {
+            let upgraded = match pins.tools.get(tool) {
+                None => false,
+                Some(old) if pin.upgrades(old) => true,
+                Some(_) => continue,
+            };
+            pins.tools.insert(tool.clone(), pin.clone());
+            pinned.push((server.clone(), tool.clone(), upgraded));
+        }
+    }
+    pinned
+}
+
+/// `lock` as sights to lay over another.
+fn first_sights_of(lock: &Lock) -> Sights {
+    lock.servers
+        .iter()
+        .map(|(server, pins)| {
+            let tools = pins.tools.iter().map(|(t, p)| (t.clone(), p.clone())).collect();
+            (server.clone(), tools, pins.instructions.clone())
+        })
+        .collect()
 }
 
 /// Records in the audit trail each tool `verdict` holds that `slot` did not hold already (a
