@@ -16,13 +16,16 @@ Tool `leak` with `{"place": P}` answers (a plain text block `leaked`, plus):
   structured  structuredContent with the AWS key as a key, the token as its value
   meta        the result's _meta
   error       a JSON-RPC error (no result) whose message carries them
-Resources: any URI is read. One under `leak://error` answers a JSON-RPC error whose message
-carries the secrets; any other a text content and a text/plain blob carrying them.
+Any other place answers the text block alone (no secret).
+Resources: any URI is read, by its host: `leak://error` answers a JSON-RPC error whose message
+carries the secrets, `leak://plain` a text with no secret, any other a text content and a
+text/plain blob carrying them.
 Prompts: `leak` (a message and the description carry them), `leak_error` (a JSON-RPC error).
 """
 
 import base64
 import os
+from urllib.parse import urlsplit
 
 import anyio
 
@@ -75,8 +78,11 @@ def build() -> Server:
 
     async def read_resource(ctx, params) -> types.ReadResourceResult:
         uri = str(params.uri)
-        if uri.startswith("leak://error"):
+        host = urlsplit(uri).hostname
+        if host == "error":
             raise MCPError(code=types.INVALID_PARAMS, message=f"cannot read: {secrets()}")
+        if host == "plain":
+            return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, text="nothing to hide")])
         return types.ReadResourceResult.model_validate(
             {
                 "contents": [
