@@ -31,6 +31,22 @@ fn ends_url(c: char) -> bool {
 /// `https://u:p@h/mcp?token=abc&x` → `https://***@h/mcp?token=***&***`. Scheme, host, port
 /// and path stay, so a message still says where it went.
 pub fn redact_urls(text: &str) -> Cow<'_, str> {
+    each_url(text, redact_after_scheme)
+}
+
+/// `text` with the userinfo of each URL in it masked, the rest as it is:
+/// `slow://admin:pw@doc?q=1` → `slow://***@doc?q=1`. For a place that keeps a URL's query on
+/// purpose (the audit log under `audit.values`) but never a password.
+pub fn redact_userinfo(text: &str) -> Cow<'_, str> {
+    each_url(text, |url, out| {
+        let (authority, tail) = url.split_at(url.find(['/', '?', '#']).unwrap_or(url.len()));
+        redact_authority(authority, out);
+        out.push_str(tail);
+    })
+}
+
+/// `text` with each URL in it, from just after its `://`, written by `redact`.
+fn each_url(text: &str, redact: impl Fn(&str, &mut String)) -> Cow<'_, str> {
     if !text.contains("://") {
         return Cow::Borrowed(text);
     }
@@ -40,7 +56,7 @@ pub fn redact_urls(text: &str) -> Cow<'_, str> {
         let (before, after) = rest.split_at(i + 3);
         out.push_str(before);
         let end = after.find(ends_url).unwrap_or(after.len());
-        redact_after_scheme(&after[..end], &mut out);
+        redact(&after[..end], &mut out);
         rest = &after[end..];
     }
     out.push_str(rest);
@@ -89,13 +105,7 @@ fn secret_end(text: &str) -> usize {
 fn redact_after_scheme(url: &str, out: &mut String) {
     let authority_end = url.find(['/', '?', '#']).unwrap_or(url.len());
     let (authority, tail) = url.split_at(authority_end);
-    match authority.rfind('@') {
-        Some(at) => {
-            out.push_str(MASK);
-            out.push_str(&authority[at..]);
-        }
-        None => out.push_str(authority),
-    }
+    redact_authority(authority, out);
     let path_end = tail.find(['?', '#']).unwrap_or(tail.len());
     out.push_str(&tail[..path_end]);
     let mut rest = &tail[path_end..];
@@ -106,6 +116,17 @@ fn redact_after_scheme(url: &str, out: &mut String) {
         out.push(mark);
         redact_pairs(&body[..part_end], out);
         rest = &body[part_end..];
+    }
+}
+
+/// `user:pass@host:port` → `***@host:port`; an authority without userinfo as it is.
+fn redact_authority(authority: &str, out: &mut String) {
+    match authority.rfind('@') {
+        Some(at) => {
+            out.push_str(MASK);
+            out.push_str(&authority[at..]);
+        }
+        None => out.push_str(authority),
     }
 }
 
@@ -143,6 +164,13 @@ mod tests {
             redact_urls("a http://h/?a=1 and https://u@h?b=2 end"),
             "a http://h/?a=*** and https://***@h?b=*** end"
         );
+    }
+
+    #[test]
+    fn userinfo_alone_is_masked_where_the_query_stays() {
+        assert_eq!(redact_userinfo("slow://admin:hunter2@doc/x?q=1#f"), "slow://***@doc/x?q=1#f");
+        assert_eq!(redact_userinfo("notes://find?q=a@b"), "notes://find?q=a@b");
+        assert_eq!(redact_userinfo("no url"), "no url");
     }
 
     #[test]

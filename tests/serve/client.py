@@ -41,6 +41,9 @@ Scenarios (each prints what it saw, never a verdict; the tests judge):
                 command --run (JSON argv), re-list until --expect is back, call it again
   ask           call --tool with --args, answering elicitation with --answer and sampling
                 with --answer's "text"; what it was asked, and the result
+  whole         each step of --steps (a JSON list of ["call", TOOL, ARGS], ["read", URI],
+                ["prompt", NAME]) in one session, once --expect is listed (when given); each
+                answer whole as its JSON, or a JSON-RPC error's code, message and data
 
 Every step runs under --timeout seconds: a hang is reported as an error, never waited out.
 """
@@ -56,6 +59,7 @@ import anyio
 from mcp import Client, types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 from mcp.client.streamable_http import streamable_http_client
 
 
@@ -300,8 +304,28 @@ async def ask(session, args, events):
             "texts": texts(result)}
 
 
+async def whole(session, args, events):
+    listed = names(await session.list_tools())
+    if args.expect:
+        await until_listed(session, events, lambda n: args.expect in n, listed, args.wait)
+    answers = []
+    for step in json.loads(args.steps):
+        try:
+            if step[0] == "call":
+                answer = await session.call_tool(step[1], step[2])
+            elif step[0] == "read":
+                answer = await session.read_resource(step[1])
+            else:
+                answer = await session.get_prompt(step[1])
+            answers.append(answer.model_dump(by_alias=True, mode="json", exclude_none=True))
+        except MCPError as e:
+            answers.append({"error": {"code": e.code, "message": e.message, "data": e.data}})
+    return {"answers": answers}
+
+
 SCENARIOS = {
     "ask": ask,
+    "whole": whole,
     "call": call,
     "complete": complete,
     "sample": sample,
@@ -407,11 +431,12 @@ def main():
     p.add_argument("--roots-tool", default="get-roots-list", help="roots: the tool that says the roots")
     p.add_argument("--then", help="roots: a tool called once after --roots-tool named --uri")
     p.add_argument("--pause", type=float, default=0.0, help="roots: seconds to wait before --then")
-    p.add_argument("--expect", default="", help="hung, list-changed, elicit, held: the tool to wait for")
+    p.add_argument("--expect", default="", help="hung, list-changed, elicit, held, whole: the tool to wait for")
     p.add_argument("--run", default="[]", help="held: the command (a JSON argv) run while it is gone")
     p.add_argument("--argument", default="department", help="complete: the argument's name")
     p.add_argument("--value", default="", help="complete: what was typed so far")
     p.add_argument("--args", default="{}", help="the tool's arguments as JSON")
+    p.add_argument("--steps", default="[]", help="whole: the requests, as a JSON list")
     p.add_argument("--answer", default="{}", help="elicit: the accepted content as JSON")
     p.add_argument("--action", choices=["accept", "decline", "cancel"], default="accept",
                    help="elicit: how every elicitation is answered")

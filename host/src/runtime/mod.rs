@@ -460,7 +460,8 @@ impl Runtime {
         request: F,
     ) -> Result<Result<R, E>, CatalogError>
     where
-        R: serde::Serialize,
+        R: serde::Serialize + serde::de::DeserializeOwned,
+        E: serde::Serialize + serde::de::DeserializeOwned,
         F: FnOnce(rmcp::Peer<rmcp::RoleClient>) -> Fut,
         Fut: Future<Output = Result<Result<R, E>, rmcp::service::ServiceError>>,
     {

@@ -118,7 +118,7 @@ impl Front {
 
     /// [`Front::forward`] of a read or a prompt (`kind` of `name`), observed (the audit log,
     /// the metrics) as asked by this request's client.
-    async fn forward_observed<T: Complete + serde::Serialize, Fut>(
+    async fn forward_observed<T: Complete + serde::Serialize + serde::de::DeserializeOwned, Fut>(
         &self,
         context: &RequestContext<RoleServer>,
         kind: Kind,

@@ -62,7 +62,7 @@ impl AuditLine {
         let name = (!exchange.name.is_empty()).then(|| exchange.name.to_string());
         let (tool, uri, prompt) = match exchange.kind {
             Kind::Call => (name, None, None),
-            Kind::Read => (None, name.map(|uri| if values { uri } else { without_query(&uri) }), None),
+            Kind::Read => (None, name.map(|uri| logged_uri(&uri, values)), None),
             Kind::Prompt => (None, None, name),
             Kind::SignIn => (None, None, None),
         };
@@ -91,12 +91,15 @@ impl AuditLine {
     }
 }
 
-/// A URI without its query and fragment: those carry values (a template's arguments, a token).
-fn without_query(uri: &str) -> String {
-    match uri.find(['?', '#']) {
-        Some(at) => uri[..at].to_string(),
-        None => uri.to_string(),
-    }
+/// A URI as the log keeps it: never its userinfo (`slow://admin:pw@doc` is a password), and
+/// its query and fragment only when values are logged (they carry a template's arguments, a
+/// token).
+fn logged_uri(uri: &str, values: bool) -> String {
+    let uri = match uri.find(['?', '#']) {
+        Some(at) if !values => &uri[..at],
+        _ => uri,
+    };
+    crate::redact::redact_userinfo(uri).into_owned()
 }
 
 #[cfg(test)]
@@ -155,5 +158,27 @@ mod tests {
         assert_eq!(AuditLine::of(&exchange).uri.as_deref(), Some("notes://find"));
         exchange.audit.values = true;
         assert_eq!(AuditLine::of(&exchange).uri.as_deref(), Some("notes://find?q=salary#top"));
+    }
+
+    #[test]
+    fn a_read_never_keeps_a_password_in_the_uri() {
+        for values in [false, true] {
+            let exchange = Exchange {
+                kind: Kind::Read,
+                client: None,
+                server: "s",
+                name: "slow://admin:hunter2@doc?x=1",
+                outcome: Outcome::Ok,
+                duration: Duration::ZERO,
+                bytes_in: 0,
+                bytes_out: 0,
+                arguments: None,
+                error: None,
+                policies: &[],
+                audit: AuditChoice { values, ..AuditChoice::default() },
+            };
+            let uri = AuditLine::of(&exchange).uri.unwrap_or_default();
+            assert_eq!(uri, if values { "slow://***@doc?x=1" } else { "slow://***@doc" });
+        }
     }
 }

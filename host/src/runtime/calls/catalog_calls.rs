@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::client_span::traced;
 use super::observed::Watch;
+use super::reply_guard::{ReplyGuard, Withheld};
 use super::send::{Deadline, ServerError, send};
 use crate::observe::{Kind, Outcome, json_size};
 use crate::runtime::catalog::merged::Catalog;
@@ -48,8 +49,11 @@ async fn read_routed(supervisor: &Supervisor, server: &str, uri: &str) -> Result
     let (conn, timeout) = route(supervisor, server)?;
     let subject = format!("resource {}", escape_line(uri));
     let request = traced(server, ReadResourceRequestParams::new(uri), |p| conn.peer.read_resource(p));
-    let result = settle(supervisor, &conn, server, subject, timeout, request).await?;
-    Ok(ResourceRead { server: server.to_string(), contents: result.contents })
+    let guard = ReplyGuard::new(supervisor, server, "resource read");
+    let result = settle(supervisor, &conn, server, subject.clone(), timeout, request).await;
+    let result = result.map_err(|e| guarded_error(&guard, e))?;
+    let contents = guard.scrubbed(result.contents, "result").map_err(|w| blocked(subject, server, w))?;
+    Ok(ResourceRead { server: server.to_string(), contents })
 }
 
 /// `prompts/get` of the prompt called `name` in the catalog, on the server that offers it.
@@ -94,9 +98,22 @@ async fn prompt_routed(
     }
     let subject = format!("prompt {name}");
     let request = traced(&server, params, |p| conn.peer.get_prompt(p));
-    let result = settle(supervisor, &conn, &server, subject, timeout, request).await?;
+    let guard = ReplyGuard::new(supervisor, &server, "prompt");
+    let result = settle(supervisor, &conn, &server, subject.clone(), timeout, request).await;
+    let result = result.map_err(|e| guarded_error(&guard, e))?;
     let messages = result.messages.iter().filter_map(|m| serde_json::to_value(m).ok()).collect();
-    Ok(PromptOutcome { server, description: result.description, messages })
+    let mut got = serde_json::Map::from_iter([("messages".to_string(), Value::Array(messages))]);
+    if let Some(description) = result.description {
+        got.insert("description".into(), Value::String(description));
+    }
+    let mut got = Value::Object(got);
+    guard.scrub_json(&mut got, "result").map_err(|w| blocked(subject, &server, w))?;
+    let description = got.get("description").and_then(Value::as_str).map(str::to_string);
+    let messages = match got.get_mut("messages").map(Value::take) {
+        Some(Value::Array(messages)) => messages,
+        _ => Vec::new(),
+    };
+    Ok(PromptOutcome { server, description, messages })
 }
 
 /// Any other request for `server` (a completion, a subscription, a log level), sent by
@@ -119,7 +136,8 @@ where
 
 /// [`forward`] of a `resources/read` or `prompts/get` a host passes through as it came
 /// (`serve`), observed like [`read`] and [`prompt`]: `name` is the URI or prompt name, and a
-/// JSON-RPC error of the server (the inner `Err`) is an `error` outcome.
+/// JSON-RPC error of the server (the inner `Err`) is an `error` outcome. The answer and the
+/// error pass the reply guard (`reply_guard.rs`) first, as a read's and a prompt's do.
 #[allow(clippy::too_many_arguments)]
 pub async fn forward_observed<R, E, F, Fut>(
     supervisor: &Supervisor,
@@ -131,18 +149,42 @@ pub async fn forward_observed<R, E, F, Fut>(
     request: F,
 ) -> Result<Result<R, E>, CatalogError>
 where
-    R: serde::Serialize,
+    R: serde::Serialize + serde::de::DeserializeOwned,
+    E: serde::Serialize + serde::de::DeserializeOwned,
     F: FnOnce(rmcp::Peer<rmcp::RoleClient>) -> Fut,
     Fut: Future<Output = Result<Result<R, E>, ServiceError>>,
 {
     let mut watch = Watch::start(supervisor, kind, name, server, arguments);
-    let result = forward(supervisor, server, subject, request).await;
+    let guard =
+        ReplyGuard::new(supervisor, server, if kind == Kind::Read { "resource read" } else { "prompt" });
+    let result = match forward(supervisor, server, subject.clone(), request).await {
+        Ok(Ok(answer)) => guard.scrubbed(answer, "result").map(Ok).map_err(|w| blocked(subject, server, w)),
+        Ok(Err(error)) => guard.scrubbed(error, "error").map(Err).map_err(|w| blocked(subject, server, w)),
+        Err(e) => Err(guarded_error(&guard, e)),
+    };
     match &result {
         Ok(Ok(answer)) => watch.finish(Outcome::Ok, None, json_size(answer)),
         Ok(Err(_)) => watch.finish(Outcome::Error, Some("server-error"), 0),
         Err(e) => watch.finish(Outcome::Error, Some(e.class()), 0),
     }
     result
+}
+
+/// `e` with the server's own words (a JSON-RPC error's message) through the reply guard: a
+/// secret in them masked, or the error withheld under `block`.
+fn guarded_error(guard: &ReplyGuard<'_>, e: CatalogError) -> CatalogError {
+    match e {
+        CatalogError::Protocol { subject, server, message } => match guard.message(message) {
+            Ok(message) => CatalogError::Protocol { subject, server, message },
+            Err(withheld) => blocked(subject, &server, withheld),
+        },
+        other => other,
+    }
+}
+
+/// The refusal of an answer the reply guard withheld.
+fn blocked(subject: String, server: &str, withheld: Withheld) -> CatalogError {
+    CatalogError::SecretBlocked { subject, server: server.to_string(), reason: withheld.reason }
 }
 
 /// Prompt arguments: a JSON object whose values are strings (MCP's `prompts/get` takes
@@ -344,6 +386,17 @@ pub enum CatalogError {
         /// Its `timeouts.callMs`.
         ms: u128,
     },
+    /// The answer carried a secret and the workspace's `secrets.results` is `block`
+    /// (`reply_guard.rs`): the reason names the rules, never the value.
+    #[error("MCP {subject} on server {server} {reason}")]
+    SecretBlocked {
+        /// `resource <uri>` or `prompt <name>`.
+        subject: String,
+        /// The server that answered.
+        server: String,
+        /// What was withheld and why, and the setting that decided.
+        reason: String,
+    },
     /// The server answered with an error.
     #[error("MCP {subject} on server {server} failed: {message}")]
     Protocol {
@@ -370,6 +423,7 @@ impl CatalogError {
             Self::NotConnected { .. } => "not-connected",
             Self::Timeout { .. } => "timeout",
             Self::Protocol { .. } => "protocol",
+            Self::SecretBlocked { .. } => "blocked",
         }
     }
 }

@@ -137,7 +137,8 @@ async fn routed(
             Err(CallError::NotConnected { server, reason })
         }
         Err(ServerError::Failed(e)) => {
-            let message = crate::auth::fix_for(e.to_string(), &server, grant);
+            // The server's words may quote a secret as a result may (issue 44 item 9).
+            let message = guard.error_message(crate::auth::fix_for(e.to_string(), &server, grant))?;
             Err(CallError::Protocol { tool: name.to_string(), server, message })
         }
     }

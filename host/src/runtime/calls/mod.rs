@@ -1,6 +1,7 @@
 //! Calls through the surface: a tool call (`executor`, its secrets kept out by `secret_guard`,
 //! asked about first by `confirm`, with its input-required rounds in `request_state`) and
-//! reading a resource or getting a prompt (`catalog_calls`), each sent
+//! reading a resource or getting a prompt (`catalog_calls`, their secrets kept out by
+//! `reply_guard`), each sent
 //! and its failure sorted by `send`. The top of the runtime: these use the supervisor, nothing
 //! below uses them.
 
@@ -9,6 +10,7 @@ pub(super) mod client_span;
 mod confirm;
 pub(super) mod executor;
 mod observed;
+mod reply_guard;
 pub(super) mod request_state;
 mod secret_guard;
 mod send;

@@ -9,11 +9,10 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
-use super::secret_guard::strings_mut;
 use crate::observe::{self, AuditChoice, Exchange, Kind, Outcome};
 use crate::runtime::results::outcome::{CallError, CallOutcome};
 use crate::runtime::supervisor::Supervisor;
-use crate::trust::secrets::{SecretBook, redact};
+use crate::trust::secrets::{SecretBook, mask_keys, redact_object, redact_string};
 
 /// One exchange under way. Dropped unfinished, it is recorded as cancelled.
 pub(super) struct Watch {
@@ -25,8 +24,9 @@ pub(super) struct Watch {
     name: String,
     /// Known once the request is routed.
     pub(super) server: String,
-    /// The arguments as the log may see them: under `audit.values`, with every secret the
-    /// scanner or the servers' definitions know masked; otherwise only their shape is read.
+    /// The arguments as the log may see them: their keys with every secret the scanner or the
+    /// servers' definitions know masked (a key is the model's text as much as a value), and
+    /// under `audit.values` their values too; otherwise only their shape is read.
     arguments: Option<Map<String, Value>>,
     bytes_in: u64,
     audit: AuditChoice,
@@ -47,23 +47,26 @@ impl Watch {
         let (audit, book) = {
             let state = supervisor.lock();
             let audit = state.resolved.settings.audit;
-            // Only when values are logged.
-            let book = (audit.enabled && audit.values).then(|| state.secret_book());
+            // Only when there is a line to write (the book is built once per resolution).
+            let book = audit.enabled.then(|| state.secret_book());
             (audit, book)
         };
+        let bytes_in = arguments.map_or(0, observe::json_size);
         // The log reads the arguments (their shape, or their values); with it off, no copy.
-        let arguments = arguments.filter(|_| audit.enabled).map(|args| match &book {
-            Some(book) => masked(args, book),
-            None => args.clone(),
-        });
+        let arguments = arguments.zip(book.as_deref()).map(|(args, book)| masked(args, book, audit.values));
+        // A read's URI is logged whole under `audit.values`: its query may carry a key.
+        let mut name = name.to_string();
+        if let (Kind::Read, true, Some(book)) = (kind, audit.values, book.as_deref()) {
+            redact_string(&mut name, book, true);
+        }
         Self {
             kind,
             started,
             client: observe::client::current(),
             policies: observe::client::permitting(),
-            name: name.to_string(),
+            name,
             server: server.to_string(),
-            bytes_in: arguments.as_ref().map_or(0, observe::json_size),
+            bytes_in,
             arguments,
             audit,
             done: false,
@@ -117,14 +120,16 @@ impl Drop for Watch {
     }
 }
 
-/// `args` with every secret masked: the scanner's patterns and high-entropy tokens, and every
-/// server's configured secrets (the guard only masks another server's, and only when set to).
-fn masked(args: &Map<String, Value>, book: &SecretBook) -> Map<String, Value> {
+/// `args` with every secret in their keys masked, and with `values` in their values too: the
+/// scanner's patterns and high-entropy tokens, and every server's configured secrets (the
+/// guard only masks another server's, and only when set to). Values the log does not show are
+/// not scanned: a large argument costs nothing more.
+fn masked(args: &Map<String, Value>, book: &SecretBook, values: bool) -> Map<String, Value> {
     let mut args = args.clone();
-    for text in strings_mut(&mut args) {
-        if let Some((clean, _)) = redact(text, book.hits(text)) {
-            *text = clean;
-        }
+    if values {
+        redact_object(&mut args, book, true);
+    } else {
+        mask_keys(&mut args, book);
     }
     args
 }

@@ -22,7 +22,7 @@ use crate::config::{Secrets, SecretsMode};
 use crate::runtime::results::outcome::{CallError, CallOutcome};
 use crate::runtime::supervisor::Supervisor;
 use crate::trust::audit::{self, Action, Decision};
-use crate::trust::secrets::{SecretBook, redact};
+use crate::trust::secrets::{Found, SecretBook, redact_json, redact_object, redact_string};
 
 /// The rule an audit record names for a configured secret (the variable is in its reason).
 const CONFIGURED: &str = "configured-secret";
@@ -97,29 +97,24 @@ impl<'a> Guard<'a> {
     }
 
     /// The result with its secrets masked and a note saying which rules (under `redact`),
-    /// withheld (`block`), or as it came (`off`).
+    /// withheld (`block`), or as it came (`off`). Every block is read whole (a link's URI, an
+    /// embedded resource's text or text blob), and every string and key of
+    /// `structuredContent` and `_meta`: a client passes all of it on.
     pub(super) fn result(&self, mut outcome: CallOutcome) -> Result<CallOutcome, CallError> {
-        let mut rules: Vec<Cow<'static, str>> = Vec::new();
+        let mut rules: Found = Vec::new();
         if self.modes.results != SecretsMode::Off {
             let block = self.modes.results == SecretsMode::Block;
-            for text in outcome_strings(&mut outcome) {
-                if let Some((clean, found)) = redact(text, self.book.hits(text)) {
-                    if !block {
-                        *text = clean;
-                    }
-                    rules.extend(found);
-                }
+            for item in &mut outcome.content {
+                rules.extend(redact_json(item, &self.book, !block));
+            }
+            if let Some(structured) = outcome.structured.as_mut() {
+                rules.extend(redact_json(structured, &self.book, !block));
+            }
+            if let Some(meta) = outcome.meta.as_mut() {
+                rules.extend(redact_object(meta, &self.book, !block));
             }
             if block && !rules.is_empty() {
-                let named = names(&rules);
-                self.record(Action::Blocked, rule_of(&rules[0]), &format!("result withheld: {named}"));
-                return Err(CallError::SecretBlocked {
-                    tool: self.tool.to_string(),
-                    server: self.server.to_string(),
-                    reason: format!(
-                        "returned a result carrying a secret ({named}); it was withheld (workspace setting secrets.results is \"block\")"
-                    ),
-                });
+                return Err(self.withheld("a result", &rules));
             }
         }
         let mut notes = Vec::new();
@@ -132,12 +127,8 @@ impl<'a> Guard<'a> {
         }
         if !rules.is_empty() {
             let named = names(&rules);
-            let mut recorded: Vec<&str> = Vec::new();
-            for rule in &rules {
-                if !recorded.contains(&rule.as_ref()) {
-                    recorded.push(rule);
-                    self.record(Action::Redacted, rule_of(rule), &format!("masked {rule} in the result"));
-                }
+            for rule in distinct(&rules) {
+                self.record(Action::Redacted, rule_of(rule), &format!("masked {rule} in the result"));
             }
             let count = rules.len();
             let what = if count == 1 { "secret" } else { "secrets" };
@@ -147,6 +138,41 @@ impl<'a> Guard<'a> {
             outcome.content.push(json!({ "type": "text", "text": format!("[toolport: {note}]") }));
         }
         Ok(outcome)
+    }
+
+    /// A server's error message (a JSON-RPC error to the call) with its secrets masked under
+    /// `redact` (recorded, no note: the message is the server's), or the error withheld under
+    /// `block`: an error is what the server answered, as much as a result.
+    pub(super) fn error_message(&self, mut message: String) -> Result<String, CallError> {
+        if self.modes.results == SecretsMode::Off {
+            return Ok(message);
+        }
+        let block = self.modes.results == SecretsMode::Block;
+        let rules = redact_string(&mut message, &self.book, !block);
+        if rules.is_empty() {
+            return Ok(message);
+        }
+        if block {
+            return Err(self.withheld("an error", &rules));
+        }
+        for rule in distinct(&rules) {
+            self.record(Action::Redacted, rule_of(rule), &format!("masked {rule} in the error"));
+        }
+        Ok(message)
+    }
+
+    /// The refusal of `what` (`a result`, `an error`) that carried `rules`, recorded.
+    fn withheld(&self, what: &str, rules: &[Cow<'static, str>]) -> CallError {
+        let named = names(rules);
+        self.record(Action::Blocked, rule_of(&rules[0]), &format!("{what} withheld: {named}"));
+        let verb = if what == "a result" { "returned" } else { "answered with" };
+        CallError::SecretBlocked {
+            tool: self.tool.to_string(),
+            server: self.server.to_string(),
+            reason: format!(
+                "{verb} {what} carrying a secret ({named}); it was withheld (workspace setting secrets.results is \"block\")"
+            ),
+        }
     }
 
     fn record(&self, action: Action, rule: &str, reason: &str) {
@@ -161,19 +187,24 @@ impl<'a> Guard<'a> {
 }
 
 /// The audit rule of a hit: gitleaks' id, or [`CONFIGURED`] for a `$VARIABLE`.
-fn rule_of(rule: &str) -> &str {
+pub(super) fn rule_of(rule: &str) -> &str {
     if rule.starts_with('$') { CONFIGURED } else { rule }
 }
 
 /// Distinct rules in order of first appearance, comma-separated.
-fn names(rules: &[Cow<'static, str>]) -> String {
+pub(super) fn names(rules: &[Cow<'static, str>]) -> String {
+    distinct(rules).join(", ")
+}
+
+/// Each rule once, in order of first appearance.
+pub(super) fn distinct<'a>(rules: &'a [Cow<'static, str>]) -> Vec<&'a str> {
     let mut seen: Vec<&str> = Vec::new();
     for rule in rules {
         if !seen.contains(&rule.as_ref()) {
             seen.push(rule);
         }
     }
-    seen.join(", ")
+    seen
 }
 
 /// Every string value in `args`, at any depth.
@@ -193,7 +224,7 @@ fn strings(args: &Map<String, Value>) -> impl Iterator<Item = &str> {
 }
 
 /// Every string value in `args`, at any depth, to change.
-pub(super) fn strings_mut(args: &mut Map<String, Value>) -> Vec<&mut String> {
+fn strings_mut(args: &mut Map<String, Value>) -> Vec<&mut String> {
     let mut out = Vec::new();
     strings_within(args.values_mut().collect(), &mut out);
     out
@@ -209,27 +240,6 @@ fn strings_within<'a>(mut stack: Vec<&'a mut Value>, out: &mut Vec<&'a mut Strin
             _ => {}
         }
     }
-}
-
-/// What a model reads of a result: each content block's `text` (an embedded resource's too)
-/// and every string of `structuredContent`. Images and audio are base64 of media, not text.
-fn outcome_strings(outcome: &mut CallOutcome) -> Vec<&mut String> {
-    let mut out = Vec::new();
-    for block in &mut outcome.content {
-        let Some(block) = block.as_object_mut() else { continue };
-        let text = if block.get("text").is_some_and(Value::is_string) {
-            block.get_mut("text")
-        } else {
-            block.get_mut("resource").and_then(Value::as_object_mut).and_then(|r| r.get_mut("text"))
-        };
-        if let Some(Value::String(text)) = text {
-            out.push(text);
-        }
-    }
-    if let Some(structured) = outcome.structured.as_mut() {
-        strings_within(vec![structured], &mut out);
-    }
-    out
 }
 
 #[cfg(test)]
