@@ -47,7 +47,7 @@ async fn read_routed(supervisor: &Supervisor, server: &str, uri: &str) -> Result
     }
     let (conn, timeout) = route(supervisor, server)?;
     let subject = format!("resource {}", escape_line(uri));
-    let request = traced(server, ReadResourceRequestParams::new(uri), |p| conn.peer.read_resource(p));
+    let request = traced(server, conn.peer.clone(), ReadResourceRequestParams::new(uri));
     let result = settle(supervisor, &conn, server, subject, timeout, request).await?;
     Ok(ResourceRead { server: server.to_string(), contents: result.contents })
 }
@@ -93,7 +93,7 @@ async fn prompt_routed(
         params = params.with_arguments(arguments);
     }
     let subject = format!("prompt {name}");
-    let request = traced(&server, params, |p| conn.peer.get_prompt(p));
+    let request = traced(&server, conn.peer.clone(), params);
     let result = settle(supervisor, &conn, &server, subject, timeout, request).await?;
     let messages = result.messages.iter().filter_map(|m| serde_json::to_value(m).ok()).collect();
     Ok(PromptOutcome { server, description: result.description, messages })
