@@ -196,7 +196,12 @@ impl Scope {
     /// number of its tools the scope lists. A server that lists nothing yet (connecting,
     /// failed) is named when its bundle holds it and there is no policy; under a policy it is
     /// left out until it is up, as what it offers is not known.
-    pub fn servers(&self, rows: Vec<ServerStatus>, records: &[ToolRecord], catalog: &Catalog) -> Vec<ServerStatus> {
+    pub fn servers(
+        &self,
+        rows: Vec<ServerStatus>,
+        records: &[ToolRecord],
+        catalog: &Catalog,
+    ) -> Vec<ServerStatus> {
         if self.is_open() {
             return rows;
         }
@@ -204,10 +209,20 @@ impl Scope {
             .filter_map(|mut row| {
                 let server = row.name.as_str();
                 let tools = records.iter().filter(|r| r.server == server && self.lists_tool(r)).count();
-                let other = catalog.resources.iter().any(|r| r.server == server && self.lists_resource(server, &r.item.uri))
-                    || catalog.templates.iter().any(|t| t.server == server && self.lists_resource(server, &t.item.uri_template))
-                    || catalog.prompts.iter().any(|p| p.server == server && self.lists_prompt(server, &p.item.name));
-                let unknown = row.state != ServerState::Connected && self.policy.is_none() && self.holds_server(server);
+                let other = catalog
+                    .resources
+                    .iter()
+                    .any(|r| r.server == server && self.lists_resource(server, &r.item.uri))
+                    || catalog
+                        .templates
+                        .iter()
+                        .any(|t| t.server == server && self.lists_resource(server, &t.item.uri_template))
+                    || catalog
+                        .prompts
+                        .iter()
+                        .any(|p| p.server == server && self.lists_prompt(server, &p.item.name));
+                let unknown =
+                    row.state != ServerState::Connected && self.policy.is_none() && self.holds_server(server);
                 row.tools = tools;
                 (tools > 0 || other || unknown).then_some(row)
             })

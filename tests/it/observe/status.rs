@@ -256,7 +256,11 @@ fn status_shows_a_read_in_flight_without_the_secrets_of_its_uri() {
         std::thread::sleep(Duration::from_millis(100));
     };
     let call = &json["calls"][0];
-    assert_eq!((call["method"].as_str(), call["name"].as_str()), (Some("resources/read"), Some("slow://doc")), "{json}");
+    assert_eq!(
+        (call["method"].as_str(), call["name"].as_str()),
+        (Some("resources/read"), Some("slow://doc")),
+        "{json}"
+    );
     for secret in ["admin", "pw", "token", "#f"] {
         assert!(!text.contains(secret), "{secret} in /status: {text}");
     }

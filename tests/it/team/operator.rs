@@ -75,7 +75,10 @@ fn status_and_metrics_are_for_the_callers_the_policy_lets_operate() {
     let hers = status(&alice);
     assert!(hers.status.success(), "{}", String::from_utf8_lossy(&hers.stderr));
     let printed = String::from_utf8_lossy(&hers.stdout);
-    assert!(printed.contains("- docs | state=connected") && printed.contains("- demo | state=connected"), "{printed}");
+    assert!(
+        printed.contains("- docs | state=connected") && printed.contains("- demo | state=connected"),
+        "{printed}"
+    );
     let his = status(&bob);
     assert_eq!(his.status.code(), Some(1));
     assert_eq!(
@@ -91,7 +94,11 @@ fn without_a_policy_no_oidc_caller_is_an_operator() {
     let env = Env::new();
     two_servers(&env, json!({}));
     let issuer = Issuer::start();
-    let serve = ServeHttp::start_with(&env, &["--auth", "oidc", "--issuer", &issuer.url, "--audience", AUDIENCE], &[]);
+    let serve = ServeHttp::start_with(
+        &env,
+        &["--auth", "oidc", "--issuer", &issuer.url, "--audience", AUDIENCE],
+        &[],
+    );
     let token = issuer.mint(json!({"sub": "carol", "aud": AUDIENCE}));
     super::oidc::keys_known(&serve, &token);
     let got = http_get(&serve.authority(), "/status", &[("Authorization", &format!("Bearer {token}"))]);
@@ -109,7 +116,8 @@ fn the_instructions_name_only_the_servers_the_caller_can_use() {
     let (serve, alice, bob) = gateway(&env, &issuer);
     let seen_by_bob = access_client(&serve.url, Some(&bob), &[]);
     let seen_by_alice = access_client(&serve.url, Some(&alice), &[]);
-    let instructions = |seen: &serde_json::Value| seen["instructions"].as_str().unwrap_or_default().to_string();
+    let instructions =
+        |seen: &serde_json::Value| seen["instructions"].as_str().unwrap_or_default().to_string();
     let (his, hers) = (instructions(&seen_by_bob), instructions(&seen_by_alice));
     // Bob's count is of the tools he is shown: the docs server's read-only ones.
     let bobs_tools = strings(&seen_by_bob, "tools").len();

@@ -322,7 +322,8 @@ fn policy_check_explains_a_decision() {
     let (code, out, _) = toolport(&env, &["--principal", "bob", "--group", "admin", "--endpoint", "/status"]);
     assert_eq!(code, 0);
     assert!(out.ends_with("operate Endpoint::\"/status\"\nallow: permitted by admins\n"), "{out}");
-    let (code, out, _) = toolport(&env, &["--principal", "alice", "--group", "docs", "--endpoint", "/metrics"]);
+    let (code, out, _) =
+        toolport(&env, &["--principal", "alice", "--group", "docs", "--endpoint", "/metrics"]);
     assert_eq!(code, 1);
     assert!(
         out.ends_with("operate Endpoint::\"/metrics\"\ndeny: no policy permits it (deny by default)\n"),

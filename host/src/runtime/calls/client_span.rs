@@ -203,7 +203,11 @@ impl Drop for ClientSpan {
 
 /// `params` sent to `server` on `peer` as one request in a CLIENT span, stamped with its
 /// context: the reads and prompts of the views and of `serve` go through here.
-pub async fn traced<P: Sent>(server: &str, peer: Peer<RoleClient>, mut params: P) -> Result<P::Answer, ServiceError> {
+pub async fn traced<P: Sent>(
+    server: &str,
+    peer: Peer<RoleClient>,
+    mut params: P,
+) -> Result<P::Answer, ServiceError> {
     let span = ClientSpan::start(server, &mut params);
     let answer = span.within(request_once(&peer, params.request())).await;
     let answer = answer.and_then(|result| P::answer(result).ok_or(ServiceError::UnexpectedResponse));
