@@ -80,8 +80,9 @@ impl Access {
 
 /// The principal a policy decides `caller`'s requests for.
 fn principal_of(caller: &Caller) -> Principal {
-    let caller = caller.clone();
-    Principal { subject: caller.subject, groups: caller.groups, client_id: caller.client_id }
+    let (subject, groups, client_id) =
+        (caller.subject.clone(), caller.groups.clone(), caller.client_id.clone());
+    Principal { subject, groups, client_id }
 }
 
 /// The bundle named by a request's path (`/mcp/docs` → `docs`), if any.
