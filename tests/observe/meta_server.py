@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """An MCP stdio server that writes down the `_meta` of every `tools/call` it receives, for the
 tests of trace context passed downstream (tests/it/observe/traces.rs): one JSON object per line
-in --log (`method` naming the request). Its tool `echo` answers its `message`, `sleep` answers
-after `seconds`; its prompt
-`greet` and its resource `meta://note` answer fixed text. Over streamable HTTP (--http) each line
-also holds the request's W3C `traceparent` header, under the key `header:traceparent`.
+in --log (`method` naming the request, `id` its JSON-RPC id, `protocol` the revision of the
+session it came on). Its tool `echo` answers its `message`, `sleep` answers after `seconds`;
+its prompt `greet` and its resource `meta://note` answer fixed text; a read of any `slow://`
+URI answers only after 300 s (a read in flight, for tests/it/observe/status.rs). Over
+streamable HTTP (--http) each line also holds the request's W3C `traceparent` header, under the
+key `header:traceparent`.
 
 Built on the official Python MCP SDK (PyPI `mcp`, tests/peers/install_clients.sh):
 
@@ -47,6 +49,10 @@ def build(log: str) -> Server:
     def write_down(method, ctx, params):
         meta = dict(as_dict(getattr(ctx, "meta", None)) or as_dict(getattr(params, "meta", None)))
         meta["method"] = method
+        request_id = getattr(ctx, "request_id", None)
+        if request_id is not None:
+            meta["id"] = str(request_id)
+        meta["protocol"] = getattr(ctx, "protocol_version", None)
         request = getattr(ctx, "request", None)
         if request is not None:
             meta["header:traceparent"] = request.headers.get("traceparent")
@@ -66,7 +72,11 @@ def build(log: str) -> Server:
 
     async def read_resource(ctx, params) -> types.ReadResourceResult:
         write_down("resources/read", ctx, params)
-        return types.ReadResourceResult(contents=[types.TextResourceContents(uri="meta://note", text="a note")])
+        uri = str(params.uri)
+        if uri.startswith("slow://"):
+            # A read still in flight for as long as a test looks at it.
+            await asyncio.sleep(300)
+        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, text="a note")])
 
     async def call_tool(ctx, params) -> types.CallToolResult:
         write_down("tools/call", ctx, params)

@@ -29,6 +29,17 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 
+SAID = threading.Lock()
+
+
+def say(line):
+    """One JSON line on stdout, whole: requests are handled on threads of their own, and a
+    process that exports its spans and metrics at once must not get its lines interleaved."""
+    with SAID:
+        sys.stdout.write(json.dumps(line) + "\n")
+        sys.stdout.flush()
+
+
 def value(any_value):
     kind = any_value.WhichOneof("value")
     if kind is None:
@@ -62,7 +73,7 @@ def spans(request):
 class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        print(json.dumps({"request": self.path}), flush=True)
+        say({"request": self.path})
         if self.path != "/v1/traces":
             self.send_response(404)
             self.end_headers()
@@ -70,7 +81,7 @@ class Handler(BaseHTTPRequestHandler):
         request = ExportTraceServiceRequest()
         request.ParseFromString(body)
         for span in spans(request):
-            print(json.dumps(span), flush=True)
+            say(span)
         answer = ExportTraceServiceResponse().SerializeToString()
         self.send_response(200)
         self.send_header("Content-Type", "application/x-protobuf")
@@ -90,9 +101,9 @@ def serve_grpc():
 
     class TraceService(trace_service_pb2_grpc.TraceServiceServicer):
         def Export(self, request, context):
-            print(json.dumps({"request": "grpc"}), flush=True)
+            say({"request": "grpc"})
             for span in spans(request):
-                print(json.dumps(span), flush=True)
+                say(span)
             return ExportTraceServiceResponse()
 
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))

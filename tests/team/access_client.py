@@ -6,9 +6,9 @@ talks to a team gateway, with the caller's bearer token when given.
     access_client.py --url http://127.0.0.1:PORT/mcp[/BUNDLE] [--token T]
                      [--call NAME[=JSON]]... [--read URI]... [--prompt NAME]...
 
-Prints one JSON object, never a verdict (the tests judge): the tools listed (name and their
-readOnlyHint), the resources, templates and prompts listed, and each call's, read's and
-prompt's answer (`is_error` and texts, or the error it raised).
+Prints one JSON object, never a verdict (the tests judge): the server's instructions, the tools
+listed (name and their readOnlyHint), the resources, templates and prompts listed, and each
+call's, read's and prompt's answer (`is_error` and texts, or the error it raised).
 """
 
 import argparse
@@ -39,6 +39,7 @@ async def run(args):
         tools = await client.list_tools()
         seen = {
             "protocol": client.protocol_version,
+            "instructions": client.instructions,
             "tools": sorted(t.name for t in tools.tools),
             "read_only": sorted(
                 t.name for t in tools.tools if t.annotations is not None and t.annotations.read_only_hint

@@ -24,6 +24,7 @@ mod workspace;
 use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
@@ -34,13 +35,14 @@ pub use exit::{EXIT_FAILURE, EXIT_USAGE, ExitError};
 
 /// How long the async runtime may take to wind down after the command: blocking work still
 /// running then (a name lookup, a stuck read) must not keep the process from exiting.
-const RUNTIME_SHUTDOWN: std::time::Duration = std::time::Duration::from_secs(2);
+const RUNTIME_SHUTDOWN: Duration = Duration::from_secs(2);
 
-/// How long the last spans may take to leave after the command: an OTLP receiver answers in
-/// milliseconds; an unreachable one must not hold the exit for the exporter's own 10 s.
-const FLUSH: std::time::Duration = std::time::Duration::from_secs(3);
+/// How long the last metrics and spans may take to leave after the command, together: an OTLP
+/// receiver answers in milliseconds; an unreachable one must not hold the exit for the
+/// exporter's own 10 s.
+const FLUSH: Duration = Duration::from_secs(3);
 /// The same after SIGINT/SIGTERM, when an agent kills toolport within a second.
-const FLUSH_AFTER_SIGNAL: std::time::Duration = std::time::Duration::from_millis(300);
+const FLUSH_AFTER_SIGNAL: Duration = Duration::from_millis(300);
 
 #[derive(Debug, Parser)]
 #[command(name = "toolport", version, about = "MCP servers as a live, checked tool surface")]
@@ -128,14 +130,8 @@ pub fn main() -> ExitCode {
         return ExitCode::from(EXIT_USAGE);
     }
     let (outcome, signalled) = runtime.block_on(run(cli));
-    stop_metrics(&runtime);
-    if let Some(traces) = traces {
-        // Before the runtime goes: the gRPC exporter needs it to send the last batch.
-        let wait = if signalled { FLUSH_AFTER_SIGNAL } else { FLUSH };
-        if let Err(e) = traces.shutdown(wait) {
-            tracing::warn!("{e}");
-        }
-    }
+    // Before the runtime goes: the gRPC exporters need it to send the last points and spans.
+    flush_telemetry(&runtime, traces, if signalled { FLUSH_AFTER_SIGNAL } else { FLUSH });
     if signalled {
         // Signalled: the servers are ended already; blocking work still running (serve's
         // read of stdin, which no one can interrupt) is not waited for.
@@ -162,10 +158,47 @@ fn start_metrics(runtime: &tokio::runtime::Runtime, command: &Command) -> Result
     cli_support::start_metrics(prometheus).map(|_| ())
 }
 
-/// Exports the metrics' last points and stops their readers, before the async runtime ends.
-fn stop_metrics(runtime: &tokio::runtime::Runtime) {
-    let _inside = runtime.enter();
-    cli_support::stop_metrics();
+/// Exports the metrics' last points and the last spans, both at once, and waits for them at
+/// most `budget` in all. The SDK bounds neither for us: its metrics shutdown waits up to 5 s
+/// whatever it is told, and the OTLP exporter retries an unreachable collector with backoff.
+/// So each runs on a thread of its own, and one still exporting when the budget is spent is
+/// left behind: the process exits without it.
+fn flush_telemetry(runtime: &tokio::runtime::Runtime, traces: Option<toolport::Traces>, budget: Duration) {
+    let deadline = std::time::Instant::now() + budget;
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    let mut flushing = 0;
+    let mut spawn = |name: &str, flush: Box<dyn FnOnce() + Send>| {
+        let handle = runtime.handle().clone();
+        let done = done.clone();
+        let spawned = std::thread::Builder::new().name(format!("toolport-flush-{name}")).spawn(move || {
+            let _inside = handle.enter();
+            flush();
+            let _ = done.send(());
+        });
+        match spawned {
+            Ok(_) => flushing += 1,
+            Err(e) => tracing::warn!("cannot flush the {name}: {e}"),
+        }
+    };
+    spawn("metrics", Box::new(cli_support::stop_metrics));
+    if let Some(traces) = traces {
+        spawn(
+            "traces",
+            Box::new(move || {
+                let left = deadline.saturating_duration_since(std::time::Instant::now());
+                if let Err(e) = traces.shutdown(left) {
+                    tracing::warn!("{e}");
+                }
+            }),
+        );
+    }
+    for _ in 0..flushing {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if finished.recv_timeout(left).is_err() {
+            tracing::debug!("telemetry still exporting after {} ms: exiting without it", budget.as_millis());
+            return;
+        }
+    }
 }
 
 fn exit_status(err: &anyhow::Error) -> u8 {

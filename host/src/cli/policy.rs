@@ -24,7 +24,7 @@ enum PolicyCommand {
 
 /// One request to decide.
 #[derive(Debug, clap::Args)]
-#[command(group = clap::ArgGroup::new("target").required(true).args(["tool", "resource", "prompt"]))]
+#[command(group = clap::ArgGroup::new("target").required(true).args(["tool", "resource", "prompt", "endpoint"]))]
 pub struct CheckArgs {
     /// The caller's subject (the token's `sub`; `anonymous` for no caller).
     #[arg(long, value_name = "SUB")]
@@ -47,7 +47,10 @@ pub struct CheckArgs {
     /// A prompt: the server's configured name and the prompt's name.
     #[arg(long, value_name = "SERVER/NAME")]
     prompt: Option<String>,
-    /// call, list, read or prompt (default: the one that uses the target).
+    /// One of serve's operator endpoints: /status or /metrics (action operate).
+    #[arg(long, value_name = "PATH")]
+    endpoint: Option<String>,
+    /// call, list, read, prompt or operate (default: the one that uses the target).
     #[arg(long, value_name = "ACTION")]
     action: Option<String>,
     /// A tool annotation, NAME=true|false (readOnlyHint, destructiveHint, idempotentHint,
@@ -77,7 +80,7 @@ fn check(paths: &Paths, args: CheckArgs) -> anyhow::Result<ExitCode> {
     let action = match args.action.as_deref() {
         None => target.use_action(),
         Some(text) => PolicyAction::parse(text).ok_or_else(|| {
-            ExitError::usage(format!("--action must be call, list, read or prompt, not {text:?}"))
+            ExitError::usage(format!("--action must be call, list, read, prompt or operate, not {text:?}"))
         })?,
     };
     let decision = policy.decide(&principal, action, &target);
@@ -157,6 +160,9 @@ fn target<'a>(paths: &Paths, args: &'a CheckArgs) -> anyhow::Result<(PolicyTarge
     }
     if !args.annotation.is_empty() {
         return Err(ExitError::usage("--annotation is for --tool only").into());
+    }
+    if let Some(path) = &args.endpoint {
+        return Ok((PolicyTarget::Endpoint { path }, None));
     }
     if let (Some(uri), Some(server)) = (&args.resource, &args.server) {
         return Ok((PolicyTarget::Resource { server, uri }, None));

@@ -29,8 +29,8 @@ pub struct StatusArgs {
     json: bool,
 }
 
-/// Prints the status; exit 1 when serve cannot be reached, refuses the token, or is not
-/// toolport.
+/// Prints the status; exit 1 when serve cannot be reached, refuses the token (401) or the
+/// caller (403: not an operator), or is not toolport.
 pub async fn run(args: StatusArgs) -> anyhow::Result<ExitCode> {
     let url = status_url(&args.url)?;
     let token = token_env::read(args.token_env.as_deref())?;
@@ -61,6 +61,12 @@ pub async fn run(args: StatusArgs) -> anyhow::Result<ExitCode> {
         return Err(ExitError::failure(message).into());
     }
     let body = response.text().await.unwrap_or_default();
+    if code == reqwest::StatusCode::FORBIDDEN {
+        // serve says why (not an operator: what the policy must permit; a Host or Origin).
+        let why = body.lines().next().unwrap_or_default().trim_start_matches("Forbidden: ");
+        let message = format!("{url} refused the request (403): {}", escape_line(why));
+        return Err(ExitError::failure(message).into());
+    }
     let status: Option<Value> =
         serde_json::from_str(&body).ok().filter(|v: &Value| v["toolport"].is_string());
     let Some(status) = status.filter(|_| code.is_success()) else {

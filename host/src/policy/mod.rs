@@ -8,14 +8,17 @@
 //!   request without a caller (stdio, a shared `--token-env` token) is `User::"anonymous"`
 //!   with no group.
 //! - **action** `Action::"call"` (a tool), `"read"` (a resource), `"prompt"` (a prompt's
-//!   `prompts/get`) and `"list"` (seeing it in a list).
+//!   `prompts/get`), `"list"` (seeing it in a list) and `"operate"` (reading one of the
+//!   operator's endpoints of `serve --http`, `/status` or `/metrics`: they show every server,
+//!   client and call, whoever's).
 //! - **resource** `Tool::"<server>/<tool>"` (the server's own name for the tool, as the
 //!   per-server tool filters name it) with attributes `server`, `name` and `annotations`, a
 //!   record of the booleans the server gave among `readOnlyHint`, `destructiveHint`,
 //!   `idempotentHint` and `openWorldHint` (a hint the server left out is absent: test it with
 //!   `has`); `Resource::"<uri>"` (attributes `server`, `uri`) and `Prompt::"<server>/<name>"`
 //!   (attributes `server`, `name`). Each has the parent `Server::"<server>"`, so
-//!   `resource in Server::"docs"` names all a server offers.
+//!   `resource in Server::"docs"` names all a server offers. `Endpoint::"/status"` and
+//!   `Endpoint::"/metrics"` (attribute `path`, no parent) are what `operate` is asked of.
 //!
 //! Deny by default: nothing is allowed that no `permit` allows, and a `forbid` wins. A policy
 //! whose condition fails to evaluate (an absent hint read without `has`) counts as not
@@ -74,6 +77,8 @@ pub enum Action {
     Read,
     /// `prompts/get`.
     Prompt,
+    /// Reading an operator's endpoint (`/status`, `/metrics`).
+    Operate,
 }
 
 impl Action {
@@ -84,12 +89,15 @@ impl Action {
             Self::List => "list",
             Self::Read => "read",
             Self::Prompt => "prompt",
+            Self::Operate => "operate",
         }
     }
 
-    /// `call`, `list`, `read` or `prompt`.
+    /// `call`, `list`, `read`, `prompt` or `operate`.
     pub fn parse(text: &str) -> Option<Self> {
-        [Self::Call, Self::List, Self::Read, Self::Prompt].into_iter().find(|a| a.as_str() == text)
+        [Self::Call, Self::List, Self::Read, Self::Prompt, Self::Operate]
+            .into_iter()
+            .find(|a| a.as_str() == text)
     }
 }
 
@@ -173,15 +181,21 @@ pub enum Target<'a> {
         /// Its name.
         name: &'a str,
     },
+    /// One of the operator's endpoints of `serve --http`.
+    Endpoint {
+        /// Its path: `/status`, `/metrics`.
+        path: &'a str,
+    },
 }
 
 impl Target<'_> {
-    /// The action that uses it: `call`, `read` or `prompt`.
+    /// The action that uses it: `call`, `read`, `prompt` or `operate`.
     pub fn use_action(&self) -> Action {
         match self {
             Self::Tool { .. } => Action::Call,
             Self::Resource { .. } => Action::Read,
             Self::Prompt { .. } => Action::Prompt,
+            Self::Endpoint { .. } => Action::Operate,
         }
     }
 
@@ -191,6 +205,7 @@ impl Target<'_> {
             Self::Tool { server, name, .. } => format!("Tool::{:?}", format!("{server}/{name}")),
             Self::Resource { uri, .. } => format!("Resource::{uri:?}"),
             Self::Prompt { server, name } => format!("Prompt::{:?}", format!("{server}/{name}")),
+            Self::Endpoint { path } => format!("Endpoint::{path:?}"),
         }
     }
 }
@@ -342,20 +357,25 @@ fn entities(who: &Principal, action: Action, what: &Target<'_>) -> Result<Built,
             let hints = hints.given().map(|(k, v)| (k.to_string(), RestrictedExpression::new_bool(v)));
             let hints = RestrictedExpression::new_record(hints).map_err(|e| e.to_string())?;
             let attrs = [("server", string(server)), ("name", string(name)), ("annotations", hints)];
-            (*server, uid("Tool", &format!("{server}/{name}"))?, attrs.to_vec())
+            (Some(*server), uid("Tool", &format!("{server}/{name}"))?, attrs.to_vec())
         }
         Target::Resource { server, uri } => {
-            (*server, uid("Resource", uri)?, vec![("server", string(server)), ("uri", string(uri))])
+            (Some(*server), uid("Resource", uri)?, vec![("server", string(server)), ("uri", string(uri))])
         }
         Target::Prompt { server, name } => {
             let attrs = vec![("server", string(server)), ("name", string(name))];
-            (*server, uid("Prompt", &format!("{server}/{name}"))?, attrs)
+            (Some(*server), uid("Prompt", &format!("{server}/{name}"))?, attrs)
         }
+        Target::Endpoint { path } => (None, uid("Endpoint", path)?, vec![("path", string(path))]),
     };
-    let server = uid("Server", server)?;
-    all.push(Entity::new_no_attrs(server.clone(), HashSet::new()));
+    let mut parents = HashSet::new();
+    if let Some(server) = server {
+        let server = uid("Server", server)?;
+        all.push(Entity::new_no_attrs(server.clone(), HashSet::new()));
+        parents.insert(server);
+    }
     let attrs = attrs.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-    all.push(Entity::new(resource.clone(), attrs, HashSet::from([server])).map_err(|e| e.to_string())?);
+    all.push(Entity::new(resource.clone(), attrs, parents).map_err(|e| e.to_string())?);
     let entities = Entities::from_entities(all, None).map_err(|e| e.to_string())?;
     Ok((principal, uid("Action", action.as_str())?, resource, entities))
 }

@@ -104,3 +104,21 @@ fn hints_are_set_by_name() {
     assert_eq!(Action::parse("prompt"), Some(Action::Prompt));
     assert_eq!(Action::parse("get"), None);
 }
+
+#[test]
+fn operate_is_decided_on_the_endpoint_and_nothing_else_grants_it() {
+    let text = r#"@id("ops") permit(principal in Group::"ops", action == Action::"operate", resource == Endpoint::"/status");
+                  @id("callers") permit(principal, action == Action::"call", resource);"#;
+    let p = Policy::parse(Path::new("p.cedar"), text).unwrap_or_else(|e| panic!("{e}"));
+    let status = Target::Endpoint { path: "/status" };
+    let ops = p.decide(&user(&["ops"]), Action::Operate, &status);
+    assert_eq!(ops.explain(), "allow: permitted by ops");
+    assert_eq!(status.describe(), "Endpoint::\"/status\"");
+    assert_eq!(status.use_action(), Action::Operate);
+    // Calling anything is not operating; nor is operating one endpoint another.
+    let caller = p.decide(&user(&["docs"]), Action::Operate, &status);
+    assert_eq!(caller.explain(), "deny: no policy permits it (deny by default)");
+    assert!(!p.decide(&user(&["ops"]), Action::Operate, &Target::Endpoint { path: "/metrics" }).allowed);
+    // `operate` parses, so `policy check --action operate` can ask it.
+    assert_eq!(Action::parse("operate"), Some(Action::Operate));
+}

@@ -48,6 +48,10 @@ pub struct Connection {
     /// The MCP revision the lifecycle settled on (`2026-07-28`, `2025-11-25`, …), as the
     /// server confirmed it; `None` only if rmcp kept no server info.
     pub protocol_version: Option<String>,
+    /// The OpenTelemetry `network.transport` of the connection: `pipe` for a child's or a
+    /// sandboxed server's stdio, `tcp` for HTTP; `None` for a transport plugin's, whose
+    /// carrier toolport does not know.
+    pub network_transport: Option<&'static str>,
     /// What the server listed that rmcp left out for breaking the `x-mcp-header` rules.
     audit: Option<transport::HeaderAudit>,
     /// What the sandbox refused a `wasm` server.
@@ -58,6 +62,15 @@ pub struct Connection {
     log_level: Mutex<Option<LoggingLevel>>,
     dead: watch::Receiver<Option<String>>,
     close: Mutex<Option<oneshot::Sender<()>>>,
+}
+
+/// `network.transport` for a server of `kind` ([`Connection::network_transport`]).
+fn network_transport(kind: &TransportKind) -> Option<&'static str> {
+    match kind {
+        TransportKind::Stdio | TransportKind::Wasm => Some("pipe"),
+        TransportKind::StreamableHttp | TransportKind::Sse => Some("tcp"),
+        TransportKind::Plugin(_) => None,
+    }
 }
 
 impl Connection {
@@ -97,7 +110,7 @@ impl Connection {
         let connection = Self::watch(
             def.name.clone(),
             generation,
-            connected,
+            (connected, network_transport(kind)),
             events.clone(),
             (progress, calls),
             closing_tx,
@@ -136,7 +149,7 @@ impl Connection {
     fn watch(
         server: String,
         generation: u64,
-        connected: transport::Connected<Handler>,
+        (connected, network_transport): (transport::Connected<Handler>, Option<&'static str>),
         events: mpsc::UnboundedSender<Event>,
         (progress, calls): (ProgressRoutes, InFlight),
         closing: watch::Sender<bool>,
@@ -185,6 +198,7 @@ impl Connection {
             progress,
             calls,
             protocol_version,
+            network_transport,
             audit,
             refusals,
             log_level: Mutex::new(None),

@@ -136,6 +136,7 @@ pub(crate) async fn call_once(
 ) -> Result<CallToolResponse, ServiceError> {
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let handle = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;
+    sent_as(&handle.id);
     let _route = progress.map(|to| routes.route(handle.progress_token.clone(), to));
     // Whose call this is, for the server's questions while it runs (`related`).
     let _entered = calls.enter(handle.id.clone());
@@ -152,4 +153,33 @@ pub(crate) async fn call_once(
         }
         _ => Err(ServiceError::UnexpectedResponse),
     }
+}
+
+/// Sends `request` (a read, a prompt) and waits for its answer; dropped before it, the request
+/// is cancelled at the server, as a call is. Through rmcp's request handle rather than its
+/// helpers, so the request's JSON-RPC id is known to the span it is sent in.
+pub(crate) async fn request_once(
+    peer: &Peer<RoleClient>,
+    request: ClientRequest,
+) -> Result<ServerResult, ServiceError> {
+    let handle = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;
+    sent_as(&handle.id);
+    let mut abandoned = Abandoned { peer: peer.clone(), id: Some(handle.id.clone()) };
+    let answer = handle.await_response().await;
+    abandoned.id = None;
+    answer
+}
+
+/// The JSON-RPC id a request went out under, on the span it is sent in (a CLIENT span declares
+/// `jsonrpc.request.id`; any other span ignores it).
+fn sent_as(id: &RequestId) {
+    let span = tracing::Span::current();
+    if span.is_disabled() {
+        return;
+    }
+    let id = match id {
+        rmcp::model::NumberOrString::Number(n) => n.to_string(),
+        rmcp::model::NumberOrString::String(s) => s.to_string(),
+    };
+    span.record("jsonrpc.request.id", id.as_str());
 }

@@ -20,7 +20,8 @@ use super::Caller;
 use crate::config::Bundle;
 use crate::observe::{Exchange, Kind, Outcome};
 use crate::policy::{Action, Decision, Hints, Policy, Principal, Target};
-use crate::runtime::{Runtime, ToolRecord};
+use crate::runtime::{Catalog, Runtime, ToolRecord};
+use crate::status::{ServerState, ServerStatus};
 
 /// The prefix of a bundle's endpoint (`/mcp/docs`).
 pub const BUNDLE_PATH: &str = "/mcp/";
@@ -37,6 +38,33 @@ impl Access {
         *self.policy.write().unwrap_or_else(|p| p.into_inner()) = policy.map(Arc::new);
     }
 
+    /// Whether `caller` may read the operator's endpoint `path` (`/status`, `/metrics`), asked
+    /// only with `--auth oidc` (with a shared token or none, whoever is let in is the one
+    /// operator): the policy must permit `Action::"operate"` on `Endpoint::"<path>"`, and
+    /// without a policy no caller is an operator. `Err` is the 403's body.
+    pub fn operates(&self, caller: Option<&Caller>, path: &str) -> Result<(), String> {
+        let policy = self.policy.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let target = Target::Endpoint { path };
+        let Some(policy) = policy else {
+            return Err(format!(
+                "Forbidden: {path} is for operators: with --auth oidc, a caller the policy permits \
+                 Action::\"operate\" on {}, and serve has no policy (--policy FILE, or policy.cedar in its home)\n",
+                target.describe()
+            ));
+        };
+        let principal = caller.map_or_else(Principal::anonymous, principal_of);
+        let decision = policy.decide(&principal, Action::Operate, &target);
+        if decision.allowed {
+            return Ok(());
+        }
+        tracing::info!(subject = %principal.subject, path, "operator endpoint refused: {}", decision.explain());
+        Err(format!(
+            "Forbidden: {path} is for operators: the policy does not permit User::{:?} Action::\"operate\" on {}\n",
+            principal.subject,
+            target.describe()
+        ))
+    }
+
     /// The scope of one request.
     pub fn scope(&self, runtime: &Runtime, context: &RequestContext<RoleServer>) -> Scope {
         let policy = self.policy.read().unwrap_or_else(|p| p.into_inner()).clone();
@@ -45,14 +73,16 @@ impl Access {
         let bundle = parts
             .and_then(|parts| bundle_in(parts.uri.path()))
             .map(|name| runtime.bundle(name).unwrap_or_default());
-        let principal = match Caller::of(context) {
-            Some(caller) => {
-                Principal { subject: caller.subject, groups: caller.groups, client_id: caller.client_id }
-            }
-            None => Principal::anonymous(),
-        };
+        let principal = Caller::of(context).as_ref().map_or_else(Principal::anonymous, principal_of);
         Scope { principal, bundle, policy }
     }
+}
+
+/// The principal a policy decides `caller`'s requests for.
+fn principal_of(caller: &Caller) -> Principal {
+    let (subject, groups, client_id) =
+        (caller.subject.clone(), caller.groups.clone(), caller.client_id.clone());
+    Principal { subject, groups, client_id }
 }
 
 /// The bundle named by a request's path (`/mcp/docs` → `docs`), if any.
@@ -160,6 +190,44 @@ impl Scope {
     /// Whether `server`'s prompt `name` is listed.
     pub fn lists_prompt(&self, server: &str, name: &str) -> bool {
         self.is_open() || self.lists(self.holds_server(server), &Target::Prompt { server, name })
+    }
+
+    /// The rows of the servers this scope can use, for the instructions: a server with
+    /// something the scope lists (a tool, a resource or template, a prompt), its `tools` the
+    /// number of its tools the scope lists. A server that lists nothing yet (connecting,
+    /// failed) is named when its bundle holds it and there is no policy; under a policy it is
+    /// left out until it is up, as what it offers is not known.
+    pub fn servers(
+        &self,
+        rows: Vec<ServerStatus>,
+        records: &[ToolRecord],
+        catalog: &Catalog,
+    ) -> Vec<ServerStatus> {
+        if self.is_open() {
+            return rows;
+        }
+        rows.into_iter()
+            .filter_map(|mut row| {
+                let server = row.name.as_str();
+                let tools = records.iter().filter(|r| r.server == server && self.lists_tool(r)).count();
+                let other = catalog
+                    .resources
+                    .iter()
+                    .any(|r| r.server == server && self.lists_resource(server, &r.item.uri))
+                    || catalog
+                        .templates
+                        .iter()
+                        .any(|t| t.server == server && self.lists_resource(server, &t.item.uri_template))
+                    || catalog
+                        .prompts
+                        .iter()
+                        .any(|p| p.server == server && self.lists_prompt(server, &p.item.name));
+                let unknown =
+                    row.state != ServerState::Connected && self.policy.is_none() && self.holds_server(server);
+                row.tools = tools;
+                (tools > 0 || other || unknown).then_some(row)
+            })
+            .collect()
     }
 
     /// The tools of `records` this scope lists, each as its server listed it (title,

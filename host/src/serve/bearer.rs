@@ -76,6 +76,13 @@ impl Bearer {
         }
     }
 
+    /// Whether a valid token names its caller (OIDC): then callers differ, and the operator's
+    /// endpoints ask the policy who operates. A shared token's holder, or anyone where there
+    /// is no check, is the one operator.
+    pub fn names_callers(&self) -> bool {
+        matches!(self, Self::Oidc(_))
+    }
+
     /// With OIDC, whether the issuer's keys are known yet (a replica that cannot check a token
     /// is not ready for callers); `None` for the other checks, which are always ready.
     pub fn keys_known(&self) -> Option<bool> {

@@ -201,8 +201,11 @@ impl Front {
     /// The instructions naming the servers behind: only in `initialize` and `server/discover`,
     /// not in [`ServerHandler::get_info`], which rmcp asks again with every stateless request
     /// (they read every server's status).
-    fn instructions(&self) -> String {
-        surface::instructions(&self.runtime().status())
+    /// Only the servers the request's scope can use are named (`access.rs`).
+    fn instructions(&self, context: &RequestContext<RoleServer>) -> String {
+        let scope = self.shared.access.scope(self.runtime(), context);
+        let runtime = self.runtime();
+        surface::instructions(&scope.servers(runtime.status(), &runtime.records(), &runtime.catalog()))
     }
 }
 
@@ -231,13 +234,14 @@ impl ServerHandler for Front {
     ) -> Result<InitializeResult, McpError> {
         context.peer.set_peer_info(request.clone());
         self.shared.board.seen(self.session, &context.peer, None, None);
-        Ok(self.negotiate_initialize(&request)?.with_instructions(self.instructions()))
+        let instructions = self.instructions(&context);
+        Ok(self.negotiate_initialize(&request)?.with_instructions(instructions))
     }
 
-    async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, McpError> {
+    async fn discover(&self, context: RequestContext<RoleServer>) -> Result<DiscoverResult, McpError> {
         Ok(DiscoverResult::from_server_info(
             self.supported_protocol_versions().into_owned(),
-            self.get_info().with_instructions(self.instructions()),
+            self.get_info().with_instructions(self.instructions(&context)),
         ))
     }
 
@@ -411,8 +415,7 @@ impl ServerHandler for Front {
             }
         };
         let uri = request.uri.clone();
-        let read =
-            |peer: Peer<RoleClient>| traced(&server, request, |r| async move { peer.read_resource(r).await });
+        let read = |peer: Peer<RoleClient>| traced(&server, peer, request);
         // Boxed: the forward's state is large, and unboxed it overflowed a worker's stack in a
         // debug build once the spans and the audit's watch were part of it.
         let result = Box::pin(self.forward_observed(&context, Kind::Read, &server, &uri, None, read));
@@ -460,8 +463,7 @@ impl ServerHandler for Front {
                 }
             };
         let (name, arguments) = (request.name.clone(), request.arguments.clone());
-        let get =
-            |peer: Peer<RoleClient>| traced(&server, request, |r| async move { peer.get_prompt(r).await });
+        let get = |peer: Peer<RoleClient>| traced(&server, peer, request);
         let result =
             Box::pin(self.forward_observed(&context, Kind::Prompt, &server, &name, arguments.as_ref(), get));
         let result = crate::observe::client::permitted_by(permitted, span.within(result));

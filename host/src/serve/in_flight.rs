@@ -99,7 +99,11 @@ impl Board {
         let named = context.meta.client_info().map(|i| (i.name, i.version));
         self.seen(session, &context.peer, protocol, named);
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let call = Call { id, session, method, name: name.to_string(), started: Instant::now() };
+        let name = match method {
+            "resources/read" => shown_uri(name),
+            _ => name.to_string(),
+        };
+        let call = Call { id, session, method, name, started: Instant::now() };
         lock(&self.calls).push(call);
         InFlight { board: self.clone(), id }
     }
@@ -172,7 +176,34 @@ impl Board {
     }
 }
 
+/// A resource URI as `/status` shows it: without its user info, query and fragment, which may
+/// carry a caller's secret (`slow://admin:pw@doc?token=x#f` is `slow://doc`). Scheme, host and
+/// path say what is read; nothing is added or re-encoded.
+fn shown_uri(uri: &str) -> String {
+    let uri = &uri[..uri.find(['?', '#']).unwrap_or(uri.len())];
+    let Some(start) = uri.find("://").map(|i| i + 3) else { return uri.to_string() };
+    let authority = &uri[start..uri[start..].find('/').map_or(uri.len(), |i| start + i)];
+    match authority.rfind('@') {
+        Some(at) => format!("{}{}", &uri[..start], &uri[start + at + 1..]),
+        None => uri.to_string(),
+    }
+}
+
 /// Seconds to the millisecond: what a person reads, and stable JSON.
 fn round_ms(seconds: f64) -> f64 {
     (seconds * 1000.0).round() / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_uri_is_shown_without_user_info_query_or_fragment() {
+        assert_eq!(shown_uri("slow://admin:pw@doc?token=x#f"), "slow://doc");
+        assert_eq!(shown_uri("https://u@h.example:8443/a/b?x=1"), "https://h.example:8443/a/b");
+        assert_eq!(shown_uri("file:///tmp/a@b.txt"), "file:///tmp/a@b.txt");
+        assert_eq!(shown_uri("demo://item/1#part"), "demo://item/1");
+        assert_eq!(shown_uri("urn:x?y"), "urn:x");
+    }
 }

@@ -11,8 +11,13 @@
 //!   requests in flight with their age, as JSON (what `toolport status --url` reads).
 //!
 //! Probes carry no token (Kubernetes' probes send none), so `/healthz` and `/readyz` are open
-//! and say only names and states; `/metrics` and `/status` show more (tool names, clients) and
-//! pass the same check as `/mcp` (`bearer.rs`) when one is set. All four pass the checks `/mcp` has
+//! and say only names and states. `/metrics` and `/status` show everything (every server and
+//! tool, every caller's clients and calls), so they are the operator's alone: they pass the
+//! same check as `/mcp` (`bearer.rs`) when one is set, and then, with `--auth oidc`, where a
+//! valid token is any caller's, the policy must permit the caller `Action::"operate"` on
+//! `Endpoint::"/status"` (or `"/metrics"`), else 403 (`access.rs`). With a shared token the
+//! token's holder is the operator, and with no check at all (loopback only) whoever reaches
+//! the port is. All four pass the checks `/mcp` has
 //! against DNS rebinding (`Host` and `Origin`, the same lists) and the listener's connection
 //! caps; they take none of `/mcp`'s places for requests, so a full gateway still answers its
 //! probes.
@@ -27,6 +32,7 @@ use axum::routing::get;
 use futures::FutureExt as _;
 use serde_json::{Value, json};
 
+use super::Caller;
 use super::bearer::Bearer;
 use super::front::Shared;
 use crate::observe::metrics::{self, Live};
@@ -96,9 +102,19 @@ async fn guard(State(operator): State<Arc<Operator>>, mut request: Request, next
     {
         return (StatusCode::FORBIDDEN, "Forbidden: Origin header is not allowed\n").into_response();
     }
-    let probe = matches!(request.uri().path(), "/healthz" | "/readyz");
-    if !probe && let Err(refused) = operator.bearer.admit(&mut request).await {
+    let path = request.uri().path().to_string();
+    if matches!(path.as_str(), "/healthz" | "/readyz") {
+        return next.run(request).await;
+    }
+    if let Err(refused) = operator.bearer.admit(&mut request).await {
         return refused;
+    }
+    // With OIDC a valid token is any caller of `/mcp`; the policy says who operates.
+    if operator.bearer.names_callers() {
+        let caller = request.extensions().get::<Caller>();
+        if let Err(body) = operator.shared.access.operates(caller, &path) {
+            return (StatusCode::FORBIDDEN, body).into_response();
+        }
     }
     next.run(request).await
 }

@@ -3,6 +3,7 @@
 //! spans over OTLP with trace context passed in and out.
 
 mod audit;
+mod dead_collector;
 mod metrics;
 mod status;
 mod traces;

@@ -1,6 +1,7 @@
 //! Live status: `serve --http`'s probes (`/healthz`, `/readyz`), `/status` and who may read
 //! what, and `toolport status --url` showing a real slow call in flight, its client and the
-//! servers — and saying clearly why when it cannot.
+//! servers — and saying clearly why when it cannot; a resource read in flight shown without
+//! the secrets its URI carries.
 
 use std::net::TcpListener;
 use std::process::{Child, Stdio};
@@ -8,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::serve::clients::py_command;
+use crate::serve::clients::{py_command, python};
 use crate::support::common::{Env, toolport_path};
 use crate::support::operator::http_get;
 use crate::support::peers::{Everything, everything_stdio};
@@ -222,4 +223,45 @@ fn toolport_status_says_why_it_cannot_read() {
         stderr.starts_with(&format!("toolport: {elsewhere}/status is not toolport serve's status (HTTP ")),
         "{stderr}"
     );
+}
+
+/// A read in flight is shown by its URI without the user info, query and fragment a caller put
+/// in it: `/status` is read by an operator, the URI was a caller's.
+#[test]
+fn status_shows_a_read_in_flight_without_the_secrets_of_its_uri() {
+    let env = Env::new();
+    let observe = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("observe");
+    let meta = json!({
+        "type": "stdio",
+        "command": python(),
+        "args": [observe.join("meta_server.py"), "--log", env.root().join("meta.log")],
+    });
+    write_config(&env, json!({ "meta": meta }), &["meta"], json!({}));
+    let serve = ServeHttp::start(&env);
+    let secret_uri = "slow://admin:pw@doc?token=x#f";
+    let client = std::process::Command::new(python())
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("team/access_client.py"))
+        .args(["--url", &serve.url, "--read", secret_uri])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+    let _read = SlowCall(client.unwrap_or_else(|e| panic!("cannot start the client: {e}")));
+    let deadline = Instant::now() + WAIT;
+    let (json, text) = loop {
+        let got = http_get(&serve.authority(), "/status", &[]);
+        assert_eq!(got.status, 200, "{}", got.head);
+        if body(&got)["calls"].as_array().is_some_and(|c| !c.is_empty()) || Instant::now() > deadline {
+            break (body(&got), got.body);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let call = &json["calls"][0];
+    assert_eq!(
+        (call["method"].as_str(), call["name"].as_str()),
+        (Some("resources/read"), Some("slow://doc")),
+        "{json}"
+    );
+    for secret in ["admin", "pw", "token", "#f"] {
+        assert!(!text.contains(secret), "{secret} in /status: {text}");
+    }
 }

@@ -6,7 +6,8 @@
 //! span → the downstream CLIENT span → the server's `_meta.traceparent` (and, to an HTTP
 //! server, its `traceparent` header). Over OTLP/gRPC too (a `grpcio` receiver); the CLI's spans
 //! flushed at exit; plugin calls and sign-ins with spans of their own, no secret in them; off
-//! unless asked.
+//! unless asked. A CLIENT span carries the request's id, revision and transport as the SERVER
+//! span does.
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::{Path, PathBuf};
@@ -193,6 +194,18 @@ fn downstream_parent(log: &Path) -> (String, String) {
     (parts[1].to_string(), parts[2].to_string())
 }
 
+/// A CLIENT span shares with the SERVER span the request's `jsonrpc.request.id` (the id the
+/// server received, `got["id"]`), `mcp.protocol.version` (the revision of toolport's session
+/// with the server) and `network.transport`.
+fn shares_the_request(client: &Value, got: &Value, transport: &str) {
+    let attributes = &client["attributes"];
+    assert!(got["id"].is_string(), "the server logged no id: {got}");
+    assert_eq!(attributes["jsonrpc.request.id"], got["id"], "{client}");
+    assert_eq!(attributes["network.transport"], transport, "{client}");
+    assert!(got["protocol"].is_string(), "the server logged no revision: {got}");
+    assert_eq!(attributes["mcp.protocol.version"], got["protocol"], "{client}");
+}
+
 #[test]
 fn a_call_through_serve_continues_the_callers_trace_from_meta_to_the_server() {
     let receiver = Receiver::start();
@@ -234,6 +247,7 @@ fn a_call_through_serve_continues_the_callers_trace_from_meta_to_the_server() {
         client["span_id"].as_str().unwrap_or_default(),
         "the server's parent is the CLIENT span"
     );
+    shares_the_request(client, received(&log).last().unwrap_or(&Value::Null), "pipe");
     // No argument value anywhere in what was exported.
     let exported = serde_json::to_string(&spans).unwrap_or_default();
     assert!(!exported.contains("traced"), "an argument's value was exported: {exported}");
@@ -418,6 +432,7 @@ fn an_http_server_gets_the_trace_context_in_the_w3c_header_too() {
     let expected = format!("00-{TRACE_ID}-{}-01", client["span_id"].as_str().unwrap_or_default());
     assert_eq!(last["traceparent"], expected.as_str(), "{last}");
     assert_eq!(last["header:traceparent"], expected.as_str(), "{last}");
+    shares_the_request(client, last, "tcp");
 }
 
 #[test]
@@ -470,6 +485,7 @@ fn a_prompt_and_a_read_through_serve_continue_the_trace_too() {
         let got = metas.iter().find(|m| m["method"] == method).unwrap_or_else(|| panic!("{metas:?}"));
         let expected = format!("00-{TRACE_ID}-{}-01", client["span_id"].as_str().unwrap_or_default());
         assert_eq!(got["traceparent"], expected.as_str(), "{got}");
+        shares_the_request(&client, got, "pipe");
     }
     let spans = receiver.spans_when(|_| true);
     let read = spans.iter().find(|s| s["kind"] == "SERVER" && s["name"] == "resources/read");

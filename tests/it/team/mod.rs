@@ -5,6 +5,7 @@ pub mod bundles;
 pub mod deploy;
 pub mod limits;
 pub mod oidc;
+pub mod operator;
 pub mod policy;
 pub mod replicas;
 pub mod service_identity;

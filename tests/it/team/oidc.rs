@@ -4,7 +4,8 @@
 //! wrong-audience, unsigned, unknown-key and forged tokens get 401 with a `WWW-Authenticate`
 //! that points at the protected-resource metadata and says why; a rotated key works; the
 //! SDK's OAuth client finds the metadata from the 401, signs in at the issuer and calls; the
-//! operator's `/status` takes the JWT too; the audit log names the caller.
+//! operator's `/status` takes the JWT of a caller the policy lets operate; the audit log names
+//! the caller.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -211,8 +212,11 @@ fn the_sdk_oauth_client_discovers_the_metadata_signs_in_and_calls() {
 }
 
 #[test]
-fn status_takes_the_jwt() {
+fn status_takes_the_jwt_of_an_operator() {
     let env = everything_env();
+    // The operator is who the policy lets `operate` (team/operator.rs): here, anyone.
+    let policy = "permit(principal, action, resource);";
+    std::fs::write(env.home().join("policy.cedar"), policy).unwrap_or_else(|e| panic!("{e}"));
     let issuer = Issuer::start();
     let serve = serve_oidc(&env, 0, &issuer.url, AUDIENCE, &[]);
     let good = issuer.mint(json!({"aud": AUDIENCE}));

@@ -317,6 +317,19 @@ fn policy_check_explains_a_decision() {
         "{out}"
     );
 
+    // The operator's endpoints: `operate`, which the `admins` policy permits and nothing
+    // permits group `docs`.
+    let (code, out, _) = toolport(&env, &["--principal", "bob", "--group", "admin", "--endpoint", "/status"]);
+    assert_eq!(code, 0);
+    assert!(out.ends_with("operate Endpoint::\"/status\"\nallow: permitted by admins\n"), "{out}");
+    let (code, out, _) =
+        toolport(&env, &["--principal", "alice", "--group", "docs", "--endpoint", "/metrics"]);
+    assert_eq!(code, 1);
+    assert!(
+        out.ends_with("operate Endpoint::\"/metrics\"\ndeny: no policy permits it (deny by default)\n"),
+        "{out}"
+    );
+
     // Bad input: exit 2 with what to give instead.
     let (code, _, err) = toolport(&env, &["--principal", "a", "--tool", "echo"]);
     assert_eq!(code, 2);
@@ -334,7 +347,7 @@ fn policy_check_explains_a_decision() {
     let (code, _, err) = toolport(&env, &["--principal", "a", "--tool", "a/b", "--action", "get"]);
     assert_eq!(
         (code, err.as_str()),
-        (2, "toolport: --action must be call, list, read or prompt, not \"get\"\n")
+        (2, "toolport: --action must be call, list, read, prompt or operate, not \"get\"\n")
     );
     let other = Env::new();
     let (code, _, err) = toolport(&other, &["--principal", "a", "--tool", "a/b"]);

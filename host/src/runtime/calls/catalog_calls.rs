@@ -48,7 +48,7 @@ async fn read_routed(supervisor: &Supervisor, server: &str, uri: &str) -> Result
     }
     let (conn, timeout) = route(supervisor, server)?;
     let subject = format!("resource {}", escape_line(uri));
-    let request = traced(server, ReadResourceRequestParams::new(uri), |p| conn.peer.read_resource(p));
+    let request = traced(server, conn.peer.clone(), ReadResourceRequestParams::new(uri));
     let guard = ReplyGuard::new(supervisor, server, "resource read");
     let result = settle(supervisor, &conn, server, subject.clone(), timeout, request).await;
     let result = result.map_err(|e| guarded_error(&guard, e))?;
@@ -97,7 +97,7 @@ async fn prompt_routed(
         params = params.with_arguments(arguments);
     }
     let subject = format!("prompt {name}");
-    let request = traced(&server, params, |p| conn.peer.get_prompt(p));
+    let request = traced(&server, conn.peer.clone(), params);
     let guard = ReplyGuard::new(supervisor, &server, "prompt");
     let result = settle(supervisor, &conn, &server, subject.clone(), timeout, request).await;
     let result = result.map_err(|e| guarded_error(&guard, e))?;

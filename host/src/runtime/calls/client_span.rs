@@ -2,18 +2,48 @@
 //! `prompts/get`), named as the OpenTelemetry conventions for MCP say, and its context passed
 //! to the server in the request's `_meta.traceparent`/`tracestate` (SEP-414), so the server's
 //! own spans join the caller's trace. Nothing of the arguments enters it; a resource's URI only
-//! with its secrets masked. Off (no span, no `_meta`) unless traces are exported.
+//! with its secrets masked. It shares with the SERVER span (`serve/request_span.rs`) the
+//! request's `jsonrpc.request.id` (the id it went out under), `mcp.protocol.version` (the
+//! revision the server's connection settled on) and `network.transport` (`pipe` for stdio,
+//! `tcp` for HTTP), the last two from the connection the request goes on ([`on`]). Off (no
+//! span, no `_meta`) unless traces are exported.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rmcp::model::{
-    CallToolRequestParams, GetPromptRequestParams, ReadResourceRequestParams, RequestParamsMeta,
+    CallToolRequestParams, ClientRequest, GetPromptRequest, GetPromptRequestParams, GetPromptResult,
+    ReadResourceRequest, ReadResourceRequestParams, ReadResourceResult, RequestParamsMeta, ServerResult,
 };
 use rmcp::service::ServiceError;
+use rmcp::{Peer, RoleClient};
 use tracing::Span;
 use tracing::field::Empty;
 
 use crate::observe::traces;
+use crate::runtime::tool_call::request_once;
+
+/// What a CLIENT span says of the connection its request goes on.
+#[derive(Debug, Clone)]
+pub(crate) struct Link {
+    /// The revision the connection settled on.
+    pub(crate) protocol: Option<String>,
+    /// `pipe`, `tcp`; `None` when not known (a transport plugin).
+    pub(crate) transport: Option<&'static str>,
+}
+
+tokio::task_local! {
+    /// The connection of the request being made in this task ([`on`]).
+    static LINK: Link;
+}
+
+/// `work`, a request on the connection `link` describes: the CLIENT spans started in it say
+/// so. `link` is asked only while traces are exported.
+pub(crate) async fn on<F: Future>(link: impl FnOnce() -> Link, work: F) -> F::Output {
+    if !traces::on() {
+        return work.await;
+    }
+    LINK.scope(link(), work).await
+}
 
 /// A request's method and its low-cardinality target, for the span.
 pub trait Method {
@@ -48,6 +78,42 @@ impl Method for GetPromptRequestParams {
     }
 }
 
+/// A request `serve` and the views send through [`traced`]: its request and its answer.
+pub trait Sent: Method + RequestParamsMeta + Sized {
+    /// What the server answers.
+    type Answer;
+    /// The request that carries these parameters.
+    fn request(self) -> ClientRequest;
+    /// The answer in the server's result, `None` for another kind of result.
+    fn answer(result: ServerResult) -> Option<Self::Answer>;
+}
+
+impl Sent for ReadResourceRequestParams {
+    type Answer = ReadResourceResult;
+    fn request(self) -> ClientRequest {
+        ClientRequest::ReadResourceRequest(ReadResourceRequest::new(self))
+    }
+    fn answer(result: ServerResult) -> Option<ReadResourceResult> {
+        match result {
+            ServerResult::ReadResourceResult(result) => Some(result),
+            _ => None,
+        }
+    }
+}
+
+impl Sent for GetPromptRequestParams {
+    type Answer = GetPromptResult;
+    fn request(self) -> ClientRequest {
+        ClientRequest::GetPromptRequest(GetPromptRequest::new(self))
+    }
+    fn answer(result: ServerResult) -> Option<GetPromptResult> {
+        match result {
+            ServerResult::GetPromptResult(result) => Some(result),
+            _ => None,
+        }
+    }
+}
+
 /// The span of one request to `server`, started where it is made (the caller's span, if any,
 /// is its parent), with `params` stamped with its context. Dropped before its answer was
 /// recorded (the caller's timeout, a cancel: toolport then sends `notifications/cancelled`), it
@@ -71,7 +137,10 @@ impl ClientSpan {
             otel.kind = "client",
             otel.status_code = Empty,
             mcp.method.name = P::NAME,
+            mcp.protocol.version = Empty,
             mcp.resource.uri = Empty,
+            jsonrpc.request.id = Empty,
+            network.transport = Empty,
             gen_ai.operation.name = Empty,
             gen_ai.tool.name = Empty,
             gen_ai.prompt.name = Empty,
@@ -83,6 +152,14 @@ impl ClientSpan {
             None => P::NAME.to_string(),
         };
         span.record("otel.name", name.as_str());
+        let _ = LINK.try_with(|link| {
+            if let Some(protocol) = &link.protocol {
+                span.record("mcp.protocol.version", protocol.as_str());
+            }
+            if let Some(transport) = link.transport {
+                span.record("network.transport", transport);
+            }
+        });
         let meta = params.meta_mut().get_or_insert_with(Default::default);
         meta.remove(traces::TRACEPARENT);
         meta.remove(traces::TRACESTATE);
@@ -124,19 +201,16 @@ impl Drop for ClientSpan {
     }
 }
 
-/// `send(params)` as one request to `server` in a CLIENT span, `params` stamped with its
-/// context: what `serve` forwards (a read, a prompt) goes through here.
-pub async fn traced<P, T, Fut>(
+/// `params` sent to `server` on `peer` as one request in a CLIENT span, stamped with its
+/// context: the reads and prompts of the views and of `serve` go through here.
+pub async fn traced<P: Sent>(
     server: &str,
+    peer: Peer<RoleClient>,
     mut params: P,
-    send: impl FnOnce(P) -> Fut,
-) -> Result<T, ServiceError>
-where
-    P: Method + RequestParamsMeta,
-    Fut: Future<Output = Result<T, ServiceError>>,
-{
+) -> Result<P::Answer, ServiceError> {
     let span = ClientSpan::start(server, &mut params);
-    let answer = span.within(send(params)).await;
+    let answer = span.within(request_once(&peer, params.request())).await;
+    let answer = answer.and_then(|result| P::answer(result).ok_or(ServiceError::UnexpectedResponse));
     span.ended(&answer);
     answer
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use rmcp::service::ServiceError;
 
+use super::client_span::{self, Link};
 use crate::runtime::connection::Connection;
 use crate::runtime::event::Event;
 use crate::runtime::failed_request::{is_transport_failure, service_error};
@@ -52,6 +53,8 @@ pub(super) async fn send<T, E: MaybeGone>(
     deadline: Deadline<'_>,
     request: impl Future<Output = Result<T, E>>,
 ) -> Result<T, ServerError<E>> {
+    let link = || Link { protocol: conn.protocol_version.clone(), transport: conn.network_transport };
+    let request = client_span::on(link, request);
     let answered = match deadline.clock {
         Some(clock) => person_clock::within(clock, deadline.timeout, request).await,
         None => tokio::time::timeout(deadline.timeout, request).await.ok(),
