@@ -195,9 +195,8 @@ impl Limiters {
         if let Some(refused) = self.over_caller(&key, message.as_ref()) {
             return Some(refused);
         }
-        if self.tools.is_none() {
-            return None;
-        }
+        // Without a tool limit, no routing: a call is not looked up twice for nothing.
+        self.tools.as_ref()?;
         let name = message.as_ref().and_then(Message::tool)?;
         let tool = counted(shared, parts, name, body).await?;
         self.over_tool(key, tool, message.as_ref())
@@ -421,7 +420,9 @@ mod tests {
         let Some(limits) = Limiters::new("1/h".parse().ok(), None) else { panic!("no limits") };
         let over = |peer: &str| limits.over_caller(&CallerKey::of(&parts(None, peer)), None);
         assert!(over("10.0.0.1:5000").is_none());
-        let Some(refused) = over("10.0.0.1:6000") else { panic!("another port of one address is one caller") };
+        let Some(refused) = over("10.0.0.1:6000") else {
+            panic!("another port of one address is one caller")
+        };
         assert_eq!(
             refused.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()),
             Some("text/plain; charset=utf-8")

@@ -89,7 +89,9 @@ fn executor_messages_match_the_contract() {
     assert_eq!(blank.stderr, "toolport: MCP tool call is missing tool name\n");
     // A name is matched exactly, never trimmed: `echo` with anything around it is no tool
     // (issue 44: serve's checks decide on the exact name, so the executor must run that one).
-    for (padded, shown) in [(" echo", " echo"), ("echo ", "echo "), ("echo\t", "echo\\u{9}"), ("\u{1b}echo", "\\u{1b}echo")] {
+    for (padded, shown) in
+        [(" echo", " echo"), ("echo ", "echo "), ("echo\t", "echo\\u{9}"), ("\u{1b}echo", "\\u{1b}echo")]
+    {
         let r = run(&env, &["call", padded, r#"{"message":"hi"}"#]);
         assert_eq!((r.code, r.stdout.as_str()), (1, ""), "{padded:?}");
         assert_eq!(r.stderr, format!("toolport: Unknown MCP tool: {shown}\n"), "{padded:?}");

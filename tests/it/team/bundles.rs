@@ -68,7 +68,8 @@ fn two_bundles_list_only_their_servers_filtered_tools_and_refuse_the_rest() {
     assert!(got.body.contains(said), "{}", got.body);
 
     // A trailing slash is the same bundle (issue 44 item 11), and an unknown one still gets the hint.
-    let slashed = access_client(&format!("{}/demo/", serve.url), None, &["--call", "echo={\"message\": \"out\"}"]);
+    let slashed =
+        access_client(&format!("{}/demo/", serve.url), None, &["--call", "echo={\"message\": \"out\"}"]);
     assert_eq!(strings(&slashed, "tools"), strings(&demo, "tools"));
     assert!(call_text(&slashed, "echo").starts_with("is_error=true "), "{slashed}");
     let got = http_get(&authority, "/mcp/nope/", &[]);

@@ -172,7 +172,8 @@ fn a_tool_limit_refuses_that_callers_next_call_of_that_tool_only() {
 fn a_tool_limit_counts_the_tool_a_call_runs_however_it_is_reached() {
     let env = everything_env();
     let serve = ServeHttp::start_with(&env, &["--tool-rate-limit", "3/h", "--lazy"], &[]);
-    let via = |tool: &str, arguments: Value| format!("call_tool={}", json!({"name": tool, "arguments": arguments}));
+    let via =
+        |tool: &str, arguments: Value| format!("call_tool={}", json!({"name": tool, "arguments": arguments}));
     let echo_via = via("echo", json!({"message": "hi"}));
     let sum_via = via("get-sum", json!({"a": 1, "b": 2}));
     let padded = r#"echo ={"message":"hi"}"#;

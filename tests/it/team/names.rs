@@ -165,7 +165,11 @@ fn a_padded_name_is_an_unknown_tool_not_the_tool_the_policy_or_bundle_refuses() 
 
     // The bundle holds `read_note` only: `add_note` (which the policy allows) padded is no way in.
     let reader = format!("{}/reader", serve.url);
-    let seen = access_client(&reader, Some(TOKEN), &["--call", "read_note", "--call", "add_note ", "--call", " read_note"]);
+    let seen = access_client(
+        &reader,
+        Some(TOKEN),
+        &["--call", "read_note", "--call", "add_note ", "--call", " read_note"],
+    );
     assert_eq!(call_text(&seen, "read_note"), "is_error=false read_note done: {}");
     assert_eq!(call_text(&seen, "add_note "), "is_error=true Unknown MCP tool: add_note ");
     assert_eq!(call_text(&seen, " read_note"), "is_error=true Unknown MCP tool:  read_note");

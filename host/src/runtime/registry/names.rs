@@ -254,7 +254,9 @@ mod tests {
         let out = check_all(&[server("a", &["ok", " padded"])], &reserved());
         assert_eq!(
             out,
-            vec![Err("MCP server a returned an invalid tool name:  padded (whitespace at either end)".to_string())]
+            vec![Err(
+                "MCP server a returned an invalid tool name:  padded (whitespace at either end)".to_string()
+            )]
         );
         for bad in ["trailing ", "nbsp\u{a0}", "\u{3000}ideographic"] {
             assert_eq!(name_fault(bad).as_deref(), Some("whitespace at either end"), "{bad:?}");
