@@ -134,15 +134,18 @@ fn raw_call(authority: &str, path: &str, session: &str, id: u64, name: &str) -> 
 
 /// The issue's attack through the binary: under README's `no-destructive` forbid with
 /// `confirm: "never"`, `"delete_note "` (the issue's `"admin_wipe "`) and its kin are unknown
-/// tools, at `/mcp` and in a bundle, from the SDK and byte for byte; the server receives only
-/// the calls the policy and the bundle allow.
+/// tools, at `/mcp` and in a bundle, from the SDK and byte for byte, and none gets past a spent
+/// `--tool-rate-limit`; the server receives only the calls the policy and the bundle allow.
 #[test]
 fn a_padded_name_is_an_unknown_tool_not_the_tool_the_policy_or_bundle_refuses() {
     let env = Env::new();
     let (log, policy) = notes(&env);
     let policy = policy.to_string_lossy().into_owned();
-    let serve =
-        ServeHttp::start_with(&env, &["--token-env", TOKEN_VAR, "--policy", &policy], &[(TOKEN_VAR, TOKEN)]);
+    let serve = ServeHttp::start_with(
+        &env,
+        &["--token-env", TOKEN_VAR, "--policy", &policy, "--tool-rate-limit", "2/h"],
+        &[(TOKEN_VAR, TOKEN)],
+    );
 
     let padded = ["delete_note ", " delete_note", "delete_note\t", "\u{a0}delete_note"];
     let mut calls: Vec<&str> = vec!["--call", "delete_note", "--call", "read_note"];
@@ -187,9 +190,24 @@ fn a_padded_name_is_an_unknown_tool_not_the_tool_the_policy_or_bundle_refuses() 
         let (is_error, text) = raw_call(&authority, "/mcp", &session, id, name);
         assert_eq!((is_error, text.as_str()), (json!(true), format!("Unknown MCP tool: {shown}").as_str()));
     }
-    let session = open_session(&authority, "/mcp/reader");
-    let (is_error, text) = raw_call(&authority, "/mcp/reader", &session, 2, r#""add_note\u0009""#);
+    let reader_session = open_session(&authority, "/mcp/reader");
+    let (is_error, text) = raw_call(&authority, "/mcp/reader", &reader_session, 2, r#""add_note\u0009""#);
     assert_eq!((is_error, text.as_str()), (json!(true), "Unknown MCP tool: add_note\\u{9}"));
+
+    // `read_note`'s budget (2/h) is spent by the two calls above: the next one is refused, but
+    // a padded name is no tool and spends nothing, and a forbidden tool never reaches its
+    // budget (a 429 would tell the caller it exists).
+    let call =
+        r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"read_note","arguments":{}}}"#;
+    let (status, head, body) = post(&authority, "/mcp", Some(&session), call);
+    assert_eq!(status, 429, "{head}\n{body}");
+    assert!(body.contains("too many calls of tool `read_note`"), "{body}");
+    let (is_error, text) = raw_call(&authority, "/mcp", &session, 10, r#""read_note\u0020""#);
+    assert_eq!((is_error, text.as_str()), (json!(true), "Unknown MCP tool: read_note "));
+    for id in 11..14 {
+        let (is_error, text) = raw_call(&authority, "/mcp", &session, id, r#""delete_note""#);
+        assert_eq!((is_error, text.as_str()), (json!(true), "Unknown MCP tool: delete_note"));
+    }
 
     // What the server received: the two allowed calls, nothing else.
     assert_eq!(received(&log), ["read_note {}", "read_note {}"]);
