@@ -399,22 +399,26 @@ impl Runtime {
         results::large_results::read(self.supervisor.options.results_dir.clone(), uri).await
     }
 
-    /// The server behind the tool `name` on the surface.
-    pub(crate) fn server_of(&self, name: &str) -> Option<String> {
-        self.supervisor.lock().registry.route(name).map(|(record, _)| record.server.clone())
-    }
-
-    /// [`Runtime::call`] with the arguments already a JSON object, and the log level the
-    /// caller asked for on its request (passed on to a server on the stateless revision).
+    /// Runs exactly `record` (the tool serve authorised for this caller) with the arguments
+    /// already a JSON object, and the log level the caller asked for on its request (passed on
+    /// to a server on the stateless revision). Refused as an unknown tool when the surface no
+    /// longer holds the record as it was.
     #[allow(deprecated)] // LoggingLevel
-    pub(crate) async fn call_with(
+    pub(crate) async fn call_record(
         &self,
-        name: &str,
+        record: &ToolRecord,
         arguments: serde_json::Map<String, Value>,
         progress: Option<tokio::sync::mpsc::UnboundedSender<CallProgress>>,
         level: Option<rmcp::model::LoggingLevel>,
     ) -> Result<CallOutcome, CallError> {
-        calls::executor::call_with(&self.supervisor, name, arguments, progress, level).await
+        calls::executor::call_record(&self.supervisor, record, arguments, progress, level).await
+    }
+
+    /// Why no tool on the surface is named `name`, the refusal observed as the executor
+    /// observes one (the audit log, the metrics): blank, held, its server not connected, or
+    /// unknown; with `explain` false only "unknown" (for a caller who may not learn more).
+    pub(crate) fn refuse_call(&self, name: &str, explain: bool) -> CallError {
+        calls::executor::refused(&self.supervisor, name, explain)
     }
 
     /// Keeps `level` for `server`'s calls when it speaks the stateless revision, which has no

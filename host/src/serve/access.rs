@@ -12,6 +12,7 @@
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use axum::http::request::Parts;
 use rmcp::RoleServer;
 use rmcp::model::Tool;
 use rmcp::service::RequestContext;
@@ -67,13 +68,19 @@ impl Access {
 
     /// The scope of one request.
     pub fn scope(&self, runtime: &Runtime, context: &RequestContext<RoleServer>) -> Scope {
+        self.scope_of(runtime, context.extensions.get::<Parts>())
+    }
+
+    /// The scope of the request whose head is `parts` (none: stdio), as [`Access::scope`]
+    /// reads it in a handler; the rate limits read it before the handler runs.
+    pub fn scope_of(&self, runtime: &Runtime, parts: Option<&Parts>) -> Scope {
         let policy = self.policy.read().unwrap_or_else(|p| p.into_inner()).clone();
-        let parts = context.extensions.get::<axum::http::request::Parts>();
         // A bundle edited away since the request was let in holds nothing.
         let bundle = parts
             .and_then(|parts| bundle_in(parts.uri.path()))
             .map(|name| runtime.bundle(name).unwrap_or_default());
-        let principal = Caller::of(context).as_ref().map_or_else(Principal::anonymous, principal_of);
+        let principal =
+            parts.and_then(|parts| parts.extensions.get::<Caller>()).map_or_else(Principal::anonymous, principal_of);
         Scope { principal, bundle, policy }
     }
 }
@@ -120,6 +127,16 @@ pub enum Verdict {
     Denied(Decision),
 }
 
+/// What a request may do with the tool it names.
+pub enum Callable {
+    /// The tool, allowed (by these `permit`s; none without a policy).
+    Allowed { record: ToolRecord, by: Vec<String> },
+    /// The tool, outside the bundle or denied: answered as unknown, audited as `denied`.
+    Refused { record: ToolRecord, verdict: Verdict },
+    /// No tool on the surface has exactly this name.
+    Unknown,
+}
+
 /// One request's caller, bundle and policy.
 pub struct Scope {
     principal: Principal,
@@ -161,6 +178,26 @@ impl Scope {
     /// May the tool of `record` be called?
     pub fn call(&self, record: &ToolRecord) -> Verdict {
         self.decide(Action::Call, self.holds_tool(record), &Self::tool_target(record))
+    }
+
+    /// The tool named exactly `name` (never trimmed or folded: a name with a space or a
+    /// control character around it is no tool's) and whether it may be called; when there is
+    /// none, again once the servers still connecting have settled (at most `settle` after the
+    /// start): a client that calls what it knows without listing first must not miss a server
+    /// that is coming up. The record returned is the one to run, not its name.
+    pub async fn callable(&self, runtime: &Runtime, name: &str, settle: Duration) -> Callable {
+        let record = match runtime.record(name) {
+            Some(record) => Some(record),
+            None => {
+                runtime.settle(settle).await;
+                runtime.record(name)
+            }
+        };
+        let Some(record) = record else { return Callable::Unknown };
+        match self.call(&record) {
+            Verdict::Allowed(by) => Callable::Allowed { record, by },
+            verdict => Callable::Refused { record, verdict },
+        }
     }
 
     /// May `server`'s resource `uri` be read?

@@ -22,7 +22,7 @@ use rmcp::service::{NotificationContext, RequestContext, ServiceError, Subscript
 use rmcp::{ErrorData as McpError, Peer, RoleClient, RoleServer, ServerHandler};
 use tokio::sync::mpsc;
 
-use super::access::{Access, Verdict, audit_refusal};
+use super::access::{Access, Callable, Verdict, audit_refusal};
 use super::changes;
 use super::in_flight::Board;
 use super::input_rounds::{Rounds, Step};
@@ -33,7 +33,7 @@ use super::resource_watch;
 use super::result_type::Complete;
 use super::surface;
 use crate::observe::Kind;
-use crate::runtime::{CallError, CallProgress, CatalogError, Runtime, StoredText, traced};
+use crate::runtime::{CallError, CallProgress, CatalogError, Runtime, StoredText, ToolRecord, traced};
 
 /// How long after serve started a listing waits for servers still connecting: a client lists
 /// right after `initialize`, which is answered at once, and most local servers are up within a
@@ -140,26 +140,25 @@ impl Front {
         kept.await.map_err(catalog_error)?.map(Complete::completed)
     }
 
-    /// Whether this request's scope lets it call `name` (`access.rs`): the policies that
-    /// allowed it, or the executor's "unknown tool", audited as `denied`. A name that is no
-    /// tool is the executor's to answer.
+    /// The tool this request may call under exactly `name` (`access.rs`) and the policies
+    /// that allowed it: the record to run, never the name again. Fails closed: a refused tool
+    /// is "unknown tool" (audited as `denied`); a name that is no tool's is refused here too,
+    /// why (held, its server not connected) told only to a request with the whole surface in
+    /// scope.
     async fn may_call(
         &self,
         context: &RequestContext<RoleServer>,
         name: &str,
-    ) -> Result<Vec<String>, CallError> {
+    ) -> Result<(ToolRecord, Vec<String>), CallError> {
         let scope = self.shared.access.scope(self.runtime(), context);
-        if scope.is_open() {
-            return Ok(Vec::new());
-        }
-        let Some(record) = self.known(|runtime| runtime.record(name)).await else { return Ok(Vec::new()) };
-        match scope.call(&record) {
-            Verdict::Allowed(by) => Ok(by),
-            refused => {
+        match scope.callable(self.runtime(), name, LIST_WAIT).await {
+            Callable::Allowed { record, by } => Ok((record, by)),
+            Callable::Refused { record, verdict } => {
                 let client = client_of(context);
-                audit_refusal(self.runtime(), client.as_deref(), Kind::Call, &record.server, name, &refused);
+                audit_refusal(self.runtime(), client.as_deref(), Kind::Call, &record.server, name, &verdict);
                 Err(CallError::UnknownTool(name.to_string()))
             }
+            Callable::Unknown => Err(self.runtime().refuse_call(name, scope.is_open())),
         }
     }
 
@@ -306,21 +305,19 @@ impl ServerHandler for Front {
             false => (name, arguments),
         };
         // Boxed, as the forwards below: inline, its state overflowed a debug build's worker stack.
-        let permitted = match Box::pin(self.may_call(&context, &name)).await {
-            Ok(by) => by,
-            Err(unknown) => return respond(Step::Done(Err(unknown))),
+        let (record, permitted) = match Box::pin(self.may_call(&context, &name)).await {
+            Ok(allowed) => allowed,
+            Err(refused) => return respond(Step::Done(Err(refused))),
         };
         let (asks_to, asks) = mpsc::unbounded_channel();
-        let waiting = self.known(|runtime| runtime.server_of(&name)).await.map(|server| {
-            let capabilities = context.client_capabilities().unwrap_or_default();
-            self.shared.relay.waiting(
-                &server,
-                self.session,
-                context.peer.clone(),
-                capabilities,
-                by_rounds.then_some(asks_to),
-            )
-        });
+        let capabilities = context.client_capabilities().unwrap_or_default();
+        let waiting = self.shared.relay.waiting(
+            &record.server,
+            self.session,
+            context.peer.clone(),
+            capabilities,
+            by_rounds.then_some(asks_to),
+        );
         let (progress, reports) = match context.meta.get_progress_token() {
             Some(token) => {
                 let (tx, rx) = mpsc::unbounded_channel();
@@ -341,16 +338,11 @@ impl ServerHandler for Front {
             };
             // Boxed: under the policies' task-local too, its state overflowed a debug build's
             // worker stack.
-            let call = Box::pin(runtime.call_with(&name, arguments, progress, level));
+            let call = Box::pin(runtime.call_record(&record, arguments, progress, level));
             let call = crate::observe::client::permitted_by(permitted, call);
             let call = crate::observe::client::acting_for(client, call);
             // The server's questions during the call go to this client (`runtime::for_caller`).
-            let call = async {
-                match &waiting {
-                    Some(waiting) => crate::runtime::for_caller(waiting.caller(), call).await,
-                    None => call.await,
-                }
-            };
+            let call = crate::runtime::for_caller(waiting.caller(), call);
             let (outcome, ()) = tokio::join!(call, passed);
             outcome
         };

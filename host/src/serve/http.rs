@@ -173,6 +173,7 @@ pub async fn serve(
         metrics: options.metrics,
     };
     let runtime = shared.runtime.clone();
+    let routes = shared.clone();
     let service =
         StreamableHttpService::new(move || Ok(Front::new(shared.clone())), sessions.clone(), config);
     let gate = Gate {
@@ -183,13 +184,17 @@ pub async fn serve(
         sessions: sessions.clone(),
         max_sessions: options.max_sessions,
         limits: Limiters::new(options.rate_limit, options.tool_rate_limit),
+        shared: routes,
     };
     if let Some(limits) = &gate.limits {
         limits.sweep(stop.child_token());
     }
     let router = axum::Router::new()
         .route_service("/mcp", service.clone())
-        .route_service("/mcp/{bundle}", service)
+        .route_service("/mcp/{bundle}", service.clone())
+        // `/mcp/docs/` is `/mcp/docs`, as `access::bundle_in` reads it (an unknown one gets
+        // `known_bundle`'s 404 with its hint, not an empty one).
+        .route_service("/mcp/{bundle}/", service)
         .layer(axum::middleware::from_fn_with_state(sessions, ended_sessions::refuse_unknown))
         .layer(axum::middleware::from_fn_with_state(sealed, sealed_sessions::unseal))
         .layer(axum::middleware::from_fn_with_state(runtime, access::known_bundle))
@@ -218,6 +223,8 @@ struct Gate {
     sessions: Arc<LocalSessionManager>,
     max_sessions: usize,
     limits: Option<Arc<Limiters>>,
+    /// How a `tools/call` is routed, for the per-tool limit (`rate_limit.rs`).
+    shared: Arc<Shared>,
 }
 
 /// Lets a request in if it carries a good token (`bearer.rs`: with OIDC it then names its
@@ -235,7 +242,7 @@ async fn admit(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) 
         Err(refused) => return refused,
     };
     if let Some(limits) = &gate.limits
-        && let Some(refused) = limits.refusal(&parts, &body)
+        && let Some(refused) = limits.refusal(&parts, &body, &gate.shared).await
     {
         return refused;
     }

@@ -120,7 +120,9 @@ impl Lazy {
     }
 
     /// Routes one `tools/call` of the lazy surface. A name other than the three goes to the
-    /// executor as it is (a client that kept a full listing still reaches the tool).
+    /// executor as it is (a client that kept a full listing still reaches the tool). The rate
+    /// limits count a call where this sends it (`rate_limit.rs`): `call_tool` as the tool it
+    /// names.
     /// What `scope` may not call is neither found nor described.
     pub fn route(
         &self,
@@ -133,7 +135,7 @@ impl Lazy {
             SEARCH => Route::Answered(self.search(runtime, scope, &arguments)),
             DESCRIBE => Route::Answered(describe(runtime, scope, &arguments)),
             CALL => {
-                let name = match required_string(&arguments, "name") {
+                let name = match required_name(&arguments) {
                     Ok(name) => name,
                     Err(e) => return Route::Answered(Err(e)),
                 };
@@ -188,7 +190,7 @@ fn describe(
     scope: &Scope,
     arguments: &Map<String, Value>,
 ) -> Result<CallToolResult, McpError> {
-    let name = required_string(arguments, "name")?;
+    let name = required_name(arguments)?;
     Ok(match runtime.record(&name).filter(|record| scope.lists_tool(record)) {
         Some(record) => structured(record.shaped),
         None => {
@@ -212,6 +214,15 @@ fn required_string(arguments: &Map<String, Value>, key: &str) -> Result<String, 
     match arguments.get(key).and_then(Value::as_str).map(str::trim) {
         Some(text) if !text.is_empty() => Ok(text.to_string()),
         _ => Err(McpError::invalid_params(format!("\"{key}\" must be a non-empty string"), None)),
+    }
+}
+
+/// `describe_tool`'s and `call_tool`'s `name`, exactly as sent: a name with a space or a
+/// control character around it is no tool's (as for a direct call), never the tool without it.
+fn required_name(arguments: &Map<String, Value>) -> Result<String, McpError> {
+    match arguments.get("name").and_then(Value::as_str) {
+        Some(name) if !name.trim().is_empty() => Ok(name.to_string()),
+        _ => Err(McpError::invalid_params("\"name\" must be a non-empty string".to_string(), None)),
     }
 }
 

@@ -1,6 +1,12 @@
 //! `serve --http --rate-limit RATE` and `--tool-rate-limit RATE`: requests per caller, and
 //! `tools/call`s per caller per tool, counted by `governor`'s keyed GCRA limiters (a burst of
-//! the whole count, then one more each count-th of the period). A request over either gets
+//! the whole count, then one more each count-th of the period). A call counts against the tool
+//! it runs, found as the handler finds it (`front.rs`): by its exact name, the lazy surface's
+//! `call_tool` as the tool it names, and only when the caller may call it (`access.rs`), keyed
+//! by the server and the server's own name for it. An unknown or refused name spends no
+//! tool's budget (the caller limit still counts the request), so neither a padded name nor a
+//! `call_tool` escapes a tool's limit, and no refusal tells a caller that a tool it may not
+//! use exists. A request over either gets
 //! 429 with `Retry-After` (whole seconds, rounded up) and one line naming the limit and when
 //! to retry — as a JSON-RPC error when the request was one, so an SDK shows the line to its
 //! user instead of a bare status.
@@ -30,6 +36,9 @@ use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use tokio_util::sync::CancellationToken;
 
 use super::Caller;
+use super::access::Callable;
+use super::front::{LIST_WAIT, Shared};
+use super::lazy;
 use crate::observe::metrics;
 
 /// How often the limiters forget callers who are back at a full burst: often enough that a
@@ -131,10 +140,14 @@ impl CallerKey {
     }
 }
 
+/// The tool a call runs, as counted: its server (`None`: one of the lazy surface's own) and
+/// the server's own name for it.
+type ToolKey = (Option<String>, String);
+
 /// The limiters `serve --http` was given, shared by every request.
 pub struct Limiters {
     callers: Option<(RateLimit, DefaultKeyedRateLimiter<CallerKey>)>,
-    tools: Option<(RateLimit, DefaultKeyedRateLimiter<(CallerKey, String)>)>,
+    tools: Option<(RateLimit, DefaultKeyedRateLimiter<(CallerKey, ToolKey)>)>,
 }
 
 impl Limiters {
@@ -174,30 +187,94 @@ impl Limiters {
     }
 
     /// Counts the request (`parts`, its whole `body`) against its caller and, for a
-    /// `tools/call`, against its caller and tool; the 429 to answer when either is spent.
-    pub fn refusal(&self, parts: &Parts, body: &[u8]) -> Option<Response> {
+    /// `tools/call`, against its caller and the tool it runs (routed by `shared` as the
+    /// handler will route it); the 429 to answer when either is spent.
+    pub async fn refusal(&self, parts: &Parts, body: &[u8], shared: &Shared) -> Option<Response> {
         let key = CallerKey::of(parts);
         let message = Message::read(body);
-        if let Some((rate, limiter)) = &self.callers
-            && let Err(not_until) = limiter.check_key(&key)
-        {
-            let wait = not_until.wait_time_from(Instant::now());
-            let said = format!("too many requests: --rate-limit allows {rate} per caller");
-            metrics::rate_limited("caller");
-            return Some(refused(&said, wait, message.as_ref()));
+        if let Some(refused) = self.over_caller(&key, message.as_ref()) {
+            return Some(refused);
         }
-        if let Some((rate, limiter)) = &self.tools
-            && let Some(tool) = message.as_ref().and_then(Message::tool)
-            && let Err(not_until) = limiter.check_key(&(key, tool.to_string()))
-        {
-            let wait = not_until.wait_time_from(Instant::now());
-            let said = format!(
-                "too many calls of tool `{tool}`: --tool-rate-limit allows {rate} per caller per tool"
-            );
-            metrics::rate_limited("tool");
-            return Some(refused(&said, wait, message.as_ref()));
+        // Without a tool limit, no routing: a call is not looked up twice for nothing.
+        self.tools.as_ref()?;
+        let name = message.as_ref().and_then(Message::tool)?;
+        let tool = counted(shared, parts, name, body).await?;
+        self.over_tool(key, tool, message.as_ref())
+    }
+
+    /// Counts a request against `key`; the 429 when the caller's budget is spent.
+    fn over_caller(&self, key: &CallerKey, message: Option<&Message<'_>>) -> Option<Response> {
+        let (rate, limiter) = self.callers.as_ref()?;
+        let not_until = limiter.check_key(key).err()?;
+        let wait = not_until.wait_time_from(Instant::now());
+        let said = format!("too many requests: --rate-limit allows {rate} per caller");
+        metrics::rate_limited("caller");
+        Some(refused(&said, wait, message))
+    }
+
+    /// Counts a call of `tool` against `key`; the 429 when that budget is spent.
+    fn over_tool(&self, key: CallerKey, tool: Counted, message: Option<&Message<'_>>) -> Option<Response> {
+        let (rate, limiter) = self.tools.as_ref()?;
+        let not_until = limiter.check_key(&(key, tool.key)).err()?;
+        let wait = not_until.wait_time_from(Instant::now());
+        let shown = tool.shown;
+        let said =
+            format!("too many calls of tool `{shown}`: --tool-rate-limit allows {rate} per caller per tool");
+        metrics::rate_limited("tool");
+        Some(refused(&said, wait, message))
+    }
+}
+
+/// A call's tool as the limit counts it, and its name on the surface (for the refusal).
+struct Counted {
+    key: ToolKey,
+    shown: String,
+}
+
+/// The tool a `tools/call` of `name` (its whole message `body`) runs, as `front.rs` routes it:
+/// the lazy surface's search and describe are its own, its `call_tool` is the tool it names;
+/// any other name is matched exactly, and counted only when this request may call it.
+async fn counted(shared: &Shared, parts: &Parts, name: &str, body: &[u8]) -> Option<Counted> {
+    let runtime = &shared.runtime;
+    let name = match shared.lazy.active(runtime) {
+        true if name == lazy::SEARCH || name == lazy::DESCRIBE => {
+            return Some(Counted { key: (None, name.to_string()), shown: name.to_string() });
         }
-        None
+        true if name == lazy::CALL => Cow::Owned(Named::inner(body)?),
+        _ => Cow::Borrowed(name),
+    };
+    let scope = shared.access.scope_of(runtime, Some(parts));
+    match scope.callable(runtime, &name, LIST_WAIT).await {
+        Callable::Allowed { record, .. } => {
+            Some(Counted { key: (Some(record.server), record.original), shown: record.name })
+        }
+        Callable::Refused { .. } | Callable::Unknown => None,
+    }
+}
+
+/// `call_tool`'s `params.arguments.name` (JSON escapes decoded), read only for a `call_tool`.
+#[derive(serde::Deserialize)]
+struct Named<'a> {
+    #[serde(borrow)]
+    params: NamedParams<'a>,
+}
+
+#[derive(serde::Deserialize)]
+struct NamedParams<'a> {
+    #[serde(borrow)]
+    arguments: NamedArguments<'a>,
+}
+
+#[derive(serde::Deserialize)]
+struct NamedArguments<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+}
+
+impl Named<'_> {
+    fn inner(body: &[u8]) -> Option<String> {
+        let named: Named<'_> = serde_json::from_slice(body).ok()?;
+        Some(named.params.arguments.name.into_owned())
     }
 }
 
@@ -301,39 +378,58 @@ mod tests {
         request.into_parts().0
     }
 
-    const CALL_ECHO: &[u8] = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}"#;
-    const CALL_SUM: &[u8] =
-        br#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"get-sum","arguments":{}}}"#;
+    fn tool(server: &str, original: &str, shown: &str) -> Counted {
+        Counted { key: (Some(server.to_string()), original.to_string()), shown: shown.to_string() }
+    }
+
+    const CALL: &[u8] = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo"}}"#;
 
     #[test]
-    fn a_tool_limit_counts_per_caller_and_tool() {
+    fn a_tool_limit_counts_per_caller_server_and_tool() {
         let rate = "2/h".parse().ok();
         let Some(limits) = Limiters::new(None, rate) else { panic!("no limits") };
-        let alice = parts(Some("alice"), "10.0.0.1:5000");
-        assert!(limits.refusal(&alice, CALL_ECHO).is_none());
-        assert!(limits.refusal(&alice, CALL_ECHO).is_none());
-        let Some(refused) = limits.refusal(&alice, CALL_ECHO) else { panic!("a third call admitted") };
+        let alice = || CallerKey::Subject("alice".to_string());
+        let message = Message::read(CALL);
+        let over = |caller: CallerKey, counted: Counted| limits.over_tool(caller, counted, message.as_ref());
+        assert!(over(alice(), tool("a", "echo", "echo")).is_none());
+        assert!(over(alice(), tool("a", "echo", "echo")).is_none());
+        let Some(refused) = over(alice(), tool("a", "echo", "echo")) else { panic!("a third call admitted") };
         assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
         let retry = refused.headers().get(header::RETRY_AFTER).and_then(|v| v.to_str().ok());
         let retry: u64 = retry.and_then(|v| v.parse().ok()).unwrap_or(0);
         assert!((1..=1800).contains(&retry), "Retry-After {retry}");
-        // Another tool, another subject at the same address, and other messages go on.
-        assert!(limits.refusal(&alice, CALL_SUM).is_none());
-        assert!(limits.refusal(&parts(Some("bob"), "10.0.0.1:5000"), CALL_ECHO).is_none());
-        assert!(limits.refusal(&alice, br#"{"jsonrpc":"2.0","id":9,"method":"tools/list"}"#).is_none());
+        // Another server's tool of the same name, another tool, another subject go on.
+        assert!(over(alice(), tool("b", "echo", "b_echo")).is_none());
+        assert!(over(alice(), tool("a", "add", "add")).is_none());
+        assert!(over(CallerKey::Subject("bob".to_string()), tool("a", "echo", "echo")).is_none());
+    }
+
+    #[test]
+    fn only_a_tools_call_names_a_tool_and_call_tool_names_its_inner_one() {
+        assert_eq!(Message::read(CALL).as_ref().and_then(Message::tool), Some("echo"));
+        let list = br#"{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{"name":"echo"}}"#;
+        assert_eq!(Message::read(list).as_ref().and_then(Message::tool), None);
+        let inner = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"\u0020echo","arguments":{"a":[1]}}}}"#;
+        assert_eq!(Named::inner(inner).as_deref(), Some(" echo"));
+        let not_an_object = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"call_tool","arguments":"x"}}"#;
+        assert_eq!(Named::inner(not_an_object), None);
     }
 
     #[test]
     fn without_a_subject_the_peer_address_is_the_caller() {
         let Some(limits) = Limiters::new("1/h".parse().ok(), None) else { panic!("no limits") };
-        assert!(limits.refusal(&parts(None, "10.0.0.1:5000"), b"").is_none());
-        let Some(refused) = limits.refusal(&parts(None, "10.0.0.1:6000"), b"") else {
+        let over = |peer: &str| limits.over_caller(&CallerKey::of(&parts(None, peer)), None);
+        assert!(over("10.0.0.1:5000").is_none());
+        let Some(refused) = over("10.0.0.1:6000") else {
             panic!("another port of one address is one caller")
         };
         assert_eq!(
             refused.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()),
             Some("text/plain; charset=utf-8")
         );
-        assert!(limits.refusal(&parts(None, "10.0.0.2:5000"), b"").is_none());
+        assert!(over("10.0.0.2:5000").is_none());
+        // A subject is the caller wherever it calls from.
+        let alice = |peer: &str| CallerKey::of(&parts(Some("alice"), peer));
+        assert_eq!(alice("10.0.0.3:1"), alice("10.0.0.4:1"));
     }
 }

@@ -257,6 +257,12 @@ fn a_cancel_right_behind_its_prompt_is_not_lost() {
     assert_eq!(agent.prompt(3, &session, r#"/call k_echo {"message": "still here"}"#).1, "still here");
     let unknown = agent.call(4, "_toolport/tools/call", json!({"sessionId": session, "name": "nope"}));
     assert_eq!(error_of(&unknown), (-32602, "Unknown MCP tool: nope".to_string()));
+    // A name is matched exactly (issue 44): `k_echo` with a space or a NUL after it is no tool.
+    for (id, padded, shown) in [(40, "k_echo ", "k_echo "), (41, "k_echo\u{0}", "k_echo\\u{0}")] {
+        let params = json!({"sessionId": session, "name": padded, "arguments": {"message": "x"}});
+        let refused = agent.call(id, "_toolport/tools/call", params);
+        assert_eq!(error_of(&refused), (-32602, format!("Unknown MCP tool: {shown}")), "{padded:?}");
+    }
     // The extension call is cancelled the same way, as a JSON-RPC "request cancelled" error.
     let call = json!({"jsonrpc": "2.0", "id": 5, "method": "_toolport/tools/call",
         "params": {"sessionId": session, "name": "k_sleep", "arguments": {"ms": 30000}}});

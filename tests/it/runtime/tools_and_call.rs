@@ -87,6 +87,15 @@ fn executor_messages_match_the_contract() {
     assert_eq!((unknown.code, unknown.stderr.as_str()), (1, "toolport: Unknown MCP tool: nope\n"));
     let blank = run(&env, &["call", " "]);
     assert_eq!(blank.stderr, "toolport: MCP tool call is missing tool name\n");
+    // A name is matched exactly, never trimmed: `echo` with anything around it is no tool
+    // (issue 44: serve's checks decide on the exact name, so the executor must run that one).
+    for (padded, shown) in
+        [(" echo", " echo"), ("echo ", "echo "), ("echo\t", "echo\\u{9}"), ("\u{1b}echo", "\\u{1b}echo")]
+    {
+        let r = run(&env, &["call", padded, r#"{"message":"hi"}"#]);
+        assert_eq!((r.code, r.stdout.as_str()), (1, ""), "{padded:?}");
+        assert_eq!(r.stderr, format!("toolport: Unknown MCP tool: {shown}\n"), "{padded:?}");
+    }
     let array = run(&env, &["call", "echo", "[1]"]);
     assert_eq!(array.stderr, "toolport: Invalid MCP tool arguments: expected a JSON object, got an array\n");
     // Blank arguments are `{}`: `pid` takes none.

@@ -2,6 +2,7 @@
 //! surface at `/mcp`, so one gateway appears to a client as several servers. Each bundle's
 //! lists are read by the Python SDK's default `mcp.Client`; a call outside a bundle is refused
 //! as an unknown tool; an unknown bundle is 404; a bad bundle is a config error (exit 2).
+//! `/mcp/<bundle>/` is `/mcp/<bundle>`.
 
 use serde_json::json;
 
@@ -64,6 +65,15 @@ fn two_bundles_list_only_their_servers_filtered_tools_and_refuse_the_rest() {
     assert_eq!(got.status, 404, "{}", got.head);
     // The body as sent, inside its chunked framing.
     let said = "no bundle \"nope\" in this workspace: serve it by adding it to \"bundles\" in .toolport/workspace.json\n";
+    assert!(got.body.contains(said), "{}", got.body);
+
+    // A trailing slash is the same bundle (issue 44 item 11), and an unknown one still gets the hint.
+    let slashed =
+        access_client(&format!("{}/demo/", serve.url), None, &["--call", "echo={\"message\": \"out\"}"]);
+    assert_eq!(strings(&slashed, "tools"), strings(&demo, "tools"));
+    assert!(call_text(&slashed, "echo").starts_with("is_error=true "), "{slashed}");
+    let got = http_get(&authority, "/mcp/nope/", &[]);
+    assert_eq!(got.status, 404, "{}", got.head);
     assert!(got.body.contains(said), "{}", got.body);
 }
 

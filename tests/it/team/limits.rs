@@ -164,6 +164,51 @@ fn a_tool_limit_refuses_that_callers_next_call_of_that_tool_only() {
     assert_eq!(refused, Some(2.0), "{}", got.body);
 }
 
+/// Issue 44 item 2: the per-tool limit counts the tool a call runs, after routing. On the
+/// lazy surface `call_tool` of `echo` spends `echo`'s budget (not one `call_tool` budget shared
+/// by every tool), so direct calls and `call_tool`s of `echo` together get three, and
+/// `get-sum`'s three are untouched; a padded name is no tool (issue 44 item 1) and spends nothing.
+#[test]
+fn a_tool_limit_counts_the_tool_a_call_runs_however_it_is_reached() {
+    let env = everything_env();
+    let serve = ServeHttp::start_with(&env, &["--tool-rate-limit", "3/h", "--lazy"], &[]);
+    let via =
+        |tool: &str, arguments: Value| format!("call_tool={}", json!({"name": tool, "arguments": arguments}));
+    let echo_via = via("echo", json!({"message": "hi"}));
+    let sum_via = via("get-sum", json!({"a": 1, "b": 2}));
+    let padded = r#"echo ={"message":"hi"}"#;
+    let order = [ECHO, &echo_via, ECHO, &echo_via, ECHO, padded, &sum_via, &sum_via, &sum_via];
+    let args: Vec<&str> = order.iter().flat_map(|call| ["--call", call]).collect();
+    let seen = client(&serve, "127.0.0.1", &args);
+    assert!(seen.get("client_error").is_none(), "the client failed: {seen}");
+    let calls = seen["calls"].as_array().cloned().unwrap_or_default();
+    assert_eq!(calls.len(), order.len(), "{seen}");
+    let texts = |i: usize| -> Vec<String> {
+        assert_eq!(calls[i]["is_error"], false, "call {i}: {seen}");
+        let texts = calls[i]["texts"].as_array().cloned().unwrap_or_default();
+        texts.iter().filter_map(|t| t.as_str().map(String::from)).collect()
+    };
+    for i in 0..3 {
+        assert!(texts(i).iter().any(|t| t.contains("hi")), "call {i}: {seen}");
+    }
+    // The fourth and fifth calls of `echo`, through `call_tool` or not, are refused.
+    for i in [3, 4] {
+        let error = calls[i]["error"].as_str().unwrap_or_else(|| panic!("call {i} let in: {seen}"));
+        assert_refused(
+            error,
+            "too many calls of tool `echo`: --tool-rate-limit allows 3/h per caller per tool",
+            1200,
+        );
+    }
+    // A padded name runs nothing and is not refused for `echo`'s budget: it is no tool.
+    assert_eq!(calls[5]["is_error"], true, "{seen}");
+    assert_eq!(calls[5]["texts"], json!(["Unknown MCP tool: echo "]), "{seen}");
+    // `get-sum` has its own three, whatever `call_tool` was used for before.
+    for i in 6..9 {
+        assert!(texts(i).iter().any(|t| t.contains('3')), "call {i}: {seen}");
+    }
+}
+
 #[test]
 fn a_caller_limit_refuses_that_caller_only() {
     let env = everything_env();

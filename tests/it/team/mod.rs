@@ -4,6 +4,7 @@
 pub mod bundles;
 pub mod deploy;
 pub mod limits;
+pub mod names;
 pub mod oidc;
 pub mod operator;
 pub mod policy;

@@ -1,5 +1,10 @@
-//! The executor: routes a final tool name to the server that owns it, sends `tools/call` with
-//! the server's own name under its call timeout, and says what came back or why nothing did.
+//! The executor: routes a final tool name to the server that owns it (or runs the record a
+//! caller was authorised for, as it was authorised), sends `tools/call` with the server's own
+//! name under its call timeout, and says what came back or why nothing did. A name is matched
+//! exactly, never trimmed or folded: what was checked is what runs.
+
+use std::sync::Arc;
+use std::time::Duration;
 
 #[allow(deprecated)]
 use rmcp::model::LoggingLevel;
@@ -11,11 +16,15 @@ use super::observed::Watch;
 use super::request_state;
 use super::secret_guard::Guard;
 use super::send::{Deadline, ServerError, send};
+use crate::config::{Grant, Roots};
 use crate::observe::Kind;
+use crate::runtime::connection::Connection;
+use crate::runtime::registry::record::ToolRecord;
+use crate::runtime::registry::surface::Served;
 use crate::runtime::results::large_results;
 use crate::runtime::results::outcome::{CallError, CallOutcome, parse_arguments};
 use crate::runtime::results::structured_output;
-use crate::runtime::supervisor::Supervisor;
+use crate::runtime::supervisor::{State, Supervisor};
 use crate::runtime::tool_call::CallProgress;
 use crate::trust::confirm_reason;
 
@@ -27,6 +36,11 @@ use crate::trust::confirm_reason;
 /// workspace's `secrets` (`secret_guard`). A call the workspace's `confirm` names is sent only
 /// once a person allowed it (`confirm`). A result over the workspace's `maxResultTokens` comes
 /// back as its beginning and a note, the whole of it stored (`large_results`).
+///
+/// `name` is taken exactly as given: a final name with whitespace or a control character
+/// around or in it is no tool's (the registry holds none such, `names::name_fault`), so
+/// `" echo"` is an unknown tool, not `echo`. One rule for every entry point: the CLI, the
+/// session, ACP and serve (which passes the record it authorised, [`call_record`]).
 pub async fn call(
     supervisor: &Supervisor,
     name: &str,
@@ -37,73 +51,130 @@ pub async fn call(
         return Err(CallError::MissingName);
     }
     let args = parse_arguments(arguments)?;
-    call_with(supervisor, name, args, progress, None).await
-}
-
-/// [`call`] with the arguments already a JSON object (what `serve` receives). A server on the
-/// stateless revision is sent `level` (the client's own, on its request), else the level a
-/// client set for it ([`crate::runtime::connection::Connection::log_level`]), in the call's `_meta`:
-/// without one it sends no log messages at all.
-///
-/// Every way it ends is observed (`observed`): the audit log and the metrics see it.
-#[allow(deprecated)] // LoggingLevel: logging is deprecated in 2026-07-28 but still in use.
-pub async fn call_with(
-    supervisor: &Supervisor,
-    name: &str,
-    args: Map<String, Value>,
-    progress: Option<UnboundedSender<CallProgress>>,
-    level: Option<LoggingLevel>,
-) -> Result<CallOutcome, CallError> {
-    let mut watch = Watch::start(supervisor, Kind::Call, name.trim(), "", Some(&args));
-    let result = routed(supervisor, name, args, progress, level, &mut watch).await;
+    let mut watch = Watch::start(supervisor, Kind::Call, name, "", Some(&args));
+    let result = match resolve(supervisor, name, &mut watch) {
+        Ok(route) => {
+            watch.server.clone_from(&route.record.server);
+            run(supervisor, route, args, progress, None).await
+        }
+        Err(e) => Err(e),
+    };
     watch.finish_call(&result);
     result
 }
 
-#[allow(deprecated)] // LoggingLevel
-async fn routed(
+/// Runs exactly `record`, the tool a caller was authorised to call (`serve`'s policy and
+/// bundle decided on it), with the arguments already a JSON object: nothing is looked up by
+/// name again. When the surface changed since (the tool gone, another server's under that
+/// name, other annotations than those decided on) the call is refused as an unknown tool and
+/// nothing is sent. A server on the stateless revision is sent `level` (the client's own, on
+/// its request), else the level a client set for it
+/// ([`crate::runtime::connection::Connection::log_level`]), in the call's `_meta`: without one
+/// it sends no log messages at all.
+///
+/// Every way it ends is observed (`observed`): the audit log and the metrics see it.
+#[allow(deprecated)] // LoggingLevel: logging is deprecated in 2026-07-28 but still in use.
+pub async fn call_record(
     supervisor: &Supervisor,
-    name: &str,
+    record: &ToolRecord,
+    args: Map<String, Value>,
+    progress: Option<UnboundedSender<CallProgress>>,
+    level: Option<LoggingLevel>,
+) -> Result<CallOutcome, CallError> {
+    let mut watch = Watch::start(supervisor, Kind::Call, &record.name, &record.server, Some(&args));
+    let result = match resolve_record(supervisor, record) {
+        Some(route) => run(supervisor, route, args, progress, level).await,
+        None => Err(CallError::UnknownTool(record.name.clone())),
+    };
+    watch.finish_call(&result);
+    result
+}
+
+/// Why no tool on the surface is named `name`, observed as a refused call would be (the audit
+/// log, the metrics): blank, held by the trust step, its server not connected, or unknown.
+/// `explain: false` says only "unknown" (a caller out of scope learns nothing more).
+pub fn refused(supervisor: &Supervisor, name: &str, explain: bool) -> CallError {
+    let mut watch = Watch::start(supervisor, Kind::Call, name, "", None);
+    let why = match (explain, name.trim().is_empty()) {
+        (_, true) => CallError::MissingName,
+        (true, false) => why_not(&supervisor.lock(), name, &mut watch),
+        (false, false) => CallError::UnknownTool(name.to_string()),
+    };
+    watch.finish_call(&Err(why.clone()));
+    why
+}
+
+/// What one call needs of its tool and server, read under one lock.
+struct Route {
+    record: ToolRecord,
+    conn: Arc<Connection>,
+    timeout: Duration,
+    roots: Roots,
+    grant: Option<Grant>,
+    confirm: Option<&'static str>,
+}
+
+impl Route {
+    fn new(state: &State, record: &ToolRecord, served: &Served) -> Self {
+        let confirm = &state.resolved.settings.confirm;
+        Route {
+            record: record.clone(),
+            conn: served.conn.clone(),
+            timeout: served.def.timeouts.call,
+            roots: served.def.roots.clone(),
+            grant: crate::auth::grant(&served.def),
+            confirm: confirm_reason(confirm, &record.name, record.tool.annotations.as_ref()),
+        }
+    }
+}
+
+/// The tool named exactly `name` and its server, or why there is none.
+fn resolve(supervisor: &Supervisor, name: &str, watch: &mut Watch) -> Result<Route, CallError> {
+    let state = supervisor.lock();
+    match state.registry.route(name) {
+        Some((record, served)) => Ok(Route::new(&state, record, served)),
+        None => Err(why_not(&state, name, watch)),
+    }
+}
+
+/// `record`'s server, when the surface still holds `record` as it was authorised: the same
+/// name, server, server's own name and annotations (what a policy and a bundle decide on).
+fn resolve_record(supervisor: &Supervisor, record: &ToolRecord) -> Option<Route> {
+    let state = supervisor.lock();
+    let (now, served) = state.registry.route(&record.name)?;
+    let same = now.server == record.server
+        && now.original == record.original
+        && now.tool.annotations == record.tool.annotations;
+    same.then(|| Route::new(&state, now, served))
+}
+
+/// Why `name` is on no route: held by the trust step, its server gone, or unknown.
+fn why_not(state: &State, name: &str, watch: &mut Watch) -> CallError {
+    if let Some(held) = state.registry.held(name) {
+        let (server, tool, reason) = (held.server.clone(), held.tool.clone(), held.reason.clone());
+        watch.server.clone_from(&server);
+        return CallError::Held { name: name.to_string(), server, tool, reason };
+    }
+    match state.gone.lookup(name) {
+        Some((server, reason)) => {
+            watch.server.clone_from(server);
+            CallError::NotConnected { server: server.clone(), reason: reason.clone() }
+        }
+        None => CallError::UnknownTool(name.to_string()),
+    }
+}
+
+#[allow(deprecated)] // LoggingLevel
+async fn run(
+    supervisor: &Supervisor,
+    route: Route,
     mut args: Map<String, Value>,
     progress: Option<UnboundedSender<CallProgress>>,
     level: Option<LoggingLevel>,
-    watch: &mut Watch,
 ) -> Result<CallOutcome, CallError> {
-    let name = name.trim();
-    if name.is_empty() {
-        return Err(CallError::MissingName);
-    }
-    let (original, server, conn, timeout, output_check, roots, grant, confirm) = {
-        let state = supervisor.lock();
-        match state.registry.route(name) {
-            Some((record, served)) => (
-                record.original.clone(),
-                record.server.clone(),
-                served.conn.clone(),
-                served.def.timeouts.call,
-                record.output.clone(),
-                served.def.roots.clone(),
-                crate::auth::grant(&served.def),
-                confirm_reason(&state.resolved.settings.confirm, name, record.tool.annotations.as_ref()),
-            ),
-            None => {
-                if let Some(held) = state.registry.held(name) {
-                    let (server, tool, reason) =
-                        (held.server.clone(), held.tool.clone(), held.reason.clone());
-                    watch.server.clone_from(&server);
-                    return Err(CallError::Held { name: name.to_string(), server, tool, reason });
-                }
-                return Err(match state.gone.lookup(name) {
-                    Some((server, reason)) => {
-                        watch.server.clone_from(server);
-                        CallError::NotConnected { server: server.clone(), reason: reason.clone() }
-                    }
-                    None => CallError::UnknownTool(name.to_string()),
-                });
-            }
-        }
-    };
-    watch.server.clone_from(&server);
+    let Route { record, conn, timeout, roots, grant, confirm } = route;
+    let (name, original, server) = (record.name.as_str(), record.original.clone(), record.server.clone());
+    let output_check = record.output.clone();
     // Secrets first: a blocked call is not worth a person's question, and a masked argument
     // is what the person is shown.
     let mut guard = Guard::new(supervisor, name, &original, &server);

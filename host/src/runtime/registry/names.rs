@@ -25,8 +25,10 @@ const SHOWN_NAME_CHARS: usize = 64;
 
 /// The rule a final name breaks, if any: blank, longer than [`MAX_TOOL_NAME_CHARS`], or holding
 /// a control or format character (Cc, Cf: ESC, CR/LF, BEL, zero-width, bidi overrides) or a
-/// line/paragraph separator. Such a name forges lines and escape sequences in every view, or
-/// looks like another name while being a different one.
+/// line/paragraph separator, or whitespace at either end. Such a name forges lines and escape
+/// sequences in every view, or looks like another name while being a different one. Every name
+/// on the surface passes, so a caller's name is matched exactly: one with a space around it is
+/// no tool's, never the tool without it.
 pub fn name_fault(name: &str) -> Option<String> {
     if name.trim().is_empty() {
         return Some("blank".to_string());
@@ -35,9 +37,10 @@ pub fn name_fault(name: &str) -> Option<String> {
     if count > MAX_TOOL_NAME_CHARS {
         return Some(format!("{count} characters, over the limit of {MAX_TOOL_NAME_CHARS}"));
     }
-    name.chars()
-        .find(|c| is_hidden_or_control(*c))
-        .map(|c| format!("control or format character U+{:04X}", u32::from(c)))
+    if let Some(c) = name.chars().find(|c| is_hidden_or_control(*c)) {
+        return Some(format!("control or format character U+{:04X}", u32::from(c)));
+    }
+    (name.trim() != name).then(|| "whitespace at either end".to_string())
 }
 
 /// A bad name as its message quotes it: escaped, and clipped to [`SHOWN_NAME_CHARS`].
@@ -244,6 +247,21 @@ mod tests {
         }
         assert_eq!(name_fault("read_file"), None);
         assert_eq!(name_fault("café_ñandú"), None);
+    }
+
+    #[test]
+    fn names_with_whitespace_at_either_end_are_invalid() {
+        let out = check_all(&[server("a", &["ok", " padded"])], &reserved());
+        assert_eq!(
+            out,
+            vec![Err(
+                "MCP server a returned an invalid tool name:  padded (whitespace at either end)".to_string()
+            )]
+        );
+        for bad in ["trailing ", "nbsp\u{a0}", "\u{3000}ideographic"] {
+            assert_eq!(name_fault(bad).as_deref(), Some("whitespace at either end"), "{bad:?}");
+        }
+        assert_eq!(name_fault("in between"), None);
     }
 
     #[test]

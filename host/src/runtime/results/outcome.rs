@@ -85,8 +85,9 @@ impl CallOutcome {
 /// `UnknownTool` to the model, reconnects on `NotConnected`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CallError {
-    /// No tool of that name in the registry.
-    #[error("Unknown MCP tool: {0}")]
+    /// No tool of that name in the registry (the name escaped: a caller's control characters
+    /// are shown, never sent on to a terminal or a log).
+    #[error("Unknown MCP tool: {}", crate::text::escape_line(.0))]
     UnknownTool(String),
     /// The name was blank (a model that forgot it, or a UI that sent nothing).
     #[error("MCP tool call is missing tool name")]
@@ -239,6 +240,7 @@ mod tests {
     #[test]
     fn messages_match_the_contract() {
         assert_eq!(CallError::UnknownTool("x".into()).to_string(), "Unknown MCP tool: x");
+        assert_eq!(CallError::UnknownTool("x\u{0}\n".into()).to_string(), "Unknown MCP tool: x\\u{0}\\u{a}");
         assert_eq!(CallError::MissingName.to_string(), "MCP tool call is missing tool name");
     }
 }
