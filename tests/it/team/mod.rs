@@ -8,3 +8,4 @@ pub mod oidc;
 pub mod policy;
 pub mod replicas;
 pub mod service_identity;
+pub mod sessions;

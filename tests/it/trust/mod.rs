@@ -4,7 +4,7 @@
 //! about before it is sent, against a fixture that logs what reaches it
 //! (`tests/trust/confirm_server.py`); `secrets`: secrets kept out of calls (item 4).
 
-mod confirm;
+pub mod confirm;
 mod pins;
 mod scan;
 mod secrets;
