@@ -37,6 +37,18 @@ fn send(
     session: Option<&str>,
     body: &str,
 ) -> (u16, String, BufReader<TcpStream>) {
+    let on_session = session.map(|s| [("Mcp-Session-Id", s), ("Mcp-Protocol-Version", "2025-11-25")]);
+    send_with(serve, method, token, on_session.as_ref().map_or(&[][..], |h| &h[..]), body)
+}
+
+/// [`send`] with `headers` instead of a session's.
+fn send_with(
+    serve: &ServeHttp,
+    method: &str,
+    token: Option<&str>,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, BufReader<TcpStream>) {
     let authority = serve.authority();
     let mut stream = TcpStream::connect(&authority).unwrap_or_else(|e| panic!("connect {authority}: {e}"));
     let _ = stream.set_read_timeout(Some(Duration::from_secs(60)));
@@ -48,8 +60,8 @@ fn send(
     if let Some(token) = token {
         request.push_str(&format!("Authorization: Bearer {token}\r\n"));
     }
-    if let Some(session) = session {
-        request.push_str(&format!("Mcp-Session-Id: {session}\r\nMcp-Protocol-Version: 2025-11-25\r\n"));
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
     }
     request.push_str("\r\n");
     request.push_str(body);
@@ -67,11 +79,22 @@ fn send(
     (status, head, reader)
 }
 
-/// The rest of a body that ends (a refusal's text).
+/// The rest of a body that ends (a refusal's text), its chunked framing taken off when it has
+/// one.
 fn rest(mut reader: BufReader<TcpStream>) -> String {
-    let mut body = String::new();
-    let _ = reader.read_to_string(&mut body);
-    body
+    let mut raw = String::new();
+    let _ = reader.read_to_string(&mut raw);
+    let (mut body, mut left) = (String::new(), raw.as_str());
+    while let Some((size, after)) = left.split_once("\r\n") {
+        let Ok(size) = usize::from_str_radix(size.trim(), 16) else { return raw };
+        if size == 0 {
+            return body;
+        }
+        let Some(chunk) = after.get(..size) else { return raw };
+        body.push_str(chunk);
+        left = after.get(size + 2..).unwrap_or_default();
+    }
+    raw
 }
 
 /// The next JSON-RPC message on an SSE body (chunk sizes and SSE fields other than `data`
@@ -306,8 +329,10 @@ fn call_2026(serve: &ServeHttp, token: &str, state: Option<(&str, &str)>) -> Val
         params["inputResponses"] = json!({"input": {"action": action, "content": {}}});
     }
     let body = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": params});
-    let (status, head, mut reader) = send(serve, "POST", Some(token), None, &body.to_string());
-    assert_eq!(status, 200, "{head}");
+    let headers =
+        [("Mcp-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/call"), ("Mcp-Name", "delete_note")];
+    let (status, head, mut reader) = send_with(serve, "POST", Some(token), &headers, &body.to_string());
+    assert_eq!(status, 200, "{head}{}", rest(reader));
     if head.to_ascii_lowercase().contains("content-type: application/json") {
         return serde_json::from_str(rest(reader).trim()).unwrap_or_else(|e| panic!("{e}: {head}"));
     }
