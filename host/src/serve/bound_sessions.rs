@@ -31,7 +31,9 @@ use futures::Stream;
 use rmcp::model::{ClientJsonRpcMessage, GetExtensions as _, ServerJsonRpcMessage};
 use rmcp::transport::common::http_header::HEADER_SESSION_ID;
 use rmcp::transport::streamable_http_server::session::ServerSseMessage;
-use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, LocalSessionManagerError};
+use rmcp::transport::streamable_http_server::session::local::{
+    LocalSessionManager, LocalSessionManagerError,
+};
 use rmcp::transport::streamable_http_server::session::store::EventStore;
 use rmcp::transport::streamable_http_server::{RestoreOutcome, SessionId, SessionManager};
 

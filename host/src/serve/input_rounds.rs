@@ -238,7 +238,8 @@ mod tests {
             Ok(CallOutcome { content: vec![said], structured: None, is_error: false, meta: None })
         });
         let never = CancellationToken::new();
-        let owner = |subject: &str| Some(Owner { issuer: "https://issuer.test".into(), subject: subject.into() });
+        let owner =
+            |subject: &str| Some(Owner { issuer: "https://issuer.test".into(), subject: subject.into() });
         let alice = owner("alice");
         let Step::Input(asked) = rounds.drive(call, asks, &never, alice.clone()).await else {
             panic!("no question")

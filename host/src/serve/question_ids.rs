@@ -12,7 +12,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rmcp::RoleServer;
-use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, RequestId, ServerJsonRpcMessage, ServerNotification};
+use rmcp::model::{
+    ClientJsonRpcMessage, JsonRpcMessage, RequestId, ServerJsonRpcMessage, ServerNotification,
+};
 use rmcp::transport::Transport;
 
 /// The random bytes of an id: 128 bits, as a UUID's.
@@ -150,7 +152,8 @@ mod tests {
     use super::*;
 
     fn ping(id: i64) -> ServerJsonRpcMessage {
-        let request: ServerRequest = serde_json::from_value(json!({"method": "ping"})).unwrap_or_else(|e| panic!("{e}"));
+        let request: ServerRequest =
+            serde_json::from_value(json!({"method": "ping"})).unwrap_or_else(|e| panic!("{e}"));
         JsonRpcMessage::request(request, RequestId::Number(id))
     }
 
@@ -196,7 +199,9 @@ mod tests {
         ));
         let sent = asked.outgoing(JsonRpcMessage::notification(cancelled));
         let Some(JsonRpcMessage::Notification(sent)) = sent else { panic!("not a notification") };
-        let ServerNotification::CancelledNotification(sent) = sent.notification else { panic!("not cancelled") };
+        let ServerNotification::CancelledNotification(sent) = sent.notification else {
+            panic!("not cancelled")
+        };
         assert_eq!(sent.params.request_id, Some(random.clone()));
         assert!(asked.incoming(answer(random)).is_none(), "a cancelled question takes no answer");
     }

@@ -200,7 +200,11 @@ fn a_session_answers_only_the_caller_who_opened_it() {
     let session = open_session(&serve, Some(&alice));
 
     let (status, listed) = list(&serve, Some(&bob), &session);
-    assert_eq!((status, listed.as_ref().err().map(|b| b.ends_with(NOT_FOUND))), (404, Some(true)), "{listed:?}");
+    assert_eq!(
+        (status, listed.as_ref().err().map(|b| b.ends_with(NOT_FOUND))),
+        (404, Some(true)),
+        "{listed:?}"
+    );
     for method in ["GET", "DELETE"] {
         let (status, head, body) = send(&serve, method, Some(&bob), Some(&session), "");
         assert_eq!(status, 404, "bob's {method}: {head}");
@@ -243,7 +247,8 @@ fn only_the_caller_asked_answers_a_question_and_its_id_cannot_be_guessed() {
     assert!(random, "a guessable question id: {id}");
 
     for guess in [json!(0), id.clone()] {
-        let (status, head, body) = send(&serve, "POST", Some(&bob), Some(&session), &answer(&guess, "accept"));
+        let (status, head, body) =
+            send(&serve, "POST", Some(&bob), Some(&session), &answer(&guess, "accept"));
         assert_eq!(status, 404, "bob's answer under {guess}: {head}");
         assert_eq!(rest(body), NOT_FOUND);
     }
@@ -268,7 +273,8 @@ fn only_the_caller_asked_answers_a_question_and_its_id_cannot_be_guessed() {
 fn a_sealed_session_is_its_callers_on_every_replica() {
     let (env, _log) = notes(json!({}));
     let issuer = Issuer::start();
-    let args = ["--auth", "oidc", "--issuer", &issuer.url, "--audience", AUDIENCE, "--session-key-env", KEY_VAR];
+    let args =
+        ["--auth", "oidc", "--issuer", &issuer.url, "--audience", AUDIENCE, "--session-key-env", KEY_VAR];
     let replica = || ServeHttp::listening_on(&env, "127.0.0.1:0", &args, &[(KEY_VAR, KEY)]);
     let (first, second) = (replica(), replica());
     settled(&first);
