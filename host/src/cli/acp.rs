@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use toolport::{AcpLimits, AcpOptions, Paths, RuntimeOptions, serve_acp};
 
+use super::duration::parse_duration;
+
 /// The home comes from the global flags, and each session's workspace from the client's `cwd`.
 #[derive(Debug, clap::Args)]
 pub struct AcpArgs {
@@ -31,40 +33,5 @@ fn parse_count(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
         Ok(n) if n >= 1 => Ok(n),
         _ => Err(format!("{text:?} is not a count of at least 1")),
-    }
-}
-
-/// `<number><unit>` with unit `s`, `m` or `h`, or a bare `0`.
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    let bad = || format!("{text:?} is not a duration: use a number and s, m or h, e.g. 30m");
-    if text == "0" {
-        return Ok(Duration::ZERO);
-    }
-    let (number, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?);
-    let n: u64 = number.parse().map_err(|_| bad())?;
-    let seconds = match unit {
-        "s" => Some(n),
-        "m" => n.checked_mul(60),
-        "h" => n.checked_mul(3600),
-        _ => None,
-    };
-    seconds.map(Duration::from_secs).ok_or_else(bad)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_duration("30m"), Ok(Duration::from_secs(1800)));
-        assert_eq!(parse_duration("2h"), Ok(Duration::from_secs(7200)));
-        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
-        assert_eq!(
-            parse_duration("5"),
-            Err("\"5\" is not a duration: use a number and s, m or h, e.g. 30m".into())
-        );
-        assert!(parse_duration("m").is_err() && parse_duration("3d").is_err());
     }
 }

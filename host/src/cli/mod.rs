@@ -5,6 +5,7 @@ mod acp;
 mod audit;
 mod call_progress;
 mod catalog;
+mod duration;
 mod exit;
 mod grants;
 mod install;

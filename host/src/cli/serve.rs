@@ -68,6 +68,11 @@ pub struct ServeArgs {
     /// characters or more): session ids are sealed with it, so any replica can resume a session.
     #[arg(long, value_name = "VAR", requires = "http")]
     session_key_env: Option<String>,
+    /// With --session-key-env: how long a sealed session id serves after it was issued (`30m`,
+    /// `8h`); then the client is told the session is unknown and opens another.
+    #[arg(long, value_name = "DURATION", default_value = "24h", requires = "session_key_env",
+          value_parser = super::duration::parse_positive_duration)]
+    session_lifetime: std::time::Duration,
     /// Requests to /mcp one caller may make, as COUNT/UNIT (UNIT s, min or h; e.g. 100/min):
     /// the whole count at once, then one more each COUNT-th of the period; more get 429 with
     /// Retry-After. The caller is a token's subject (--auth oidc), else the client's address.
@@ -129,6 +134,7 @@ pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
                 max_sessions: args.max_sessions.max(1),
                 metrics: args.metrics,
                 session_key,
+                session_lifetime: args.session_lifetime,
                 rate_limit: args.rate_limit,
                 tool_rate_limit: args.tool_rate_limit,
                 ..HttpOptions::new(addr)

@@ -27,4 +27,35 @@ impl Caller {
     pub fn of(context: &RequestContext<RoleServer>) -> Option<Caller> {
         context.extensions.get::<axum::http::request::Parts>()?.extensions.get::<Caller>().cloned()
     }
+
+    /// Who this caller is for what it opens: its token's issuer and subject.
+    pub fn owner(&self) -> Owner {
+        let issuer = self.claims.get("iss").and_then(Value::as_str).unwrap_or_default();
+        Owner { issuer: issuer.to_string(), subject: self.subject.clone() }
+    }
+}
+
+/// Whose a session or a waiting call is: the issuer and subject of the token that opened it
+/// (`sub` is unique only within its issuer). Only that caller may use it; anyone else is told
+/// it does not exist. `None` where callers have no names (a shared `--token-env` token,
+/// loopback without one): there, whoever passes the gate is the same caller.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct Owner {
+    /// The token's `iss`.
+    pub issuer: String,
+    /// The token's `sub`.
+    pub subject: String,
+}
+
+impl Owner {
+    /// The owner of a request whose extensions are `extensions` (`bearer.rs` put its caller
+    /// there).
+    pub fn of(extensions: &axum::http::Extensions) -> Option<Owner> {
+        extensions.get::<Caller>().map(Caller::owner)
+    }
+
+    /// The owner of the request `context` belongs to.
+    pub fn of_context(context: &RequestContext<RoleServer>) -> Option<Owner> {
+        Caller::of(context).as_ref().map(Caller::owner)
+    }
 }

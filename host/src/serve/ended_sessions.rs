@@ -1,37 +1,72 @@
-//! `DELETE /mcp` of a session that does not exist answers 404, as the transport spec says of
-//! every request naming an unknown or ended session. rmcp's service checks the session on
-//! `GET` and `POST` but not on `DELETE`: its `handle_delete` calls the session manager's
-//! `close_session`, which [`LocalSessionManager`] treats as done when the id is unknown, and
-//! answers 202 for any id. So the check is made here, in front of the service, against the
-//! same session manager. With sealed sessions (`sealed_sessions.rs`, in front of this) the id
-//! seen here is already rmcp's own: a sealed id that does not open was answered 404 there, and
-//! one that opens but is held by another replica was answered 202 there.
+//! The sealed session ids (`sealed_sessions.rs`) this replica saw ended by a `DELETE`, kept
+//! until each would have expired anyway. A sealed id carries everything needed to take its
+//! session up again, so without this a deleted session came back on the next request (rmcp
+//! restored it from the id), though the transport spec says an ended session is 404. Nothing
+//! is shared: another replica does not know of the `DELETE` and serves the id until it expires
+//! (README, *Replicas*). At most [`Ended::LIMIT`] ids are kept; past that, the one that expires
+//! soonest is forgotten first (and serves again on this replica until its expiry).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
 
-use axum::extract::{Request, State};
-use axum::http::{Method, StatusCode};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
-use rmcp::transport::common::http_header::HEADER_SESSION_ID;
-use rmcp::transport::streamable_http_server::SessionManager as _;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+/// rmcp's ids of the sessions ended here, each with its expiry (Unix seconds).
+#[derive(Default)]
+pub struct Ended {
+    ids: Mutex<HashMap<String, u64>>,
+}
 
-/// rmcp's own words for a `GET` or `POST` of an unknown session, so all three read alike.
-const NOT_FOUND: &str = "Not Found: Session not found";
+impl Ended {
+    /// The most ids kept (about 100 bytes each).
+    pub const LIMIT: usize = 100_000;
 
-/// Answers 404 to a `DELETE` naming a session the manager does not hold; lets everything
-/// else (a `DELETE` without a session id included: rmcp answers that with 400) through.
-pub async fn refuse_unknown(
-    State(sessions): State<Arc<LocalSessionManager>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    if request.method() == Method::DELETE
-        && let Some(id) = request.headers().get(HEADER_SESSION_ID).and_then(|v| v.to_str().ok())
-        && !sessions.has_session(&Arc::from(id)).await.unwrap_or(false)
-    {
-        return (StatusCode::NOT_FOUND, NOT_FOUND).into_response();
+    fn ids(&self) -> MutexGuard<'_, HashMap<String, u64>> {
+        self.ids.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
-    next.run(request).await
+
+    /// `id`, whose sealed form expires at `expires`, has ended (`now`: Unix seconds).
+    pub fn end(&self, id: &str, expires: u64, now: u64) {
+        let mut ids = self.ids();
+        if ids.len() >= Self::LIMIT && !ids.contains_key(id) {
+            ids.retain(|_, until| *until > now);
+        }
+        if ids.len() >= Self::LIMIT && !ids.contains_key(id) {
+            let soonest = ids.iter().min_by_key(|(_, until)| **until).map(|(id, _)| id.clone());
+            if let Some(soonest) = soonest {
+                tracing::warn!(
+                    "{} ended sessions remembered: the one expiring soonest is forgotten",
+                    Self::LIMIT
+                );
+                ids.remove(&soonest);
+            }
+        }
+        ids.insert(id.to_string(), expires);
+    }
+
+    /// Whether `id` was ended here.
+    pub fn has_ended(&self, id: &str) -> bool {
+        self.ids().contains_key(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ended_id_is_remembered_and_the_soonest_to_expire_goes_first_when_full() {
+        let ended = Ended::default();
+        assert!(!ended.has_ended("a"));
+        ended.end("a", 100, 10);
+        assert!(ended.has_ended("a"));
+        for n in 1..Ended::LIMIT {
+            ended.end(&n.to_string(), 1_000 + n as u64, 10);
+        }
+        ended.end("b", 5_000_000, 10);
+        assert!(!ended.has_ended("a"), "the soonest to expire stays");
+        assert!(ended.has_ended("b") && ended.has_ended("1"));
+        // Once the clock passed some expiries, those go rather than live ones.
+        ended.end("c", 5_000_000, 1_010);
+        assert!(!ended.has_ended("1") && !ended.has_ended("9"), "expired ids stay");
+        assert!(ended.has_ended("b") && ended.has_ended("c") && ended.has_ended("11"));
+    }
 }

@@ -285,12 +285,14 @@ impl ServerHandler for Front {
         // A 2026-07-28 client is asked through input-required results, not requests.
         let by_rounds = context.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
         let rounds = &self.shared.rounds;
+        // A waiting call is its caller's: another's retry is told none waits (`input_rounds.rs`).
+        let owner = super::caller::Owner::of_context(&context);
         if let Some(token) = request.request_state.as_deref().filter(|_| by_rounds) {
-            let (call, asks) = match rounds.resume(token, request.input_responses.as_ref()) {
+            let (call, asks) = match rounds.resume(token, &owner, request.input_responses.as_ref()) {
                 Ok(resumed) => resumed,
                 Err(unresumed) => return Err(McpError::invalid_params(unresumed.message(), None)),
             };
-            return respond(rounds.drive(call, asks, &context.ct).await);
+            return respond(rounds.drive(call, asks, &context.ct, owner).await);
         }
         let (name, arguments) = (request.name.to_string(), request.arguments.unwrap_or_default());
         // The lazy surface answers its search and describe itself; `call_tool` names the real one.
@@ -349,7 +351,7 @@ impl ServerHandler for Front {
         let step = if by_rounds {
             // A task of its own: on 2026-07-28 the call outlives the request that started it.
             // Aborting the task drops the call, which cancels it at the server.
-            rounds.drive(span.spawn(call), asks, &context.ct).await
+            rounds.drive(span.spawn(call), asks, &context.ct, owner).await
         } else {
             // Earlier revisions: the call ends with its request, so it runs here, in the
             // request's task (a task and a wake-up fewer per call). Dropped when the client

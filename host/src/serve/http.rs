@@ -4,9 +4,10 @@
 //! time), connections capped and given a header deadline (`listener.rs`), a request body
 //! read whole, within its size and a deadline, before the request takes one of the places in
 //! flight (a response that streams holds its place until it ends; standalone `GET` streams
-//! have places of their own, so they cannot starve requests), sessions capped (idle ones end
-//! after [`HttpOptions::SESSION_IDLE`]), and `DELETE` of an unknown or ended session answered
-//! 404 (`ended_sessions.rs`). Each of the workspace's bundles at `/mcp/<bundle>`, the same
+//! have places of their own, so they cannot starve requests), sessions capped where they are
+//! made and bound to the caller that opened them (idle ones end after
+//! [`HttpOptions::SESSION_IDLE`]; `bound_sessions.rs`), and `DELETE` of an unknown or ended
+//! session answered 404. Each of the workspace's bundles at `/mcp/<bundle>`, the same
 //! service scoped by the path (`access.rs`; an unknown bundle is 404). Beside `/mcp`, the operator's `/healthz`, `/readyz`, `/metrics`
 //! and `/status` (`operator.rs`).
 
@@ -23,7 +24,6 @@ use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http_body_util::BodyExt as _;
-use rmcp::transport::common::http_header::HEADER_SESSION_ID;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::sync::Semaphore;
@@ -31,7 +31,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::access;
 use super::bearer::{Bearer, HttpAuth};
-use super::ended_sessions;
+use super::bound_sessions::{self, BoundSessions};
 use super::front::{Front, Shared};
 use super::listener::{self, ConnectionLimits};
 use super::operator;
@@ -67,6 +67,9 @@ pub struct HttpOptions {
     /// The key replicas share (`--session-key-env`): session ids sealed so that any replica
     /// can restore a session (`sealed_sessions.rs`). `None`: sessions live in this process.
     pub session_key: Option<SessionKey>,
+    /// How long a sealed session id serves after it was issued (`--session-lifetime`); then
+    /// it is an unknown session, and the client opens another.
+    pub session_lifetime: Duration,
     /// Requests to `/mcp` per caller (`--rate-limit`; `rate_limit.rs`).
     pub rate_limit: Option<RateLimit>,
     /// `tools/call`s per caller per tool (`--tool-rate-limit`).
@@ -86,6 +89,9 @@ impl HttpOptions {
     pub const MAX_CONNECTIONS_PER_PEER: usize = 256;
     /// The default number of sessions held at once (each costs about 64 KB: BENCHMARKS.md).
     pub const MAX_SESSIONS: usize = 512;
+    /// The default [`HttpOptions::session_lifetime`]: a working day and more, so a client
+    /// rarely meets it mid-task.
+    pub const SESSION_LIFETIME: Duration = Duration::from_secs(24 * 3600);
     /// How long a session may stay idle before it is closed (rmcp's `keep_alive`).
     pub const SESSION_IDLE: Duration = Duration::from_secs(300);
     /// How long a client has to send a request's headers.
@@ -107,6 +113,7 @@ impl HttpOptions {
             max_sessions: Self::MAX_SESSIONS,
             metrics: false,
             session_key: None,
+            session_lifetime: Self::SESSION_LIFETIME,
             rate_limit: None,
             tool_rate_limit: None,
         }
@@ -161,9 +168,12 @@ pub async fn serve(
     config.allowed_origins = origins;
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(HttpOptions::SESSION_IDLE);
-    let sessions = Arc::new(sessions);
+    let sessions = BoundSessions::new(sessions, options.max_sessions);
     let bearer = Bearer::start(&options.auth, &stop)?;
-    let sealed = options.session_key.clone().map(|key| SealedSessions::new(key, sessions.clone()));
+    let sealed = options
+        .session_key
+        .clone()
+        .map(|key| SealedSessions::new(key, options.session_lifetime, sessions.clone()));
     config.session_store = sealed.as_ref().map(|sealed| sealed.store());
     let operator = operator::Operator {
         shared: shared.clone(),
@@ -181,8 +191,6 @@ pub async fn serve(
         places: Arc::new(Semaphore::new(options.max_requests)),
         streams: Arc::new(Semaphore::new(options.max_requests)),
         max_body_bytes: options.max_body_bytes,
-        sessions: sessions.clone(),
-        max_sessions: options.max_sessions,
         limits: Limiters::new(options.rate_limit, options.tool_rate_limit),
         shared: routes,
     };
@@ -195,7 +203,7 @@ pub async fn serve(
         // `/mcp/docs/` is `/mcp/docs`, as `access::bundle_in` reads it (an unknown one gets
         // `known_bundle`'s 404 with its hint, not an empty one).
         .route_service("/mcp/{bundle}/", service)
-        .layer(axum::middleware::from_fn_with_state(sessions, ended_sessions::refuse_unknown))
+        .layer(axum::middleware::from_fn_with_state(sessions, bound_sessions::guard))
         .layer(axum::middleware::from_fn_with_state(sealed, sealed_sessions::unseal))
         .layer(axum::middleware::from_fn_with_state(runtime, access::known_bundle))
         .layer(axum::middleware::from_fn_with_state(Arc::new(gate), admit))
@@ -213,15 +221,13 @@ pub async fn serve(
     listener::serve(listener, router, limits, stop).await.context("the HTTP server failed")
 }
 
-/// The caller check, the places for requests and for standalone streams, the session cap and
-/// the rate limits.
+/// The caller check, the places for requests and for standalone streams, and the rate limits
+/// (the session cap is kept where sessions are made: `bound_sessions.rs`).
 struct Gate {
     bearer: Bearer,
     places: Arc<Semaphore>,
     streams: Arc<Semaphore>,
     max_body_bytes: usize,
-    sessions: Arc<LocalSessionManager>,
-    max_sessions: usize,
     limits: Option<Arc<Limiters>>,
     /// How a `tools/call` is routed, for the per-tool limit (`rate_limit.rs`).
     shared: Arc<Shared>,
@@ -245,15 +251,6 @@ async fn admit(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) 
         && let Some(refused) = limits.refusal(&parts, &body, &gate.shared).await
     {
         return refused;
-    }
-    if opens_a_session(&parts, &body) && gate.sessions.sessions.read().await.len() >= gate.max_sessions {
-        let body = format!(
-            "toolport serve holds as many sessions as it may ({}); end one (DELETE /mcp) or wait: a \
-             session idle for {} s is closed\n",
-            gate.max_sessions,
-            HttpOptions::SESSION_IDLE.as_secs()
-        );
-        return (StatusCode::SERVICE_UNAVAILABLE, body).into_response();
     }
     let places = if standalone { &gate.streams } else { &gate.places };
     let Ok(place) = places.clone().try_acquire_owned() else {
@@ -292,20 +289,6 @@ async fn whole(request: Request, limit: usize) -> Result<(Parts, Bytes), Respons
         }
     };
     Ok((parts, bytes))
-}
-
-/// Whether a request (`parts`, `body`) is an `initialize` outside any session: one that makes
-/// a new session.
-fn opens_a_session(parts: &Parts, body: &[u8]) -> bool {
-    #[derive(serde::Deserialize)]
-    struct Named<'a> {
-        #[serde(borrow)]
-        method: Option<&'a str>,
-    }
-    if parts.method != Method::POST || parts.headers.contains_key(HEADER_SESSION_ID) {
-        return false;
-    }
-    serde_json::from_slice::<Named<'_>>(body).is_ok_and(|m| m.method == Some("initialize"))
 }
 
 /// A parked call per session at most, by default as by `--max-sessions`.

@@ -3,8 +3,10 @@
 //! with an input-required result (the question, and a `requestState` that names the waiting
 //! call), and the client's retry with its answer resumes that same call. The downstream call
 //! keeps running in its own task between the two requests; the `requestState` is only a
-//! random handle to it (nothing in it to forge), and a call nobody resumes is cancelled after
-//! [`PARK_LIMIT`]. The call lives in this process: behind a load balancer the retry must come
+//! random handle to it (128 bits: nothing in it to forge or guess), bound to the caller whose
+//! call it is (the token's issuer and subject: another caller's retry with it is told no call
+//! waits under it, and the call goes on waiting for its own caller), and a call nobody resumes
+//! is cancelled after [`PARK_LIMIT`]. The call lives in this process: behind a load balancer the retry must come
 //! back to the same replica. So the handle starts with this process's own random name, and a
 //! retry that lands on another replica is told so ([`Unresumed::Elsewhere`]) rather than
 //! taken for an expired call: the fix is affinity (nginx `hash $http_authorization` or
@@ -22,6 +24,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::caller::Owner;
 use crate::runtime::{CallError, CallOutcome};
 
 /// How long a call waits for its client to come back with an answer.
@@ -43,6 +46,8 @@ pub type Call = JoinHandle<Result<CallOutcome, CallError>>;
 
 /// A call waiting for its client between two requests.
 struct Parked {
+    /// Whose call it is: only this caller resumes it.
+    owner: Option<Owner>,
     call: Call,
     asks: mpsc::UnboundedReceiver<Ask>,
     answer: oneshot::Sender<Value>,
@@ -115,12 +120,14 @@ impl Rounds {
         self.limit.store(limit.max(1), Ordering::Relaxed);
     }
 
-    /// Waits for `call` to end, for its server to ask something, or for the client to cancel.
+    /// Waits for `call` (`owner`'s) to end, for its server to ask something, or for the client
+    /// to cancel.
     pub async fn drive(
         self: &Arc<Self>,
         mut call: Call,
         mut asks: mpsc::UnboundedReceiver<Ask>,
         cancelled: &CancellationToken,
+        owner: Option<Owner>,
     ) -> Step {
         tokio::select! {
             joined = &mut call => Step::Done(joined.unwrap_or_else(|e| {
@@ -141,7 +148,7 @@ impl Rounds {
                     return Step::Done(Err(CallError::Protocol { tool: String::new(), server: String::new(), message }));
                 };
                 let requests = [(KEY.to_string(), ask.request)].into_iter().collect();
-                self.park(token.clone(), Parked { call, asks, answer: ask.answer });
+                self.park(token.clone(), Parked { owner, call, asks, answer: ask.answer });
                 Step::Input(InputRequiredResult::new(Some(requests), Some(token)))
             }
             () = cancelled.cancelled() => {
@@ -151,14 +158,24 @@ impl Rounds {
         }
     }
 
-    /// The call `token` names, its server given the client's answer; why not when no call
-    /// waits under that name here.
+    /// The call `token` names, its server given the client's answer (`owner`'s: another
+    /// caller's is told no call waits, and the call stays parked); why not when no call waits
+    /// under that name here.
     pub fn resume(
         &self,
         token: &str,
+        owner: &Option<Owner>,
         responses: Option<&InputResponses>,
     ) -> Result<(Call, mpsc::UnboundedReceiver<Ask>), Unresumed> {
-        let Some(parked) = self.lock().remove(token) else {
+        let parked = {
+            let mut parked = self.lock();
+            match parked.get(token) {
+                Some(waiting) if waiting.owner == *owner => parked.remove(token),
+                Some(_) => return Err(Unresumed::Ended),
+                None => None,
+            }
+        };
+        let Some(parked) = parked else {
             return match token.split_once('.') {
                 Some((replica, _)) if replica != self.replica => Err(Unresumed::Elsewhere),
                 _ => Err(Unresumed::Ended),
@@ -221,18 +238,30 @@ mod tests {
             Ok(CallOutcome { content: vec![said], structured: None, is_error: false, meta: None })
         });
         let never = CancellationToken::new();
-        let Step::Input(asked) = rounds.drive(call, asks, &never).await else { panic!("no question") };
+        let owner =
+            |subject: &str| Some(Owner { issuer: "https://issuer.test".into(), subject: subject.into() });
+        let alice = owner("alice");
+        let Step::Input(asked) = rounds.drive(call, asks, &never, alice.clone()).await else {
+            panic!("no question")
+        };
         let token = asked.request_state.clone().unwrap_or_default();
         assert_eq!(token.len(), 16 + 1 + 32, "{token}");
-        assert_eq!(rounds.resume("not-ours", None).err(), Some(Unresumed::Ended));
-        let elsewhere = Rounds::default().resume(&token, None).err();
+        assert_eq!(rounds.resume("not-ours", &alice, None).err(), Some(Unresumed::Ended));
+        let elsewhere = Rounds::default().resume(&token, &alice, None).err();
         assert_eq!(elsewhere, Some(Unresumed::Elsewhere), "another replica's requestState");
         let responses: InputResponses =
             [(KEY.to_string(), json!({"action": "accept"}))].into_iter().collect();
-        let (call, asks) = rounds.resume(&token, Some(&responses)).unwrap_or_else(|_| panic!("not parked"));
-        let Step::Done(Ok(outcome)) = rounds.drive(call, asks, &never).await else { panic!("not done") };
+        for someone_else in [owner("bob"), None] {
+            let taken = rounds.resume(&token, &someone_else, Some(&responses)).err();
+            assert_eq!(taken, Some(Unresumed::Ended), "{someone_else:?} resumed alice's call");
+        }
+        let resumed = rounds.resume(&token, &alice, Some(&responses));
+        let (call, asks) = resumed.unwrap_or_else(|_| panic!("not parked for alice"));
+        let Step::Done(Ok(outcome)) = rounds.drive(call, asks, &never, alice.clone()).await else {
+            panic!("not done")
+        };
         assert_eq!(outcome.content, vec![json!({"action": "accept"})]);
-        assert_eq!(rounds.resume(&token, None).err(), Some(Unresumed::Ended), "good for one retry");
+        assert_eq!(rounds.resume(&token, &alice, None).err(), Some(Unresumed::Ended), "good for one retry");
     }
 
     /// A call that asks while as many wait as the limit allows is cancelled, saying why.
@@ -252,9 +281,9 @@ mod tests {
             (call, asks)
         };
         let (call, asks) = asking();
-        assert!(matches!(rounds.drive(call, asks, &never).await, Step::Input(_)));
+        assert!(matches!(rounds.drive(call, asks, &never, None).await, Step::Input(_)));
         let (call, asks) = asking();
-        let Step::Done(Err(e)) = rounds.drive(call, asks, &never).await else {
+        let Step::Done(Err(e)) = rounds.drive(call, asks, &never, None).await else {
             panic!("the second call waits too")
         };
         assert!(e.to_string().contains("too many calls wait for their clients' answers (1)"), "{e}");

@@ -14,6 +14,7 @@
 
 mod access;
 mod bearer;
+mod bound_sessions;
 mod caller;
 mod changes;
 mod config_watch;
@@ -27,6 +28,7 @@ mod listener;
 mod oidc;
 mod operator;
 mod policy_watch;
+mod question_ids;
 mod rate_limit;
 mod relay;
 mod request_span;

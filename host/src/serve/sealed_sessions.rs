@@ -12,16 +12,23 @@
 //! finds them, so rmcp restores it; on the way out it seals the id of a new session with the
 //! parameters rmcp handed [`Clients::store`] during its handshake.
 //!
+//! A sealed id also names its caller (the token's issuer and subject, [`Owner`]) and when it
+//! was issued and expires ([`HttpOptions::session_lifetime`](super::HttpOptions)): a request
+//! with an expired id, or from any other caller, is an unknown session (404), on every
+//! replica, whether or not the replica holds the session. A `DELETE` ends the session where it
+//! is held, and the replica that received it refuses the id from then on, until it expires
+//! (`ended_sessions.rs`); another replica, which has no way to know (nothing is shared but the
+//! key), serves the id until it expires, and a copy it took up closes once idle for
+//! [`HttpOptions::SESSION_IDLE`](super::HttpOptions::SESSION_IDLE).
+//!
 //! What moves is what `initialize` said (the client's name, version and capabilities). What a
 //! session did afterwards stays in the replica that saw it: resource subscriptions, roots
 //! learned, the log level it set, a standalone `GET` stream and a question waiting for its
-//! answer. Those need affinity (or the client sets them again). A `DELETE` ends the session
-//! where it is held; another replica that holds a restored copy closes it when it has been
-//! idle for [`HttpOptions::SESSION_IDLE`](super::HttpOptions::SESSION_IDLE), and the sealed id
-//! stays valid until the key changes (nothing is shared to remember that it ended).
+//! answer. Those need affinity (or the client sets them again).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode};
@@ -30,13 +37,15 @@ use axum::response::{IntoResponse, Response};
 use rmcp::model::InitializeRequestParams;
 use rmcp::transport::common::http_header::HEADER_SESSION_ID;
 use rmcp::transport::streamable_http_server::SessionManager as _;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::{SessionState, SessionStore, SessionStoreError};
 
+use super::bound_sessions::{BoundSessions, NOT_FOUND};
+use super::caller::Owner;
+use super::ended_sessions::Ended;
 use super::session_key::{Purpose, SessionKey};
 
-/// rmcp's own words for an unknown session, so a forged id reads like any unknown one.
-const NOT_FOUND: &str = "Not Found: Session not found";
+/// How far ahead of this replica's clock another's may be when it issued an id.
+const CLOCK_SKEW: u64 = 60;
 
 /// What a sealed session id holds.
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -45,6 +54,17 @@ struct Sealed {
     id: String,
     /// The client's `initialize`, replayed by a replica that does not hold the session.
     init: InitializeRequestParams,
+    /// Whose it is: only this caller may use it (`None`: callers have no names).
+    owner: Option<Owner>,
+    /// When it was issued, in Unix seconds.
+    issued: u64,
+    /// When it stops being a session, in Unix seconds.
+    expires: u64,
+}
+
+/// Now, in Unix seconds.
+fn now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
 /// The [`SessionStore`] rmcp is given: the `initialize` parameters between rmcp's handshake
@@ -78,17 +98,21 @@ impl SessionStore for Clients {
     }
 }
 
-/// The key, the sessions this replica holds, and the store rmcp restores from.
+/// The key, the sessions this replica holds, the store rmcp restores from, and the ids ended
+/// here.
 pub struct SealedSessions {
     key: SessionKey,
-    sessions: Arc<LocalSessionManager>,
+    lifetime: Duration,
+    sessions: Arc<BoundSessions>,
     clients: Arc<Clients>,
+    ended: Ended,
 }
 
 impl SealedSessions {
-    /// Sealing with `key`, for the sessions `sessions` holds.
-    pub fn new(key: SessionKey, sessions: Arc<LocalSessionManager>) -> Arc<Self> {
-        Arc::new(Self { key, sessions, clients: Arc::default() })
+    /// Sealing with `key` ids that expire `lifetime` after they are issued, for the sessions
+    /// `sessions` holds.
+    pub fn new(key: SessionKey, lifetime: Duration, sessions: Arc<BoundSessions>) -> Arc<Self> {
+        Arc::new(Self { key, lifetime, sessions, clients: Arc::default(), ended: Ended::default() })
     }
 
     /// The store to give rmcp (`StreamableHttpServerConfig::session_store`).
@@ -101,9 +125,11 @@ impl SealedSessions {
         serde_json::from_slice(&plain).ok()
     }
 
-    fn seal(&self, id: &str) -> Option<HeaderValue> {
+    fn seal(&self, id: &str, owner: Option<Owner>) -> Option<HeaderValue> {
         let init = self.clients.lock().remove(id)?;
-        let plain = serde_json::to_vec(&Sealed { id: id.to_string(), init }).ok()?;
+        let issued = now();
+        let expires = issued.saturating_add(self.lifetime.as_secs());
+        let plain = serde_json::to_vec(&Sealed { id: id.to_string(), init, owner, issued, expires }).ok()?;
         HeaderValue::from_str(&self.key.seal(Purpose::Session, &plain)?).ok()
     }
 }
@@ -116,6 +142,7 @@ pub async fn unseal(
     next: Next,
 ) -> Response {
     let Some(sealed) = sealed else { return next.run(request).await };
+    let owner = Owner::of(request.extensions());
     let mut restoring = None;
     if let Some(header) = request.headers().get(HEADER_SESSION_ID) {
         let Some(session) = sealed.open(header) else {
@@ -124,12 +151,25 @@ pub async fn unseal(
         let Ok(local) = HeaderValue::from_str(&session.id) else {
             return (StatusCode::NOT_FOUND, NOT_FOUND).into_response();
         };
-        let held = sealed.sessions.has_session(&Arc::from(session.id.as_str())).await.unwrap_or(false);
-        if !held {
-            // Nothing to end here: the replica that holds it closes it once idle.
-            if request.method() == Method::DELETE {
+        let id = Arc::from(session.id.as_str());
+        let now = now();
+        if now >= session.expires || session.issued > now.saturating_add(CLOCK_SKEW) {
+            // Expired for everyone: a copy held here goes now rather than once idle.
+            let _ = sealed.sessions.close_session(&id).await;
+            return (StatusCode::NOT_FOUND, NOT_FOUND).into_response();
+        }
+        if session.owner != owner || sealed.ended.has_ended(&session.id) {
+            return (StatusCode::NOT_FOUND, NOT_FOUND).into_response();
+        }
+        let held = sealed.sessions.has_session(&id).await.unwrap_or(false);
+        if request.method() == Method::DELETE {
+            sealed.ended.end(&session.id, session.expires, now);
+            // Nothing to end here: a replica that holds it closes it once idle.
+            if !held {
                 return StatusCode::ACCEPTED.into_response();
             }
+        }
+        if !held {
             sealed.clients.lock().insert(session.id.clone(), session.init);
             restoring = Some(session.id);
         }
@@ -141,7 +181,7 @@ pub async fn unseal(
     }
     let new = response.headers().get(HEADER_SESSION_ID).and_then(|v| v.to_str().ok()).map(str::to_string);
     if let Some(id) = new {
-        let Some(value) = sealed.seal(&id) else {
+        let Some(value) = sealed.seal(&id, owner) else {
             tracing::error!("cannot seal the id of a new session");
             let _ = sealed.sessions.close_session(&Arc::from(id.as_str())).await;
             let said = "cannot seal the new session's id; try again\n";

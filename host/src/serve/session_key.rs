@@ -24,14 +24,16 @@ const PREFIX: &str = "tp1.";
 /// one purpose does not open as another.
 #[derive(Debug, Clone, Copy)]
 pub enum Purpose {
-    /// A 2025-11-25 session id (`sealed_sessions.rs`).
+    /// A 2025-11-25 session id (`sealed_sessions.rs`). Its second form, which names its caller
+    /// and expiry: an id of the first form (from a replica not yet upgraded) does not open, so
+    /// no replica takes up a session without those checks.
     Session,
 }
 
 impl Purpose {
     fn aad(self) -> &'static [u8] {
         match self {
-            Purpose::Session => b"session",
+            Purpose::Session => b"session/2",
         }
     }
 }

@@ -160,6 +160,36 @@ fn sessions_are_capped_and_an_ended_one_makes_room() {
     assert_eq!(status, 200, "{head}\n{body}");
 }
 
+/// Issue 44 item 4: an `initialize` whose method is spelled with a JSON escape
+/// (`"initializ\u0065"`, the same string to rmcp) counts against `--max-sessions` like any
+/// other. Before, the cap read the method as a borrowed string, which an escape fails, so a
+/// flood of them opened as many sessions as it sent (1,000: RSS from 30 to 104 MB).
+#[test]
+fn an_escaped_initialize_counts_against_the_session_cap() {
+    let env = demo_env();
+    let serve = ServeHttp::start_with(&env, &["--max-sessions", "3"], &[]);
+    let authority = serve.authority();
+    let escaped = INITIALIZE.replace(r#""initialize""#, r#""initializ\u0065""#);
+    assert!(escaped.contains(r#""initializ\u0065""#), "{escaped}");
+    let answered: Vec<(u16, String)> = (0..20)
+        .map(|_| {
+            let (status, _, body) = exchange(&authority, "POST", &[], &escaped);
+            (status, body)
+        })
+        .collect();
+    let opened = answered.iter().filter(|(status, _)| *status == 200).count();
+    assert_eq!(opened, 3, "{answered:?}");
+    for (status, body) in answered.iter().filter(|(status, _)| *status != 200) {
+        assert_eq!(*status, 503, "{body}");
+        assert!(
+            body.contains("toolport serve holds as many sessions as it may (3); end one (DELETE /mcp)"),
+            "{body}"
+        );
+    }
+    let (status, head, body) = exchange(&authority, "POST", &[], INITIALIZE);
+    assert_eq!(status, 503, "{head}\n{body}");
+}
+
 /// A new session's id, from an `initialize` that must succeed.
 fn open_session(authority: &str) -> String {
     let (status, head, _) = exchange(authority, "POST", &[], INITIALIZE);

@@ -10,3 +10,4 @@ pub mod operator;
 pub mod policy;
 pub mod replicas;
 pub mod service_identity;
+pub mod sessions;

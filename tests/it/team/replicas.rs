@@ -231,7 +231,9 @@ fn a_thousand_calls_spread_over_three_replicas_and_survive_one_killed() {
 }
 
 /// The requests of one 2025-11-25 session land on all three replicas and all succeed; a
-/// tampered session id gets 404; a requestState brought to another replica is told so.
+/// tampered session id gets 404; once the SDK ended the session, the replica that took its
+/// `DELETE` refuses the id and the other two still serve it; a requestState brought to another
+/// replica is told so.
 #[test]
 fn a_session_moves_between_replicas_and_a_request_state_says_where_it_belongs() {
     let (envs, serves) = replicas();
@@ -276,17 +278,24 @@ fn a_session_moves_between_replicas_and_a_request_state_says_where_it_belongs() 
         answer.split_whitespace().nth(1).and_then(|s| s.parse::<u16>().ok()).unwrap_or(0)
     };
     assert_eq!(delete(&nginx.authority, &tampered), 404);
-    // The genuine id, by hand, on each replica directly.
-    for serve in &serves {
-        let headers = [
-            ("Content-Type", "application/json"),
-            ("Accept", "application/json, text/event-stream"),
-            ("Mcp-Session-Id", sealed.as_str()),
-            ("MCP-Protocol-Version", "2025-11-25"),
-        ];
-        let (status, head) = http_post(&serve.authority(), &headers, list);
-        assert_eq!(status, 200, "{head}");
-    }
+    // The genuine id, by hand, on each replica directly. The SDK ended the session as it closed
+    // (`DELETE`, through nginx): the replica that took the `DELETE` refuses the id from then on;
+    // the other two, which share nothing but the key, serve it until it expires.
+    let statuses: Vec<u16> = serves
+        .iter()
+        .map(|serve| {
+            let headers = [
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"),
+                ("Mcp-Session-Id", sealed.as_str()),
+                ("MCP-Protocol-Version", "2025-11-25"),
+            ];
+            http_post(&serve.authority(), &headers, list).0
+        })
+        .collect();
+    let mut sorted = statuses.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, [200, 200, 404], "one replica took the DELETE: {statuses:?}");
 
     let rounds = client(&["rounds", "--url", &serves[0].url, "--other", &serves[1].url]);
     let state = rounds["request_state"].as_str().unwrap_or_default();

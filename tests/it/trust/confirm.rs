@@ -25,7 +25,7 @@ use crate::support::serve::ServeHttp;
 const CALL_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// The question toolport asks before `delete_note` with `{"id": id}`.
-fn question(id: &str) -> String {
+pub(crate) fn question(id: &str) -> String {
     format!(
         "toolport asks before calling destructive tools: allow the call of tool delete_note of MCP server \
          notes with the arguments {{\"id\":\"{id}\"}}?"
@@ -33,7 +33,7 @@ fn question(id: &str) -> String {
 }
 
 /// What the caller gets for a call of `tool` not sent, ending in `how`.
-fn declined(tool: &str, rule: &str, how: &str) -> String {
+pub(crate) fn declined(tool: &str, rule: &str, how: &str) -> String {
     format!(
         "MCP tool {tool} on server notes was not called: declined: toolport asks before calling {rule}, and {how}"
     )
@@ -41,7 +41,7 @@ fn declined(tool: &str, rule: &str, how: &str) -> String {
 
 /// The fixture server enabled in a new workspace with `settings`; returns the env and the log
 /// of the calls the server received.
-fn notes(settings: Value) -> (Env, PathBuf) {
+pub(crate) fn notes(settings: Value) -> (Env, PathBuf) {
     let env = Env::new();
     let log = env.root().join("calls.log");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("trust/confirm_server.py");
@@ -51,7 +51,7 @@ fn notes(settings: Value) -> (Env, PathBuf) {
 }
 
 /// The calls the server received, one `<tool> <arguments>` each.
-fn received(log: &Path) -> Vec<String> {
+pub(crate) fn received(log: &Path) -> Vec<String> {
     std::fs::read_to_string(log).unwrap_or_default().lines().map(str::to_string).collect()
 }
 

@@ -8,7 +8,7 @@
 //! every forwarded field and of look-alike names (`pins_fields.rs`), and a lock that cannot be
 //! written (`pins_unwritable.rs`).
 
-mod confirm;
+pub mod confirm;
 mod pins;
 mod pins_fields;
 mod pins_unwritable;
