@@ -157,7 +157,7 @@ fn check_unit(
                     .map(|(start, end)| &read.text[start..end])
                     .filter(|read_as| *read_as != original)
                     .map(clip);
-                let (tool, prompt, resource, resource_template) = subject.names();
+                let [tool, prompt, resource, resource_template] = subject.names();
                 let finding = Finding {
                     rule: rule.id.clone(),
                     severity: rule.severity,
@@ -181,16 +181,15 @@ fn check_unit(
 }
 
 impl Subject<'_> {
-    /// `(tool, prompt, resource, resource template)` of a finding, one of them set.
-    #[allow(clippy::type_complexity)]
-    fn names(self) -> (Option<String>, Option<String>, Option<String>, Option<String>) {
+    /// `[tool, prompt, resource, resource template]` of a finding, one of them set.
+    fn names(self) -> [Option<String>; 4] {
         let name = |s: &str| Some(s.to_string());
         match self {
-            Self::Instructions => (None, None, None, None),
-            Self::Tool(tool) => (name(tool), None, None, None),
-            Self::Prompt(prompt) => (None, name(prompt), None, None),
-            Self::Resource(uri) => (None, None, name(uri), None),
-            Self::Template(uri) => (None, None, None, name(uri)),
+            Self::Instructions => [None, None, None, None],
+            Self::Tool(tool) => [name(tool), None, None, None],
+            Self::Prompt(prompt) => [None, name(prompt), None, None],
+            Self::Resource(uri) => [None, None, name(uri), None],
+            Self::Template(uri) => [None, None, None, name(uri)],
         }
     }
 }
@@ -206,7 +205,9 @@ fn matches(
 ) -> Vec<(Span, Option<(usize, usize)>)> {
     // The character rules look at the characters sent (the normalised text has none of
     // them); the others read the text as the model does, their spans mapped back.
-    let sent = |spans: Vec<(usize, usize)>| spans.into_iter().map(|(start, end)| (Span { start, end }, None)).collect();
+    let sent = |spans: Vec<(usize, usize)>| {
+        spans.into_iter().map(|(start, end)| (Span { start, end }, None)).collect()
+    };
     let read_as = |spans: Vec<(usize, usize)>| {
         spans
             .into_iter()
@@ -224,8 +225,12 @@ fn matches(
         Matcher::Builtin(Kind::Tag) => sent(matchers::char_runs(text, matchers::is_tag)),
         Matcher::Regex(regex) => read_as(regex.find_iter(normalised).map(|m| (m.start(), m.end())).collect()),
         Matcher::Builtin(Kind::Base64) => read_as(matchers::base64_blobs(normalised)),
-        Matcher::Builtin(Kind::ShadowingReserved) => read_as(matchers::whole_words(normalised, &names.reserved, own)),
-        Matcher::Builtin(Kind::ShadowingOther) => read_as(matchers::whole_words(normalised, &names.tools, own)),
+        Matcher::Builtin(Kind::ShadowingReserved) => {
+            read_as(matchers::whole_words(normalised, &names.reserved, own))
+        }
+        Matcher::Builtin(Kind::ShadowingOther) => {
+            read_as(matchers::whole_words(normalised, &names.tools, own))
+        }
     }
 }
 

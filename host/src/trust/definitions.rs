@@ -40,7 +40,11 @@ pub(super) type Text<'a> = (Target, String, &'a str);
 
 /// The server's instructions as texts (none or one).
 pub(super) fn instructions_texts(server: &ServerDefinitions) -> Vec<Text<'_>> {
-    server.instructions.iter().map(|text| (Target::Instructions, "instructions".into(), text.as_str())).collect()
+    server
+        .instructions
+        .iter()
+        .map(|text| (Target::Instructions, "instructions".into(), text.as_str()))
+        .collect()
 }
 
 /// A tool's texts with the target each belongs to and its field path.

@@ -50,13 +50,16 @@ pub(super) fn char_runs(text: &str, class: fn(char) -> bool) -> Vec<(usize, usiz
     out
 }
 
+/// Byte spans, in order.
+pub(super) type Spans = Vec<(usize, usize)>;
+
 /// Runs of invisible characters, split by whether they sit inside a word: `(inside, not)`.
 /// Inside is between two letters or digits of an alphabet written with spaces between words
 /// (Latin, Greek, Cyrillic, Armenian, their fullwidth forms), where nothing invisible belongs:
 /// `Ig\u{200b}nore` is a word split so that a rule does not read it. Scripts that use a
 /// zero-width joiner, non-joiner or space inside words (Arabic, Indic, Thai, CJK) are not
 /// taken, nor a run of soft hyphens only (a line-break hint).
-pub(super) fn invisible_runs(text: &str) -> (Vec<(usize, usize)>, Vec<(usize, usize)>) {
+pub(super) fn invisible_runs(text: &str) -> (Spans, Spans) {
     char_runs(text, is_invisible).into_iter().partition(|&(start, end)| {
         let before = text[..start].chars().next_back().is_some_and(is_spaced_alphanumeric);
         let after = text[end..].chars().next().is_some_and(is_spaced_alphanumeric);

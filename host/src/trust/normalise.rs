@@ -32,7 +32,8 @@ pub(super) struct Normalised<'a> {
 impl<'a> Normalised<'a> {
     /// `text` normalised; ASCII without control characters (nearly every text) is borrowed.
     pub(super) fn new(text: &'a str) -> Self {
-        if text.bytes().all(|b| b.is_ascii() && (!b.is_ascii_control() || matches!(b, b'\n' | b'\r' | b'\t'))) {
+        if text.bytes().all(|b| b.is_ascii() && (!b.is_ascii_control() || matches!(b, b'\n' | b'\r' | b'\t')))
+        {
             return Self { text: Cow::Borrowed(text), origin: Vec::new() };
         }
         let mut out = String::with_capacity(text.len());
@@ -110,7 +111,7 @@ fn ascii_look_alike(c: char) -> Option<char> {
     let class = ASCII_BY_SKELETON.get(&skeleton)?;
     // TR39 gives one prototype per class (`l` for `I`, `l`, `1`, `|`); the member of the class
     // with the same case reads as the model reads it: Cyrillic `І` is `I`, not `l`.
-    let pick = |wanted: fn(&char) -> bool| class.iter().copied().find(|a| wanted(a));
+    let pick = |wanted: fn(&char) -> bool| class.iter().copied().find(wanted);
     let same_case = if c.is_uppercase() {
         pick(char::is_ascii_uppercase)
     } else if c.is_lowercase() {
@@ -164,7 +165,10 @@ mod tests {
         assert_eq!(read("\u{406}GNORE"), "IGNORE");
         assert_eq!(read("pr\u{435}vi\u{43e}us \u{3bf}k"), "previous ok");
         // Fullwidth forms and mathematical letters through NFKC.
-        assert_eq!(read("\u{ff1c}\u{ff29}\u{ff2d}\u{ff30}\u{ff2f}\u{ff32}\u{ff34}\u{ff21}\u{ff2e}\u{ff34}\u{ff1e}"), "<IMPORTANT>");
+        assert_eq!(
+            read("\u{ff1c}\u{ff29}\u{ff2d}\u{ff30}\u{ff2f}\u{ff32}\u{ff34}\u{ff21}\u{ff2e}\u{ff34}\u{ff1e}"),
+            "<IMPORTANT>"
+        );
         assert_eq!(read("\u{1d422}\u{1d420}\u{1d427}"), "ign");
         // Letters that are not look-alikes of ASCII stay: the text still reads as itself.
         assert_eq!(read("café Привет 東京"), "café Пpивeт 東京");

@@ -110,7 +110,7 @@ fn scan_text_names_the_place_and_the_exit_status_follows_fail_on() {
         "high TP001 poisoned/case_tp001 description:20-23 bidi control character: the text displays in another \
          order than the model reads it: \"\\u{202e}\""
     );
-    assert_eq!(lines.last().copied(), Some("17 findings (13 high, 3 medium, 1 low)"));
+    assert_eq!(lines.last().copied(), Some("44 findings (39 high, 4 medium, 1 low)"));
 
     let empty = Env::new();
     write_config(&empty, json!({}), &[], json!({}));
@@ -123,7 +123,12 @@ fn scan_text_names_the_place_and_the_exit_status_follows_fail_on() {
 /// Where a finding is, as `scan`'s text prints it: `tool`, `prompt:name`, `resource:uri`,
 /// `resourceTemplate:uri`.
 fn place(finding: &Value) -> String {
-    for (key, prefix) in [("tool", ""), ("prompt", "prompt:"), ("resource", "resource:"), ("resourceTemplate", "resourceTemplate:")] {
+    for (key, prefix) in [
+        ("tool", ""),
+        ("prompt", "prompt:"),
+        ("resource", "resource:"),
+        ("resourceTemplate", "resourceTemplate:"),
+    ] {
         if let Some(name) = finding[key].as_str() {
             return format!("{prefix}{name}");
         }
@@ -139,8 +144,16 @@ fn scan_reads_what_the_model_reads_schemas_prompts_resources_and_the_tagless_pub
     let found = findings(&stdout);
     let mut got: Vec<(String, String, String)> = found
         .iter()
-        .filter(|f| f["server"] == "poisoned" && !place(f).starts_with("case_") && f["field"] != "instructions")
-        .map(|f| (place(f), f["rule"].as_str().unwrap_or_default().to_string(), f["field"].as_str().unwrap_or_default().to_string()))
+        .filter(|f| {
+            f["server"] == "poisoned" && !place(f).starts_with("case_") && f["field"] != "instructions"
+        })
+        .map(|f| {
+            (
+                place(f),
+                f["rule"].as_str().unwrap_or_default().to_string(),
+                f["field"].as_str().unwrap_or_default().to_string(),
+            )
+        })
         .collect();
     got.sort();
     let mut want: Vec<(String, String, String)> = [
@@ -181,7 +194,8 @@ fn scan_reads_what_the_model_reads_schemas_prompts_resources_and_the_tagless_pub
     assert_eq!(got, want, "{stdout}");
 
     // Spans point at the text the server sent; `readAs` says what the rule read.
-    let cyrillic = found.iter().find(|f| f["tool"] == "bypass_cyrillic").unwrap_or_else(|| panic!("{stdout}"));
+    let cyrillic =
+        found.iter().find(|f| f["tool"] == "bypass_cyrillic").unwrap_or_else(|| panic!("{stdout}"));
     assert_eq!(
         (&cyrillic["span"], &cyrillic["excerpt"], &cyrillic["readAs"]),
         (
@@ -207,7 +221,9 @@ fn a_tool_the_scan_flags_high_is_held_and_not_served() {
     assert_eq!(code, 0, "{stderr}");
     let listed: Vec<&str> = tools.lines().filter_map(|l| l.split_whitespace().next()).collect();
     assert!(listed.contains(&"clean_echo"), "{tools}");
-    for held in ["bypass_zero_width", "bypass_cyrillic", "bypass_enum", "bypass_output_schema", "bypass_sidenote"] {
+    for held in
+        ["bypass_zero_width", "bypass_cyrillic", "bypass_enum", "bypass_output_schema", "bypass_sidenote"]
+    {
         assert!(!listed.iter().any(|t| t.contains(held)), "{held} was served:\n{tools}");
     }
     let (_, list, _) = env.run(&["mcp", "list"], SCAN_TIMEOUT);
@@ -252,7 +268,9 @@ fn scan_gives_no_high_finding_on_the_reference_servers() {
     assert_eq!(code, 0, "{stdout}");
     // They did list their tools, prompts and resources: the check ran on something.
     let (_, tools, _) = env.run(&["tools"], SCAN_TIMEOUT);
-    for tool in ["everything__echo", "filesystem__read_text_file", "memory__read_graph", "time__get_current_time"] {
+    for tool in
+        ["everything__echo", "filesystem__read_text_file", "memory__read_graph", "time__get_current_time"]
+    {
         assert!(tools.lines().any(|l| l.starts_with(tool)), "{tool} missing from:\n{tools}");
     }
     let (_, prompts, _) = env.run(&["prompts"], SCAN_TIMEOUT);
