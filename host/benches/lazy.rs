@@ -84,8 +84,8 @@ fn definitions(records: &[ToolRecord]) -> Vec<ServerDefinitions> {
             Some(s) => s.tools.push(listed),
             None => servers.push(ServerDefinitions {
                 name: r.server.clone(),
-                instructions: None,
                 tools: vec![listed],
+                ..ServerDefinitions::default()
             }),
         }
     }

@@ -1,17 +1,19 @@
 //! The definition checks: every rule of [`super::rules`] over every text a server's
-//! definitions hold (its instructions, each tool's name, title, description and the
-//! descriptions inside its input schema). Pure and deterministic: the same definitions give the
-//! same findings in the same order, offline.
+//! definitions hold (`definitions.rs` cuts them out: instructions, tools with both schemas,
+//! prompts, resources and templates), each read as a model reads it (`normalise.rs`). Pure and
+//! deterministic: the same definitions give the same findings in the same order, offline.
 
 use std::collections::{BTreeSet, HashSet};
 
 use regex::RegexSet;
-use rmcp::model::Tool;
 use serde::Serialize;
-use serde_json::Value;
 
+use super::definitions::{
+    ServerDefinitions, Text, instructions_texts, prompt_texts, resource_texts, template_texts, tool_texts,
+};
 use super::matchers::{self, NameSet};
-use super::rules::{Kind, Matcher, Rule, RulesError, Severity, Target, regex_set, rules};
+use super::normalise::Normalised;
+use super::rules::{Kind, Matcher, Rule, RulesError, Severity, regex_set, rules};
 use crate::text::{escape_line, floor_char_boundary, is_bidi_control};
 
 /// Longest excerpt of a match kept in a finding: enough to recognise it, small enough for one
@@ -20,26 +22,6 @@ const MAX_EXCERPT_BYTES: usize = 80;
 
 /// Toolport's own name: a description that talks about it talks to the host.
 const OWN_NAME: &str = "toolport";
-
-/// One server's definitions as it gave them.
-#[derive(Debug, Clone)]
-pub struct ServerDefinitions {
-    /// The server's name in the config.
-    pub name: String,
-    /// What it said in `initialize`'s `instructions`, when known.
-    pub instructions: Option<String>,
-    /// Its tools in the order listed.
-    pub tools: Vec<ListedTool>,
-}
-
-/// A tool as its server listed it, with the name it has on toolport's surface.
-#[derive(Debug, Clone)]
-pub struct ListedTool {
-    /// Its name on the surface (after the name policy): another name a description may use.
-    pub surface_name: String,
-    /// The tool exactly as listed.
-    pub tool: Tool,
-}
 
 /// Where in a text a rule matched, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -59,22 +41,48 @@ pub struct Finding {
     pub severity: Severity,
     /// The server whose definition it is.
     pub server: String,
-    /// The tool (its own name), or none for the server's instructions.
+    /// The tool (its own name) the finding is in; none for the server's instructions, a
+    /// prompt or a resource.
     pub tool: Option<String>,
-    /// The text it is in (`description`, `inputSchema.properties.path.description`).
+    /// The prompt (its name) the finding is in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// The resource (its URI) the finding is in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
+    /// The resource template (its URI template) the finding is in.
+    #[serde(rename = "resourceTemplate", skip_serializing_if = "Option::is_none")]
+    pub resource_template: Option<String>,
+    /// The text it is in (`description`, `inputSchema.properties.path.description`; a key of a
+    /// schema object is `inputSchema.properties.<key> (key)`).
     pub field: String,
-    /// Where in that text.
+    /// Where in that text, in bytes of the text as the server sent it.
     pub span: Span,
-    /// The matched text, clipped and escaped so it is safe to print.
+    /// The matched text as the server sent it, clipped and escaped so it is safe to print.
     pub excerpt: String,
+    /// The same text as the rule read it, when that differs (invisible characters dropped,
+    /// look-alikes read as ASCII): what shows why `іgnore` with a Cyrillic `і` matched.
+    #[serde(rename = "readAs", skip_serializing_if = "Option::is_none")]
+    pub read_as: Option<String>,
     /// The rule's message.
     pub message: String,
 }
 
-/// Every finding of the built-in rules over `servers`: by server in the given order, then
-/// instructions before tools in listed order, then rule id, field and span. `reserved` are the
-/// workspace's reserved tool names (`reservedToolNames`): a definition that names one steers
-/// the model towards or away from the host's own tools.
+/// What one unit of a server's definitions is: the findings name it.
+#[derive(Clone, Copy)]
+enum Subject<'a> {
+    Instructions,
+    Tool(&'a str),
+    Prompt(&'a str),
+    Resource(&'a str),
+    Template(&'a str),
+}
+
+/// Every finding of the built-in rules over `servers`: by server in the given order, then its
+/// instructions, tools, prompts, resources and resource templates in listed order, then rule
+/// id, field and span. `reserved` are the workspace's reserved tool names
+/// (`reservedToolNames`): a definition that names one steers the model towards or away from
+/// the host's own tools.
 pub fn scan(servers: &[ServerDefinitions], reserved: &[String]) -> Result<Vec<Finding>, RulesError> {
     Ok(scan_with(rules()?, regex_set(), servers, reserved))
 }
@@ -91,31 +99,42 @@ pub(super) fn scan_with(
     let names = Names::new(servers, reserved);
     for server in servers {
         let own = own_names(server);
-        if let Some(instructions) = &server.instructions {
-            let texts = [(Target::Instructions, "instructions".to_string(), instructions.as_str())];
-            out.extend(check_unit(rules, set, (&names, &own), &server.name, None, &texts));
-        }
+        let check = |subject: Subject<'_>, texts: &[Text<'_>]| {
+            check_unit(rules, set, (&names, &own), &server.name, subject, texts)
+        };
+        out.extend(check(Subject::Instructions, &instructions_texts(server)));
         for listed in &server.tools {
-            let texts = tool_texts(&listed.tool);
-            out.extend(check_unit(rules, set, (&names, &own), &server.name, Some(&listed.tool.name), &texts));
+            out.extend(check(Subject::Tool(&listed.tool.name), &tool_texts(&listed.tool)));
+        }
+        for prompt in &server.prompts {
+            out.extend(check(Subject::Prompt(&prompt.name), &prompt_texts(prompt)));
+        }
+        for resource in &server.resources {
+            out.extend(check(Subject::Resource(&resource.uri), &resource_texts(resource)));
+        }
+        for template in &server.templates {
+            out.extend(check(Subject::Template(&template.uri_template), &template_texts(template)));
         }
     }
     out
 }
 
-/// Findings of every rule over one unit's texts (one tool, or the instructions), in order.
+/// Findings of every rule over one unit's texts (one tool, prompt, resource, or the
+/// instructions), in order.
 fn check_unit(
     rules: &[Rule],
     set: Option<&RegexSet>,
     names: (&Names, &HashSet<String>),
     server: &str,
-    tool: Option<&str>,
-    texts: &[(Target, String, &str)],
+    subject: Subject<'_>,
+    texts: &[Text<'_>],
 ) -> Vec<Finding> {
     let mut found: Vec<(usize, Finding)> = Vec::new();
+    // Each text as the rules read it, once.
+    let read: Vec<Normalised<'_>> = texts.iter().map(|(_, _, text)| Normalised::new(text)).collect();
     // Which regex rules can match each text, from one pass of the set.
     let possible: Vec<Option<regex::SetMatches>> =
-        texts.iter().map(|(_, _, text)| set.map(|set| set.matches(text))).collect();
+        read.iter().map(|read| set.map(|set| set.matches(&read.text))).collect();
     let mut regex_index = 0;
     for rule in rules {
         let this_regex = rule.is_regex().then(|| {
@@ -131,15 +150,26 @@ fn check_unit(
             {
                 continue;
             }
-            for span in matches(&rule.matcher, names, text) {
+            let Some(read) = read.get(position) else { continue };
+            for (span, read_span) in matches(&rule.matcher, names, text, read) {
+                let original = &text[span.start..span.end];
+                let read_as = read_span
+                    .map(|(start, end)| &read.text[start..end])
+                    .filter(|read_as| *read_as != original)
+                    .map(clip);
+                let [tool, prompt, resource, resource_template] = subject.names();
                 let finding = Finding {
                     rule: rule.id.clone(),
                     severity: rule.severity,
                     server: server.to_string(),
-                    tool: tool.map(str::to_string),
+                    tool,
+                    prompt,
+                    resource,
+                    resource_template,
                     field: field.clone(),
                     span,
-                    excerpt: excerpt(text, span),
+                    excerpt: clip(original),
+                    read_as,
                     message: rule.message.clone(),
                 };
                 found.push((position, finding));
@@ -150,19 +180,58 @@ fn check_unit(
     found.into_iter().map(|(_, finding)| finding).collect()
 }
 
-/// Where `matcher` matches in `text`.
+impl Subject<'_> {
+    /// `[tool, prompt, resource, resource template]` of a finding, one of them set.
+    fn names(self) -> [Option<String>; 4] {
+        let name = |s: &str| Some(s.to_string());
+        match self {
+            Self::Instructions => [None, None, None, None],
+            Self::Tool(tool) => [name(tool), None, None, None],
+            Self::Prompt(prompt) => [None, name(prompt), None, None],
+            Self::Resource(uri) => [None, None, name(uri), None],
+            Self::Template(uri) => [None, None, None, name(uri)],
+        }
+    }
+}
+
+/// Where `matcher` matches in `text` (spans of the original), and for the rules that read the
+/// normalised text `read`, where in that.
 /// `names`: the scan's names and the server's own (ASCII lower case), which never count.
-fn matches(matcher: &Matcher, (names, own): (&Names, &HashSet<String>), text: &str) -> Vec<Span> {
-    let spans: Vec<(usize, usize)> = match matcher {
-        Matcher::Regex(regex) => regex.find_iter(text).map(|m| (m.start(), m.end())).collect(),
-        Matcher::Builtin(Kind::Bidi) => matchers::char_runs(text, is_bidi_control),
-        Matcher::Builtin(Kind::Invisible) => matchers::char_runs(text, matchers::is_invisible),
-        Matcher::Builtin(Kind::Tag) => matchers::char_runs(text, matchers::is_tag),
-        Matcher::Builtin(Kind::Base64) => matchers::base64_blobs(text),
-        Matcher::Builtin(Kind::ShadowingReserved) => matchers::whole_words(text, &names.reserved, own),
-        Matcher::Builtin(Kind::ShadowingOther) => matchers::whole_words(text, &names.tools, own),
+fn matches(
+    matcher: &Matcher,
+    (names, own): (&Names, &HashSet<String>),
+    text: &str,
+    read: &Normalised<'_>,
+) -> Vec<(Span, Option<(usize, usize)>)> {
+    // The character rules look at the characters sent (the normalised text has none of
+    // them); the others read the text as the model does, their spans mapped back.
+    let sent = |spans: Vec<(usize, usize)>| {
+        spans.into_iter().map(|(start, end)| (Span { start, end }, None)).collect()
     };
-    spans.into_iter().map(|(start, end)| Span { start, end }).collect()
+    let read_as = |spans: Vec<(usize, usize)>| {
+        spans
+            .into_iter()
+            .map(|at| {
+                let (start, end) = read.original(at);
+                (Span { start, end }, Some(at))
+            })
+            .collect()
+    };
+    let normalised = read.text.as_ref();
+    match matcher {
+        Matcher::Builtin(Kind::Bidi) => sent(matchers::char_runs(text, is_bidi_control)),
+        Matcher::Builtin(Kind::Invisible) => sent(matchers::invisible_runs(text).1),
+        Matcher::Builtin(Kind::InvisibleInWord) => sent(matchers::invisible_runs(text).0),
+        Matcher::Builtin(Kind::Tag) => sent(matchers::char_runs(text, matchers::is_tag)),
+        Matcher::Regex(regex) => read_as(regex.find_iter(normalised).map(|m| (m.start(), m.end())).collect()),
+        Matcher::Builtin(Kind::Base64) => read_as(matchers::base64_blobs(normalised)),
+        Matcher::Builtin(Kind::ShadowingReserved) => {
+            read_as(matchers::whole_words(normalised, &names.reserved, own))
+        }
+        Matcher::Builtin(Kind::ShadowingOther) => {
+            read_as(matchers::whole_words(normalised, &names.tools, own))
+        }
+    }
 }
 
 /// The names definitions must not talk about, found with one automaton each for the whole
@@ -205,47 +274,8 @@ fn own_names(server: &ServerDefinitions) -> HashSet<String> {
         .collect()
 }
 
-/// A tool's texts with the target each belongs to and its field path.
-fn tool_texts(tool: &Tool) -> Vec<(Target, String, &str)> {
-    let mut texts = vec![(Target::Name, "name".to_string(), tool.name.as_ref())];
-    if let Some(title) = &tool.title {
-        texts.push((Target::Title, "title".to_string(), title.as_str()));
-    }
-    if let Some(title) = tool.annotations.as_ref().and_then(|a| a.title.as_deref()) {
-        texts.push((Target::Title, "annotations.title".to_string(), title));
-    }
-    if let Some(description) = &tool.description {
-        texts.push((Target::Description, "description".to_string(), description.as_ref()));
-    }
-    for (key, value) in tool.input_schema.iter() {
-        schema_texts(value, &format!("inputSchema.{key}"), key, &mut texts);
-    }
-    texts
-}
-
-/// Every `description` and `title` string inside a schema, at any depth, with its path.
-fn schema_texts<'a>(value: &'a Value, path: &str, key: &str, out: &mut Vec<(Target, String, &'a str)>) {
-    match value {
-        Value::String(text) if key == "description" || key == "title" => {
-            out.push((Target::Parameters, path.to_string(), text.as_str()));
-        }
-        Value::Object(map) => {
-            for (child, value) in map {
-                schema_texts(value, &format!("{path}.{child}"), child, out);
-            }
-        }
-        Value::Array(items) => {
-            for (i, value) in items.iter().enumerate() {
-                schema_texts(value, &format!("{path}.{i}"), "", out);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// The matched text, clipped on a character boundary and escaped to one visible line.
-fn excerpt(text: &str, span: Span) -> String {
-    let matched = &text[span.start..span.end];
+/// A matched text, clipped on a character boundary and escaped to one visible line.
+fn clip(matched: &str) -> String {
     let cut = floor_char_boundary(matched, MAX_EXCERPT_BYTES);
     let ellipsis = if cut < matched.len() { "…" } else { "" };
     format!("{}{ellipsis}", escape_line(&matched[..cut]))

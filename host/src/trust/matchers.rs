@@ -50,6 +50,34 @@ pub(super) fn char_runs(text: &str, class: fn(char) -> bool) -> Vec<(usize, usiz
     out
 }
 
+/// Byte spans, in order.
+pub(super) type Spans = Vec<(usize, usize)>;
+
+/// Runs of invisible characters, split by whether they sit inside a word: `(inside, not)`.
+/// Inside is between two letters or digits of an alphabet written with spaces between words
+/// (Latin, Greek, Cyrillic, Armenian, their fullwidth forms), where nothing invisible belongs:
+/// `Ig\u{200b}nore` is a word split so that a rule does not read it. Scripts that use a
+/// zero-width joiner, non-joiner or space inside words (Arabic, Indic, Thai, CJK) are not
+/// taken, nor a run of soft hyphens only (a line-break hint).
+pub(super) fn invisible_runs(text: &str) -> (Spans, Spans) {
+    char_runs(text, is_invisible).into_iter().partition(|&(start, end)| {
+        let before = text[..start].chars().next_back().is_some_and(is_spaced_alphanumeric);
+        let after = text[end..].chars().next().is_some_and(is_spaced_alphanumeric);
+        before && after && text[start..end].chars().any(|c| c != '\u{ad}')
+    })
+}
+
+/// A letter or digit of an alphabet written with spaces between words.
+fn is_spaced_alphanumeric(c: char) -> bool {
+    c.is_alphanumeric()
+        && (c < '\u{590}'
+            || ('\u{1d00}'..='\u{1fff}').contains(&c)
+            || ('\u{2c60}'..='\u{2c7f}').contains(&c)
+            || ('\u{a640}'..='\u{a69f}').contains(&c)
+            || ('\u{a720}'..='\u{a7ff}').contains(&c)
+            || ('\u{ff10}'..='\u{ff5a}').contains(&c))
+}
+
 /// Runs of base64 of at least [`MIN_BASE64_LEN`] characters that mix upper case, lower case
 /// and digits, and are not a path (a slash in every 16 characters or fewer); up to two `=` of
 /// padding belong to the run.

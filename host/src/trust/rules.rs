@@ -45,8 +45,12 @@ pub(crate) enum Target {
     Description,
     /// The server's instructions.
     Instructions,
-    /// The descriptions (and titles) inside a tool's input schema, at any depth.
+    /// The descriptions and titles inside a tool's input and output schemas, at any depth, and
+    /// a prompt argument's: prose about a parameter.
     Parameters,
+    /// Every other string and every key of a tool's schemas (`default`, `enum`, `examples`,
+    /// property names), and a prompt argument's name: data the model reads all the same.
+    Schema,
 }
 
 /// A matcher built into the checks: what a regex says badly (character classes by Unicode
@@ -56,8 +60,12 @@ pub(crate) enum Target {
 pub(crate) enum Kind {
     /// Explicit bidi formatting characters.
     Bidi,
-    /// Zero-width and other invisible format or control characters (not bidi, not tags).
+    /// Zero-width and other invisible format or control characters (not bidi, not tags), but
+    /// not inside a word.
     Invisible,
+    /// The same inside a word (between two letters of an alphabet written with spaces): it
+    /// splits a word so that a rule in plain text does not see it.
+    InvisibleInWord,
     /// Unicode tag characters (U+E0000–U+E007F).
     Tag,
     /// A long run of base64 that mixes cases and digits.
@@ -188,7 +196,7 @@ mod tests {
     #[test]
     fn the_built_in_rules_parse() {
         let rules = rules().unwrap();
-        assert!(rules.len() >= 12);
+        assert!(rules.len() >= 14);
         assert!(rules.iter().all(|r| r.id.starts_with("TP") && !r.message.is_empty()));
     }
 

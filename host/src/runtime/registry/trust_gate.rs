@@ -104,6 +104,8 @@ fn high_findings(reserved: &[String], units: &[Unit<'_>]) -> HashMap<(String, St
                 .iter()
                 .map(|r| ListedTool { surface_name: r.name.clone(), tool: r.tool.clone() })
                 .collect(),
+            // Prompts and resources hold no tool: `toolport scan` reports them.
+            ..ServerDefinitions::default()
         })
         .collect();
     let findings = match trust::scan(&definitions, reserved) {
