@@ -79,8 +79,9 @@ impl Access {
         let bundle = parts
             .and_then(|parts| bundle_in(parts.uri.path()))
             .map(|name| runtime.bundle(name).unwrap_or_default());
-        let principal =
-            parts.and_then(|parts| parts.extensions.get::<Caller>()).map_or_else(Principal::anonymous, principal_of);
+        let principal = parts
+            .and_then(|parts| parts.extensions.get::<Caller>())
+            .map_or_else(Principal::anonymous, principal_of);
         Scope { principal, bundle, policy }
     }
 }
