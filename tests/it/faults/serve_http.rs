@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::support::common::Env;
 use crate::support::runtime::{demo, write_config};
-use crate::support::serve::{INITIALIZE, ServeHttp};
+use crate::support::serve::{INITIALIZE, ServeHttp, http_exchange, session_of};
 
 const TOKEN: &str = "s3cret-token-for-the-gate";
 
@@ -22,25 +22,10 @@ fn demo_env() -> Env {
 
 /// One request on a fresh connection (`Connection: close`): the status, the head and the body.
 fn exchange(authority: &str, method: &str, headers: &[(&str, &str)], body: &str) -> (u16, String, String) {
-    let mut stream = TcpStream::connect(authority).unwrap_or_else(|e| panic!("connect {authority}: {e}"));
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(20)));
-    let mut request = format!(
-        "{method} /mcp HTTP/1.1\r\nHost: {authority}\r\nContent-Length: {}\r\nConnection: close\r\n\
-         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        request.push_str(&format!("{k}: {v}\r\n"));
-    }
-    request.push_str("\r\n");
-    request.push_str(body);
-    let _ = stream.write_all(request.as_bytes());
-    let mut all = Vec::new();
-    let _ = stream.read_to_end(&mut all);
-    let all = String::from_utf8_lossy(&all).into_owned();
-    let (head, body) = all.split_once("\r\n\r\n").unwrap_or((all.as_str(), ""));
-    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    (status, head.to_string(), body.to_string())
+    let (status, head, mut reader) = http_exchange(authority, method, headers, body);
+    let mut body = String::new();
+    let _ = reader.read_to_string(&mut body);
+    (status, head, body)
 }
 
 fn bearer() -> String {
@@ -197,11 +182,3 @@ fn open_session(authority: &str) -> String {
     session_of(&head)
 }
 
-fn session_of(head: &str) -> String {
-    head.lines()
-        .find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.eq_ignore_ascii_case("mcp-session-id").then(|| v.trim().to_string())
-        })
-        .unwrap_or_else(|| panic!("no session id in {head}"))
-}

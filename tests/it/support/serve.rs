@@ -3,7 +3,7 @@
 //! read back from its listening line.
 
 use std::ffi::OsString;
-use std::io::{Read as _, Write as _};
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -149,6 +149,51 @@ pub fn http_post(authority: &str, headers: &[(&str, &str)], body: &str) -> (u16,
     let head = String::from_utf8_lossy(&head).into_owned();
     let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
     (status, head)
+}
+
+/// One request to `/mcp` on a fresh connection (`Connection: close`) with a streamable HTTP
+/// client's content headers and `headers`, by hand, for what no well-behaved client sends:
+/// the status, the head, and the body still to read (an SSE stream stays open while it lasts).
+pub fn http_exchange(
+    authority: &str,
+    method: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, BufReader<TcpStream>) {
+    let mut stream = TcpStream::connect(authority).unwrap_or_else(|e| panic!("connect {authority}: {e}"));
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(60)));
+    let mut request = format!(
+        "{method} /mcp HTTP/1.1\r\nHost: {authority}\r\nContent-Length: {}\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).unwrap_or_else(|e| panic!("send: {e}"));
+    let mut reader = BufReader::new(stream);
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+            break;
+        }
+        head.push_str(&line);
+    }
+    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    (status, head, reader)
+}
+
+/// The `Mcp-Session-Id` of a response head.
+pub fn session_of(head: &str) -> String {
+    head.lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("mcp-session-id").then(|| v.trim().to_string())
+        })
+        .unwrap_or_else(|| panic!("no session id in {head}"))
 }
 
 /// The headers of a JSON-RPC POST a streamable HTTP client sends.

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use super::oidc::{AUDIENCE, keys_known};
 use crate::support::common::Env;
 use crate::support::issuer::{Issuer, serve_oidc};
-use crate::support::serve::{SETTLED_LINE, ServeHttp};
+use crate::support::serve::{SETTLED_LINE, ServeHttp, http_exchange, session_of};
 use crate::trust::confirm::{declined, notes, question, received};
 
 /// rmcp's words for an unknown session.
@@ -49,34 +49,10 @@ fn send_with(
     headers: &[(&str, &str)],
     body: &str,
 ) -> (u16, String, BufReader<TcpStream>) {
-    let authority = serve.authority();
-    let mut stream = TcpStream::connect(&authority).unwrap_or_else(|e| panic!("connect {authority}: {e}"));
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(60)));
-    let mut request = format!(
-        "{method} /mcp HTTP/1.1\r\nHost: {authority}\r\nContent-Length: {}\r\nConnection: close\r\n\
-         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n",
-        body.len()
-    );
-    if let Some(token) = token {
-        request.push_str(&format!("Authorization: Bearer {token}\r\n"));
-    }
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    request.push_str("\r\n");
-    request.push_str(body);
-    stream.write_all(request.as_bytes()).unwrap_or_else(|e| panic!("send: {e}"));
-    let mut reader = BufReader::new(stream);
-    let mut head = String::new();
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-            break;
-        }
-        head.push_str(&line);
-    }
-    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    (status, head, reader)
+    let bearer = token.map(|token| format!("Bearer {token}"));
+    let mut all: Vec<(&str, &str)> = bearer.iter().map(|b| ("Authorization", b.as_str())).collect();
+    all.extend_from_slice(headers);
+    http_exchange(&serve.authority(), method, &all, body)
 }
 
 /// The rest of a body that ends (a refusal's text), its chunked framing taken off when it has
@@ -124,15 +100,6 @@ fn next_where(reader: &mut BufReader<TcpStream>, wanted: impl Fn(&Value) -> bool
     }
 }
 
-/// The `Mcp-Session-Id` of a response head.
-fn session_of(head: &str) -> String {
-    head.lines()
-        .find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.eq_ignore_ascii_case("mcp-session-id").then(|| v.trim().to_string())
-        })
-        .unwrap_or_else(|| panic!("no session id in {head}"))
-}
 
 /// A session opened by `token`'s caller, offering elicitation, initialized: its id.
 fn open_session(serve: &ServeHttp, token: Option<&str>) -> String {
