@@ -181,4 +181,3 @@ fn open_session(authority: &str) -> String {
     assert_eq!(status, 200, "{head}");
     session_of(&head)
 }
-

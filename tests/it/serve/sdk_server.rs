@@ -56,13 +56,9 @@ impl Drop for SdkServer {
     }
 }
 
-/// serve in front of the one server `sdk` at `url`, its definition extended with `extra`.
-fn serve_in_front(env: &Env, url: &str, extra: Value) -> ServeHttp {
-    let mut def = json!({ "type": "http", "url": url });
-    if let (Some(d), Some(extra)) = (def.as_object_mut(), extra.as_object()) {
-        d.extend(extra.clone());
-    }
-    write_config(env, json!({ "sdk": def }), &["sdk"], json!({}));
+/// serve in front of the one server `sdk` at `url`, defined with nothing else.
+fn serve_in_front(env: &Env, url: &str) -> ServeHttp {
+    write_config(env, json!({ "sdk": { "type": "http", "url": url } }), &["sdk"], json!({}));
     ServeHttp::start(env)
 }
 
@@ -85,7 +81,28 @@ fn ask(serve: &ServeHttp, client: &str, tool: &str, args: Value, answer: Value) 
 fn a_session_servers_questions_reach_the_calling_client_of_either_revision() {
     let server = SdkServer::start();
     let env = Env::new();
-    let serve = serve_in_front(&env, &server.url, json!({ "protocolVersion": "2025-11-25" }));
+    // Named as README says, through `mcp add`; a revision rmcp does not speak writes nothing.
+    let add = |revision: &str| {
+        let args = ["mcp", "add", "--protocol-version", revision, "--transport", "http", "sdk", &server.url];
+        env.run(&args, Duration::from_secs(30))
+    };
+    let (code, _, stderr) = add("2025-13-01");
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(
+            "--protocol-version must be one of 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28, not \"2025-13-01\""
+        ),
+        "{stderr}"
+    );
+    assert!(!env.store().exists(), "a refused add wrote the store");
+    let (code, stdout, stderr) = add("2025-11-25");
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (code, stdout, stderr) = env.run(&["mcp", "enable", "sdk"], Duration::from_secs(30));
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (_, got, _) = env.run(&["mcp", "get", "sdk", "--json"], Duration::from_secs(30));
+    let got: Value = serde_json::from_str(&got).unwrap_or_else(|e| panic!("mcp get --json: {e}: {got}"));
+    assert_eq!(got["definition"]["protocolVersion"], "2025-11-25", "{got}");
+    let serve = ServeHttp::start(&env);
     for (client, revision) in [("session", "2025-11-25"), ("default", "2026-07-28")] {
         let answer = json!({ "response": "yes please" });
         let asked = ask(&serve, client, "test_elicitation", json!({ "message": "Shall I?" }), answer);
@@ -117,7 +134,7 @@ fn a_session_servers_questions_reach_the_calling_client_of_either_revision() {
 fn on_the_stateless_revision_the_server_itself_cannot_ask() {
     let server = SdkServer::start();
     let env = Env::new();
-    let serve = serve_in_front(&env, &server.url, json!({}));
+    let serve = serve_in_front(&env, &server.url);
     let answer = json!({ "response": "yes please" });
     let asked = ask(&serve, "session", "test_elicitation", json!({ "message": "Shall I?" }), answer);
     assert_eq!(asked["asked"], json!([]), "{asked}");

@@ -100,7 +100,6 @@ fn next_where(reader: &mut BufReader<TcpStream>, wanted: impl Fn(&Value) -> bool
     }
 }
 
-
 /// A session opened by `token`'s caller, offering elicitation, initialized: its id.
 fn open_session(serve: &ServeHttp, token: Option<&str>) -> String {
     let init = json!({

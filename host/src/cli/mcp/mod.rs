@@ -25,7 +25,7 @@ use toolport::{ConfigError, ElicitPolicy, Paths, Runtime, RuntimeOptions, Termin
 /// The usage line printed with an `add` argument error.
 const CLI_ADD_USAGE: &str = "Usage: toolport mcp add [--transport <stdio|sse|http|streamable_http|PLUGIN>] <name> \
      <url | -- command [args…]> [--env K=V]… [--header \"K: V\"]… [--cwd DIR] [--include GLOB]… [--exclude GLOB]… \
-     [--roots VALUE]…";
+     [--roots VALUE]… [--protocol-version REVISION]";
 
 /// `toolport mcp [<subcommand>]`; without one it lists.
 #[derive(Debug, clap::Args)]
@@ -51,9 +51,10 @@ enum McpCommand {
             --cwd DIR          child working folder\n  \
             --include GLOB     only the server's tools matching it (repeatable; `*`, `?`, `[..]`)\n  \
             --exclude GLOB     never the server's tools matching it (repeatable; wins over --include)\n  \
-            --roots VALUE      workspace (default), none, client, or a folder (repeatable for a list)\n\
+            --roots VALUE      workspace (default), none, client, or a folder (repeatable for a list)\n  \
+            --protocol-version REVISION   speak only this MCP revision with it (e.g. 2025-11-25)\n\
             For stdio, everything after -- is the command and its arguments, verbatim.",
-        override_usage = "toolport mcp add [--transport <stdio|sse|http|PLUGIN>] <name> <url | -- command [args…]> [--env K=V]… [--header \"K: V\"]… [--cwd DIR] [--include GLOB]… [--exclude GLOB]… [--roots VALUE]…"
+        override_usage = "toolport mcp add [--transport <stdio|sse|http|PLUGIN>] <name> <url | -- command [args…]> [--env K=V]… [--header \"K: V\"]… [--cwd DIR] [--include GLOB]… [--exclude GLOB]… [--roots VALUE]… [--protocol-version REVISION]"
     )]
     Add {
         /// Everything after `add`, parsed by the same library parser as `/mcp add`.

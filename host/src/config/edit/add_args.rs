@@ -8,11 +8,12 @@
 //!     [--env K=V]… [--header "K: V"]… [--cwd DIR]           (before the target)
 //!     [--include GLOB]… [--exclude GLOB]…                   (the `tools` filter)
 //!     [--roots workspace|none|client | --roots PATH…]         (the `roots` setting)
+//!     [--protocol-version REVISION]                         (the one revision spoken)
 //! ```
 
 use serde_json::{Map, Value};
 
-use crate::config::server_def::{Roots, ServerDef, TransportKind, normalize_type};
+use crate::config::server_def::{Roots, ServerDef, TransportKind, known_revision, normalize_type};
 use crate::config::tool_filter::ToolFilter;
 
 /// The usage line of `/mcp add`, exactly as the original `/mcp` prints it.
@@ -44,6 +45,7 @@ pub fn parse_add_args(args: &[String]) -> Result<AddRequest, String> {
     let mut include: Vec<String> = Vec::new();
     let mut exclude: Vec<String> = Vec::new();
     let mut roots: Vec<String> = Vec::new();
+    let mut protocol_version: Option<String> = None;
     let mut positional: Vec<String> = Vec::new();
     let mut verbatim: Option<Vec<String>> = None;
 
@@ -91,6 +93,13 @@ pub fn parse_add_args(args: &[String]) -> Result<AddRequest, String> {
             "--include" => include.push(glob(value("--include")?, "--include")?),
             "--exclude" => exclude.push(glob(value("--exclude")?, "--exclude")?),
             "--roots" => roots.push(value("--roots")?),
+            "--protocol-version" => {
+                let revision = value("--protocol-version")?.trim().to_string();
+                known_revision(&revision).map_err(|known| {
+                    format!("--protocol-version must be one of {known}, not \"{revision}\"")
+                })?;
+                protocol_version = Some(revision);
+            }
             f if f.starts_with('-') && f.len() > 1 && positional.len() < 2 => {
                 return Err(format!("unknown option {f}"));
             }
@@ -115,6 +124,7 @@ pub fn parse_add_args(args: &[String]) -> Result<AddRequest, String> {
         cwd: cwd.map(|c| c.trim().to_string()).filter(|c| !c.is_empty()),
         tools,
         roots: roots_setting(roots)?,
+        protocol_version,
         ..ServerDef::default()
     };
     let rest: Vec<String> = positional.collect();
@@ -193,12 +203,24 @@ mod tests {
     }
 
     #[test]
+    fn a_protocol_version_is_a_revision_rmcp_speaks() -> Result<(), String> {
+        let r = p("--protocol-version 2025-11-25 --transport http ref http://127.0.0.1:3000/mcp")?;
+        assert_eq!(r.def.protocol_version.as_deref(), Some("2025-11-25"));
+        assert_eq!(
+            p("--protocol-version 2025-13-01 --transport http ref http://h/mcp"),
+            Err("--protocol-version must be one of 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28, not \"2025-13-01\"".to_string())
+        );
+        Ok(())
+    }
+
+    #[test]
     fn stdio_after_double_dash_is_verbatim() -> Result<(), String> {
         let r = p("--transport stdio --env A=1 --cwd /srv files -- npx -y pkg --env X=1 -p a -p a --")?;
         assert_eq!(r.def.command.as_deref(), Some("npx"));
         assert_eq!(r.def.args, ["-y", "pkg", "--env", "X=1", "-p", "a", "-p", "a", "--"]);
         assert_eq!(r.def.env, [("A".to_string(), "1".to_string())]);
         assert_eq!(r.def.cwd.as_deref(), Some("/srv"));
+
         Ok(())
     }
 

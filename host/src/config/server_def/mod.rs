@@ -12,6 +12,7 @@ mod transport_kind;
 mod validate;
 
 pub use model::{Roots, ServerDef, Timeouts, WasmDef};
+pub use normalize::known_revision;
 pub use oauth_def::{Grant, IdpDef, OAuthDef};
 pub use transport_kind::TransportKind;
 pub(in crate::config) use transport_kind::normalize_type;

@@ -104,12 +104,20 @@ fn roots(fields: &Fields<'_>) -> Result<Roots, String> {
 /// `protocolVersion`: one of the revisions rmcp knows, as written (trimmed).
 fn protocol_version(fields: &Fields<'_>) -> Result<Option<String>, String> {
     let Some(written) = fields.string(key::PROTOCOL_VERSION)? else { return Ok(None) };
+    match known_revision(&written) {
+        Ok(()) => Ok(Some(written)),
+        Err(known) => Err(fields.err(key::PROTOCOL_VERSION, &format!("one of {known}"))),
+    }
+}
+
+/// Whether `written` is an MCP revision rmcp speaks; `Err` lists those it does, for the
+/// message of the file's key and of `mcp add --protocol-version` alike.
+pub fn known_revision(written: &str) -> Result<(), String> {
     let known = rmcp::model::ProtocolVersion::KNOWN_VERSIONS;
     if known.iter().any(|v| v.as_str() == written) {
-        return Ok(Some(written));
+        return Ok(());
     }
-    let names: Vec<&str> = known.iter().map(|v| v.as_str()).collect();
-    Err(fields.err(key::PROTOCOL_VERSION, &format!("one of {}", names.join(", "))))
+    Err(known.iter().map(|v| v.as_str()).collect::<Vec<_>>().join(", "))
 }
 
 /// `tools: { include, exclude }`: arrays of globs, trimmed, blanks dropped; an empty or absent
