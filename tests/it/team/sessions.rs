@@ -8,7 +8,7 @@
 //! on the replica that took it, and expire. A 2026-07-28 call waiting for an answer resumes
 //! only for its caller. Raw HTTP by hand: no well-behaved client sends any of this.
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::io::{BufRead as _, BufReader, Read as _};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
