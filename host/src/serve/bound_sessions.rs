@@ -18,6 +18,9 @@
 //!   request naming an unknown or ended session: rmcp's `close_session` treats an unknown id
 //!   as done and answers 202. With sealed sessions (`sealed_sessions.rs`, in front of this) the
 //!   id seen here is already rmcp's own.
+//! - A `DELETE` that ends a session answers 200, as the TypeScript and Python SDKs' servers do
+//!   (rmcp answers 202): the Python SDK's client takes only 200 or 204 and otherwise logs
+//!   `Session termination failed: 202` on every close.
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -202,13 +205,17 @@ pub async fn guard(State(sessions): State<Arc<BoundSessions>>, request: Request,
             return (StatusCode::NOT_FOUND, NOT_FOUND).into_response();
         }
     }
+    let ends = request.method() == Method::DELETE;
     REFUSED
         .scope(Cell::new(false), async move {
-            let response = next.run(request).await;
-            match REFUSED.with(Cell::get) {
-                true => (StatusCode::SERVICE_UNAVAILABLE, full_message(sessions.max)).into_response(),
-                false => response,
+            let mut response = next.run(request).await;
+            if REFUSED.with(Cell::get) {
+                return (StatusCode::SERVICE_UNAVAILABLE, full_message(sessions.max)).into_response();
             }
+            if ends && response.status() == StatusCode::ACCEPTED {
+                *response.status_mut() = StatusCode::OK;
+            }
+            response
         })
         .await
 }
