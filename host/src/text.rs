@@ -86,9 +86,27 @@ fn escape(text: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `n` and `noun`, the noun plural unless `n` is one ("1 server", "2 servers"): a line a person
+/// reads says "from 1 servers" nowhere. `noun` is a regular English noun (an `s` is added).
+pub fn counted(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", plural(n))
+}
+
+/// The `s` of a regular plural, or nothing for one.
+pub fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_is_singular_and_every_other_count_plural() {
+        assert_eq!(counted(1, "server"), "1 server");
+        assert_eq!(counted(0, "tool"), "0 tools");
+        assert_eq!(counted(12, "tool"), "12 tools");
+    }
 
     #[test]
     fn a_line_escapes_controls_newlines_and_format_characters() {

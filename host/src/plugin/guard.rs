@@ -51,7 +51,12 @@ pub(crate) async fn call_per_tool<T>(
         .and_then(|answers| match answers.len() == expect.tools {
             true => Ok(answers),
             false => {
-                let message = format!("{} {} for {} tools", answers.len(), expect.noun, expect.tools);
+                let message = format!(
+                    "{} {} for {}",
+                    answers.len(),
+                    expect.noun,
+                    crate::text::counted(expect.tools, "tool")
+                );
                 Err(plugin.error(Fault::BadOutput { message }))
             }
         });

@@ -43,7 +43,9 @@ impl Progress {
 pub fn done(bar: Option<ProgressBar>, server: &str, outcome: &Result<usize, String>) {
     if let Some(bar) = bar {
         match outcome {
-            Ok(n) => bar.finish_with_message(format!("{server}: {n} tools listed")),
+            Ok(n) => {
+                bar.finish_with_message(format!("{server}: {} listed", crate::text::counted(*n, "tool")))
+            }
             Err(e) => bar.finish_with_message(format!("{server}: {}", crate::status::summarize_error(e))),
         }
         bar.finish_and_clear();

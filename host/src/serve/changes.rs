@@ -97,7 +97,9 @@ fn describe(before: &[String], after: &[String], servers: usize) -> String {
     let (was, is): (HashSet<&String>, HashSet<&String>) = (before.iter().collect(), after.iter().collect());
     let added: Vec<&str> = after.iter().filter(|n| !was.contains(n)).map(String::as_str).collect();
     let removed: Vec<&str> = before.iter().filter(|n| !is.contains(n)).map(String::as_str).collect();
-    let mut line = format!("the agent now sees {} tools from {servers} servers", after.len());
+    let (tools, servers) =
+        (crate::text::counted(after.len(), "tool"), crate::text::counted(servers, "server"));
+    let mut line = format!("the agent now sees {tools} from {servers}");
     for (what, names) in [("added", added), ("removed", removed)] {
         if !names.is_empty() {
             line.push_str(&format!("; {what} {}", crate::text::escape_line(&named(&names))));

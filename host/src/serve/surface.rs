@@ -72,7 +72,7 @@ pub fn instructions(rows: &[ServerStatus]) -> String {
     for row in rows.iter().filter(|r| !matches!(r.state, ServerState::Disabled)) {
         any = true;
         let what = match row.state {
-            ServerState::Connected => format!("connected, {} tools", row.tools),
+            ServerState::Connected => format!("connected, {}", crate::text::counted(row.tools, "tool")),
             _ if row.error.as_deref() == Some(CONNECTING) => {
                 "still connecting; its tools are added when it is up (notifications/tools/list_changed)"
                     .to_string()

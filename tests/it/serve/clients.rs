@@ -256,6 +256,11 @@ fn serve_python_sdk_sees_a_config_edit_as_list_changed_over_http() {
     let servers = json!({ "demo": demo(&[]), "more": demo(&["--prefix", "z_"]) });
     write_config(&env, servers, &["demo"], json!({}));
     let serve = ServeHttp::start(&env);
+    // One server is "1 server" (issue 45 item 5: it said "from 1 servers").
+    let first =
+        "toolport serve: the agent now sees 6 tools from 1 server; added echo, add, sleep, fail, big, pid";
+    let printed = serve.wait_for_line(first, Duration::from_secs(30));
+    assert!(printed.contains(first), "the operator's line for the first connect is missing:\n{printed}");
     let workspace = env.workspace_file();
     let edited = json!({ "enabledMcpServers": ["demo", "more"] }).to_string();
     let args =

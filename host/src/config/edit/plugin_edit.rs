@@ -182,17 +182,17 @@ impl PluginUsers {
     pub fn describe(&self, workspace_file: &Path) -> String {
         let mut parts = Vec::new();
         if !self.servers.is_empty() {
-            parts.push(format!("server{} {}", plural(self.servers.len()), self.servers.join(", ")));
+            parts.push(format!(
+                "server{} {}",
+                crate::text::plural(self.servers.len()),
+                self.servers.join(", ")
+            ));
         }
         if !self.workspace_keys.is_empty() {
             parts.push(format!("{} of {}", self.workspace_keys.join(" and "), workspace_file.display()));
         }
         parts.join("; ")
     }
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }
 
 /// Removes `plugins.<name>`. Refused while a store server uses it as its `type` or this
