@@ -139,7 +139,7 @@ mod tests {
         let line = describe(&[], &many, 1);
         assert_eq!(
             line,
-            "the agent now sees 1006 tools from 1 servers; added t0, t1, t2, t3, t4, t5, t6, t7, t8, t9 and 996 more"
+            "the agent now sees 1006 tools from 1 server; added t0, t1, t2, t3, t4, t5, t6, t7, t8, t9 and 996 more"
         );
         let ten = &many[..10];
         assert_eq!(
