@@ -72,13 +72,7 @@ pub(super) fn tool_texts(tool: &Tool) -> Vec<Text<'_>> {
 
 /// A prompt's texts: name, title, description, and each argument's name, title, description.
 pub(super) fn prompt_texts(prompt: &Prompt) -> Vec<Text<'_>> {
-    let mut texts = vec![(Target::Name, "name".to_string(), prompt.name.as_str())];
-    if let Some(title) = &prompt.title {
-        texts.push((Target::Title, "title".to_string(), title.as_str()));
-    }
-    if let Some(description) = &prompt.description {
-        texts.push((Target::Description, "description".to_string(), description.as_str()));
-    }
+    let mut texts = named_texts(&prompt.name, prompt.title.as_deref(), prompt.description.as_deref());
     for (i, argument) in prompt.arguments.iter().flatten().enumerate() {
         texts.push((Target::Schema, format!("arguments.{i}.name"), argument.name.as_str()));
         if let Some(title) = &argument.title {
@@ -93,24 +87,22 @@ pub(super) fn prompt_texts(prompt: &Prompt) -> Vec<Text<'_>> {
 
 /// A resource's texts: name, title, description (its URI is an address, not prose).
 pub(super) fn resource_texts(resource: &Resource) -> Vec<Text<'_>> {
-    let mut texts = vec![(Target::Name, "name".to_string(), resource.name.as_str())];
-    if let Some(title) = &resource.title {
-        texts.push((Target::Title, "title".to_string(), title.as_str()));
-    }
-    if let Some(description) = &resource.description {
-        texts.push((Target::Description, "description".to_string(), description.as_str()));
-    }
-    texts
+    named_texts(&resource.name, resource.title.as_deref(), resource.description.as_deref())
 }
 
 /// A resource template's texts: name, title, description.
 pub(super) fn template_texts(template: &ResourceTemplate) -> Vec<Text<'_>> {
-    let mut texts = vec![(Target::Name, "name".to_string(), template.name.as_str())];
-    if let Some(title) = &template.title {
-        texts.push((Target::Title, "title".to_string(), title.as_str()));
+    named_texts(&template.name, template.title.as_deref(), template.description.as_deref())
+}
+
+/// The name, title and description a prompt, a resource and a template each have.
+fn named_texts<'a>(name: &'a str, title: Option<&'a str>, description: Option<&'a str>) -> Vec<Text<'a>> {
+    let mut texts = vec![(Target::Name, "name".to_string(), name)];
+    if let Some(title) = title {
+        texts.push((Target::Title, "title".to_string(), title));
     }
-    if let Some(description) = &template.description {
-        texts.push((Target::Description, "description".to_string(), description.as_str()));
+    if let Some(description) = description {
+        texts.push((Target::Description, "description".to_string(), description));
     }
     texts
 }
