@@ -3,7 +3,7 @@
 //! read back from its listening line.
 
 use std::ffi::OsString;
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::io::{BufReader, Read as _, Write as _};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -174,6 +174,13 @@ pub fn http_exchange(
     request.push_str(body);
     stream.write_all(request.as_bytes()).unwrap_or_else(|e| panic!("send: {e}"));
     let mut reader = BufReader::new(stream);
+    let head = read_head(&mut reader);
+    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    (status, head, reader)
+}
+
+/// An HTTP/1.1 head read line by line up to its blank line (or the end), the body left unread.
+pub fn read_head(reader: &mut impl std::io::BufRead) -> String {
     let mut head = String::new();
     loop {
         let mut line = String::new();
@@ -182,8 +189,7 @@ pub fn http_exchange(
         }
         head.push_str(&line);
     }
-    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    (status, head, reader)
+    head
 }
 
 /// The `Mcp-Session-Id` of a response head.

@@ -6,7 +6,7 @@
 //! cannot be waited for in a test: the plugin sets it through `wasi:http` request options and
 //! the host's request hook passes them on.)
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -17,6 +17,7 @@ use toolport::ServerState;
 
 use crate::support::common::Env;
 use crate::support::faults::{OK, assert_neighbour_fine, healthy, row, start, write};
+use crate::support::serve::read_head;
 
 /// The resumable stream: answers wait in `missed` while no stream is open, and go out when the
 /// client comes back (what `Last-Event-ID` is for).
@@ -70,14 +71,7 @@ fn serve(
     cut: &Mutex<Option<Instant>>,
 ) {
     let mut reader = BufReader::new(conn);
-    let mut head = String::new();
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-            break;
-        }
-        head.push_str(&line);
-    }
+    let head = read_head(&mut reader);
     let mut conn = reader.get_ref().try_clone().unwrap_or_else(|e| panic!("{e}"));
     let sse = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n";
     if head.starts_with("GET ") {
