@@ -5,6 +5,7 @@
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 
@@ -51,6 +52,18 @@ fn login_with(env: &Env, pre: &[&str], browser: &Path) -> crate::support::auth::
 
 fn browser_said(env: &Env) -> String {
     std::fs::read_to_string(browser_log(env)).unwrap_or_default()
+}
+
+/// The browser's log once it holds `text`, or as it stands after `within`.
+fn browser_said_within(env: &Env, text: &str, within: Duration) -> String {
+    let deadline = Instant::now() + within;
+    loop {
+        let said = browser_said(env);
+        if said.contains(text) || Instant::now() >= deadline {
+            return said;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// The fixture's OAuth server and a home with it enabled as [`NAME`], not signed in.
@@ -115,7 +128,10 @@ query="error=access_denied%1B%5B2J&error_description=denied%0D%0Atoolport%3A%20f
     assert!(stderr.contains(expected), "{stderr}\n{}", browser_said(&env));
     assert!(!stderr.lines().any(|l| l.starts_with("toolport: forged")), "{stderr}");
     assert!(!stderr.contains('\u{1b}') && !stderr.contains('\r'), "{stderr:?}");
-    assert!(browser_said(&env).contains("refused with the state: 200"), "{}", browser_said(&env));
+    // The refusing request runs in the background and logs its status only once curl has
+    // read the answer, which can be after toolport has exited: wait for the line.
+    let said = browser_said_within(&env, "refused with the state: ", Duration::from_secs(10));
+    assert!(said.contains("refused with the state: 200"), "{said}");
 }
 
 /// rmcp logs the authorization code at debug level; at `-vvv` a whole `mcp login` (discovery,
