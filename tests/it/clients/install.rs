@@ -9,7 +9,6 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -194,17 +193,11 @@ impl Homes {
 /// A `PATH` on which no toolport is found.
 const SYSTEM_PATH: &str = "/usr/bin:/bin";
 
-/// The folder `tests/peers/install_agents.sh` fills.
-fn agents() -> PathBuf {
-    static AGENTS: OnceLock<String> = OnceLock::new();
-    PathBuf::from(crate::support::peers::install("peers/install_agents.sh", &AGENTS))
-}
-
 /// A real agent's command (`claude`, `gemini`) run in the workspace with the temporary `HOME`
 /// and Node on `PATH`; it must succeed. Its stdout then stderr (Gemini CLI lists on stderr).
 fn agent(homes: &Homes, bin: &str, args: &[&str]) -> String {
     let node_dir = crate::support::peers::node().parent().map(Path::to_path_buf).unwrap_or_default();
-    let o = Command::new(agents().join("node_modules/.bin").join(bin))
+    let o = Command::new(crate::support::peers::agent_bin(bin))
         .args(args)
         .current_dir(homes.env.root())
         .env("HOME", homes.user.path())

@@ -1,4 +1,5 @@
 //! Other agents' config files: `install --client` and `mcp import --from` for every client and
-//! scope.
+//! scope; and Codex itself in front of `toolport serve`.
 
+mod codex;
 mod install;

@@ -32,9 +32,13 @@ impl Agent {
     /// `toolport acp <flags…>`.
     pub fn start_with(env: &Env, flags: &[&str]) -> Self {
         let args: Vec<&str> = std::iter::once("acp").chain(flags.iter().copied()).collect();
-        let crate::support::common::Piped { child, stdin, lines, .. } = env.spawn_piped(false, &args);
-        let stdin = Some(stdin);
-        Self { child, stdin, lines }
+        Self::over(env.spawn_piped(false, &args))
+    }
+
+    /// Any peer that speaks JSON-RPC in lines on its stdio (e.g. `codex app-server`).
+    pub fn over(piped: crate::support::common::Piped) -> Self {
+        let crate::support::common::Piped { child, stdin, lines, .. } = piped;
+        Self { child, stdin: Some(stdin), lines }
     }
 
     /// Writes one raw line.

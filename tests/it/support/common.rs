@@ -167,15 +167,20 @@ impl Env {
         if with_workspace {
             cmd.arg("--workspace").arg(self.root());
         }
+        cmd.args(args).env_remove("RUST_LOG").env_remove("TOOLPORT_HOME");
+        Piped::spawn(cmd)
+    }
+}
+
+impl Piped {
+    /// Any program with piped stdin, stdout lines on a channel and stderr collected.
+    pub fn spawn(mut cmd: std::process::Command) -> Self {
         let mut child = cmd
-            .args(args)
-            .env_remove("RUST_LOG")
-            .env_remove("TOOLPORT_HOME")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .unwrap_or_else(|e| panic!("spawn toolport {args:?}: {e}"));
+            .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
         let stdin = child.stdin.take().unwrap_or_else(|| panic!("no stdin"));
         let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
         let stderr = collect_lines(child.stderr.take().unwrap_or_else(|| panic!("no stderr")));

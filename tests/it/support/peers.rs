@@ -47,6 +47,13 @@ pub fn observers_python() -> PathBuf {
     PathBuf::from(install("peers/install_observers.sh", &OBSERVERS)).join("venv/bin/python")
 }
 
+/// A real coding agent's command (`claude`, `gemini`, `codex`), from the folder
+/// `tests/peers/install_agents.sh` fills.
+pub fn agent_bin(bin: &str) -> PathBuf {
+    static AGENTS: OnceLock<String> = OnceLock::new();
+    PathBuf::from(install("peers/install_agents.sh", &AGENTS)).join("node_modules/.bin").join(bin)
+}
+
 /// The Node.js that runs the peers.
 pub fn node() -> PathBuf {
     peers().join("bin/node")
