@@ -49,7 +49,7 @@ async fn lookalikes_of_a_reserved_name_are_refused() {
         "zw",
         "MCP server zw returned an invalid tool name: bash\\u{200b} (control or format character U+200B)",
     );
-    assert_failed(&runtime, "wide", &reserved_one("ｂａｓｈ"));
+    assert_failed(&runtime, "wide", &reserved_one("wide", "ｂａｓｈ"));
     assert_neighbour_fine(&runtime).await;
     runtime.shutdown().await;
     before.assert_unchanged(&env);

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use rmcp::model::Tool;
 
 use super::convert::Plugins;
-use super::names::{Claims, name_fault, show_name};
+use super::names::{Claims, ServerFixes, name_fault, show_name};
 use super::record::{ToolRecord, tool_info};
 use super::surface::Registry;
 use super::trust_gate::{self, ServerTrust, Unit};
@@ -86,8 +86,14 @@ pub async fn run(
     reserved.extend(builtin_tools.iter().cloned());
     let mut claims = Claims::new(&reserved);
     for c in &mut candidates {
+        let def = &c.server.def;
+        let fixes = ServerFixes {
+            name: &def.name,
+            excluded: def.tools.exclude(),
+            namespace: settings.name_policy.is_none(),
+        };
         if let Ok(records) = &c.records
-            && let Err(e) = claims.admit(&c.server.def.name, records.iter().map(|r| r.name.as_str()))
+            && let Err(e) = claims.admit(&fixes, records.iter().map(|r| (r.name.as_str(), r.original.as_str())))
         {
             c.records = Err(e);
         }
