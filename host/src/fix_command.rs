@@ -53,7 +53,10 @@ mod tests {
             exclude_fix("files", &["x_*".into()], &["read_file", "a;b", "why?"]),
             "toolport mcp set files tools.exclude 'x_*' read_file 'a;b' 'why[?]'"
         );
-        assert_eq!(connect_timeout_fix("my server", 120_000), "toolport mcp set 'my server' timeouts.connectMs 120000");
+        assert_eq!(
+            connect_timeout_fix("my server", 120_000),
+            "toolport mcp set 'my server' timeouts.connectMs 120000"
+        );
         assert_eq!(longer_connect_timeout(Duration::from_millis(2_000)), 120_000);
         assert_eq!(longer_connect_timeout(Duration::from_millis(90_000)), 180_000);
     }

@@ -49,6 +49,9 @@ mod tests {
         );
         assert_eq!(package_runner(&def("npx.cmd")), Some("npx"));
         assert_eq!(package_runner(&def("npxx")), None);
-        assert_eq!(connect_timed_out(&def("node"), Duration::from_millis(500)), "connect timed out after 500 ms");
+        assert_eq!(
+            connect_timed_out(&def("node"), Duration::from_millis(500)),
+            "connect timed out after 500 ms"
+        );
     }
 }

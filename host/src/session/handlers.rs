@@ -7,8 +7,8 @@ use super::command;
 use super::live::Session;
 use crate::auth::{Completion, CredentialsFile, no_login, not_remote};
 use crate::config::{
-    ADD_USAGE, EditError, WorkspaceSettings, disable_server, enable_server, load_resolved,
-    parse_add_args, put_server, remove_server,
+    ADD_USAGE, EditError, WorkspaceSettings, disable_server, enable_server, load_resolved, parse_add_args,
+    put_server, remove_server,
 };
 use crate::status::{Trailer, render};
 use crate::transport::login;

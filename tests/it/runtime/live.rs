@@ -36,12 +36,7 @@ async fn all_five_states_in_one_workspace() {
         vec![
             ("one".into(), ServerState::Connected, 6, None),
             ("two".into(), ServerState::Connected, 6, None),
-            (
-                "clash".into(),
-                ServerState::Error,
-                0,
-                Some(clash("clash", "echo", "one", &DEMO_TOOLS, true))
-            ),
+            ("clash".into(), ServerState::Error, 0, Some(clash("clash", "echo", "one", &DEMO_TOOLS, true))),
             ("held".into(), ServerState::Paused, 0, None),
             ("spare".into(), ServerState::Disabled, 0, None),
             (

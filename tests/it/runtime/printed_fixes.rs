@@ -19,12 +19,17 @@ fn row(env: &Env, server: &str) -> String {
     let (code, out, err) = env.run(&["mcp", "list"], WITHIN);
     assert_eq!(code, 0, "{err}");
     let start = format!("- {server} | ");
-    out.lines().find(|l| l.starts_with(&start)).map(str::to_string).unwrap_or_else(|| panic!("no {server} in {out}"))
+    out.lines()
+        .find(|l| l.starts_with(&start))
+        .map(str::to_string)
+        .unwrap_or_else(|| panic!("no {server} in {out}"))
 }
 
 /// The row of a server in `error` with `message`.
 fn error_row(server: &str, message: &str) -> String {
-    format!("- {server} | type=stdio | state=error | workspace=enabled | paused=no | tools=0 | error={message}")
+    format!(
+        "- {server} | type=stdio | state=error | workspace=enabled | paused=no | tools=0 | error={message}"
+    )
 }
 
 /// The row of a connected server with `tools` tools.

@@ -154,7 +154,10 @@ fn a_name_claimed_by_an_earlier_server_fails_the_later_one() {
     let (tools, stderr) = tools_json(&env);
     assert_eq!(
         stderr,
-        format!("Warning: MCP unavailable: second ({})\n", clash("second", "X_Echo", "first", &["X_Echo"], true))
+        format!(
+            "Warning: MCP unavailable: second ({})\n",
+            clash("second", "X_Echo", "first", &["X_Echo"], true)
+        )
     );
     assert_eq!(tools.len(), 6, "only the first server's tools");
 }

@@ -77,7 +77,8 @@ fn the_instructions_name_every_server_behind_and_its_state() {
     assert!(instructions.contains("- demo (connected, 6 tools)"), "{instructions}");
     assert!(instructions.contains("- more (connected, 6 tools)"), "{instructions}");
     assert!(
-        instructions.contains(&format!("- clash (error: {})", clash("clash", "echo", "demo", &DEMO_TOOLS, true))),
+        instructions
+            .contains(&format!("- clash (error: {})", clash("clash", "echo", "demo", &DEMO_TOOLS, true))),
         "{instructions}"
     );
     for capability in ["tools", "resources", "prompts", "completions", "logging"] {

@@ -57,7 +57,9 @@ pub fn clash(server: &str, tool: &str, owner: &str, clashes: &[&str], namespace:
         clashes.join(" ")
     );
     if namespace {
-        message.push_str(", or prefix every tool with its server's name (toolport workspace set namePolicy namespace)");
+        message.push_str(
+            ", or prefix every tool with its server's name (toolport workspace set namePolicy namespace)",
+        );
     }
     message
 }

@@ -30,5 +30,11 @@ pub fn unset(paths: &Paths, name: &str, key: &str) -> Result<String> {
     let field = ServerField::parse(key).map_err(ExitError::usage)?;
     let store = paths.store_file();
     let old = set_server_field(&store, name, &field, None).map_err(edit_error)?;
-    Ok(format!("mcp {}: {} unset (was {}) -> {}\n", name.trim(), field.key(), field.shown(old.as_ref()), store.display()))
+    Ok(format!(
+        "mcp {}: {} unset (was {}) -> {}\n",
+        name.trim(),
+        field.key(),
+        field.shown(old.as_ref()),
+        store.display()
+    ))
 }

@@ -90,7 +90,9 @@ impl ServerField {
             more => Err(format!("{key} takes one value, not {}", more.len())),
         };
         match self {
-            Self::Timeout(_) => Ok(Value::from(u64::try_from(millis(&key, &one()?)?.as_millis()).unwrap_or(u64::MAX))),
+            Self::Timeout(_) => {
+                Ok(Value::from(u64::try_from(millis(&key, &one()?)?.as_millis()).unwrap_or(u64::MAX)))
+            }
             Self::ToolGlobs(which) => {
                 if values.is_empty() {
                     return Err(format!("{key} needs at least one glob (unset removes the list)"));
@@ -99,8 +101,11 @@ impl ServerField {
                 if globs.iter().any(String::is_empty) {
                     return Err(format!("{key} needs a glob, not a blank"));
                 }
-                let (include, exclude) =
-                    if *which == tools_key::INCLUDE { (globs.clone(), Vec::new()) } else { (Vec::new(), globs.clone()) };
+                let (include, exclude) = if *which == tools_key::INCLUDE {
+                    (globs.clone(), Vec::new())
+                } else {
+                    (Vec::new(), globs.clone())
+                };
                 ToolFilter::new(include, exclude)
                     .map_err(|bad| format!("{key} has a bad glob \"{}\": {}", bad.glob, bad.reason))?;
                 Ok(globs.into_iter().map(Value::String).collect())
@@ -175,7 +180,8 @@ pub fn set_server_field(
         let mut edited = entry.clone();
         let old = put(&mut edited, field, value);
         let def = ServerDef::from_json(name, &Value::Object(edited.clone())).map_err(ConfigError)?;
-        validate(&def, &store.plugins).map_err(|msg| ConfigError(format!("invalid MCP server \"{name}\": {msg}")))?;
+        validate(&def, &store.plugins)
+            .map_err(|msg| ConfigError(format!("invalid MCP server \"{name}\": {msg}")))?;
         *entry = edited;
         Ok(old)
     })
@@ -276,7 +282,8 @@ mod tests {
 
     #[test]
     fn put_and_remove_keep_the_rest_and_drop_emptied_objects() {
-        let mut entry = json!({"x-note": 1, "headers": {"Authorization": "a"}}).as_object().cloned().unwrap_or_default();
+        let mut entry =
+            json!({"x-note": 1, "headers": {"Authorization": "a"}}).as_object().cloned().unwrap_or_default();
         let header = ServerField::Header("authorization".into());
         assert_eq!(put(&mut entry, &header, Some(json!("b"))), Some(json!("a")));
         assert_eq!(Value::Object(entry.clone()), json!({"x-note": 1, "headers": {"Authorization": "b"}}));

@@ -171,7 +171,9 @@ fn fixes(server: &ServerFixes<'_>, tools: &[(&str, &str)]) -> String {
     let them = if tools.len() == 1 { "it" } else { "them" };
     let exclude = exclude_fix(server.name, server.excluded, &own);
     if server.namespace {
-        format!("Fix: leave {them} out ({exclude}), or prefix every tool with its server's name ({NAMESPACE_FIX})")
+        format!(
+            "Fix: leave {them} out ({exclude}), or prefix every tool with its server's name ({NAMESPACE_FIX})"
+        )
     } else {
         format!("Fix: leave {them} out ({exclude})")
     }
@@ -191,7 +193,10 @@ mod tests {
     /// Every server through one pass, in order, as the pipeline runs them.
     fn check_all(servers: &[ServerNames<'_>], reserved: &[String]) -> Vec<Result<(), String>> {
         let mut claims = Claims::new(reserved);
-        servers.iter().map(|(name, tools)| claims.admit(&fixes(name), tools.iter().map(|t| (*t, *t)))).collect()
+        servers
+            .iter()
+            .map(|(name, tools)| claims.admit(&fixes(name), tools.iter().map(|t| (*t, *t))))
+            .collect()
     }
 
     /// A server without excluded globs in a workspace without a name policy.
@@ -236,10 +241,12 @@ mod tests {
             check_all(&[server("files", &["read_file", "list", "WRITE_FILE", "read_file"])], &reserved());
         assert_eq!(
             out,
-            vec![Err("MCP tool name conflicts with built-in tool: read_file, WRITE_FILE. Fix: leave them out \
+            vec![Err(
+                "MCP tool name conflicts with built-in tool: read_file, WRITE_FILE. Fix: leave them out \
                  (toolport mcp set files tools.exclude read_file WRITE_FILE), or prefix every tool with its \
                  server's name (toolport workspace set namePolicy namespace)"
-                .to_string())]
+                    .to_string()
+            )]
         );
     }
 
@@ -278,14 +285,7 @@ mod tests {
             &[server("a", &["echo", "bash"]), server("b", &["echo"]), server("c", &["echo"])],
             &reserved(),
         );
-        assert_eq!(
-            out,
-            vec![
-                Err(reserved_of("a", &["bash"])),
-                Ok(()),
-                Err(clash_of("c", "echo", "b")),
-            ]
-        );
+        assert_eq!(out, vec![Err(reserved_of("a", &["bash"])), Ok(()), Err(clash_of("c", "echo", "b")),]);
     }
 
     #[test]

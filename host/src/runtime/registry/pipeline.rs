@@ -93,7 +93,8 @@ pub async fn run(
             namespace: settings.name_policy.is_none(),
         };
         if let Ok(records) = &c.records
-            && let Err(e) = claims.admit(&fixes, records.iter().map(|r| (r.name.as_str(), r.original.as_str())))
+            && let Err(e) =
+                claims.admit(&fixes, records.iter().map(|r| (r.name.as_str(), r.original.as_str())))
         {
             c.records = Err(e);
         }
