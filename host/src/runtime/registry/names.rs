@@ -138,8 +138,9 @@ impl Claims {
 
 /// What a name report needs to print fixes that run as printed: the server's name, the
 /// `tools.exclude` it already has (the fix's values replace the list, so they are repeated),
-/// and whether the namespace policy is a fix (only while the workspace has no name policy:
-/// over another, it would not be the one change the message says it is).
+/// whether the namespace policy is a fix (only while the workspace has no name policy: over
+/// another, it would not be the one change the message says it is), and whether toolport's
+/// commands reach the definition at all (an ACP client's own servers are the client's).
 #[derive(Debug, Clone, Copy)]
 pub struct ServerFixes<'a> {
     /// The server, as its definition names it.
@@ -148,35 +149,49 @@ pub struct ServerFixes<'a> {
     pub excluded: &'a [String],
     /// Whether to offer `toolport workspace set namePolicy namespace`.
     pub namespace: bool,
+    /// Whether the server is the store's and the settings the workspace file's, so that
+    /// `toolport mcp set` and `toolport workspace set` change them; without, no fix is printed
+    /// (the original tool's sentence alone).
+    pub commands: bool,
 }
 
 /// `MCP tool name conflicts with built-in tool: <tools>` (the original tool's sentence, every
 /// reserved name of the server at once), then the fixes. `tools` are `(final, own)` pairs.
 pub fn reserved_message(server: &ServerFixes<'_>, tools: &[(&str, &str)]) -> String {
     let listed: Vec<&str> = tools.iter().map(|(name, _)| *name).collect();
-    format!("{RESERVED_CONFLICT}{}. {}", listed.join(", "), fixes(server, tools))
+    match fixes(server, tools) {
+        Some(fixes) => format!("{RESERVED_CONFLICT}{}. {fixes}", listed.join(", ")),
+        None => format!("{RESERVED_CONFLICT}{}", listed.join(", ")),
+    }
 }
 
 /// `MCP tool name conflict: <tool> already provided by <owner>` (the original tool's
 /// sentence), then the fixes for the server that came later, which lost: every one of its
 /// tools another server claimed, left out at once, or the namespace policy.
 pub fn clash_message(server: &ServerFixes<'_>, tool: &str, owner: &str, clashes: &[(&str, &str)]) -> String {
-    format!("{NAME_CONFLICT}{tool} already provided by {owner}. {}", fixes(server, clashes))
+    match fixes(server, clashes) {
+        Some(fixes) => format!("{NAME_CONFLICT}{tool} already provided by {owner}. {fixes}"),
+        None => format!("{NAME_CONFLICT}{tool} already provided by {owner}"),
+    }
 }
 
 /// `Fix: leave it out (toolport mcp set …), or prefix every tool with its server's name
-/// (toolport workspace set namePolicy namespace)`; the second only when it is one.
-fn fixes(server: &ServerFixes<'_>, tools: &[(&str, &str)]) -> String {
+/// (toolport workspace set namePolicy namespace)`; the second only when it is one; none when
+/// the commands would not reach the definition.
+fn fixes(server: &ServerFixes<'_>, tools: &[(&str, &str)]) -> Option<String> {
+    if !server.commands {
+        return None;
+    }
     let own: Vec<&str> = tools.iter().map(|(_, own)| *own).collect();
     let them = if tools.len() == 1 { "it" } else { "them" };
     let exclude = exclude_fix(server.name, server.excluded, &own);
-    if server.namespace {
+    Some(if server.namespace {
         format!(
             "Fix: leave {them} out ({exclude}), or prefix every tool with its server's name ({NAMESPACE_FIX})"
         )
     } else {
         format!("Fix: leave {them} out ({exclude})")
-    }
+    })
 }
 
 #[cfg(test)]
@@ -201,7 +216,7 @@ mod tests {
 
     /// A server without excluded globs in a workspace without a name policy.
     fn fixes(name: &str) -> ServerFixes<'_> {
-        ServerFixes { name, excluded: &[], namespace: true }
+        ServerFixes { name, excluded: &[], namespace: true, commands: true }
     }
 
     /// The reserved-name report of `server` listing `tools` under their own names.
@@ -253,10 +268,10 @@ mod tests {
     #[test]
     fn the_fix_keeps_excluded_globs_uses_own_names_and_every_clash() {
         let mut claims = Claims::new(&reserved());
-        let first = ServerFixes { name: "one", excluded: &[], namespace: false };
+        let first = ServerFixes { name: "one", excluded: &[], namespace: false, commands: true };
         assert_eq!(claims.admit(&first, [("echo", "echo"), ("add", "add")]), Ok(()));
         let excluded = ["debug_*".to_string()];
-        let later = ServerFixes { name: "two", excluded: &excluded, namespace: false };
+        let later = ServerFixes { name: "two", excluded: &excluded, namespace: false, commands: true };
         // A plugin renamed `x.echo` to `echo`: the filter takes the server's own name.
         let out = claims.admit(&later, [("ok", "ok"), ("echo", "x.echo"), ("add", "add*")]);
         assert_eq!(
@@ -264,6 +279,21 @@ mod tests {
             Err("MCP tool name conflict: echo already provided by one. Fix: leave them out (toolport mcp set two \
                  tools.exclude 'debug_*' x.echo 'add[*]')"
                 .to_string())
+        );
+    }
+
+    #[test]
+    fn without_commands_that_reach_the_definition_only_the_sentence_is_printed() {
+        let mut claims = Claims::new(&reserved());
+        let fixes = |name| ServerFixes { name, excluded: &[], namespace: true, commands: false };
+        assert_eq!(claims.admit(&fixes("a"), [("echo", "echo")]), Ok(()));
+        assert_eq!(
+            claims.admit(&fixes("b"), [("echo", "echo")]),
+            Err("MCP tool name conflict: echo already provided by a".to_string())
+        );
+        assert_eq!(
+            claims.admit(&fixes("c"), [("bash", "bash")]),
+            Err("MCP tool name conflicts with built-in tool: bash".to_string())
         );
     }
 

@@ -51,10 +51,11 @@ struct Candidate {
 /// Runs the pipeline. `builtin_tools` (the embedding agent's own tools) are reserved on top of
 /// the workspace's reserved names. `output_checks` holds the compiled `outputSchema`s across
 /// runs, so only a new listing compiles its schemas again. `lock` is the workspace's
-/// `tools.lock` as read now (empty under trust `off`).
+/// `tools.lock` as read now (empty under trust `off`). `commands`: whether the servers and
+/// settings are toolport's files, so a name report may print `toolport …` commands as fixes.
 pub async fn run(
     plugins: &Plugins,
-    settings: &WorkspaceSettings,
+    (settings, commands): (&WorkspaceSettings, bool),
     builtin_tools: &[String],
     output_checks: &OutputChecks,
     lock: &Lock,
@@ -91,6 +92,7 @@ pub async fn run(
             name: &def.name,
             excluded: def.tools.exclude(),
             namespace: settings.name_policy.is_none(),
+            commands,
         };
         if let Ok(records) = &c.records
             && let Err(e) =
