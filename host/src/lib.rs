@@ -31,6 +31,7 @@ mod cause;
 mod clients;
 mod config;
 mod file_stamp;
+mod fix_command;
 mod http_layer;
 mod notice;
 mod observe;
@@ -139,8 +140,11 @@ pub mod cli_support {
     // Changing the files: locked, atomic edits that keep unknown keys (what `mcp add` and `/mcp`
     // do), and the `mcp add` argument grammar they share.
     pub use crate::config::{
-        ADD_USAGE, AddRequest, add_server, disable_server, enable_server, parse_add_args, remove_server,
+        ADD_USAGE, AddRequest, add_server, disable_server, enable_server, parse_add_args, put_server,
+        remove_server,
     };
+    // One field of a server definition set or unset (`mcp set`, `mcp unset`), edited the same way.
+    pub use crate::config::{SERVER_FIELD_KEYS, ServerField, set_server_field};
     // The store's plugin entries and the workspace's plugin choices (`plugin add|remove`,
     // `workspace set|unset`), edited the same way.
     pub use crate::config::{

@@ -11,6 +11,12 @@ use crate::text::escape_line;
 /// How every reserved-name report starts (the reserved-name contract): the runtime writes it,
 /// this view lays such a report out on lines of its own.
 pub(crate) const RESERVED_CONFLICT: &str = "MCP tool name conflicts with built-in tool: ";
+/// How every report of a name two servers list starts; like a reserved-name report, it ends
+/// with the fix commands, so it is not clipped to [`ERROR_SUMMARY_COLUMNS`].
+pub(crate) const NAME_CONFLICT: &str = "MCP tool name conflict: ";
+/// How a connect timeout starts; a package runner's ends with the command that raises it
+/// (`runtime`'s connect-timeout hint), so it is not clipped to [`ERROR_SUMMARY_COLUMNS`].
+pub(crate) const CONNECT_TIMED_OUT: &str = "connect timed out after ";
 
 /// The five states a server ends in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -109,20 +115,20 @@ fn held_text(held: &[HeldTool]) -> String {
 /// Columns an error summary is clipped to, so one bad server cannot flood the view.
 pub const ERROR_SUMMARY_COLUMNS: usize = 120;
 
-/// Columns of a reserved-name report (`MCP tool name conflicts with built-in tool: …`): the
-/// host's own text naming every conflicting tool and both fixes, which 120 columns would cut
-/// off; still bounded, since a workspace may reserve many names.
+/// Columns of a report that ends with its fix commands (a reserved name, a name two servers
+/// list, a connect timeout): the host's own text naming every conflicting tool and the fixes,
+/// which 120 columns would cut off; still bounded, since a workspace may reserve many names.
 const RESERVED_REPORT_COLUMNS: usize = 1_000;
 
 /// CR/LF become spaces, every other control or format character is escaped (the text is a
 /// server's or a plugin's, and reaches a terminal), and longer than [`ERROR_SUMMARY_COLUMNS`] is
-/// clipped with `...` (a reserved-name report: [`RESERVED_REPORT_COLUMNS`]). The status view,
+/// clipped with `...` (a report with its fixes: [`RESERVED_REPORT_COLUMNS`]). The status view,
 /// the progress lines and the `Warning:` lines all use it.
 pub fn summarize_error(error: &str) -> String {
     let flat: String = error.chars().map(|c| if c == '\r' || c == '\n' { ' ' } else { c }).collect();
     let flat = escape_line(flat.trim());
-    let columns =
-        if flat.starts_with(RESERVED_CONFLICT) { RESERVED_REPORT_COLUMNS } else { ERROR_SUMMARY_COLUMNS };
+    let with_fix = [RESERVED_CONFLICT, NAME_CONFLICT, CONNECT_TIMED_OUT].iter().any(|p| flat.starts_with(p));
+    let columns = if with_fix { RESERVED_REPORT_COLUMNS } else { ERROR_SUMMARY_COLUMNS };
     if flat.chars().count() <= columns {
         return flat.to_string();
     }

@@ -24,6 +24,7 @@ const LAYERS: &[&[&str]] = &[
     &[
         "text",
         "file_stamp",
+        "fix_command",
         "redact",
         "paths",
         "notice",

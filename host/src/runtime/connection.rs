@@ -104,7 +104,7 @@ impl Connection {
             transport::connect(def, kind, plugins, credentials.as_ref(), handler, tap),
         )
         .await
-        .map_err(|_| format!("connect timed out after {} ms", connect.as_millis()))??;
+        .map_err(|_| super::slow_start::connect_timed_out(def, connect))??;
         // Raised when the connection closes, so the list_changed subscription ends first.
         let (closing_tx, closing_rx) = watch::channel(false);
         let connection = Self::watch(

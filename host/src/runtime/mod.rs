@@ -25,6 +25,7 @@ mod progress;
 mod questions;
 mod registry;
 mod results;
+mod slow_start;
 mod state;
 mod supervisor;
 mod tool_call;

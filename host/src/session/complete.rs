@@ -8,7 +8,20 @@ use super::actions::{self, COMMANDS, Completes, McpAction};
 use crate::config::TransportKind;
 
 /// The flags of `/mcp add`.
-pub const ADD_FLAGS: &[&str] = &["--transport", "--env", "--header", "--cwd", "--include", "--exclude"];
+pub const ADD_FLAGS: &[&str] = &[
+    "--transport",
+    "--env",
+    "--header",
+    "--cwd",
+    "--include",
+    "--exclude",
+    "--roots",
+    "--protocol-version",
+    "--connect-timeout",
+    "--list-timeout",
+    "--call-timeout",
+    "--force",
+];
 
 /// What completion can offer besides the fixed words.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -129,6 +142,11 @@ mod tests {
         assert_eq!(complete("/mcp add --transport t", &known()).1, ["tcp"]);
         assert_eq!(complete("/mcp add --t", &known()).1, ["--transport"]);
         assert_eq!(complete("/mcp add --transport stdio x --e", &known()).1, ["--env", "--exclude"]);
+        assert_eq!(
+            complete("/mcp add --c", &known()).1,
+            ["--cwd", "--connect-timeout", "--call-timeout"],
+            "the timeout flags of `mcp add` too"
+        );
         assert_eq!(complete("/mcp add --i", &known()).1, ["--include"]);
     }
 

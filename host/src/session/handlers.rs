@@ -7,8 +7,8 @@ use super::command;
 use super::live::Session;
 use crate::auth::{Completion, CredentialsFile, no_login, not_remote};
 use crate::config::{
-    ADD_USAGE, EditError, WorkspaceSettings, add_server, disable_server, enable_server, load_resolved,
-    parse_add_args, remove_server,
+    ADD_USAGE, EditError, WorkspaceSettings, disable_server, enable_server, load_resolved, parse_add_args,
+    put_server, remove_server,
 };
 use crate::status::{Trailer, render};
 use crate::transport::login;
@@ -54,11 +54,12 @@ impl Session {
             Err(why) => return Ok(format!("{why}\n{ADD_USAGE}")),
         };
         let store = self.paths.store_file();
-        add_server(&store, &request.name, &request.to_json())?;
-        let mut out = format!("mcp added: {} -> {}\n", request.name, store.display());
+        let replaced = put_server(&store, &request.name, &request.to_json(), request.force)?;
+        let verb = if replaced { "replaced" } else { "added" };
+        let mut out = format!("mcp {verb}: {} -> {}\n", request.name, store.display());
         // The runtime learns of the new (disabled) server so the view stays true; it connects
-        // only if the workspace already listed the name (it was `missing`), and only then is
-        // the view worth showing.
+        // only if the workspace already listed the name (it was `missing`, or `--force`
+        // replaced an enabled one), and only then is the view worth showing.
         let view = self.reconcile().await?;
         if self.enabled()?.contains(&request.name) {
             out.push_str(&view);

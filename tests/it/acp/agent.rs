@@ -110,6 +110,27 @@ fn client_servers_in_object_form_replace_the_local_stores() {
     agent.finish();
 }
 
+/// A clash between two of the client's own servers is named without a fix: `toolport mcp set`
+/// cannot reach a definition the client sent, so no command is printed that would not work.
+#[test]
+fn a_clash_between_client_servers_prints_no_toolport_fix() {
+    let env = Env::new();
+    let mut agent = Agent::start(&env);
+    let servers = json!([demo_server("first", "o"), demo_server("second", "o")]);
+    let new = agent.call(1, "session/new", json!({"cwd": env.root(), "mcpServers": servers}));
+    let session = new["result"]["sessionId"].as_str().unwrap_or_else(|| panic!("{new}")).to_string();
+    let _commands = agent.next();
+    let (_, text) = agent.prompt(2, &session, "/mcp");
+    assert_eq!(
+        text,
+        "mcp:\n\
+         - first | type=stdio | state=connected | workspace=enabled | paused=no | tools=6\n\
+         - second | type=stdio | state=error | workspace=enabled | paused=no | tools=0 | error=MCP tool name \
+         conflict: o_echo already provided by first\n"
+    );
+    agent.finish();
+}
+
 #[test]
 fn an_empty_server_list_uses_the_local_stores_with_cwd_as_workspace() {
     let env = Env::new();

@@ -7,5 +7,6 @@ mod env;
 mod files;
 mod grants;
 mod links;
+mod server_fields;
 mod workspace_owner;
 mod workspace_plugins;

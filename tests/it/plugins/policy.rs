@@ -9,7 +9,7 @@ use toolport::cli_support::PLUGIN_BUILD_DIR;
 
 use crate::support::common::Env;
 use crate::support::faults::{OK, assert_failed, assert_neighbour_fine, healthy, row, start, write};
-use crate::support::runtime::demo;
+use crate::support::runtime::{DEMO_TOOLS, clash, demo};
 
 fn fault_policy() -> Value {
     let path = Path::new(PLUGIN_BUILD_DIR).join("fixture_fault_policy.wasm");
@@ -52,6 +52,7 @@ async fn collision_rules_run_after_the_policy() {
     assert_eq!(row(&runtime, "first").state, ServerState::Connected);
     let second = row(&runtime, "second");
     assert_eq!(second.state, ServerState::Error);
-    assert_eq!(second.error.as_deref(), Some("MCP tool name conflict: echo already provided by first"));
+    let expected = clash("second", "echo", "first", &DEMO_TOOLS, false);
+    assert_eq!(second.error.as_deref(), Some(expected.as_str()), "no namespace fix over another policy");
     runtime.shutdown().await;
 }

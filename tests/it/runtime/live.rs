@@ -9,7 +9,9 @@ use toolport::load_resolved;
 use toolport::{CallError, RuntimeOptions};
 
 use crate::support::common::Env;
-use crate::support::runtime::{call_text, demo, eventually, names, paths, reserved_one, start, write_config};
+use crate::support::runtime::{
+    DEMO_TOOLS, call_text, clash, demo, eventually, names, paths, reserved_one, start, write_config,
+};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn all_five_states_in_one_workspace() {
@@ -34,12 +36,7 @@ async fn all_five_states_in_one_workspace() {
         vec![
             ("one".into(), ServerState::Connected, 6, None),
             ("two".into(), ServerState::Connected, 6, None),
-            (
-                "clash".into(),
-                ServerState::Error,
-                0,
-                Some("MCP tool name conflict: echo already provided by one".into())
-            ),
+            ("clash".into(), ServerState::Error, 0, Some(clash("clash", "echo", "one", &DEMO_TOOLS, true))),
             ("held".into(), ServerState::Paused, 0, None),
             ("spare".into(), ServerState::Disabled, 0, None),
             (
@@ -53,8 +50,8 @@ async fn all_five_states_in_one_workspace() {
     assert_eq!(
         runtime.warnings(),
         [
-            "Warning: MCP unavailable: clash (MCP tool name conflict: echo already provided by one)",
-            "Warning: MCP unavailable: ghost (workspace references undefined MCP server)",
+            format!("Warning: MCP unavailable: clash ({})", clash("clash", "echo", "one", &DEMO_TOOLS, true)),
+            "Warning: MCP unavailable: ghost (workspace references undefined MCP server)".to_string(),
         ]
     );
     assert_eq!(runtime.tools().len(), 12);
@@ -187,7 +184,7 @@ async fn an_embedding_agents_builtin_tools_are_reserved() {
     write_config(&env, json!({ "a": demo(&[]) }), &["a"], json!({}));
     let options = RuntimeOptions { builtin_tools: vec!["Echo".into()], ..RuntimeOptions::default() };
     let runtime = start(&env, &[], options).await;
-    assert_eq!(runtime.status()[0].error.as_deref(), Some(reserved_one("echo").as_str()));
+    assert_eq!(runtime.status()[0].error.as_deref(), Some(reserved_one("a", "echo").as_str()));
     runtime.shutdown().await;
 }
 

@@ -5,6 +5,7 @@ mod calls_live;
 mod large_results;
 mod live;
 mod names_checked;
+mod printed_fixes;
 mod resources_prompts;
 mod roots_per_server;
 mod server_questions;

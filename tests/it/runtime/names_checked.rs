@@ -11,7 +11,7 @@ use toolport::cli_support::PLUGIN_BUILD_DIR;
 
 use crate::support::common::Env;
 use crate::support::faults::{OK, assert_failed, assert_neighbour_fine, fault, healthy, start, write};
-use crate::support::runtime::{call_text, demo, names, reserved_one};
+use crate::support::runtime::{call_text, demo, names};
 
 /// The `fault-policy` fixture as the workspace's name policy, with room for a 5 MB rename.
 fn fault_policy() -> Value {
@@ -49,7 +49,11 @@ async fn lookalikes_of_a_reserved_name_are_refused() {
         "zw",
         "MCP server zw returned an invalid tool name: bash\\u{200b} (control or format character U+200B)",
     );
-    assert_failed(&runtime, "wide", &reserved_one("ｂａｓｈ"));
+    // The printed command quotes the full-width name for the shell.
+    let wide = "MCP tool name conflicts with built-in tool: ｂａｓｈ. Fix: leave it out (toolport mcp set wide \
+        tools.exclude 'ｂａｓｈ'), or prefix every tool with its server's name (toolport workspace set namePolicy \
+        namespace)";
+    assert_failed(&runtime, "wide", wide);
     assert_neighbour_fine(&runtime).await;
     runtime.shutdown().await;
     before.assert_unchanged(&env);

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::serve::clients::{Via, py};
 use crate::support::common::Env;
 use crate::support::peers::{everything_stdio, install, node};
-use crate::support::runtime::write_config;
+use crate::support::runtime::{printed_commands, write_config};
 
 /// server-filesystem's entry point, installed by `tests/peers/install_filesystem.sh`.
 fn filesystem_entry() -> PathBuf {
@@ -227,9 +227,8 @@ fn filesystem_reserved_names_are_reported_at_once_with_the_fixes() {
     let def = json!({ "command": node(), "args": [filesystem_entry(), f.data()], "roots": "none" });
     write_config(&f.env, json!({ "fs": def }), &["fs"], json!({}));
     let message = "MCP tool name conflicts with built-in tool: read_file, write_file. Fix: leave them out \
-        (\"tools\": {\"exclude\": [\"read_file\", \"write_file\"]} in the server's definition, or toolport mcp \
-        add … --exclude read_file --exclude write_file when adding it), or prefix every tool with its \
-        server's name (toolport workspace set namePolicy namespace)";
+        (toolport mcp set fs tools.exclude read_file write_file), or prefix every tool with its server's \
+        name (toolport workspace set namePolicy namespace)";
     let (code, out, err) = f.env.run(&["mcp", "list"], Duration::from_secs(90));
     assert_eq!(code, 0, "{err}");
     assert!(
@@ -240,8 +239,19 @@ fn filesystem_reserved_names_are_reported_at_once_with_the_fixes() {
     assert_eq!(code, 1, "{text}");
     assert!(text.contains(&format!("Warning: MCP unavailable: fs ({message})")), "{text}");
 
-    let (code, _, err) = f.env.run(&["workspace", "set", "namePolicy", "namespace"], Duration::from_secs(30));
+    // Each fix as printed: leaving the two out, then (undone) the namespace policy instead.
+    let fixes = printed_commands(message);
+    let run = |words: &Vec<String>| {
+        let args: Vec<&str> = words.iter().map(String::as_str).collect();
+        let (code, _, err) = f.env.run(&args, Duration::from_secs(30));
+        assert_eq!(code, 0, "{args:?}: {err}");
+    };
+    run(&fixes[0]);
+    let (code, text) = f.call("list_allowed_directories", json!({}));
+    assert_eq!(code, 0, "{text}");
+    let (code, _, err) = f.env.run(&["mcp", "unset", "fs", "tools.exclude"], Duration::from_secs(30));
     assert_eq!(code, 0, "{err}");
+    run(&fixes[1]);
     let (code, text) = f.call("fs__read_file", json!({"path": f.data().join("a.txt")}));
     assert_eq!((code, text.trim()), (0, "data file"));
 }

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::support::common::Env;
-use crate::support::runtime::{demo, names, reserved_one, write_config};
+use crate::support::runtime::{DEMO_TOOLS, clash, demo, names, reserved_one, write_config};
 
 struct Run {
     code: i32,
@@ -125,12 +125,12 @@ fn blank_tool_name_fails_the_server() {
 fn reserved_names_fail_the_server_ignoring_case() {
     assert_eq!(
         warnings(json!({ "a": demo(&["--extra-tool", "Read_File"]) }), json!({})),
-        [format!("Warning: MCP unavailable: a ({})", reserved_one("Read_File"))]
+        [format!("Warning: MCP unavailable: a ({})", reserved_one("a", "Read_File"))]
     );
     // The workspace's reservedToolNames replaces the default four.
     assert_eq!(
         warnings(json!({ "a": demo(&["--extra-tool", "bash"]) }), json!({ "reservedToolNames": ["ADD"] })),
-        [format!("Warning: MCP unavailable: a ({})", reserved_one("add"))]
+        [format!("Warning: MCP unavailable: a ({})", reserved_one("a", "add"))]
     );
 }
 
@@ -154,7 +154,10 @@ fn a_name_claimed_by_an_earlier_server_fails_the_later_one() {
     let (tools, stderr) = tools_json(&env);
     assert_eq!(
         stderr,
-        "Warning: MCP unavailable: second (MCP tool name conflict: X_Echo already provided by first)\n"
+        format!(
+            "Warning: MCP unavailable: second ({})\n",
+            clash("second", "X_Echo", "first", &["X_Echo"], true)
+        )
     );
     assert_eq!(tools.len(), 6, "only the first server's tools");
 }
@@ -171,7 +174,7 @@ fn the_first_defined_server_keeps_the_name_even_when_slower() {
     let (tools, stderr) = tools_json(&env);
     assert_eq!(
         stderr,
-        "Warning: MCP unavailable: fast (MCP tool name conflict: echo already provided by slow)\n"
+        format!("Warning: MCP unavailable: fast ({})\n", clash("fast", "echo", "slow", &DEMO_TOOLS, true))
     );
     assert_eq!(names(&tools).first().map(String::as_str), Some("echo"));
     let who = run(&env, &["call", "pid"]);

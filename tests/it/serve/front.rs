@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::support::common::Env;
 use crate::support::peers::everything_stdio;
-use crate::support::runtime::{demo, write_config};
+use crate::support::runtime::{DEMO_TOOLS, clash, demo, write_config};
 use crate::support::serve::{INITIALIZE, MCP_HEADERS, ServeHttp, http_post, serve_command};
 
 /// Three demo-servers, one of which clashes with the first (the host's rules put it in error).
@@ -77,7 +77,8 @@ fn the_instructions_name_every_server_behind_and_its_state() {
     assert!(instructions.contains("- demo (connected, 6 tools)"), "{instructions}");
     assert!(instructions.contains("- more (connected, 6 tools)"), "{instructions}");
     assert!(
-        instructions.contains("- clash (error: MCP tool name conflict: echo already provided by demo)"),
+        instructions
+            .contains(&format!("- clash (error: {})", clash("clash", "echo", "demo", &DEMO_TOOLS, true))),
         "{instructions}"
     );
     for capability in ["tools", "resources", "prompts", "completions", "logging"] {

@@ -218,6 +218,19 @@ fn add_takes_the_cli_arguments_with_shell_quoting() {
     let store: Value = serde_json::from_slice(&read(&env.store())).unwrap_or(Value::Null);
     assert_eq!(store["mcpServers"]["q"]["env"]["GREETING"], "hello world");
     assert_eq!(store["mcpServers"]["q"]["args"], serde_json::json!(["demo-server", "--prefix", "q_"]));
+    // `--force` and the timeout flags as on the command line: replaced wholesale, still enabled,
+    // reconnected with the new definition.
+    let answer =
+        s.run(&format!("/mcp add --force --connect-timeout 45000 q -- {exe} demo-server --prefix r_"));
+    assert!(answer.starts_with(&format!("mcp replaced: q -> {}\n", env.store().display())), "{answer}");
+    assert!(answer.contains(&row("q", "connected", true, false, 6)), "{answer}");
+    let store: Value = serde_json::from_slice(&read(&env.store())).unwrap_or(Value::Null);
+    assert_eq!(
+        store["mcpServers"]["q"],
+        serde_json::json!({"type": "stdio", "command": toolport_path(), "args": ["demo-server", "--prefix", "r_"],
+                           "timeouts": {"connectMs": 45000}})
+    );
+    assert_eq!(s.run(r#"/call r_echo {"message": "new"}"#), "new\n");
     let bad = s.run("/mcp add --transport stdio 'unclosed");
     assert!(bad.starts_with("Unbalanced quotes in /mcp add"), "{bad}");
     let usage = s.run("/mcp add --transport sse y");

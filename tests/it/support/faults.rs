@@ -97,13 +97,14 @@ pub fn row(runtime: &Runtime, name: &str) -> ServerStatus {
 }
 
 /// Asserts `name` is in `error` with exactly `message`, offers no tools, and is warned about
-/// (the warning clips the message to the status view's 120 columns, except a reserved-name
-/// report, which names both fixes).
+/// (the warning clips the message to the status view's 120 columns, except a report that ends
+/// with its fix commands: a reserved name, a clash, a connect timeout).
 pub fn assert_failed(runtime: &Runtime, name: &str, message: &str) {
     let r = row(runtime, name);
     assert_eq!((r.state, r.error.as_deref(), r.tools), (ServerState::Error, Some(message), 0), "{name}");
-    let reserved = message.starts_with("MCP tool name conflicts with built-in tool: ");
-    let shown = if message.chars().count() > 120 && !reserved {
+    let with_fix =
+        ["MCP tool name conflict", "connect timed out after "].iter().any(|p| message.starts_with(p));
+    let shown = if message.chars().count() > 120 && !with_fix {
         format!("{}...", message.chars().take(117).collect::<String>())
     } else {
         message.to_string()

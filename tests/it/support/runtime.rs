@@ -32,14 +32,36 @@ pub fn write_config(env: &Env, servers: Value, enabled: &[&str], extra: Value) {
     std::fs::write(file, workspace.to_string()).unwrap_or_else(|e| panic!("write workspace: {e}"));
 }
 
-/// What a server listing the one reserved name `tool` is put in `error` with: the original
-/// tool's sentence, word for word, then the two fixes (issue 25 item 7).
-pub fn reserved_one(tool: &str) -> String {
+/// What a server `server` listing the one reserved name `tool` is put in `error` with: the
+/// original tool's sentence, word for word, then the two fixes as commands that run as printed
+/// (issue 25 item 7, issue 45 item 3).
+pub fn reserved_one(server: &str, tool: &str) -> String {
     format!(
-        "MCP tool name conflicts with built-in tool: {tool}. Fix: leave it out (\"tools\": {{\"exclude\": \
-         [\"{tool}\"]}} in the server's definition, or toolport mcp add … --exclude {tool} when adding it), or \
-         prefix every tool with its server's name (toolport workspace set namePolicy namespace)"
+        "MCP tool name conflicts with built-in tool: {tool}. Fix: leave it out (toolport mcp set {server} \
+         tools.exclude {tool}), or prefix every tool with its server's name (toolport workspace set namePolicy \
+         namespace)"
     )
+}
+
+/// The tools of `toolport demo-server` without options, in the order it lists them.
+pub const DEMO_TOOLS: [&str; 6] = ["echo", "add", "sleep", "fail", "big", "pid"];
+
+/// What the later server `server` is put in `error` with when its `tool` was `owner`'s first:
+/// the original tool's sentence, then the fixes naming every tool of it that clashes
+/// (`clashes`), and the namespace policy when `namespace`.
+pub fn clash(server: &str, tool: &str, owner: &str, clashes: &[&str], namespace: bool) -> String {
+    let them = if clashes.len() == 1 { "it" } else { "them" };
+    let mut message = format!(
+        "MCP tool name conflict: {tool} already provided by {owner}. Fix: leave {them} out (toolport mcp set \
+         {server} tools.exclude {})",
+        clashes.join(" ")
+    );
+    if namespace {
+        message.push_str(
+            ", or prefix every tool with its server's name (toolport workspace set namePolicy namespace)",
+        );
+    }
+    message
 }
 
 /// The paths of `env`.
@@ -82,4 +104,20 @@ pub fn names(tools: &[Value]) -> Vec<String> {
         .iter()
         .filter_map(|t| t.pointer("/function/name").and_then(Value::as_str).map(str::to_string))
         .collect()
+}
+
+/// Every `toolport …` command `message` prints as a fix, split as a shell would and without the
+/// word `toolport`: one in parentheses ends at the `)`, one after `Fix: ` at `; ` or the end.
+pub fn printed_commands(message: &str) -> Vec<Vec<String>> {
+    let mut commands = Vec::new();
+    let mut rest = message;
+    while let Some(at) = rest.find("toolport ") {
+        let opened = rest[..at].ends_with('(');
+        let tail = &rest[at..];
+        let end = if opened { tail.find(')') } else { tail.find("; ") }.unwrap_or(tail.len());
+        let words = shlex::split(&tail[..end]).unwrap_or_else(|| panic!("not shell words: {}", &tail[..end]));
+        commands.push(words.into_iter().skip(1).collect());
+        rest = &tail[end..];
+    }
+    commands
 }

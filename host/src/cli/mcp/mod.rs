@@ -1,8 +1,9 @@
 //! `toolport mcp …`: server definitions in the global store and enablement in this workspace.
 //! The work is done by the library (its config edits and the runtime); this folder maps
 //! arguments in and messages and exit statuses out: the commands here, `mcp import`'s report in
-//! `import.rs`, `mcp get`'s view in `get.rs`.
+//! `import.rs`, `mcp get`'s view in `get.rs`, `mcp set`/`unset` in `fields.rs`.
 
+mod fields;
 mod get;
 mod import;
 mod pins;
@@ -25,7 +26,8 @@ use toolport::{ConfigError, ElicitPolicy, Paths, Runtime, RuntimeOptions, Termin
 /// The usage line printed with an `add` argument error.
 const CLI_ADD_USAGE: &str = "Usage: toolport mcp add [--transport <stdio|sse|http|streamable_http|PLUGIN>] <name> \
      <url | -- command [args…]> [--env K=V]… [--header \"K: V\"]… [--cwd DIR] [--include GLOB]… [--exclude GLOB]… \
-     [--roots VALUE]… [--protocol-version REVISION]";
+     [--roots VALUE]… [--protocol-version REVISION] [--connect-timeout MS] [--list-timeout MS] [--call-timeout MS] \
+     [--force]";
 
 /// `toolport mcp [<subcommand>]`; without one it lists.
 #[derive(Debug, clap::Args)]
@@ -52,9 +54,15 @@ enum McpCommand {
             --include GLOB     only the server's tools matching it (repeatable; `*`, `?`, `[..]`)\n  \
             --exclude GLOB     never the server's tools matching it (repeatable; wins over --include)\n  \
             --roots VALUE      workspace (default), none, client, or a folder (repeatable for a list)\n  \
-            --protocol-version REVISION   speak only this MCP revision with it (e.g. 2025-11-25)\n\
-            For stdio, everything after -- is the command and its arguments, verbatim.",
-        override_usage = "toolport mcp add [--transport <stdio|sse|http|PLUGIN>] <name> <url | -- command [args…]> [--env K=V]… [--header \"K: V\"]… [--cwd DIR] [--include GLOB]… [--exclude GLOB]… [--roots VALUE]… [--protocol-version REVISION]"
+            --protocol-version REVISION   speak only this MCP revision with it (e.g. 2025-11-25)\n  \
+            --connect-timeout MS   time to start and initialize it (default 30000; timeouts.connectMs)\n  \
+            --list-timeout MS      time for its whole tool listing (default 30000; timeouts.listMs)\n  \
+            --call-timeout MS      time for one tool call (default 60000; timeouts.callMs)\n  \
+            --force            replace a definition of that name wholesale (none of its old keys are kept;\n                     \
+            the workspace's enablement and pins stay)\n\
+            For stdio, everything after -- is the command and its arguments, verbatim.\n\
+            One field of an existing definition: toolport mcp set NAME KEY VALUE…",
+        override_usage = "toolport mcp add [--transport <stdio|sse|http|PLUGIN>] <name> <url | -- command [args…]> [--env K=V]… [--header \"K: V\"]… [--cwd DIR] [--include GLOB]… [--exclude GLOB]… [--roots VALUE]… [--protocol-version REVISION] [--connect-timeout MS] [--list-timeout MS] [--call-timeout MS] [--force]"
     )]
     Add {
         /// Everything after `add`, parsed by the same library parser as `/mcp add`.
@@ -67,6 +75,38 @@ enum McpCommand {
         name: String,
         /// The definition, e.g. '{"type":"stdio","command":"npx","args":["-y","pkg"]}'.
         json: String,
+        /// Replace a definition of that name wholesale (the workspace's enablement stays).
+        #[arg(long)]
+        force: bool,
+    },
+    /// Set one field of a server's definition; the rest of it stays as it is.
+    #[command(
+        after_help = "Keys:\n  \
+            timeouts.connectMs MS, timeouts.listMs MS, timeouts.callMs MS   milliseconds, above 0\n  \
+            tools.include GLOB…, tools.exclude GLOB…   the values replace the list\n  \
+            args ARG…          the command's arguments, replaced whole, verbatim\n  \
+            env.VAR VALUE      one environment variable (shown as ***)\n  \
+            headers.NAME VALUE one HTTP header (shown as ***)\n  \
+            cwd DIR, url URL\n\
+            Example: toolport mcp set files timeouts.connectMs 120000",
+        override_usage = "toolport mcp set <NAME> <KEY> <VALUE>…"
+    )]
+    Set {
+        /// The server name.
+        name: String,
+        /// The field: timeouts.connectMs, timeouts.listMs, timeouts.callMs, tools.include,
+        /// tools.exclude, args, env.VAR, headers.NAME, cwd or url.
+        key: String,
+        /// Its value (lists: every value, in order).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0.., value_name = "VALUE")]
+        values: Vec<String>,
+    },
+    /// Remove one field of a server's definition (a timeout goes back to its default).
+    Unset {
+        /// The server name.
+        name: String,
+        /// The field, as `mcp set` names it.
+        key: String,
     },
     /// Show one definition (env and header values as ***).
     Get {
@@ -179,15 +219,17 @@ pub async fn run(paths: &Paths, args: McpArgs) -> Result<ExitCode> {
         McpCommand::List { json } => print!("{}", list_view(paths, json).await?),
         McpCommand::Add { args } => {
             let req = parse_add_args(&args).map_err(|e| ExitError::usage(format!("{e}\n{CLI_ADD_USAGE}")))?;
-            add(paths, &req.name, &req.to_json())?;
+            add(paths, &req.name, &req.to_json(), req.force)?;
         }
-        McpCommand::AddJson { name, json } => {
+        McpCommand::AddJson { name, json, force } => {
             let doc = cli_support::parse_json(std::path::Path::new("<json argument>"), &json)?;
             let Value::Object(def) = doc else {
                 return Err(ConfigError("the definition must be a JSON object".into()).into());
             };
-            add(paths, &name, &def)?;
+            add(paths, &name, &def, force)?;
         }
+        McpCommand::Set { name, key, values } => print!("{}", fields::set(paths, &name, &key, &values)?),
+        McpCommand::Unset { name, key } => print!("{}", fields::unset(paths, &name, &key)?),
         McpCommand::Get { name, json } => print!("{}", get::get_view(paths, &name, json).await?),
         McpCommand::Login { name, no_browser } => {
             return crate::cli::login::login(paths, &name, no_browser).await;
@@ -258,9 +300,10 @@ async fn list_view(paths: &Paths, json: bool) -> Result<String> {
     })
 }
 
-fn add(paths: &Paths, name: &str, def: &Map<String, Value>) -> Result<()> {
+fn add(paths: &Paths, name: &str, def: &Map<String, Value>, force: bool) -> Result<()> {
     let store = paths.store_file();
-    cli_support::add_server(&store, name, def).map_err(edit_error)?;
-    println!("mcp added: {} -> {}", name.trim(), store.display());
+    let replaced = cli_support::put_server(&store, name, def, force).map_err(edit_error)?;
+    let verb = if replaced { "replaced" } else { "added" };
+    println!("mcp {verb}: {} -> {}", name.trim(), store.display());
     Ok(())
 }

@@ -9,11 +9,14 @@
 //!     [--include GLOB]… [--exclude GLOB]…                   (the `tools` filter)
 //!     [--roots workspace|none|client | --roots PATH…]         (the `roots` setting)
 //!     [--protocol-version REVISION]                         (the one revision spoken)
+//!     [--connect-timeout MS] [--list-timeout MS] [--call-timeout MS]   (the `timeouts`)
+//!     [--force]                                 (replace a definition of that name wholesale)
 //! ```
 
 use serde_json::{Map, Value};
 
-use crate::config::server_def::{Roots, ServerDef, TransportKind, known_revision, normalize_type};
+use super::server_field::millis;
+use crate::config::server_def::{Roots, ServerDef, Timeouts, TransportKind, known_revision, normalize_type};
 use crate::config::tool_filter::ToolFilter;
 
 /// The usage line of `/mcp add`, exactly as the original `/mcp` prints it.
@@ -26,6 +29,8 @@ pub struct AddRequest {
     pub name: String,
     /// The definition, normalised.
     pub def: ServerDef,
+    /// `--force`: replace a definition of that name (see `put_server`).
+    pub force: bool,
 }
 
 impl AddRequest {
@@ -46,6 +51,8 @@ pub fn parse_add_args(args: &[String]) -> Result<AddRequest, String> {
     let mut exclude: Vec<String> = Vec::new();
     let mut roots: Vec<String> = Vec::new();
     let mut protocol_version: Option<String> = None;
+    let mut timeouts = Timeouts::default();
+    let mut force = false;
     let mut positional: Vec<String> = Vec::new();
     let mut verbatim: Option<Vec<String>> = None;
 
@@ -100,6 +107,10 @@ pub fn parse_add_args(args: &[String]) -> Result<AddRequest, String> {
                 })?;
                 protocol_version = Some(revision);
             }
+            "--connect-timeout" => timeouts.connect = millis(flag, &value(flag)?)?,
+            "--list-timeout" => timeouts.list = millis(flag, &value(flag)?)?,
+            "--call-timeout" => timeouts.call = millis(flag, &value(flag)?)?,
+            "--force" if inline.is_none() => force = true,
             f if f.starts_with('-') && f.len() > 1 && positional.len() < 2 => {
                 return Err(format!("unknown option {f}"));
             }
@@ -125,6 +136,7 @@ pub fn parse_add_args(args: &[String]) -> Result<AddRequest, String> {
         tools,
         roots: roots_setting(roots)?,
         protocol_version,
+        timeouts,
         ..ServerDef::default()
     };
     let rest: Vec<String> = positional.collect();
@@ -144,7 +156,7 @@ pub fn parse_add_args(args: &[String]) -> Result<AddRequest, String> {
             return Err(format!("unexpected argument after the url: {extra}"));
         }
     }
-    Ok(AddRequest { name, def })
+    Ok(AddRequest { name, def, force })
 }
 
 /// The `--roots` values: none is the default, one keyword is that setting, anything else is a
@@ -250,6 +262,25 @@ mod tests {
         );
         assert_eq!(p("--include ' ' files -- npx"), Err("--include needs a glob".into()));
         assert_eq!(p("files --include"), Err("--include needs a value".into()));
+        Ok(())
+    }
+
+    #[test]
+    fn timeouts_and_force_are_flags() -> Result<(), String> {
+        let r = p("--connect-timeout 120000 --call-timeout=5000 --force slow -- npx -y pkg --force")?;
+        assert!(r.force);
+        assert_eq!(
+            Value::Object(r.to_json())["timeouts"],
+            json!({"connectMs": 120000, "callMs": 5000}),
+            "the list timeout stays the default, so it is not written"
+        );
+        assert_eq!(r.def.args, ["-y", "pkg", "--force"]);
+        assert!(!p("slow -- npx")?.force);
+        assert_eq!(
+            p("--list-timeout 0 slow -- npx"),
+            Err("--list-timeout must be a positive whole number of milliseconds, not \"0\"".into())
+        );
+        assert_eq!(p("--force=yes slow -- npx"), Err("unknown option --force".into()));
         Ok(())
     }
 

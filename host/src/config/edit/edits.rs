@@ -17,6 +17,19 @@ use crate::paths::Paths;
 /// Adds `name` with `definition` (a JSON object as a user wrote it) to the store. The
 /// definition is normalised and validated first; unknown keys in it are kept. Never enables.
 pub fn add_server(store_path: &Path, name: &str, definition: &Map<String, Value>) -> Result<(), EditError> {
+    put_server(store_path, name, definition, false).map(|_| ())
+}
+
+/// [`add_server`], or with `replace` (`mcp add --force`) the definition replaces one of that
+/// name wholesale: none of the old definition's keys survive, its own unknown keys included,
+/// so the result is exactly what the command says. Enablement lives in the workspace file and
+/// is not touched. Returns whether a definition was replaced.
+pub fn put_server(
+    store_path: &Path,
+    name: &str,
+    definition: &Map<String, Value>,
+    replace: bool,
+) -> Result<bool, EditError> {
     let name = name.trim();
     if name.is_empty() {
         return Err(ConfigError("MCP server name must not be blank".into()).into());
@@ -29,11 +42,14 @@ pub fn add_server(store_path: &Path, name: &str, definition: &Map<String, Value>
             return Err(ConfigError(format!("invalid MCP server \"{name}\": {msg}")).into());
         }
         let servers = servers_mut(store_path, doc)?;
-        if servers.keys().any(|k| k.trim() == name) {
+        let exists = servers.keys().any(|k| k.trim() == name);
+        if exists && !replace {
             return Err(EditError::AlreadyExists(name.to_string()));
         }
+        // A key spelled with spaces around the name goes; the exact key keeps its place.
+        servers.retain(|k, _| k == name || k.trim() != name);
         servers.insert(name.to_string(), Value::Object(def.merge_into(definition)));
-        Ok(())
+        Ok(exists)
     })
 }
 

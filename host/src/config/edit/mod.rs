@@ -1,5 +1,6 @@
 //! Every change to the files: one locked, atomic write path (`write`) and the edits built on
-//! it — servers added, enabled and removed (`edits`, `add_args`), one entry's sandbox edited
+//! it — servers added, replaced, enabled and removed (`edits`, `add_args`), one field of a server set
+//! or unset (`server_field`), one entry's sandbox edited
 //! under the lock (`sandbox_entry`: its grants in `grant_edit`, `grant_items` and
 //! `grant_input`, its pin in `pin`), and plugins changed (`plugin_edit`). Nothing outside this
 //! folder writes, so reading the config never writes.
@@ -12,4 +13,5 @@ pub(super) mod grant_items;
 pub(super) mod pin;
 pub(super) mod plugin_edit;
 pub(super) mod sandbox_entry;
+pub(super) mod server_field;
 pub(super) mod write;

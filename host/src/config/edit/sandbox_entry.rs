@@ -74,7 +74,7 @@ pub(super) fn edit_entry<T>(
 
 /// The entry's object in `section`, matched by trimmed name as the store reads it (the first of
 /// two names that trim alike, as loading uses); `None` when there is none.
-fn entry_mut<'a>(
+pub(super) fn entry_mut<'a>(
     doc: &'a mut Doc,
     store_path: &Path,
     section: &str,

@@ -11,7 +11,8 @@ use std::collections::{HashMap, HashSet};
 
 use unicode_normalization::UnicodeNormalization;
 
-use crate::status::RESERVED_CONFLICT;
+use crate::fix_command::{NAMESPACE_FIX, exclude_fix};
+use crate::status::{NAME_CONFLICT, RESERVED_CONFLICT};
 use crate::text::{escape_line, is_hidden_or_control};
 
 /// Longest final tool name, in characters. The MCP specification (2025-11-25, "Tool names")
@@ -76,72 +77,121 @@ impl Claims {
         Self { reserved: reserved.iter().map(|n| name_key(n)).collect(), claimed: HashMap::new() }
     }
 
-    /// Checks `server`'s final names: each valid ([`name_fault`]), then against the reserved
+    /// Checks one server's final names: each valid ([`name_fault`]), then against the reserved
     /// ones, each other and the names claimed before it. First failure wins, tool by tool;
-    /// comparisons use [`name_key`]. A reserved name is reported with every other reserved
-    /// name the server lists and the two fixes ([`reserved_message`]), so one edit is enough.
+    /// comparisons use [`name_key`]. A reserved name, or a name another server claimed, is
+    /// reported with every other such name the server lists and the fixes ([`reserved_message`],
+    /// [`clash_message`]), so one command is enough. `tools` are `(final, own)` name pairs.
     pub fn admit<'a>(
         &mut self,
-        server: &str,
-        tools: impl IntoIterator<Item = &'a str> + Clone,
+        server: &ServerFixes<'_>,
+        tools: impl IntoIterator<Item = (&'a str, &'a str)> + Clone,
     ) -> Result<(), String> {
+        let name = server.name;
         let mut own: HashSet<String> = HashSet::new();
-        for tool in tools.clone() {
+        for (tool, _) in tools.clone() {
             if tool.trim().is_empty() {
-                return Err(format!("MCP server {server} returned a tool without a name"));
+                return Err(format!("MCP server {name} returned a tool without a name"));
             }
             if let Some(rule) = name_fault(tool) {
                 return Err(format!(
-                    "MCP server {server} returned an invalid tool name: {} ({rule})",
+                    "MCP server {name} returned an invalid tool name: {} ({rule})",
                     show_name(tool)
                 ));
             }
             let key = name_key(tool);
             if self.reserved.contains(&key) {
-                return Err(reserved_message(&self.reserved_among(tools.clone())));
+                let reserved = self.among(tools.clone(), |key| self.reserved.contains(key));
+                return Err(reserved_message(server, &reserved));
             }
             if !own.insert(key.clone()) {
-                return Err(format!("MCP server {server} returned duplicate tool: {tool}"));
+                return Err(format!("MCP server {name} returned duplicate tool: {tool}"));
             }
             if let Some(owner) = self.claimed.get(&key) {
-                return Err(format!("MCP tool name conflict: {tool} already provided by {owner}"));
+                let clashes = self.among(tools.clone(), |key| self.claimed.contains_key(key));
+                return Err(clash_message(server, tool, owner, &clashes));
             }
         }
-        for tool in tools {
-            self.claimed.insert(name_key(tool), server.to_string());
+        for (tool, _) in tools {
+            self.claimed.insert(name_key(tool), name.to_string());
         }
         Ok(())
     }
 
-    /// The valid names among `tools` that are reserved, in list order, each once.
-    fn reserved_among<'a>(&self, tools: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    /// The valid names among `tools` whose key `hit` picks, in list order, each once.
+    fn among<'a>(
+        &self,
+        tools: impl IntoIterator<Item = (&'a str, &'a str)>,
+        hit: impl Fn(&String) -> bool,
+    ) -> Vec<(&'a str, &'a str)> {
         let mut seen = HashSet::new();
         tools
             .into_iter()
-            .filter(|tool| name_fault(tool).is_none())
-            .filter(|tool| {
+            .filter(|(tool, _)| name_fault(tool).is_none())
+            .filter(|(tool, _)| {
                 let key = name_key(tool);
-                self.reserved.contains(&key) && seen.insert(key)
+                hit(&key) && seen.insert(key)
             })
             .collect()
     }
 }
 
+/// What a name report needs to print fixes that run as printed: the server's name, the
+/// `tools.exclude` it already has (the fix's values replace the list, so they are repeated),
+/// whether the namespace policy is a fix (only while the workspace has no name policy: over
+/// another, it would not be the one change the message says it is), and whether toolport's
+/// commands reach the definition at all (an ACP client's own servers are the client's).
+#[derive(Debug, Clone, Copy)]
+pub struct ServerFixes<'a> {
+    /// The server, as its definition names it.
+    pub name: &'a str,
+    /// Its `tools.exclude` globs as written.
+    pub excluded: &'a [String],
+    /// Whether to offer `toolport workspace set namePolicy namespace`.
+    pub namespace: bool,
+    /// Whether the server is the store's and the settings the workspace file's, so that
+    /// `toolport mcp set` and `toolport workspace set` change them; without, no fix is printed
+    /// (the original tool's sentence alone).
+    pub commands: bool,
+}
+
 /// `MCP tool name conflicts with built-in tool: <tools>` (the original tool's sentence, every
-/// reserved name of the server at once), then the two fixes: leave them out with the server's
-/// tool filter, or let the `namespace` policy prefix every tool with its server's name.
-pub fn reserved_message(tools: &[&str]) -> String {
-    let listed = tools.join(", ");
-    let quoted: Vec<String> = tools.iter().map(|t| format!("\"{t}\"")).collect();
-    let flags: Vec<String> = tools.iter().map(|t| format!("--exclude {t}")).collect();
+/// reserved name of the server at once), then the fixes. `tools` are `(final, own)` pairs.
+pub fn reserved_message(server: &ServerFixes<'_>, tools: &[(&str, &str)]) -> String {
+    let listed: Vec<&str> = tools.iter().map(|(name, _)| *name).collect();
+    match fixes(server, tools) {
+        Some(fixes) => format!("{RESERVED_CONFLICT}{}. {fixes}", listed.join(", ")),
+        None => format!("{RESERVED_CONFLICT}{}", listed.join(", ")),
+    }
+}
+
+/// `MCP tool name conflict: <tool> already provided by <owner>` (the original tool's
+/// sentence), then the fixes for the server that came later, which lost: every one of its
+/// tools another server claimed, left out at once, or the namespace policy.
+pub fn clash_message(server: &ServerFixes<'_>, tool: &str, owner: &str, clashes: &[(&str, &str)]) -> String {
+    match fixes(server, clashes) {
+        Some(fixes) => format!("{NAME_CONFLICT}{tool} already provided by {owner}. {fixes}"),
+        None => format!("{NAME_CONFLICT}{tool} already provided by {owner}"),
+    }
+}
+
+/// `Fix: leave it out (toolport mcp set …), or prefix every tool with its server's name
+/// (toolport workspace set namePolicy namespace)`; the second only when it is one; none when
+/// the commands would not reach the definition.
+fn fixes(server: &ServerFixes<'_>, tools: &[(&str, &str)]) -> Option<String> {
+    if !server.commands {
+        return None;
+    }
+    let own: Vec<&str> = tools.iter().map(|(_, own)| *own).collect();
     let them = if tools.len() == 1 { "it" } else { "them" };
-    format!(
-        "{RESERVED_CONFLICT}{listed}. Fix: leave {them} out \
-         (\"tools\": {{\"exclude\": [{}]}} in the server's definition, or toolport mcp add … {} when adding it), \
-         or prefix every tool with its server's name (toolport workspace set namePolicy namespace)",
-        quoted.join(", "),
-        flags.join(" ")
-    )
+    let exclude = exclude_fix(server.name, server.excluded, &own);
+    Some(if server.namespace {
+        format!(
+            "Fix: leave {them} out ({exclude}), or prefix every tool with its server's name ({NAMESPACE_FIX})"
+        )
+    } else {
+        format!("Fix: leave {them} out ({exclude})")
+    })
 }
 
 #[cfg(test)]
@@ -158,7 +208,30 @@ mod tests {
     /// Every server through one pass, in order, as the pipeline runs them.
     fn check_all(servers: &[ServerNames<'_>], reserved: &[String]) -> Vec<Result<(), String>> {
         let mut claims = Claims::new(reserved);
-        servers.iter().map(|(name, tools)| claims.admit(name, tools.iter().copied())).collect()
+        servers
+            .iter()
+            .map(|(name, tools)| claims.admit(&fixes(name), tools.iter().map(|t| (*t, *t))))
+            .collect()
+    }
+
+    /// A server without excluded globs in a workspace without a name policy.
+    fn fixes(name: &str) -> ServerFixes<'_> {
+        ServerFixes { name, excluded: &[], namespace: true, commands: true }
+    }
+
+    /// The reserved-name report of `server` listing `tools` under their own names.
+    fn reserved_of(server: &str, tools: &[&str]) -> String {
+        let pairs: Vec<(&str, &str)> = tools.iter().map(|t| (*t, *t)).collect();
+        reserved_message(&fixes(server), &pairs)
+    }
+
+    /// The clash report of `server` whose `tool` `owner` had, with the one fix command.
+    fn clash_of(server: &str, tool: &str, owner: &str) -> String {
+        format!(
+            "MCP tool name conflict: {tool} already provided by {owner}. Fix: leave it out (toolport mcp set \
+             {server} tools.exclude {tool}), or prefix every tool with its server's name (toolport workspace set \
+             namePolicy namespace)"
+        )
     }
 
     fn reserved() -> Vec<String> {
@@ -174,7 +247,7 @@ mod tests {
     #[test]
     fn reserved_name_ignores_case() {
         let out = check_all(&[server("a", &["Read_File"])], &reserved());
-        assert_eq!(out, vec![Err(reserved_message(&["Read_File"]))]);
+        assert_eq!(out, vec![Err(reserved_of("a", &["Read_File"]))]);
     }
 
     #[test]
@@ -183,11 +256,44 @@ mod tests {
             check_all(&[server("files", &["read_file", "list", "WRITE_FILE", "read_file"])], &reserved());
         assert_eq!(
             out,
-            vec![Err("MCP tool name conflicts with built-in tool: read_file, WRITE_FILE. Fix: leave them out \
-                 (\"tools\": {\"exclude\": [\"read_file\", \"WRITE_FILE\"]} in the server's definition, \
-                 or toolport mcp add … --exclude read_file --exclude WRITE_FILE when adding it), or prefix every \
-                 tool with its server's name (toolport workspace set namePolicy namespace)"
-                .to_string())]
+            vec![Err(
+                "MCP tool name conflicts with built-in tool: read_file, WRITE_FILE. Fix: leave them out \
+                 (toolport mcp set files tools.exclude read_file WRITE_FILE), or prefix every tool with its \
+                 server's name (toolport workspace set namePolicy namespace)"
+                    .to_string()
+            )]
+        );
+    }
+
+    #[test]
+    fn the_fix_keeps_excluded_globs_uses_own_names_and_every_clash() {
+        let mut claims = Claims::new(&reserved());
+        let first = ServerFixes { name: "one", excluded: &[], namespace: false, commands: true };
+        assert_eq!(claims.admit(&first, [("echo", "echo"), ("add", "add")]), Ok(()));
+        let excluded = ["debug_*".to_string()];
+        let later = ServerFixes { name: "two", excluded: &excluded, namespace: false, commands: true };
+        // A plugin renamed `x.echo` to `echo`: the filter takes the server's own name.
+        let out = claims.admit(&later, [("ok", "ok"), ("echo", "x.echo"), ("add", "add*")]);
+        assert_eq!(
+            out,
+            Err("MCP tool name conflict: echo already provided by one. Fix: leave them out (toolport mcp set two \
+                 tools.exclude 'debug_*' x.echo 'add[*]')"
+                .to_string())
+        );
+    }
+
+    #[test]
+    fn without_commands_that_reach_the_definition_only_the_sentence_is_printed() {
+        let mut claims = Claims::new(&reserved());
+        let fixes = |name| ServerFixes { name, excluded: &[], namespace: true, commands: false };
+        assert_eq!(claims.admit(&fixes("a"), [("echo", "echo")]), Ok(()));
+        assert_eq!(
+            claims.admit(&fixes("b"), [("echo", "echo")]),
+            Err("MCP tool name conflict: echo already provided by a".to_string())
+        );
+        assert_eq!(
+            claims.admit(&fixes("c"), [("bash", "bash")]),
+            Err("MCP tool name conflicts with built-in tool: bash".to_string())
         );
     }
 
@@ -200,7 +306,7 @@ mod tests {
     #[test]
     fn first_defined_keeps_the_name() {
         let out = check_all(&[server("a", &["echo"]), server("b", &["x", "Echo"])], &reserved());
-        assert_eq!(out, vec![Ok(()), Err("MCP tool name conflict: Echo already provided by a".to_string())]);
+        assert_eq!(out, vec![Ok(()), Err(clash_of("b", "Echo", "a"))]);
     }
 
     #[test]
@@ -209,14 +315,7 @@ mod tests {
             &[server("a", &["echo", "bash"]), server("b", &["echo"]), server("c", &["echo"])],
             &reserved(),
         );
-        assert_eq!(
-            out,
-            vec![
-                Err(reserved_message(&["bash"])),
-                Ok(()),
-                Err("MCP tool name conflict: echo already provided by b".to_string()),
-            ]
-        );
+        assert_eq!(out, vec![Err(reserved_of("a", &["bash"])), Ok(()), Err(clash_of("c", "echo", "b")),]);
     }
 
     #[test]
@@ -229,7 +328,7 @@ mod tests {
     #[test]
     fn custom_reserved_set_replaces_the_default() {
         let out = check_all(&[server("a", &["bash", "deploy"])], &["Deploy".to_string()]);
-        assert_eq!(out, vec![Err(reserved_message(&["deploy"]))]);
+        assert_eq!(out, vec![Err(reserved_of("a", &["deploy"]))]);
     }
 
     #[test]
@@ -295,8 +394,8 @@ mod tests {
     fn reserved_and_collisions_compare_after_nfkc_and_case_folding() {
         // Full-width letters and a ligature normalise to the ASCII names they imitate.
         let out = check_all(&[server("a", &["ｂａｓｈ"])], &reserved());
-        assert_eq!(out, vec![Err(reserved_message(&["ｂａｓｈ"]))]);
+        assert_eq!(out, vec![Err(reserved_of("a", &["ｂａｓｈ"]))]);
         let out = check_all(&[server("a", &["ﬁnd"]), server("b", &["FIND"])], &reserved());
-        assert_eq!(out, vec![Ok(()), Err("MCP tool name conflict: FIND already provided by a".to_string())]);
+        assert_eq!(out, vec![Ok(()), Err(clash_of("b", "FIND", "a"))]);
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use rmcp::model::Tool;
 
 use super::convert::Plugins;
-use super::names::{Claims, name_fault, show_name};
+use super::names::{Claims, ServerFixes, name_fault, show_name};
 use super::record::{ToolRecord, tool_info};
 use super::surface::Registry;
 use super::trust_gate::{self, ServerTrust, Unit};
@@ -51,10 +51,11 @@ struct Candidate {
 /// Runs the pipeline. `builtin_tools` (the embedding agent's own tools) are reserved on top of
 /// the workspace's reserved names. `output_checks` holds the compiled `outputSchema`s across
 /// runs, so only a new listing compiles its schemas again. `lock` is the workspace's
-/// `tools.lock` as read now (empty under trust `off`).
+/// `tools.lock` as read now (empty under trust `off`). `commands`: whether the servers and
+/// settings are toolport's files, so a name report may print `toolport …` commands as fixes.
 pub async fn run(
     plugins: &Plugins,
-    settings: &WorkspaceSettings,
+    (settings, commands): (&WorkspaceSettings, bool),
     builtin_tools: &[String],
     output_checks: &OutputChecks,
     lock: &Lock,
@@ -86,8 +87,16 @@ pub async fn run(
     reserved.extend(builtin_tools.iter().cloned());
     let mut claims = Claims::new(&reserved);
     for c in &mut candidates {
+        let def = &c.server.def;
+        let fixes = ServerFixes {
+            name: &def.name,
+            excluded: def.tools.exclude(),
+            namespace: settings.name_policy.is_none(),
+            commands,
+        };
         if let Ok(records) = &c.records
-            && let Err(e) = claims.admit(&c.server.def.name, records.iter().map(|r| r.name.as_str()))
+            && let Err(e) =
+                claims.admit(&fixes, records.iter().map(|r| (r.name.as_str(), r.original.as_str())))
         {
             c.records = Err(e);
         }

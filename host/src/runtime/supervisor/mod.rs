@@ -312,9 +312,11 @@ impl Supervisor {
         };
         let settings = &resolved.settings;
         let lock = self.current_pins(&resolved);
+        // An ACP client's own servers (no workspace file) are not the store's to edit.
+        let commands = resolved.workspace_file.is_some();
         let outcome = pipeline::run(
             &self.plugins,
-            settings,
+            (settings, commands),
             &self.options.builtin_tools,
             &self.output_checks,
             &lock,
