@@ -8,6 +8,7 @@ mod foreign_text;
 mod guests;
 mod import;
 mod jwt_bearer;
+mod not_up;
 pub(crate) mod processes;
 mod results;
 mod secrets_in_logs;
