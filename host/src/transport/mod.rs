@@ -24,11 +24,11 @@ pub use http_audit::{BadHeaderTool, HeaderAudit};
 pub use in_order::ProgressTap;
 pub use lifecycle::{is_stateless, offered as offered_version};
 pub use plugin::SSE_PLUGIN;
-pub use stdout_noise::StdoutNoise;
 pub use process_group::end_all as end_server_processes;
 pub use process_group::{
     end_all_promptly as end_server_processes_promptly, kill_all as kill_server_processes,
 };
+pub use stdout_noise::StdoutNoise;
 
 use rmcp::ClientHandler;
 
@@ -141,20 +141,35 @@ mod tests {
     async fn a_refused_http_connection_reports_the_os_error() {
         let def = ServerDef { url: Some("http://127.0.0.1:9/mcp".into()), ..ServerDef::default() };
         let plugins = PluginHost::new(None, &[]).unwrap_or_else(|e| panic!("{e:#}"));
-        let err = connect(&def, &TransportKind::StreamableHttp, &plugins, None, (), ProgressTap::default(), &StdoutNoise::default())
-            .await
-            .err()
-            .unwrap_or_default();
+        let err = connect(
+            &def,
+            &TransportKind::StreamableHttp,
+            &plugins,
+            None,
+            (),
+            ProgressTap::default(),
+            &StdoutNoise::default(),
+        )
+        .await
+        .err()
+        .unwrap_or_default();
         assert_eq!(err, "Connection refused (os error 111)");
     }
 
     #[tokio::test]
     async fn sse_without_url_fails_in_the_plugins_words() {
         let plugins = PluginHost::new(None, &[]).unwrap_or_else(|e| panic!("{e:#}"));
-        let err =
-            connect(&ServerDef::default(), &TransportKind::Sse, &plugins, None, (), ProgressTap::default(), &StdoutNoise::default())
-                .await
-                .err();
+        let err = connect(
+            &ServerDef::default(),
+            &TransportKind::Sse,
+            &plugins,
+            None,
+            (),
+            ProgressTap::default(),
+            &StdoutNoise::default(),
+        )
+        .await
+        .err();
         assert_eq!(err.as_deref(), Some("transport plugin sse: sse transport requires url"));
     }
 }

@@ -52,7 +52,9 @@ impl StdoutNoise {
     pub fn explain(&self, error: String) -> String {
         let seen = self.seen.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         match (&seen.first, seen.lines) {
-            (Some(first), 1) => format!("{error}; the server printed 1 line that is not JSON-RPC on stdout: \"{first}\""),
+            (Some(first), 1) => {
+                format!("{error}; the server printed 1 line that is not JSON-RPC on stdout: \"{first}\"")
+            }
             (Some(first), n) => format!(
                 "{error}; the server printed {n} lines that are not JSON-RPC on stdout, the first: \"{first}\""
             ),
@@ -221,7 +223,11 @@ impl<R> Sieve<R> {
 }
 
 impl<R: AsyncRead + Unpin> AsyncRead for Sieve<R> {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
         let this = self.get_mut();
         let before = buf.filled().len();
         let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
@@ -258,7 +264,9 @@ mod tests {
         stream.extend_from_slice(b"{\"result\":{\"text\":\"");
         stream.extend_from_slice(&[b'x'; 3000]);
         stream.extend_from_slice(b"\"},\"jsonrpc\":\"2.0\",\"id\":2}\n");
-        stream.extend_from_slice(b"{\"level\":30,\"msg\":\"ready\"}\n{\n\xEF\xBB\xBF[{\"jsonrpc\":\"2.0\",\"method\":\"m\"}]\n");
+        stream.extend_from_slice(
+            b"{\"level\":30,\"msg\":\"ready\"}\n{\n\xEF\xBB\xBF[{\"jsonrpc\":\"2.0\",\"method\":\"m\"}]\n",
+        );
         let expected = "failed; the server printed 3 lines that are not JSON-RPC on stdout, the first: \
                         \"Listening on port 3000\"";
         for chunk in [1, 2, 7, 8, 9, 10, 64, 4096, stream.len()] {
@@ -280,10 +288,7 @@ mod tests {
     fn a_quote_is_one_masked_escaped_clipped_line() {
         let masks = vec!["tok-s3cr3t".to_string()];
         let raw = b"key=tok-s3cr3t at https://u:pw@h/x?token=abc \x1b[2J\xe2\x80\xa8done";
-        assert_eq!(
-            quote(raw, &masks),
-            "key=*** at https://***@h/x?token=*** \\u{1b}[2J\\u{2028}done"
-        );
+        assert_eq!(quote(raw, &masks), "key=*** at https://***@h/x?token=*** \\u{1b}[2J\\u{2028}done");
         let long = quote(&[b'y'; 400], &masks);
         assert_eq!(long, format!("{}...", "y".repeat(QUOTED_CHARS - 3)));
     }

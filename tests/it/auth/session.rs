@@ -67,11 +67,7 @@ fn a_session_signs_in_calls_and_signs_out() {
         "Unknown MCP tool: echo. Its server is not connected: {NAME} (error: authorization required: run \
          toolport mcp login {NAME})"
     );
-    assert!(
-        has_line(&after, &said),
-        "a call after the logout:\n{after}\n{}",
-        context(&terminal)
-    );
+    assert!(has_line(&after, &said), "a call after the logout:\n{after}\n{}", context(&terminal));
 
     terminal.type_line("/quit");
     let status = terminal.wait(LOGIN_TIMEOUT);

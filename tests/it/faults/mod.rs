@@ -14,5 +14,5 @@ mod results;
 mod secrets_in_logs;
 mod serve_http;
 mod servers;
-mod stdout_noise;
 mod sign_in;
+mod stdout_noise;

@@ -42,7 +42,12 @@ fn ok_and_down() -> Value {
 #[test]
 fn call_names_the_server_of_a_pinned_tool_and_every_server_not_up() {
     let env = Env::new();
-    write_config(&env, json!({ "ok": demo(&["--prefix", "ok_"]), "time": demo(&["--prefix", "t_"]) }), &["ok", "time"], json!({}));
+    write_config(
+        &env,
+        json!({ "ok": demo(&["--prefix", "ok_"]), "time": demo(&["--prefix", "t_"]) }),
+        &["ok", "time"],
+        json!({}),
+    );
     // A first run pins time's tools in .toolport/tools.lock …
     let (code, stdout, stderr) = env.run(&["call", "t_echo", r#"{"message": "pinned"}"#], WITHIN);
     assert_eq!((code, stdout.as_str()), (0, "pinned\n"), "{stderr}");
@@ -58,8 +63,9 @@ fn call_names_the_server_of_a_pinned_tool_and_every_server_not_up() {
     assert_eq!((code, stdout.as_str(), stderr.as_str()), (1, "", said.as_str()));
     // A name no server is known for: every server that is not up.
     let (code, _, stderr) = env.run(&["call", "nope"], WITHIN);
-    let said =
-        format!("{warning}toolport: Unknown MCP tool: nope. Not connected: time (error: connect timed out after 500 ms)\n");
+    let said = format!(
+        "{warning}toolport: Unknown MCP tool: nope. Not connected: time (error: connect timed out after 500 ms)\n"
+    );
     assert_eq!((code, stderr.as_str()), (1, said.as_str()));
     // The others' tools are unaffected.
     let (code, stdout, _) = env.run(&["call", "ok_echo", r#"{"message": "fine"}"#], WITHIN);
@@ -78,7 +84,10 @@ fn the_session_names_a_paused_server_with_its_resume_command_and_a_failed_one() 
     let mut s = Scripted::start(&env);
     assert_eq!(s.run(r#"/call p_echo {"message": "up"}"#), "up\n");
     // Its owner from its tool filter's `include`.
-    assert_eq!(s.run("/call d_echo"), format!("Unknown MCP tool: d_echo. Its server is not connected: {DOWN}\n"));
+    assert_eq!(
+        s.run("/call d_echo"),
+        format!("Unknown MCP tool: d_echo. Its server is not connected: {DOWN}\n")
+    );
     s.run("/mcp pause pausable");
     // Its owner from the pins the session's start recorded.
     let paused = "pausable (paused; `/mcp resume pausable` resumes it)";
@@ -104,7 +113,10 @@ fn acp_names_the_server_of_a_tool_in_error_in_both_ways_to_call() {
     let owned = format!("Unknown MCP tool: d_echo. Its server is not connected: {DOWN}");
     assert_eq!(call["error"]["message"], json!(owned), "{call}");
     assert_eq!(agent.prompt(3, &session, "/call d_echo").1, owned);
-    assert_eq!(agent.prompt(4, &session, "/call nope").1, format!("Unknown MCP tool: nope. Not connected: {DOWN}"));
+    assert_eq!(
+        agent.prompt(4, &session, "/call nope").1,
+        format!("Unknown MCP tool: nope. Not connected: {DOWN}")
+    );
     assert_eq!(agent.prompt(5, &session, r#"/call ok_echo {"message": "fine"}"#).1, "fine");
     agent.finish();
 }
@@ -129,8 +141,7 @@ fn check_serve(via: &Via) {
         ["call", "ok_echo", {"message": "fine"}],
     ]);
     let seen = py("whole", via, &["--steps", &steps.to_string()]);
-    let error =
-        |text: String| json!({"content": [{"type": "text", "text": text}], "isError": true, "resultType": "complete"});
+    let error = |text: String| json!({"content": [{"type": "text", "text": text}], "isError": true, "resultType": "complete"});
     let expected = [
         error("Unknown MCP tool: s_echo. Its server is not connected: slow (connecting)".into()),
         error(format!("Unknown MCP tool: d_echo. Its server is not connected: {DOWN}")),
@@ -152,4 +163,32 @@ fn serve_over_http_names_a_connecting_and_a_failed_server() {
     let env = behind_serve();
     let serve = ServeHttp::listening(&env);
     check_serve(&Via::Http(&serve.url));
+}
+
+/// A host's own record of which servers list a tool ([`toolport::ToolOwners`], e.g. a listing
+/// kept from an earlier run) names the owner when neither a pin nor `tools.include` does; a
+/// named owner that is up does not hide the servers that are not.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hosts_own_record_of_owners_names_the_server() {
+    let env = Env::new();
+    let servers = json!({ "ok": demo(&["--prefix", "ok_"]), "down": slow("d_", 10_000, 500, &[]) });
+    write_config(&env, servers, &["ok", "down"], json!({}));
+    let owners = |tool: &str| match tool {
+        "d_echo" => vec!["down".to_string()],
+        "gone_from_ok" => vec!["ok".to_string()],
+        _ => Vec::new(),
+    };
+    let options =
+        toolport::RuntimeOptions { tool_owners: Some(std::sync::Arc::new(owners)), ..Default::default() };
+    let runtime = crate::support::runtime::start(&env, &[], options).await;
+    let said = |r: Result<toolport::CallOutcome, toolport::CallError>| r.err().map(|e| e.to_string());
+    assert_eq!(
+        said(runtime.call("d_echo", "").await).as_deref(),
+        Some(format!("Unknown MCP tool: d_echo. Its server is not connected: {DOWN}").as_str())
+    );
+    assert_eq!(
+        said(runtime.call("gone_from_ok", "").await).as_deref(),
+        Some(format!("Unknown MCP tool: gone_from_ok. Not connected: {DOWN}").as_str())
+    );
+    runtime.shutdown().await;
 }

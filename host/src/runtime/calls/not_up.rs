@@ -26,13 +26,15 @@ pub(super) fn explain(supervisor: &Supervisor, name: &str) -> Option<CallError> 
         known.extend(source.owners_of(name));
     }
     let state = supervisor.lock();
-    let down: Vec<(&Slot, NotUp)> = state.slots.iter().filter_map(|slot| Some((slot, not_up(slot)?))).collect();
+    let down: Vec<(&Slot, NotUp)> =
+        state.slots.iter().filter_map(|slot| Some((slot, not_up(slot)?))).collect();
     if down.is_empty() {
         return None;
     }
     let owns = |slot: &Slot| {
         let filter = &slot.resolved.def.tools;
-        let named = known.iter().any(|server| server == slot.name()) || filter.include().iter().any(|g| g == name);
+        let named =
+            known.iter().any(|server| server == slot.name()) || filter.include().iter().any(|g| g == name);
         named && filter.allows(name)
     };
     let owned: Vec<NotUp> = down.iter().filter(|(slot, _)| owns(slot)).map(|(_, d)| d.clone()).collect();

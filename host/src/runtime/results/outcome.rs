@@ -311,13 +311,19 @@ mod tests {
             owner: true,
             servers: vec![down("time", NotUpState::Connecting)],
         };
-        assert_eq!(owned.to_string(), "Unknown MCP tool: get_current_time. Its server is not connected: time (connecting)");
+        assert_eq!(
+            owned.to_string(),
+            "Unknown MCP tool: get_current_time. Its server is not connected: time (connecting)"
+        );
         let any = CallError::UnknownWhileDown {
             name: "x\n".into(),
             owner: false,
             servers: vec![
                 down("time", NotUpState::Connecting),
-                down("git\u{1b}", NotUpState::Error(format!("connect timed out\r\nafter 30000 ms{}", "!".repeat(200)))),
+                down(
+                    "git\u{1b}",
+                    NotUpState::Error(format!("connect timed out\r\nafter 30000 ms{}", "!".repeat(200))),
+                ),
                 down("files", NotUpState::Paused),
             ],
         };
