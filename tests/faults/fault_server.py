@@ -12,6 +12,10 @@ Modes:
   hang-init      reads requests and never answers (not even `initialize`)
   hang-list      answers `initialize`, never answers `tools/list`
   garbage        writes a line that is not JSON before every answer
+  banner         writes a banner that is not JSON-RPC ("Listening on port 3000") on stdout at
+                 start, then behaves
+  noise          writes three lines that are not JSON-RPC on stdout at start (the banner, a
+                 console.log of an object, a JSON log line), then never answers `initialize`
   half-line      answers `initialize` with half a JSON line and no newline, then exits
   flood-stderr   writes --flood-mb megabytes (default 32) to stderr before answering
                  `initialize` and again on every call, then works normally
@@ -103,7 +107,7 @@ def answer(args, request):
         OUT.write(b"this is not JSON at all {{{\n")
         OUT.flush()
     if method == "initialize":
-        if args.mode == "hang-init":
+        if args.mode in ("hang-init", "noise"):
             return
         if args.mode == "flood-stderr":
             flood(args.flood_mb)
@@ -170,6 +174,12 @@ def main():
     if args.mode == "exit-now":
         sys.stderr.write("fault-server: exiting at once\n")
         sys.exit(7)
+    if args.mode in ("banner", "noise"):
+        OUT.write(b"Listening on port 3000\n")
+        if args.mode == "noise":
+            OUT.write(b"{ ready: true }\n")
+            OUT.write(b'{"level":30,"msg":"started"}\n')
+        OUT.flush()
     for line in sys.stdin.buffer:
         if not line.strip():
             continue
@@ -179,7 +189,7 @@ def main():
             continue
         answer(args, request)
     # stdin closed: the host is done with us. A hanging mode keeps hanging until killed.
-    if args.mode in ("hang-init", "hang-list") or args.linger:
+    if args.mode in ("hang-init", "hang-list", "noise") or args.linger:
         while True:
             time.sleep(60)
 

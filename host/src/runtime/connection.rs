@@ -74,7 +74,8 @@ fn network_transport(kind: &TransportKind) -> Option<&'static str> {
 }
 
 impl Connection {
-    /// Connects and lists tools, each step under its own timeout from `def`.
+    /// Connects and lists tools, each step under its own timeout from `def`. A failure says
+    /// what a stdio server printed on stdout that is not JSON-RPC, if anything (`noise`).
     pub async fn open(
         def: &ServerDef,
         kind: &TransportKind,
@@ -82,6 +83,21 @@ impl Connection {
         generation: u64,
         events: mpsc::UnboundedSender<Event>,
         answers: Arc<Answers>,
+    ) -> Result<(Arc<Connection>, Vec<Tool>), String> {
+        let noise = transport::StdoutNoise::default();
+        let opened = Self::open_noting(def, kind, plugins, generation, events, answers, &noise).await;
+        opened.map_err(|e| noise.explain(e))
+    }
+
+    /// [`Connection::open`], what the server printed that is not JSON-RPC noted in `noise`.
+    async fn open_noting(
+        def: &ServerDef,
+        kind: &TransportKind,
+        plugins: &crate::plugin::PluginHost,
+        generation: u64,
+        events: mpsc::UnboundedSender<Event>,
+        answers: Arc<Answers>,
+        noise: &transport::StdoutNoise,
     ) -> Result<(Arc<Connection>, Vec<Tool>), String> {
         let progress = ProgressRoutes::default();
         let calls = InFlight::default();
@@ -101,7 +117,7 @@ impl Connection {
         let connect = def.timeouts.connect;
         let connected = tokio::time::timeout(
             connect,
-            transport::connect(def, kind, plugins, credentials.as_ref(), handler, tap),
+            transport::connect(def, kind, plugins, credentials.as_ref(), handler, tap, noise),
         )
         .await
         .map_err(|_| super::slow_start::connect_timed_out(def, connect))??;

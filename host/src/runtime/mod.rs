@@ -34,7 +34,7 @@ pub use calls::catalog_calls::{CatalogError, PromptOutcome, ResourceRead};
 pub(crate) use calls::client_span::traced;
 pub use calls::request_state::MAX_INPUT_ROUNDS;
 pub use catalog::merged::{Catalog, Offered};
-pub use options::RuntimeOptions;
+pub use options::{RuntimeOptions, ToolOwners};
 pub use questions::confirmation::{ConfirmAnswer, Confirmation};
 pub use questions::elicitation::{
     Choice, DeclineAll, Elicitation, ElicitationAnswer, ElicitationKind, ElicitationModes, Elicitor, Field,
@@ -47,7 +47,7 @@ pub use registry::record::ToolRecord;
 pub use registry::token_costs::{ServerCost, TokenCosts, ToolCost};
 pub use registry::tool_search::{ToolHit, ToolIndex};
 pub(crate) use results::large_results::StoredText;
-pub use results::outcome::{CallError, CallOutcome, render_call};
+pub use results::outcome::{CallError, CallOutcome, NotUp, NotUpState, render_call};
 pub use state::CONNECTING;
 pub use supervisor::{Approved, Revision, check_pins_kept};
 pub use tool_call::{CallProgress, settle_cancellations};

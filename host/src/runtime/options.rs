@@ -42,6 +42,25 @@ pub struct RuntimeOptions {
     /// the caller's business. `None` passes every result on whole, however large (an
     /// embedding host that bounds results itself).
     pub results_dir: Option<PathBuf>,
+    /// Another place that knows which servers list a tool (a listing kept from an earlier
+    /// run), asked only when a call names no tool on the surface: with the tool's pins and
+    /// its servers' tool filters, it lets "Unknown MCP tool" name the tool's server and why
+    /// that server is not up. `None`: those two alone.
+    pub tool_owners: Option<Arc<dyn ToolOwners>>,
+}
+
+/// Which servers list a tool under a final name, from what a host kept (a last-known listing):
+/// one source of the owner a call of a tool whose server is not up is told about. Any
+/// `Fn(&str) -> Vec<String>` is one.
+pub trait ToolOwners: Send + Sync {
+    /// The servers (by name) known to list `tool`, in any order; empty when none is known.
+    fn owners_of(&self, tool: &str) -> Vec<String>;
+}
+
+impl<F: Fn(&str) -> Vec<String> + Send + Sync> ToolOwners for F {
+    fn owners_of(&self, tool: &str) -> Vec<String> {
+        self(tool)
+    }
 }
 
 impl std::fmt::Debug for RuntimeOptions {
@@ -56,6 +75,7 @@ impl std::fmt::Debug for RuntimeOptions {
             .field("credentials", &self.credentials)
             .field("sign_in", &self.sign_in)
             .field("results_dir", &self.results_dir)
+            .field("tool_owners", &self.tool_owners.is_some())
             .finish()
     }
 }

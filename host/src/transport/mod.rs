@@ -14,6 +14,7 @@ mod plugin;
 mod process_group;
 mod stderr_tail;
 mod stdio;
+mod stdout_noise;
 mod wasm;
 
 pub use challenge::login;
@@ -27,6 +28,7 @@ pub use process_group::end_all as end_server_processes;
 pub use process_group::{
     end_all_promptly as end_server_processes_promptly, kill_all as kill_server_processes,
 };
+pub use stdout_noise::StdoutNoise;
 
 use rmcp::ClientHandler;
 
@@ -48,7 +50,9 @@ use stdio::{HANDSHAKE_EXIT_WAIT, MAX_STDIO_MESSAGE_BYTES};
 /// The error is one line naming the deepest cause, e.g. `Connection refused (os error 111)`
 /// or `process exited with status 1; stderr: …`. Callers bound it with the connect timeout;
 /// dropping the future kills a half-started child. The server's progress reports go to `tap`
-/// in the order they arrive ([`in_order`]).
+/// in the order they arrive ([`in_order`]). What a stdio server writes to stdout that is not
+/// JSON-RPC is noted in `noise` ([`stdout_noise`]), which the caller keeps to explain a
+/// handshake that fails or times out.
 pub async fn connect<H: ClientHandler + Clone>(
     def: &ServerDef,
     kind: &TransportKind,
@@ -56,18 +60,19 @@ pub async fn connect<H: ClientHandler + Clone>(
     credentials: Option<&CredentialsFile>,
     handler: H,
     tap: ProgressTap,
+    noise: &StdoutNoise,
 ) -> Result<Connected<H>, String> {
     if let Some(lifecycle) = lifecycle::pinned(def) {
         let only = Start { handler, lifecycle, tap };
-        let result = open(def, kind, plugins, credentials, only).await;
+        let result = open(def, kind, plugins, credentials, only, noise).await;
         return result.map_err(|e| crate::auth::name_the_fix(e.message, def));
     }
     let first = Start { handler: handler.clone(), lifecycle: lifecycle::lifecycle(), tap: tap.clone() };
-    let result = match open(def, kind, plugins, credentials, first).await {
+    let result = match open(def, kind, plugins, credentials, first, noise).await {
         Err(StartError { message, retry: Some(lifecycle) }) => {
             tracing::info!(server = %def.name, "the first start failed ({message}); connecting again with {lifecycle:?}");
             let again = Start { handler, lifecycle, tap };
-            open(def, kind, plugins, credentials, again).await
+            open(def, kind, plugins, credentials, again, noise).await
         }
         other => other,
     };
@@ -81,10 +86,12 @@ async fn open<H: ClientHandler>(
     plugins: &PluginHost,
     credentials: Option<&CredentialsFile>,
     start: Start<H>,
+    noise: &StdoutNoise,
 ) -> Result<Connected<H>, StartError> {
     match kind {
         TransportKind::Stdio => {
             let (child, stdout, stdin) = stdio::spawn(def).map_err(StartError::other)?;
+            let stdout = stdout_noise::Sieve::new(stdout, def, noise.clone());
             let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(stdout, stdin)
                 .with_max_line_length(MAX_STDIO_MESSAGE_BYTES);
             match start.serve(transport).await {
@@ -134,20 +141,35 @@ mod tests {
     async fn a_refused_http_connection_reports_the_os_error() {
         let def = ServerDef { url: Some("http://127.0.0.1:9/mcp".into()), ..ServerDef::default() };
         let plugins = PluginHost::new(None, &[]).unwrap_or_else(|e| panic!("{e:#}"));
-        let err = connect(&def, &TransportKind::StreamableHttp, &plugins, None, (), ProgressTap::default())
-            .await
-            .err()
-            .unwrap_or_default();
+        let err = connect(
+            &def,
+            &TransportKind::StreamableHttp,
+            &plugins,
+            None,
+            (),
+            ProgressTap::default(),
+            &StdoutNoise::default(),
+        )
+        .await
+        .err()
+        .unwrap_or_default();
         assert_eq!(err, "Connection refused (os error 111)");
     }
 
     #[tokio::test]
     async fn sse_without_url_fails_in_the_plugins_words() {
         let plugins = PluginHost::new(None, &[]).unwrap_or_else(|e| panic!("{e:#}"));
-        let err =
-            connect(&ServerDef::default(), &TransportKind::Sse, &plugins, None, (), ProgressTap::default())
-                .await
-                .err();
+        let err = connect(
+            &ServerDef::default(),
+            &TransportKind::Sse,
+            &plugins,
+            None,
+            (),
+            ProgressTap::default(),
+            &StdoutNoise::default(),
+        )
+        .await
+        .err();
         assert_eq!(err.as_deref(), Some("transport plugin sse: sse transport requires url"));
     }
 }

@@ -61,12 +61,13 @@ fn a_session_signs_in_calls_and_signs_out() {
     assert!(has_line(&logout, SIGN_IN_ROW), "/mcp logout:\n{logout}\n{}", context(&terminal));
 
     let after = terminal.ask(&call, LOGIN_TIMEOUT, |a| !a.trim().is_empty());
-    // Signed out, the server is not connected, so its tools are gone from the session.
-    assert!(
-        has_line(&after, "Unknown MCP tool: echo"),
-        "a call after the logout:\n{after}\n{}",
-        context(&terminal)
+    // Signed out, the server is not connected, so its tools are gone from the session; the
+    // call says whose the tool is (its pin) and what to do (issue 45 item 2).
+    let said = format!(
+        "Unknown MCP tool: echo. Its server is not connected: {NAME} (error: authorization required: run \
+         toolport mcp login {NAME})"
     );
+    assert!(has_line(&after, &said), "a call after the logout:\n{after}\n{}", context(&terminal));
 
     terminal.type_line("/quit");
     let status = terminal.wait(LOGIN_TIMEOUT);

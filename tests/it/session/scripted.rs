@@ -72,7 +72,11 @@ fn whole_mcp_language_with_the_reference_messages() {
         view(&env, &[row("a", "paused", true, true, 0), row("b", "connected", true, false, 6)])
     );
     assert_eq!(s.run("/mcp pause a"), "mcp already paused: a\n");
-    assert_eq!(s.run("/call a_echo {\"message\": \"x\"}"), "Unknown MCP tool: a_echo\n");
+    // The reference's sentence, then whose the tool is (its pin) and how to get it back.
+    assert_eq!(
+        s.run("/call a_echo {\"message\": \"x\"}"),
+        "Unknown MCP tool: a_echo. Its server is not connected: a (paused; `/mcp resume a` resumes it)\n"
+    );
     s.run("/mcp resume a");
     assert_eq!(s.run("/mcp resume a"), "MCP server is not paused in this session: a\n");
     assert_eq!(s.run(r#"/call a_echo {"message": "hello  there"}"#), "hello  there\n");

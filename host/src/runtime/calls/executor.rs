@@ -97,7 +97,7 @@ pub fn refused(supervisor: &Supervisor, name: &str, explain: bool) -> CallError 
     let mut watch = Watch::start(supervisor, Kind::Call, name, "", None);
     let why = match (explain, name.trim().is_empty()) {
         (_, true) => CallError::MissingName,
-        (true, false) => why_not(&supervisor.lock(), name, &mut watch),
+        (true, false) => why_not(supervisor, name, &mut watch),
         (false, false) => CallError::UnknownTool(name.to_string()),
     };
     watch.finish_call(&Err(why.clone()));
@@ -130,11 +130,13 @@ impl Route {
 
 /// The tool named exactly `name` and its server, or why there is none.
 fn resolve(supervisor: &Supervisor, name: &str, watch: &mut Watch) -> Result<Route, CallError> {
-    let state = supervisor.lock();
-    match state.registry.route(name) {
-        Some((record, served)) => Ok(Route::new(&state, record, served)),
-        None => Err(why_not(&state, name, watch)),
+    {
+        let state = supervisor.lock();
+        if let Some((record, served)) = state.registry.route(name) {
+            return Ok(Route::new(&state, record, served));
+        }
     }
+    Err(why_not(supervisor, name, watch))
 }
 
 /// `record`'s server, when the surface still holds `record` as it was authorised: the same
@@ -148,17 +150,29 @@ fn resolve_record(supervisor: &Supervisor, record: &ToolRecord) -> Option<Route>
     same.then(|| Route::new(&state, now, served))
 }
 
-/// Why `name` is on no route: held by the trust step, its server gone, or unknown.
-fn why_not(state: &State, name: &str, watch: &mut Watch) -> CallError {
-    if let Some(held) = state.registry.held(name) {
-        let (server, tool, reason) = (held.server.clone(), held.tool.clone(), held.reason.clone());
-        watch.server.clone_from(&server);
-        return CallError::Held { name: name.to_string(), server, tool, reason };
-    }
-    match state.gone.lookup(name) {
-        Some((server, reason)) => {
+/// Why `name` is on no route: held by the trust step, its server gone, its server (or any)
+/// not up (`not_up`), or unknown.
+fn why_not(supervisor: &Supervisor, name: &str, watch: &mut Watch) -> CallError {
+    {
+        let state = supervisor.lock();
+        if let Some(held) = state.registry.held(name) {
+            let (server, tool, reason) = (held.server.clone(), held.tool.clone(), held.reason.clone());
+            watch.server.clone_from(&server);
+            return CallError::Held { name: name.to_string(), server, tool, reason };
+        }
+        if let Some((server, reason)) = state.gone.lookup(name) {
             watch.server.clone_from(server);
-            CallError::NotConnected { server: server.clone(), reason: reason.clone() }
+            return CallError::NotConnected { server: server.clone(), reason: reason.clone() };
+        }
+    }
+    match super::not_up::explain(supervisor, name) {
+        Some(why) => {
+            if let CallError::UnknownWhileDown { owner: true, servers, .. } = &why
+                && let [only] = servers.as_slice()
+            {
+                watch.server.clone_from(&only.server);
+            }
+            why
         }
         None => CallError::UnknownTool(name.to_string()),
     }

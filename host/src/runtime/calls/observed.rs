@@ -138,7 +138,8 @@ fn masked(args: &Map<String, Value>, book: &SecretBook, values: bool) -> Map<Str
 /// value or a server's words.
 pub(super) fn call_error_class(e: &CallError) -> &'static str {
     match e {
-        CallError::UnknownTool(_) => "unknown-tool",
+        CallError::UnknownTool(_) | CallError::UnknownWhileDown { owner: false, .. } => "unknown-tool",
+        CallError::UnknownWhileDown { owner: true, .. } => "not-connected",
         CallError::MissingName => "missing-name",
         CallError::InvalidArguments(_) => "invalid-arguments",
         CallError::NotConnected { .. } => "not-connected",

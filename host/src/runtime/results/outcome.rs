@@ -89,6 +89,20 @@ pub enum CallError {
     /// are shown, never sent on to a terminal or a log).
     #[error("Unknown MCP tool: {}", crate::text::escape_line(.0))]
     UnknownTool(String),
+    /// No tool of that name on the surface while servers are not up: the reference's sentence,
+    /// then the server that has the tool when that is known (`owner`: from its pins, its tool
+    /// filter, or a listing seen before), else every server that is not up, each with its
+    /// state. One line: the names and reasons are escaped and each reason is clipped as in
+    /// the status view.
+    #[error("Unknown MCP tool: {}. {}", crate::text::escape_line(.name), not_up_text(.servers, *.owner))]
+    UnknownWhileDown {
+        /// The name the caller used.
+        name: String,
+        /// Whether `servers` are the tool's own (else: every server that is not up).
+        owner: bool,
+        /// In definition order.
+        servers: Vec<NotUp>,
+    },
     /// The name was blank (a model that forgot it, or a UI that sent nothing).
     #[error("MCP tool call is missing tool name")]
     MissingName,
@@ -175,6 +189,51 @@ pub enum CallError {
     },
 }
 
+/// A server that is active in the workspace but not up: what a call that found no tool says
+/// of it ([`CallError::UnknownWhileDown`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotUp {
+    /// The server's name.
+    pub server: String,
+    /// Where it stands.
+    pub state: NotUpState,
+}
+
+/// Why a server is not up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotUpState {
+    /// Its connect (or first listing) is still under way.
+    Connecting,
+    /// It failed: the status row's error (a connect timeout, an exit with its stderr, a name
+    /// rule it broke, …).
+    Error(String),
+    /// Paused in this session (`/mcp pause`).
+    Paused,
+}
+
+/// `Its server is not connected: time (connecting)` for the tool's own server(s), else
+/// `Not connected: time (connecting), git (error: …), files (paused; …)`.
+fn not_up_text(servers: &[NotUp], owner: bool) -> String {
+    let list: Vec<String> = servers
+        .iter()
+        .map(|down| {
+            let name = crate::text::escape_line(&down.server);
+            let state = match &down.state {
+                NotUpState::Connecting => "connecting".to_string(),
+                NotUpState::Error(reason) => format!("error: {}", crate::status::summarize_error(reason)),
+                NotUpState::Paused => format!("paused; `/mcp resume {name}` resumes it"),
+            };
+            format!("{name} ({state})")
+        })
+        .collect();
+    let lead = match (owner, servers.len()) {
+        (true, 1) => "Its server is not connected",
+        (true, _) => "Its servers are not connected",
+        (false, _) => "Not connected",
+    };
+    format!("{lead}: {}", list.join(", "))
+}
+
 /// Parses call arguments: blank means `{}`; anything else must be a JSON object.
 pub fn parse_arguments(arguments: &str) -> Result<Map<String, Value>, CallError> {
     if arguments.trim().is_empty() {
@@ -242,5 +301,41 @@ mod tests {
         assert_eq!(CallError::UnknownTool("x".into()).to_string(), "Unknown MCP tool: x");
         assert_eq!(CallError::UnknownTool("x\u{0}\n".into()).to_string(), "Unknown MCP tool: x\\u{0}\\u{a}");
         assert_eq!(CallError::MissingName.to_string(), "MCP tool call is missing tool name");
+    }
+
+    #[test]
+    fn a_tool_of_a_server_that_is_not_up_names_it_on_one_line() {
+        let down = |server: &str, state: NotUpState| NotUp { server: server.into(), state };
+        let owned = CallError::UnknownWhileDown {
+            name: "get_current_time".into(),
+            owner: true,
+            servers: vec![down("time", NotUpState::Connecting)],
+        };
+        assert_eq!(
+            owned.to_string(),
+            "Unknown MCP tool: get_current_time. Its server is not connected: time (connecting)"
+        );
+        let any = CallError::UnknownWhileDown {
+            name: "x\n".into(),
+            owner: false,
+            servers: vec![
+                down("time", NotUpState::Connecting),
+                down(
+                    "git\u{1b}",
+                    NotUpState::Error(format!("connect timed out\r\nafter 30000 ms{}", "!".repeat(200))),
+                ),
+                down("files", NotUpState::Paused),
+            ],
+        };
+        let text = any.to_string();
+        let clipped = format!("connect timed out  after 30000 ms{}...", "!".repeat(84));
+        assert_eq!(
+            text,
+            format!(
+                "Unknown MCP tool: x\\u{{a}}. Not connected: time (connecting), git\\u{{1b}} (error: {clipped}), \
+                 files (paused; `/mcp resume files` resumes it)"
+            )
+        );
+        assert!(!text.contains('\n') && !text.contains('\u{1b}'), "{text}");
     }
 }

@@ -41,6 +41,24 @@ impl Supervisor {
         known.clone()
     }
 
+    /// The servers whose pins hold a tool of their own named `tool`: in `.toolport/tools.lock`
+    /// (else, without a workspace file or when it cannot be read, the pins kept in memory),
+    /// and the first sights the file could not take. Where a tool the surface does not hold
+    /// now was seen before, whatever the trust mode. Takes the state lock only to find the file.
+    pub(in crate::runtime) fn pinned_owners(&self, tool: &str) -> Vec<String> {
+        let owners = |lock: &Lock| -> Vec<String> {
+            let pinned = lock.servers.iter().filter(|(_, pins)| pins.tools.contains_key(tool));
+            pinned.map(|(server, _)| server.clone()).collect()
+        };
+        let path = lock_path(&self.lock().resolved);
+        let mut found = match path.map(|path| read_lock(&path)) {
+            Some(Ok(lock)) => owners(&lock),
+            _ => owners(&self.pins.lock().unwrap_or_else(|poisoned| poisoned.into_inner())),
+        };
+        found.extend(owners(&self.unsaved.lock().unwrap_or_else(|poisoned| poisoned.into_inner())));
+        found
+    }
+
     /// After a rebuild: each slot's trust installed (a newly held tool recorded in the audit
     /// trail), and the first sights written into the lock. Callers hold `ops`.
     pub(super) fn settle_trust(&self, verdicts: Vec<(usize, u64, ServerTrust)>) {
