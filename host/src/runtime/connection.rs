@@ -75,7 +75,8 @@ fn network_transport(kind: &TransportKind) -> Option<&'static str> {
 
 impl Connection {
     /// Connects and lists tools, each step under its own timeout from `def`. A failure says
-    /// what a stdio server printed on stdout that is not JSON-RPC, if anything (`noise`).
+    /// what a stdio server printed on stdout that is not JSON-RPC, if anything (`noise`); a
+    /// package runner's connect timeout then ends with its fix, so the command is last.
     pub async fn open(
         def: &ServerDef,
         kind: &TransportKind,
@@ -86,7 +87,7 @@ impl Connection {
     ) -> Result<(Arc<Connection>, Vec<Tool>), String> {
         let noise = transport::StdoutNoise::default();
         let opened = Self::open_noting(def, kind, plugins, generation, events, answers, &noise).await;
-        opened.map_err(|e| noise.explain(e))
+        opened.map_err(|e| super::slow_start::with_fix(def, noise.explain(e)))
     }
 
     /// [`Connection::open`], what the server printed that is not JSON-RPC noted in `noise`.
@@ -120,7 +121,7 @@ impl Connection {
             transport::connect(def, kind, plugins, credentials.as_ref(), handler, tap, noise),
         )
         .await
-        .map_err(|_| super::slow_start::connect_timed_out(def, connect))??;
+        .map_err(|_| super::slow_start::connect_timed_out(connect))??;
         // Raised when the connection closes, so the list_changed subscription ends first.
         let (closing_tx, closing_rx) = watch::channel(false);
         let connection = Self::watch(

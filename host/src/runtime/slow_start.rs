@@ -13,16 +13,21 @@ use crate::status::CONNECT_TIMED_OUT;
 /// The programs that fetch a package before running it, by file name.
 const PACKAGE_RUNNERS: [&str; 4] = ["npx", "uvx", "pipx", "bunx"];
 
-/// `connect timed out after MS ms`, and for a package runner the download and the fix.
-pub(super) fn connect_timed_out(def: &ServerDef, after: Duration) -> String {
-    let mut message = format!("{CONNECT_TIMED_OUT}{} ms", after.as_millis());
-    if let Some(runner) = package_runner(def) {
-        let fix = connect_timeout_fix(&def.name, longer_connect_timeout(after));
-        message.push_str(&format!(
+/// `connect timed out after MS ms`.
+pub(super) fn connect_timed_out(after: Duration) -> String {
+    format!("{CONNECT_TIMED_OUT}{} ms", after.as_millis())
+}
+
+/// `error`, when it is a package runner's connect timeout, with the download and the fix
+/// appended: last, after anything else said of the failure, so the command ends the line.
+pub(super) fn with_fix(def: &ServerDef, mut error: String) -> String {
+    if let (true, Some(runner)) = (error.starts_with(CONNECT_TIMED_OUT), package_runner(def)) {
+        let fix = connect_timeout_fix(&def.name, longer_connect_timeout(def.timeouts.connect));
+        error.push_str(&format!(
             ". {runner} downloads the server's packages on its first run, which can take longer. Fix: {fix}"
         ));
     }
-    message
+    error
 }
 
 /// The runner a stdio server's command is (`npx`, `/usr/bin/npx`, `npx.cmd`), if it is one.
@@ -37,21 +42,32 @@ mod tests {
     use super::*;
 
     fn def(command: &str) -> ServerDef {
-        ServerDef { name: "time".into(), command: Some(command.into()), ..ServerDef::default() }
+        let mut def =
+            ServerDef { name: "time".into(), command: Some(command.into()), ..ServerDef::default() };
+        def.timeouts.connect = Duration::from_millis(30_000);
+        def
     }
 
     #[test]
-    fn package_runners_get_the_download_and_the_fix() {
+    fn package_runners_get_the_download_and_the_fix_last() {
+        let timed_out = connect_timed_out(Duration::from_millis(30_000));
         assert_eq!(
-            connect_timed_out(&def("/usr/local/bin/uvx"), Duration::from_millis(30_000)),
+            with_fix(&def("/usr/local/bin/uvx"), timed_out.clone()),
             "connect timed out after 30000 ms. uvx downloads the server's packages on its first run, which \
              can take longer. Fix: toolport mcp set time timeouts.connectMs 120000"
         );
+        assert_eq!(
+            with_fix(
+                &def("npx"),
+                format!("{timed_out}; the server printed 1 line that is not JSON-RPC on stdout: \"hi\"")
+            ),
+            "connect timed out after 30000 ms; the server printed 1 line that is not JSON-RPC on stdout: \"hi\". \
+             npx downloads the server's packages on its first run, which can take longer. Fix: toolport mcp set \
+             time timeouts.connectMs 120000"
+        );
         assert_eq!(package_runner(&def("npx.cmd")), Some("npx"));
         assert_eq!(package_runner(&def("npxx")), None);
-        assert_eq!(
-            connect_timed_out(&def("node"), Duration::from_millis(500)),
-            "connect timed out after 500 ms"
-        );
+        assert_eq!(with_fix(&def("node"), timed_out), "connect timed out after 30000 ms");
+        assert_eq!(with_fix(&def("npx"), "exited".into()), "exited");
     }
 }
