@@ -139,6 +139,7 @@ fn masked(args: &Map<String, Value>, book: &SecretBook, values: bool) -> Map<Str
 pub(super) fn call_error_class(e: &CallError) -> &'static str {
     match e {
         CallError::UnknownTool(_) => "unknown-tool",
+        CallError::NoLongerListed { .. } => "no-longer-listed",
         CallError::MissingName => "missing-name",
         CallError::InvalidArguments(_) => "invalid-arguments",
         CallError::NotConnected { .. } => "not-connected",
