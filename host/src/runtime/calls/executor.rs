@@ -117,8 +117,8 @@ struct Route {
 
 /// Where a name or a record stands on the surface now.
 enum Found {
-    /// On a live server: the call can go.
-    Route(Route),
+    /// On a live server: the call can go (boxed: a route is large, the others small).
+    Route(Box<Route>),
     /// Listed from its server's last-known listing: the call waits for the server, at most
     /// this long (its `connectMs`).
     Connecting { server: String, connect: Duration },
@@ -129,7 +129,7 @@ enum Found {
 impl Found {
     fn new(state: &State, record: &ToolRecord, served: &Served) -> Self {
         match Route::new(state, record, served) {
-            Some(route) => Found::Route(route),
+            Some(route) => Found::Route(Box::new(route)),
             None => {
                 Found::Connecting { server: served.def.name.clone(), connect: served.def.timeouts.connect }
             }
@@ -207,7 +207,7 @@ async fn connecting(
     find: impl Fn() -> Found,
 ) -> Result<Route, CallError> {
     match find() {
-        Found::Route(route) => return Ok(route),
+        Found::Route(route) => return Ok(*route),
         Found::Missing => return Err(why_not(&supervisor.lock(), name, watch)),
         Found::Connecting { server, connect } => {
             if !supervisor.wait_for_server(&server, connect).await {
@@ -218,7 +218,7 @@ async fn connecting(
         }
     }
     match find() {
-        Found::Route(route) => Ok(route),
+        Found::Route(route) => Ok(*route),
         // Connecting again (a reconnect): not waited for twice.
         Found::Connecting { server, .. } => {
             watch.server.clone_from(&server);
