@@ -12,8 +12,8 @@
 //! in any of those starts with no history rather than a stale one. Env and header values are
 //! never written, nor digested.
 //!
-//! Written atomically (a temporary file in the folder, then a rename), mode 0600 as every
-//! file under the home that a server wrote into; a file that cannot be read or parsed is no
+//! Written atomically (a temporary file in the folder, then a rename), mode 0600 in a 0700
+//! folder, as `<home>/results/`; a file that cannot be read or parsed is no
 //! history (warned about), never an error.
 
 use std::path::PathBuf;
@@ -82,8 +82,12 @@ impl ListingStore {
     }
 
     fn write(&self, def: &ServerDef, listing: &KnownListing) -> anyhow::Result<()> {
-        std::fs::create_dir_all(&self.dir)
-            .with_context(|| format!("cannot create {}", self.dir.display()))?;
+        // 0700 like `<home>/results/`: what servers list is the user's business only.
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(&self.dir).with_context(|| format!("cannot create {}", self.dir.display()))?;
         let text = serde_json::to_vec_pretty(listing).context("cannot serialise the listing")?;
         let mut temp = tempfile::NamedTempFile::new_in(&self.dir)
             .with_context(|| format!("cannot create a file in {}", self.dir.display()))?;
@@ -168,12 +172,18 @@ mod tests {
     }
 
     #[test]
-    fn no_value_of_a_secret_is_written() -> anyhow::Result<()> {
+    fn no_value_of_a_secret_is_written_and_only_the_user_reads_it() -> anyhow::Result<()> {
+        use std::os::unix::fs::PermissionsExt as _;
         let dir = tempfile::tempdir()?;
-        let store = ListingStore::new(dir.path());
+        let listings = dir.path().join("listings");
+        let store = ListingStore::new(&listings);
         store.save(&def(), &listing());
-        for entry in std::fs::read_dir(dir.path())? {
-            let text = std::fs::read_to_string(entry?.path())?;
+        let mode = |p: &std::path::Path| std::fs::metadata(p).map(|m| m.permissions().mode() & 0o777);
+        assert_eq!(mode(&listings)?, 0o700);
+        for entry in std::fs::read_dir(&listings)? {
+            let path = entry?.path();
+            assert_eq!(mode(&path)?, 0o600);
+            let text = std::fs::read_to_string(&path)?;
             assert!(!text.contains("secret-ish"), "{text}");
         }
         Ok(())
