@@ -146,6 +146,7 @@ impl Supervisor {
             supervisor.connect(&all).await;
             supervisor.rebuild().await;
         }
+        supervisor.primed.store(true, Ordering::SeqCst);
         supervisor.settled.send_replace(true);
         supervisor
     }
