@@ -80,6 +80,12 @@ impl Paths {
         self.home.join("results")
     }
 
+    /// `<home>/listings/`: each server's last-known listing, what `serve` lists while the
+    /// server is still connecting (`runtime/listing_store.rs`).
+    pub fn listings_dir(&self) -> PathBuf {
+        self.home.join("listings")
+    }
+
     /// `<home>/credentials.json`: OAuth tokens, never in the store.
     pub fn credentials(&self) -> PathBuf {
         self.home.join("credentials.json")

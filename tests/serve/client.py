@@ -34,6 +34,9 @@ Scenarios (each prints what it saw, never a verdict; the tests judge):
   hung          how long initialize took and its instructions, tools/list, call --tool with
                 --args, then re-list on each notifications/tools/list_changed until --expect
                 is listed (or --wait s pass)
+  first-contact tools/list once (and whether --marker existed when it was answered), call
+                --tool with --args, then re-list on each notifications/tools/list_changed until
+                --expect is listed (when given, or --wait s pass)
   logging       logging/setLevel debug, call toggle-simulated-logging, wait --wait s for a
                 notifications/message
   held          call --tool with --args (a change on the server's side), re-list on each
@@ -177,6 +180,29 @@ async def hung(session, args, events):
         "initialize_s": events["initialize_s"],
         "instructions": events["instructions"],
         "before": before,
+        "called": {"is_error": bool(called.is_error), "texts": texts(called)},
+        "notified": notified,
+        "after": after,
+    }
+
+
+async def first_contact(session, args, events):
+    # One listing, as Codex and the SDK's default client make it; the marker says whether the
+    # server behind had started when it was answered (its wrapper writes it just before).
+    before = names(await session.list_tools())
+    marker = bool(args.marker) and os.path.exists(args.marker)
+    called = await session.call_tool(args.tool, json.loads(args.args))
+    after, notified = before, events["list_changed"].is_set()
+    if args.expect:
+        with anyio.move_on_after(args.wait):
+            while args.expect not in after:
+                await events["list_changed"].wait()
+                events["list_changed"] = anyio.Event()
+                notified = True
+                after = names(await session.list_tools())
+    return {
+        "before": before,
+        "marker_at_list": marker,
         "called": {"is_error": bool(called.is_error), "texts": texts(called)},
         "notified": notified,
         "after": after,
@@ -338,6 +364,7 @@ SCENARIOS = {
     "elicit": elicit,
     "cancel": cancel,
     "latency": latency,
+    "first-contact": first_contact,
     "progress": progress,
     "list": list_latency,
 }
@@ -432,6 +459,7 @@ def main():
     p.add_argument("--then", help="roots: a tool called once after --roots-tool named --uri")
     p.add_argument("--pause", type=float, default=0.0, help="roots: seconds to wait before --then")
     p.add_argument("--expect", default="", help="hung, list-changed, elicit, held, whole: the tool to wait for")
+    p.add_argument("--marker", default="", help="first-contact: the file the server's wrapper writes")
     p.add_argument("--run", default="[]", help="held: the command (a JSON argv) run while it is gone")
     p.add_argument("--argument", default="department", help="complete: the argument's name")
     p.add_argument("--value", default="", help="complete: what was typed so far")

@@ -81,6 +81,13 @@ pub struct ServeArgs {
     /// Calls of one tool one caller may make (tools/call), as COUNT/UNIT like --rate-limit.
     #[arg(long, value_name = "RATE", requires = "http")]
     tool_rate_limit: Option<RateLimit>,
+    /// How long after the start a tool listing waits for servers still connecting that have
+    /// no last-known listing (`8s`, `30s`; `0`: not at all). It ends as soon as every server
+    /// has connected or failed; a server with a last-known listing (kept in <home>/listings/
+    /// from its last live listing) is listed from it at once.
+    #[arg(long, value_name = "DURATION", default_value = "8s",
+          value_parser = super::duration::parse_duration)]
+    list_wait: std::time::Duration,
     /// Do not follow edits of the store, the workspace file and the policy file.
     #[arg(long)]
     no_watch: bool,
@@ -163,10 +170,12 @@ pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
         credentials: Some(paths.credentials()),
         workspace_root: Some(paths.workspace_root.clone()),
         results_dir: Some(paths.results_dir()),
+        listings_dir: Some(paths.listings_dir()),
+        from_known_listings: true,
         ..Default::default()
     };
     let surface = args.lazy.then_some(Surface::Lazy);
-    let gateway = Gateway::start_with_surface(resolved, options, surface).await?;
+    let gateway = Gateway::start_with_surface(resolved, options, surface, args.list_wait).await?;
     if let Some(policy) = &policy {
         eprintln!("toolport serve: every request is decided by the policy in {}", policy.file().display());
     }

@@ -108,6 +108,7 @@ async fn start_with(
         credentials: Some(paths.credentials()),
         elicitor: Some(Arc::new(elicitor)),
         results_dir: Some(paths.results_dir()),
+        listings_dir: Some(paths.listings_dir()),
         workspace_root: Some(paths.workspace_root.clone()),
         ..Default::default()
     };

@@ -20,6 +20,7 @@ mod connection;
 mod event;
 mod failed_request;
 mod list_changes;
+mod listing_store;
 mod options;
 mod progress;
 mod questions;
@@ -117,6 +118,19 @@ impl Runtime {
     /// for every request once that time has passed (a hung server costs only the early ones).
     pub async fn settle(&self, wait: std::time::Duration) {
         let _ = tokio::time::timeout_at(self.supervisor.started + wait, self.settled()).await;
+    }
+
+    /// [`Runtime::settle`] that also ends once every server still connecting has its
+    /// last-known listing on the surface (`RuntimeOptions::from_known_listings`): what a
+    /// tool listing waits for, so a slow server with history costs it nothing.
+    pub async fn listable(&self, wait: std::time::Duration) {
+        let _ = tokio::time::timeout_at(self.supervisor.started + wait, self.supervisor.listable()).await;
+    }
+
+    /// Waits until the last-known listings of a start from them are on the surface
+    /// ([`RuntimeOptions::from_known_listings`]; at once otherwise).
+    pub async fn primed(&self) {
+        self.supervisor.primed().await;
     }
 
     /// Waits until every server the start connects has connected or failed.

@@ -42,6 +42,14 @@ pub struct RuntimeOptions {
     /// the caller's business. `None` passes every result on whole, however large (an
     /// embedding host that bounds results itself).
     pub results_dir: Option<PathBuf>,
+    /// `<home>/listings/`, where each server's last-known listing is kept: recorded whenever
+    /// a server is listed live (`listing_store.rs`). `None` records nothing (the demo, a
+    /// library that keeps no history).
+    pub listings_dir: Option<PathBuf>,
+    /// Start from the last-known listings in `listings_dir` (`serve`): a server still
+    /// connecting lists its tools as last listed, every host rule applied, and a call of one
+    /// waits for the server.
+    pub from_known_listings: bool,
     /// Another place that knows which servers list a tool (a listing kept from an earlier
     /// run), asked only when a call names no tool on the surface: with the tool's pins and
     /// its servers' tool filters, it lets "Unknown MCP tool" name the tool's server and why
@@ -76,6 +84,8 @@ impl std::fmt::Debug for RuntimeOptions {
             .field("sign_in", &self.sign_in)
             .field("results_dir", &self.results_dir)
             .field("tool_owners", &self.tool_owners.is_some())
+            .field("listings_dir", &self.listings_dir)
+            .field("from_known_listings", &self.from_known_listings)
             .finish()
     }
 }

@@ -7,6 +7,7 @@ use rmcp::model::Tool;
 
 use super::catalog::merged::{Catalog, ServerCatalog};
 use super::connection::Connection;
+use super::listing_store::KnownListing;
 use super::registry::surface::Registry;
 use super::registry::trust_gate::ServerTrust;
 use crate::config::ResolvedServer;
@@ -54,12 +55,22 @@ pub struct Slot {
     /// What the last pipeline run's trust step decided for its live connection (held tools,
     /// its instructions against the pin); `None` when it did not get that far.
     pub trust: Option<ServerTrust>,
+    /// Its last-known listing (`listing_store.rs`), loaded when `serve` starts: while the
+    /// server is still connecting its tools are these. Dropped once the first connect ends.
+    pub known: Option<KnownListing>,
 }
 
 impl Slot {
     /// A slot with nothing connected.
     pub fn new(resolved: ResolvedServer) -> Self {
-        Self { resolved, link: Link::Idle, checked: None, catalog: ServerCatalog::default(), trust: None }
+        Self {
+            resolved,
+            link: Link::Idle,
+            checked: None,
+            catalog: ServerCatalog::default(),
+            trust: None,
+            known: None,
+        }
     }
 
     /// The server's name.
@@ -73,6 +84,17 @@ impl Slot {
             Link::Live { conn, .. } => Some(conn),
             _ => None,
         }
+    }
+
+    /// Whether a call of one of its tools should wait for it: active, and its connect (or the
+    /// rebuild after it) not done yet.
+    pub fn still_connecting(&self) -> bool {
+        self.resolved.active()
+            && match &self.link {
+                Link::Idle => true,
+                Link::Live { .. } => self.checked.is_none(),
+                Link::Failed(_) => false,
+            }
     }
 
     /// Whether connection `generation` is still this server's live one (events and pipeline
@@ -134,6 +156,31 @@ impl Slot {
                 _ => Vec::new(),
             },
         }
+    }
+}
+
+/// The tools listed from servers' last-known listings, by final name: a call of one that the
+/// live server no longer lists says so, naming the server, instead of "unknown tool".
+#[derive(Default)]
+pub struct FromHistory {
+    by_tool: HashMap<String, String>,
+}
+
+impl FromHistory {
+    /// Remembers the tools `registry` lists from a last-known listing.
+    pub fn record(&mut self, registry: &Registry) {
+        for (record, served) in
+            registry.records().iter().filter_map(|r| Some((r, registry.route(&r.name)?.1)))
+        {
+            if served.conn.is_none() {
+                self.by_tool.insert(record.name.clone(), record.server.clone());
+            }
+        }
+    }
+
+    /// The server whose last-known listing listed `tool`, if one did.
+    pub fn lookup(&self, tool: &str) -> Option<&str> {
+        self.by_tool.get(tool).map(String::as_str)
     }
 }
 

@@ -35,12 +35,17 @@ use super::surface;
 use crate::observe::Kind;
 use crate::runtime::{CallError, CallProgress, CatalogError, Runtime, StoredText, ToolRecord, traced};
 
-/// How long after serve started a listing waits for servers still connecting: a client lists
-/// right after `initialize`, which is answered at once, and most local servers are up within a
-/// second or two, so the first listing is usually whole; a hung one delays only the listings
-/// of these first seconds, and those by no more than this (well inside every client's request timeout, Codex's 10 s
-/// `startup_timeout_sec` included). What comes up later is announced by `list_changed`.
-pub const LIST_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+/// How long after serve started a listing waits for servers still connecting that have no
+/// last-known listing (`serve --list-wait`; a server with one is listed from it at once). A
+/// client lists right after `initialize`, which is answered at once, and many clients list
+/// only once (Codex, the Python SDK's default client), so what is missing from that first
+/// listing is missing for good: 8 s fits a `uvx` or `npx` server started from a warm cache
+/// (2 to 5 s) with room, and stays under Codex's 10 s `startup_timeout_sec`, which bounds
+/// `initialize` and that first `tools/list` together. The wait ends as soon as every server
+/// has connected or failed, so it costs nothing when they are quick; a hung one delays only
+/// the listings of these first seconds, by no more than this. What comes up later is
+/// announced by `list_changed`.
+pub const DEFAULT_LIST_WAIT: std::time::Duration = std::time::Duration::from_secs(8);
 
 /// What every session shares.
 pub struct Shared {
@@ -56,6 +61,9 @@ pub struct Shared {
     pub board: Arc<Board>,
     /// The policy, and each request's scope under it (`access.rs`).
     pub access: Access,
+    /// How long after the start a listing waits for servers still connecting with no
+    /// last-known listing ([`DEFAULT_LIST_WAIT`]).
+    pub list_wait: std::time::Duration,
 }
 
 /// One client session's handler.
@@ -77,13 +85,13 @@ impl Front {
     }
 
     /// `find` on the runtime; when it finds nothing, again once the servers still connecting
-    /// have settled (at most [`LIST_WAIT`] after the start): a client that reads, gets or
+    /// have settled (at most the list wait after the start): a client that reads, gets or
     /// calls what it knows without listing first must not miss a server that is coming up.
     async fn known<T>(&self, find: impl Fn(&Runtime) -> Option<T>) -> Option<T> {
         if let Some(found) = find(self.runtime()) {
             return Some(found);
         }
-        self.runtime().settle(LIST_WAIT).await;
+        self.runtime().settle(self.shared.list_wait).await;
         find(self.runtime())
     }
 
@@ -151,7 +159,7 @@ impl Front {
         name: &str,
     ) -> Result<(ToolRecord, Vec<String>), CallError> {
         let scope = self.shared.access.scope(self.runtime(), context);
-        match scope.callable(self.runtime(), name, LIST_WAIT).await {
+        match scope.callable(self.runtime(), name, self.shared.list_wait).await {
             Callable::Allowed { record, by } => Ok((record, by)),
             Callable::Refused { record, verdict } => {
                 let client = client_of(context);
@@ -267,7 +275,8 @@ impl ServerHandler for Front {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let _span = request_span::start("tools/list", Target::None, &context);
-        self.runtime().settle(LIST_WAIT).await;
+        // A server still connecting with a last-known listing is listed from it at once.
+        self.runtime().listable(self.shared.list_wait).await;
         if self.shared.lazy.active(self.runtime()) {
             return Ok(ListToolsResult::with_all_items(super::lazy::lazy_tools()));
         }
@@ -369,7 +378,7 @@ impl ServerHandler for Front {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        self.runtime().settle(LIST_WAIT).await;
+        self.runtime().settle(self.shared.list_wait).await;
         let scope = self.shared.access.scope(self.runtime(), &context);
         let listed =
             surface::resources(&self.runtime().catalog(), |server, uri| scope.lists_resource(server, uri));
@@ -381,7 +390,7 @@ impl ServerHandler for Front {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        self.runtime().settle(LIST_WAIT).await;
+        self.runtime().settle(self.shared.list_wait).await;
         let scope = self.shared.access.scope(self.runtime(), &context);
         let listed =
             surface::templates(&self.runtime().catalog(), |server, uri| scope.lists_resource(server, uri));
@@ -422,7 +431,7 @@ impl ServerHandler for Front {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        self.runtime().settle(LIST_WAIT).await;
+        self.runtime().settle(self.shared.list_wait).await;
         let scope = self.shared.access.scope(self.runtime(), &context);
         let listed =
             surface::prompts(&self.runtime().catalog(), |server, name| scope.lists_prompt(server, name));
@@ -496,7 +505,7 @@ impl ServerHandler for Front {
         self.shared.relay.hear_logs(self.session, context.peer.clone());
         // A client sets the level right after `initialize`: let the servers coming up now
         // hear it too (one that connects later logs at its own default).
-        self.runtime().settle(LIST_WAIT).await;
+        self.runtime().settle(self.shared.list_wait).await;
         for (server, capabilities) in self.runtime().connected() {
             // A stateless server keeps it for its calls; an older one is told, if it logs.
             if self.runtime().keep_log_level(&server, request.level) || capabilities.logging.is_none() {

@@ -85,21 +85,26 @@ impl Gateway {
     /// are replaced: a server's question goes to the client whose call asked it (declined
     /// when that client cannot answer).
     pub async fn start(resolved: Resolved, options: RuntimeOptions) -> anyhow::Result<Gateway> {
-        Self::start_with_surface(resolved, options, None).await
+        Self::start_with_surface(resolved, options, None, front::DEFAULT_LIST_WAIT).await
     }
 
     /// [`Gateway::start`] showing `surface` whatever the workspace's `surface` says (`None`:
     /// follow it, as it is edited too). [`Surface::Lazy`] lists `search_tools`, `describe_tool`
-    /// and `call_tool` instead of every tool (`serve --lazy`).
+    /// and `call_tool` instead of every tool (`serve --lazy`). A listing waits at most
+    /// `list_wait` after the start for a server still connecting that has no last-known
+    /// listing (`serve --list-wait`).
     pub async fn start_with_surface(
         resolved: Resolved,
         mut options: RuntimeOptions,
         surface: Option<Surface>,
+        list_wait: std::time::Duration,
     ) -> anyhow::Result<Gateway> {
         let relay = Arc::new(Relay::default());
         options.elicitor = Some(relay.elicitor());
         options.sampler = Some(relay.sampler());
         let runtime = Runtime::start_in_background(resolved, options)?;
+        // The servers' last-known listings on the surface before any client is answered.
+        runtime.primed().await;
         runtime.set_clients(relay.clients());
         let tasks = vec![
             tokio::spawn(changes::report(runtime.clone())).abort_handle(),
@@ -108,7 +113,8 @@ impl Gateway {
         let lazy = Lazy::new(surface);
         let board = Default::default();
         let access = Default::default();
-        let shared = Arc::new(Shared { runtime, relay, rounds: Default::default(), lazy, board, access });
+        let rounds = Default::default();
+        let shared = Arc::new(Shared { runtime, relay, rounds, lazy, board, access, list_wait });
         operator::watch(&shared);
         Ok(Gateway { shared, tasks })
     }

@@ -37,7 +37,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Caller;
 use super::access::Callable;
-use super::front::{LIST_WAIT, Shared};
+use super::front::Shared;
 use super::lazy;
 use crate::observe::metrics;
 
@@ -244,7 +244,7 @@ async fn counted(shared: &Shared, parts: &Parts, name: &str, body: &[u8]) -> Opt
         _ => Cow::Borrowed(name),
     };
     let scope = shared.access.scope_of(runtime, Some(parts));
-    match scope.callable(runtime, &name, LIST_WAIT).await {
+    match scope.callable(runtime, &name, shared.list_wait).await {
         Callable::Allowed { record, .. } => {
             Some(Counted { key: (Some(record.server), record.original), shown: record.name })
         }

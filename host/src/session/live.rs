@@ -50,6 +50,7 @@ impl Session {
             credentials: Some(paths.credentials()),
             workspace_root: Some(paths.workspace_root.clone()),
             results_dir: Some(paths.results_dir()),
+            listings_dir: Some(paths.listings_dir()),
             ..options
         };
         let runtime = Runtime::start(resolved, options).await?;

@@ -45,6 +45,8 @@ fn inspector() -> PathBuf {
 /// How a client reaches serve.
 pub enum Via<'a> {
     Stdio(&'a Env),
+    /// Over stdio, with these arguments after `serve`.
+    StdioWith(&'a Env, &'a [&'a str]),
     Http(&'a str),
 }
 
@@ -83,9 +85,13 @@ pub fn py(scenario: &str, via: &Via, extra: &[&str]) -> Value {
             cmd.arg("--url").arg(url);
             None
         }
-        Via::Stdio(env) => {
+        Via::Stdio(env) | Via::StdioWith(env, _) => {
+            let serve_args: &[&str] = match via {
+                Via::StdioWith(_, args) => args,
+                _ => &[],
+            };
             let errlog = env.root().join(format!("serve-{scenario}.stderr"));
-            cmd.arg("--errlog").arg(&errlog).arg("--").args(serve_command(env));
+            cmd.arg("--errlog").arg(&errlog).arg("--").args(serve_command(env)).args(serve_args);
             Some(errlog)
         }
     };
@@ -365,6 +371,9 @@ fn inspector_call(via: &Via, method_args: &[&str], scratch: &Path) -> Value {
     match via {
         Via::Http(url) => cmd.arg(url).args(method_args),
         Via::Stdio(env) => cmd.args(method_args).arg("--").args(serve_command(env)),
+        Via::StdioWith(env, serve_args) => {
+            cmd.args(method_args).arg("--").args(serve_command(env)).args(*serve_args)
+        }
     };
     // The Inspector keeps a catalog under $HOME: a scratch one keeps the tests apart.
     let out = cmd

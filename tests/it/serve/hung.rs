@@ -23,7 +23,8 @@ fn hung(connect_ms: u64) -> Value {
 
 /// The hung server first (so definition order does not help), then a healthy demo-server, then
 /// one that answers `initialize` only after `delay_ms`: after serve's first listings (their wait
-/// ends 2 s after serve started, and over HTTP the client starts after serve), well before the
+/// ends 2 s after serve started under [`LIST_WAIT`], and over HTTP the client starts after
+/// serve), well before the
 /// hung one's 60 s connect timeout, and within rmcp's 10 s `server/discover` wait (a slower
 /// one is connected twice: the last test).
 fn hung_env(delay_ms: &str) -> Env {
@@ -61,6 +62,10 @@ fn check_hung(seen: &Value) {
     assert_eq!(names(&seen["after"]), all, "{seen}");
 }
 
+/// serve's wait for a first listing in these tests: the default (8 s) would race the slow
+/// server's 8 s; the default itself is held to the same guarantee in `first_contact.rs`.
+const LIST_WAIT: [&str; 2] = ["--list-wait", "2s"];
+
 const HUNG_ARGS: [&str; 8] = [
     "--tool",
     "echo",
@@ -75,7 +80,7 @@ const HUNG_ARGS: [&str; 8] = [
 #[test]
 fn serve_answers_at_once_beside_a_hung_server_and_adds_a_slow_one_over_stdio() {
     let env = hung_env("8000");
-    check_hung(&py("hung", &Via::Stdio(&env), &HUNG_ARGS));
+    check_hung(&py("hung", &Via::StdioWith(&env, &LIST_WAIT), &HUNG_ARGS));
 }
 
 #[test]
@@ -83,7 +88,7 @@ fn serve_answers_at_once_beside_a_hung_server_and_adds_a_slow_one_over_http() {
     // Over HTTP serve runs before the client comes: the client starts as soon as serve
     // listens, so the slow server still answers after its first listing (and the 2 s wait).
     let env = hung_env("8000");
-    let serve = ServeHttp::listening(&env);
+    let serve = ServeHttp::listening_on(&env, "127.0.0.1:0", &LIST_WAIT, &[]);
     check_hung(&py("hung", &Via::Http(&serve.url), &HUNG_ARGS));
 }
 

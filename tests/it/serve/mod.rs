@@ -4,6 +4,7 @@
 
 pub(crate) mod clients;
 mod conformance;
+mod first_contact;
 mod front;
 mod http;
 mod hung;

@@ -279,6 +279,8 @@ async fn start_workspace(paths: &Paths) -> Result<Runtime> {
         // Advertised as `serve`, `call` and `tools` do: a server that lists some tools only
         // to clients that can answer questions (server-everything) counts them here too.
         elicitor: Some(Arc::new(TerminalElicitor::new(ElicitPolicy::Ask))),
+        // What it lists is what `serve` then lists at once, before the server is up again.
+        listings_dir: Some(paths.listings_dir()),
         ..Default::default()
     };
     Runtime::start(resolved, options).await

@@ -24,6 +24,7 @@ use crate::runtime::registry::surface::Served;
 use crate::runtime::results::large_results;
 use crate::runtime::results::outcome::{CallError, CallOutcome, parse_arguments};
 use crate::runtime::results::structured_output;
+use crate::runtime::state::Link;
 use crate::runtime::supervisor::{State, Supervisor};
 use crate::runtime::tool_call::CallProgress;
 use crate::trust::confirm_reason;
@@ -52,7 +53,7 @@ pub async fn call(
     }
     let args = parse_arguments(arguments)?;
     let mut watch = Watch::start(supervisor, Kind::Call, name, "", Some(&args));
-    let result = match resolve(supervisor, name, &mut watch) {
+    let result = match resolve(supervisor, name, &mut watch).await {
         Ok(route) => {
             watch.server.clone_from(&route.record.server);
             run(supervisor, route, args, progress, None).await
@@ -82,9 +83,9 @@ pub async fn call_record(
     level: Option<LoggingLevel>,
 ) -> Result<CallOutcome, CallError> {
     let mut watch = Watch::start(supervisor, Kind::Call, &record.name, &record.server, Some(&args));
-    let result = match resolve_record(supervisor, record) {
-        Some(route) => run(supervisor, route, args, progress, level).await,
-        None => Err(CallError::UnknownTool(record.name.clone())),
+    let result = match resolve_record(supervisor, record, &mut watch).await {
+        Ok(route) => run(supervisor, route, args, progress, level).await,
+        Err(e) => Err(e),
     };
     watch.finish_call(&result);
     result
@@ -114,44 +115,121 @@ struct Route {
     confirm: Option<&'static str>,
 }
 
-impl Route {
+/// Where a name or a record stands on the surface now.
+enum Found {
+    /// On a live server: the call can go (boxed: a route is large, the others small).
+    Route(Box<Route>),
+    /// Listed from its server's last-known listing: the call waits for the server, at most
+    /// this long (its `connectMs`).
+    Connecting { server: String, connect: Duration },
+    /// Not on the surface.
+    Missing,
+}
+
+impl Found {
     fn new(state: &State, record: &ToolRecord, served: &Served) -> Self {
+        match Route::new(state, record, served) {
+            Some(route) => Found::Route(Box::new(route)),
+            None => {
+                Found::Connecting { server: served.def.name.clone(), connect: served.def.timeouts.connect }
+            }
+        }
+    }
+}
+
+impl Route {
+    /// `None` while `served` is still connecting (its tools its last-known listing).
+    fn new(state: &State, record: &ToolRecord, served: &Served) -> Option<Self> {
         let confirm = &state.resolved.settings.confirm;
-        Route {
+        Some(Route {
             record: record.clone(),
-            conn: served.conn.clone(),
+            conn: served.conn.clone()?,
             timeout: served.def.timeouts.call,
             roots: served.def.roots.clone(),
             grant: crate::auth::grant(&served.def),
             confirm: confirm_reason(confirm, &record.name, record.tool.annotations.as_ref()),
-        }
+        })
     }
 }
 
-/// The tool named exactly `name` and its server, or why there is none.
-fn resolve(supervisor: &Supervisor, name: &str, watch: &mut Watch) -> Result<Route, CallError> {
-    {
+/// The tool named exactly `name` and its server, or why there is none. A tool listed from its
+/// server's last-known listing waits for the server first (`connecting`).
+async fn resolve(supervisor: &Supervisor, name: &str, watch: &mut Watch) -> Result<Route, CallError> {
+    let find = || {
         let state = supervisor.lock();
-        if let Some((record, served)) = state.registry.route(name) {
-            return Ok(Route::new(&state, record, served));
+        match state.registry.route(name) {
+            Some((record, served)) => Found::new(&state, record, served),
+            None => Found::Missing,
         }
-    }
-    Err(why_not(supervisor, name, watch))
+    };
+    connecting(supervisor, name, watch, find).await
 }
 
 /// `record`'s server, when the surface still holds `record` as it was authorised: the same
 /// name, server, server's own name and annotations (what a policy and a bundle decide on).
-fn resolve_record(supervisor: &Supervisor, record: &ToolRecord) -> Option<Route> {
-    let state = supervisor.lock();
-    let (now, served) = state.registry.route(&record.name)?;
-    let same = now.server == record.server
-        && now.original == record.original
-        && now.tool.annotations == record.tool.annotations;
-    same.then(|| Route::new(&state, now, served))
+/// Otherwise an unknown tool, or, for a tool listed from its server's last-known listing that
+/// the server no longer lists, why.
+async fn resolve_record(
+    supervisor: &Supervisor,
+    record: &ToolRecord,
+    watch: &mut Watch,
+) -> Result<Route, CallError> {
+    let find = || {
+        let state = supervisor.lock();
+        let Some((now, served)) = state.registry.route(&record.name) else { return Found::Missing };
+        let same = now.server == record.server
+            && now.original == record.original
+            && now.tool.annotations == record.tool.annotations;
+        match same {
+            true => Found::new(&state, now, served),
+            false => Found::Missing,
+        }
+    };
+    let found = connecting(supervisor, &record.name, watch, find).await;
+    match found {
+        // The tool is on the surface under that name, but not as authorised.
+        Err(CallError::NoLongerListed { .. }) if supervisor.lock().registry.route(&record.name).is_some() => {
+            Err(CallError::UnknownTool(record.name.clone()))
+        }
+        other => other,
+    }
 }
 
-/// Why `name` is on no route: held by the trust step, its server gone, its server (or any)
-/// not up (`not_up`), or unknown.
+/// `find`'s route; when the tool is listed from its server's last-known listing, `find`'s
+/// route once that server is up (waiting at most its `connectMs`): the call goes to the live
+/// server, as it lists the tool now. A tool it no longer lists is
+/// [`CallError::NoLongerListed`]; a server that failed, or is still connecting after the
+/// wait, [`CallError::NotConnected`].
+async fn connecting(
+    supervisor: &Supervisor,
+    name: &str,
+    watch: &mut Watch,
+    find: impl Fn() -> Found,
+) -> Result<Route, CallError> {
+    match find() {
+        Found::Route(route) => return Ok(*route),
+        Found::Missing => return Err(why_not(supervisor, name, watch)),
+        Found::Connecting { server, connect } => {
+            if !supervisor.wait_for_server(&server, connect).await {
+                watch.server.clone_from(&server);
+                let reason = format!("still connecting after {} ms", connect.as_millis());
+                return Err(CallError::NotConnected { server, reason });
+            }
+        }
+    }
+    match find() {
+        Found::Route(route) => Ok(*route),
+        // Connecting again (a reconnect): not waited for twice.
+        Found::Connecting { server, .. } => {
+            watch.server.clone_from(&server);
+            Err(CallError::NotConnected { server, reason: crate::runtime::CONNECTING.to_string() })
+        }
+        Found::Missing => Err(why_not(supervisor, name, watch)),
+    }
+}
+
+/// Why `name` is on no route: held by the trust step, its server gone, no longer listed by the
+/// server whose last-known listing had it, its server (or any) not up (`not_up`), or unknown.
 fn why_not(supervisor: &Supervisor, name: &str, watch: &mut Watch) -> CallError {
     {
         let state = supervisor.lock();
@@ -163,6 +241,21 @@ fn why_not(supervisor: &Supervisor, name: &str, watch: &mut Watch) -> CallError 
         if let Some((server, reason)) = state.gone.lookup(name) {
             watch.server.clone_from(server);
             return CallError::NotConnected { server: server.clone(), reason: reason.clone() };
+        }
+        if let Some(server) = state.from_history.lookup(name) {
+            let slot = state.slots.iter().find(|s| s.name() == server);
+            match slot.map(|s| &s.link) {
+                Some(Link::Live { .. }) => {
+                    watch.server = server.to_string();
+                    return CallError::NoLongerListed { name: name.to_string(), server: server.to_string() };
+                }
+                Some(Link::Failed(reason)) => {
+                    watch.server = server.to_string();
+                    return CallError::NotConnected { server: server.to_string(), reason: reason.clone() };
+                }
+                // Not defined any more, not active, or connecting again: as any other name.
+                _ => {}
+            }
         }
     }
     match super::not_up::explain(supervisor, name) {

@@ -140,6 +140,7 @@ pub(super) fn call_error_class(e: &CallError) -> &'static str {
     match e {
         CallError::UnknownTool(_) | CallError::UnknownWhileDown { owner: false, .. } => "unknown-tool",
         CallError::UnknownWhileDown { owner: true, .. } => "not-connected",
+        CallError::NoLongerListed { .. } => "no-longer-listed",
         CallError::MissingName => "missing-name",
         CallError::InvalidArguments(_) => "invalid-arguments",
         CallError::NotConnected { .. } => "not-connected",

@@ -19,26 +19,33 @@ use crate::runtime::results::structured_output::OutputChecks;
 use crate::text::clip_foreign;
 use crate::trust::Lock;
 
-/// A connected server's input to the pipeline.
+/// A server's input to the pipeline: a connected one, or one still connecting whose
+/// last-known listing stands in for it (`listing_store.rs`) until it is up.
 pub struct LiveServer {
     /// Index of its slot.
     pub index: usize,
     /// Its definition (as configured).
     pub def: ServerDef,
-    /// Its session: the registry routes its tools' calls here.
-    pub conn: Arc<Connection>,
+    /// Its session: the registry routes its tools' calls here. `None` for a last-known
+    /// listing: its tools are listed, and a call of one waits for the server.
+    pub conn: Option<Arc<Connection>>,
+    /// Its instructions (the trust step reads them).
+    pub instructions: Option<String>,
     /// Its tools as last listed (the input to its tool filter, then the name policy).
     pub tools: Vec<Tool>,
 }
 
 /// What the pipeline decided.
 pub struct Outcome {
-    /// Per live server: slot index, connection generation, tool count or the reason it failed.
+    /// Per live server: slot index, connection generation, tool count or the reason it failed
+    /// (none for a last-known listing: its server's row stays `connecting`).
     pub checked: Vec<(usize, u64, Result<usize, String>)>,
     /// The registry to install in place of the old one, whole.
     pub registry: Registry,
-    /// Per server that passed the collision rules: slot index, connection generation, what
-    /// the trust step held and would record.
+    /// Per live server that passed the collision rules: slot index, connection generation,
+    /// what the trust step held and would record. A last-known listing's tools are held as a
+    /// live listing's would be, but it records no first sight: only what a server lists live
+    /// is pinned.
     pub trust: Vec<(usize, u64, ServerTrust)>,
 }
 
@@ -112,8 +119,9 @@ pub async fn run(
         let mut units = Vec::new();
         for c in &mut candidates {
             if let Ok(records) = &mut c.records {
-                let instructions = c.server.conn.peer.peer_info().and_then(|info| info.instructions.clone());
-                owners.push((c.server.index, c.server.conn.generation, c.server.def.name.clone()));
+                let generation = c.server.conn.as_ref().map(|conn| conn.generation);
+                owners.push((c.server.index, generation, c.server.def.name.clone()));
+                let instructions = c.server.instructions.clone();
                 units.push(Unit { server: &c.server.def.name, instructions, records });
             }
         }
@@ -122,14 +130,16 @@ pub async fn run(
             for held in &verdict.held {
                 registry.hold(&held.name, &server, &held.tool, &held.reason.phrase());
             }
-            trust.push((index, generation, verdict));
+            if let Some(generation) = generation {
+                trust.push((index, generation, verdict));
+            }
         }
     }
 
     // 4. Tool shape, then 5. the registry.
     let mut checked = Vec::with_capacity(candidates.len());
     for Candidate { server, records } in candidates {
-        let generation = server.conn.generation;
+        let generation = server.conn.as_ref().map(|conn| conn.generation);
         let shaped = match records {
             Ok(records) => shape(plugins, &settings.tool_shape, &server.def, records).await,
             Err(e) => Err(e),
@@ -140,10 +150,16 @@ pub async fn run(
                 for record in &mut records {
                     record.output = output_checks.for_tool(&record.server, &record.tool);
                 }
-                checked.push((server.index, generation, Ok(records.len())));
+                if let Some(generation) = generation {
+                    checked.push((server.index, generation, Ok(records.len())));
+                }
                 registry.add_server(server.def, server.conn, records);
             }
-            Err(e) => checked.push((server.index, generation, Err(e))),
+            Err(e) => match generation {
+                Some(generation) => checked.push((server.index, generation, Err(e))),
+                // A last-known listing the rules refuse lists nothing; the live one will say why.
+                None => tracing::debug!(server = %server.def.name, "last-known listing left out: {e}"),
+            },
         }
     }
     let on_surface: Vec<(String, String)> =

@@ -8,13 +8,14 @@ use super::record::ToolRecord;
 use crate::config::ServerDef;
 use crate::runtime::connection::Connection;
 
-/// A connected server whose tools are on the surface: what a call to one of them needs.
+/// A server whose tools are on the surface: what a call to one of them needs.
 #[derive(Clone)]
 pub struct Served {
     /// Its definition (the wire record for other shapes, the call timeout).
     pub def: ServerDef,
-    /// The session calls go out on.
-    pub conn: Arc<Connection>,
+    /// The session calls go out on; `None` while its tools are its last-known listing (the
+    /// server still connecting): a call waits for it.
+    pub conn: Option<Arc<Connection>>,
 }
 
 /// The checked, shaped tool surface: the records in definition order (each server's tools
@@ -41,7 +42,7 @@ pub struct HeldCall {
 
 impl Registry {
     /// Appends one server's records (already shaped); the pipeline calls it in definition order.
-    pub fn add_server(&mut self, def: ServerDef, conn: Arc<Connection>, records: Vec<ToolRecord>) {
+    pub fn add_server(&mut self, def: ServerDef, conn: Option<Arc<Connection>>, records: Vec<ToolRecord>) {
         for record in records {
             self.by_name.insert(record.name.clone(), self.records.len());
             self.records.push(record);

@@ -117,6 +117,20 @@ pub enum CallError {
         /// Why: exit status and stderr, dropped connection, …
         reason: String,
     },
+    /// The tool was listed from its server's last-known listing while the server was still
+    /// connecting, and the server, now up, does not list it (`listing_store.rs`).
+    #[error(
+        "MCP tool {} is no longer listed by server {}: it was listed from the server's last-known \
+         listing, and the server did not list it when it connected; list the tools again",
+        crate::text::escape_line(.name),
+        crate::text::escape_line(.server)
+    )]
+    NoLongerListed {
+        /// The name the caller used.
+        name: String,
+        /// The server whose last-known listing had it.
+        server: String,
+    },
     /// The workspace's trust holds the tool off the surface (its definition changed since it
     /// was pinned in `.toolport/tools.lock`, it is not pinned under `trust: "strict"`, or a
     /// finding at `high`): only a person's `mcp approve` brings it back.

@@ -19,6 +19,7 @@ use crate::runtime::catalog::catalog_list;
 use crate::runtime::catalog::merged::ServerCatalog;
 use crate::runtime::connection::Connection;
 use crate::runtime::event::Event;
+use crate::runtime::listing_store::KnownListing;
 use crate::runtime::progress::{self, Progress};
 use crate::runtime::questions::server_requests::Answers;
 use crate::runtime::state::Link;
@@ -85,6 +86,9 @@ impl Supervisor {
         let events = self.events.clone();
         let answers = self.answers.clone();
         let outcome = open(server, self.plugins.host(), generation, events, answers).await;
+        if let (Ok((conn, tools)), Some(store)) = (&outcome, &self.listings) {
+            store.save(&server.def, &known_listing(&server.def.name, conn, tools));
+        }
         progress::done(bar, name, &outcome.as_ref().map(|(_, tools)| tools.len()).map_err(Clone::clone));
         // Resources and prompts after the tools, so the spinner's outcome is the tools'; a
         // failure here is only a warning (`catalog_list`).
@@ -105,12 +109,22 @@ impl Supervisor {
         let mut state = self.lock();
         if let Some(slot) = state.slots.iter_mut().find(|s| s.name() == name) {
             slot.checked = None;
+            slot.known = None;
             slot.catalog = catalog;
             slot.link = match outcome {
                 Ok((conn, tools)) => Link::Live { conn, tools },
                 Err(reason) => Link::Failed(reason),
             };
         }
+    }
+}
+
+/// What `server` listed live, as its last-known listing keeps it.
+pub(super) fn known_listing(server: &str, conn: &Connection, tools: &[Tool]) -> KnownListing {
+    KnownListing {
+        server: server.to_string(),
+        instructions: conn.peer.peer_info().and_then(|info| info.instructions.clone()),
+        tools: tools.to_vec(),
     }
 }
 

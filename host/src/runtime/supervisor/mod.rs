@@ -21,7 +21,7 @@ pub use lock_file::Approved;
 pub(crate) use lock_file::check_lock;
 pub use lock_file::check_pins_kept;
 
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use futures::future::join_all;
@@ -31,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 use super::catalog::merged::Catalog;
 use super::connection::Connection;
 use super::event::Event;
+use super::listing_store::ListingStore;
 use super::options::RuntimeOptions;
 use super::questions::server_requests::Answers;
 use super::registry::convert::Plugins;
@@ -39,7 +40,7 @@ use super::registry::record::ToolRecord;
 use super::registry::surface::Registry;
 use super::results::large_results;
 use super::results::structured_output::OutputChecks;
-use super::state::{Gone, Link, Slot, live_catalog};
+use super::state::{FromHistory, Gone, Link, Slot, live_catalog};
 use crate::config::{Resolved, Surface};
 use crate::plugin::PluginHost;
 use crate::trust::Lock;
@@ -77,6 +78,11 @@ pub struct Supervisor {
     /// First sights the lock could not be written with (`pins.rs`): kept for the runtime's
     /// life, so a change of such a tool while it runs is still held.
     unsaved: Mutex<Lock>,
+    /// Where each server's listing is recorded as it is listed live (`listing_store.rs`).
+    pub(super) listings: Option<ListingStore>,
+    /// `true` once the surface holds the last-known listings of the servers still connecting
+    /// (at once when there are none): what a listing waits for ([`Supervisor::listable`]).
+    primed: AtomicBool,
 }
 
 /// How often each part of the surface has changed since the runtime started: a client that
@@ -102,6 +108,9 @@ pub struct State {
     pub registry: Registry,
     /// Tools of servers that went away, so a call can say why.
     pub gone: Gone,
+    /// Tools listed from last-known listings, so a call of one its server no longer lists can
+    /// say so.
+    pub from_history: FromHistory,
     /// Every defined server's configured secrets (`trust::secrets`), read once per resolution
     /// rather than on every call: each call's guard asks for them, and reading them expands
     /// every definition's variables.
@@ -137,6 +146,7 @@ impl Supervisor {
             supervisor.connect(&all).await;
             supervisor.rebuild().await;
         }
+        supervisor.primed.store(true, Ordering::SeqCst);
         supervisor.settled.send_replace(true);
         supervisor
     }
@@ -152,11 +162,19 @@ impl Supervisor {
         options: RuntimeOptions,
     ) -> Arc<Supervisor> {
         let supervisor = Self::new(resolved, plugins, options);
+        supervisor.load_known_listings();
         let weak = Arc::downgrade(&supervisor);
         tokio::spawn(async move {
             let Some(supervisor) = weak.upgrade() else { return };
             {
                 let _ops = supervisor.ops.lock().await;
+                // The last-known listings first, through the whole pipeline, so a first
+                // listing can be answered with them while the servers connect.
+                if supervisor.lock().slots.iter().any(|s| s.known.is_some()) {
+                    supervisor.rebuild().await;
+                }
+                supervisor.primed.store(true, Ordering::SeqCst);
+                supervisor.settled.send_modify(|_| {});
                 // A reconcile that came first connected what it changed: only the rest here.
                 let all = supervisor.not_yet_connected();
                 let connecting = async {
@@ -176,6 +194,7 @@ impl Supervisor {
 
     fn new(resolved: Resolved, plugins: PluginHost, options: RuntimeOptions) -> Arc<Supervisor> {
         let (events, rx) = mpsc::unbounded_channel();
+        let listings = options.listings_dir.clone().map(ListingStore::new);
         let slots = resolved.servers.iter().cloned().map(Slot::new).collect();
         let answers = Arc::new(
             Answers::new(options.elicitor.clone(), options.sampler.clone(), options.workspace_root.clone())
@@ -189,6 +208,7 @@ impl Supervisor {
                 slots,
                 registry: Registry::default(),
                 gone: Gone::default(),
+                from_history: FromHistory::default(),
                 secrets: OnceLock::new(),
             }),
             ops: tokio::sync::Mutex::new(()),
@@ -203,9 +223,71 @@ impl Supervisor {
             started: tokio::time::Instant::now(),
             pins: Mutex::new(Lock::default()),
             unsaved: Mutex::new(Lock::default()),
+            listings,
+            primed: AtomicBool::new(false),
         });
         tokio::spawn(event_loop(Arc::downgrade(&supervisor), rx));
         supervisor
+    }
+
+    /// Each active server's last-known listing, when the host starts from them (`serve`).
+    fn load_known_listings(&self) {
+        let Some(store) = self.listings.as_ref().filter(|_| self.options.from_known_listings) else { return };
+        let mut state = self.lock();
+        for slot in state.slots.iter_mut().filter(|s| s.resolved.active()) {
+            slot.known = store.load(&slot.resolved.def);
+        }
+    }
+
+    /// Returns once a listing can be answered without leaving out a server still coming up:
+    /// every active server has connected or failed, or is still connecting with its
+    /// last-known listing on the surface. `serve` bounds it (`--list-wait`).
+    pub async fn listable(&self) {
+        let mut changes = self.settled.subscribe();
+        loop {
+            let settled = *changes.borrow_and_update();
+            if settled || (self.primed.load(Ordering::SeqCst) && self.lock().slots.iter().all(listed_now)) {
+                return;
+            }
+            if changes.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Returns once the last-known listings are on the surface (at once when there are
+    /// none): `serve` waits for it before it answers anyone, so a client's first view already
+    /// holds them, and no `list_changed` tells it of them as of a change.
+    pub async fn primed(&self) {
+        let mut changes = self.settled.subscribe();
+        loop {
+            changes.borrow_and_update();
+            if self.primed.load(Ordering::SeqCst) || changes.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Returns once `server` is no longer connecting (up and checked, failed, or no longer
+    /// defined), or after `bound`: what a call of a tool listed from its last-known listing
+    /// waits for. `true` when it is no longer connecting.
+    pub async fn wait_for_server(&self, server: &str, bound: std::time::Duration) -> bool {
+        let mut changes = self.settled.subscribe();
+        let connecting = |supervisor: &Self| {
+            supervisor.lock().slots.iter().any(|s| s.name() == server && s.still_connecting())
+        };
+        let waiting = async {
+            loop {
+                changes.borrow_and_update();
+                if !connecting(self) {
+                    return;
+                }
+                if changes.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        tokio::time::timeout(bound, waiting).await.is_ok()
     }
 
     /// The servers no connect has been tried for yet (all of them at start).
@@ -302,8 +384,17 @@ impl Supervisor {
                     Link::Live { conn, tools } => Some(LiveServer {
                         index,
                         def: slot.resolved.def.clone(),
-                        conn: conn.clone(),
+                        conn: Some(conn.clone()),
+                        instructions: conn.peer.peer_info().and_then(|info| info.instructions.clone()),
                         tools: tools.clone(),
+                    }),
+                    // Still connecting: its last-known listing stands in, through every step.
+                    Link::Idle if slot.resolved.active() => slot.known.as_ref().map(|known| LiveServer {
+                        index,
+                        def: slot.resolved.def.clone(),
+                        conn: None,
+                        instructions: known.instructions.clone(),
+                        tools: known.tools.clone(),
                     }),
                     _ => None,
                 })
@@ -331,10 +422,13 @@ impl Supervisor {
                 slot.checked = Some(checked);
             }
         }
+        state.from_history.record(&outcome.registry);
         state.registry = outcome.registry;
         drop(state);
         self.settle_trust(outcome.trust);
         self.publish();
+        // Wakes whoever waits for a server or for a listing (`wait_for_server`, `listable`).
+        self.settled.send_modify(|_| {});
     }
 
     /// Every change of the surface from now on, as [`Revision`]s.
@@ -386,4 +480,10 @@ async fn event_loop(supervisor: Weak<Supervisor>, mut rx: mpsc::UnboundedReceive
         let Some(supervisor) = supervisor.upgrade() else { return };
         supervisor.handle(event).await;
     }
+}
+
+/// Whether `slot`'s tools are on the surface as a listing answered now should show them:
+/// inactive, failed, up and checked, or still connecting with a last-known listing.
+fn listed_now(slot: &Slot) -> bool {
+    !slot.still_connecting() || slot.known.is_some()
 }

@@ -30,15 +30,18 @@ impl Supervisor {
                 self.rebuild().await;
             }
             Event::ListChanged { server, generation } => {
-                let (conn, timeout) = {
+                let (conn, def) = {
                     let state = self.lock();
                     let Some(slot) = state.slots.iter().find(|s| s.name() == server) else { return };
                     match slot.conn() {
-                        Some(c) if c.generation == generation => (c.clone(), slot.resolved.def.timeouts.list),
+                        Some(c) if c.generation == generation => (c.clone(), slot.resolved.def.clone()),
                         _ => return,
                     }
                 };
-                let listed = conn.list(timeout).await;
+                let listed = conn.list(def.timeouts.list).await;
+                if let (Ok(tools), Some(store)) = (&listed, &self.listings) {
+                    store.save(&def, &super::connect::known_listing(&server, &conn, tools));
+                }
                 {
                     let mut state = self.lock();
                     let Some(slot) = state.slots.iter_mut().find(|s| s.name() == server) else { return };
