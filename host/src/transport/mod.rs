@@ -14,6 +14,7 @@ mod plugin;
 mod process_group;
 mod stderr_tail;
 mod stdio;
+mod stdout_drain;
 mod wasm;
 
 pub use challenge::login;
@@ -85,6 +86,7 @@ async fn open<H: ClientHandler>(
     match kind {
         TransportKind::Stdio => {
             let (child, stdout, stdin) = stdio::spawn(def).map_err(StartError::other)?;
+            let stdout = stdout_drain::DrainOnDrop::new(stdout);
             let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(stdout, stdin)
                 .with_max_line_length(MAX_STDIO_MESSAGE_BYTES);
             match start.serve(transport).await {

@@ -2,3 +2,4 @@
 //! scope.
 
 mod install;
+mod quick_start;

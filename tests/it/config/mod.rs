@@ -7,5 +7,6 @@ mod env;
 mod files;
 mod grants;
 mod links;
+mod workspace_gitignore;
 mod workspace_owner;
 mod workspace_plugins;
