@@ -105,6 +105,7 @@ fn the_readme_quick_start_runs_as_printed() {
     for expected in [
         "- files | type=stdio | state=connected | workspace=enabled | paused=no | tools=12\n".to_string(),
         "- time | type=stdio | state=connected | workspace=enabled | paused=no | tools=2\n".to_string(),
+        // The project's folder, not the home holding toolport's `~/.toolport`.
         format!("Allowed directories:\n{}\n", project.display()),
         "\"timezone\": \"Europe/Paris\"".to_string(),
         format!("installed: toolport -> {}/.claude.json (claude-code, user scope)\n", user.home.path().display()),
@@ -112,5 +113,46 @@ fn the_readme_quick_start_runs_as_printed() {
         format!("installed: toolport -> {}/.gemini/settings.json (gemini, user scope)\n", user.home.path().display()),
     ] {
         assert!(outputs.contains(&expected), "the quick start lacks {expected:?}:\n{outputs}");
+    }
+
+    // Gemini CLI itself: the entry is there but disabled in an untrusted folder, and connects
+    // once the folder is trusted the way the README says.
+    let entry = format!("toolport: {} serve (stdio)", toolport_path().display());
+    let listed = user.gemini_mcp_list();
+    for expected in [
+        "Warning: MCP servers are configured but disabled because this folder is untrusted.".to_string(),
+        format!("{entry} - Disabled"),
+    ] {
+        assert!(listed.contains(&expected), "gemini mcp list lacks {expected:?}:\n{listed}");
+    }
+    let trusted = serde_json::json!({ project.display().to_string(): "TRUST_FOLDER" });
+    fs::write(user.home.path().join(".gemini/trustedFolders.json"), trusted.to_string())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let listed = user.gemini_mcp_list();
+    assert!(listed.contains(&format!("✓ {entry} - Connected")), "gemini mcp list:\n{listed}");
+}
+
+impl User {
+    /// The real `gemini mcp list` in the project (it lists on stderr): it starts toolport's
+    /// entry to see whether it connects.
+    fn gemini_mcp_list(&self) -> String {
+        static AGENTS: OnceLock<String> = OnceLock::new();
+        let gemini = Path::new(install("peers/install_agents.sh", &AGENTS)).join("node_modules/.bin/gemini");
+        let o = Command::new(gemini)
+            .args(["mcp", "list"])
+            .current_dir(&self.project)
+            .env("HOME", self.home.path())
+            .env("PATH", &self.path)
+            .env("TOOLPORT_CACHE_DIR", shared_cache())
+            .env("NO_COLOR", "1")
+            .env_remove("GEMINI_API_KEY")
+            .env_remove("GEMINI_CLI_TRUST_WORKSPACE")
+            .env_remove("TOOLPORT_HOME")
+            .env_remove("RUST_LOG")
+            .output()
+            .unwrap_or_else(|e| panic!("gemini mcp list: {e}"));
+        let all = format!("{}{}", text(&o.stdout), text(&o.stderr));
+        assert!(o.status.success(), "gemini mcp list:\n{all}");
+        all
     }
 }
