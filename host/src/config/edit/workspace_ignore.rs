@@ -7,11 +7,11 @@
 
 use std::io::{self, Write as _};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, OpenOptions};
 
-use super::write::temp_name;
 use crate::paths::{TOOLS_LOCK_FILE, WORKSPACE_FILE};
 
 /// The ignore file's name in `.toolport/`.
@@ -24,12 +24,13 @@ pub fn ignored_lines() -> [String; 2] {
     [format!("{TOOLS_LOCK_FILE}.lock"), format!("{WORKSPACE_FILE}.lock")]
 }
 
-/// [`ensure`] on the folder at `folder` (the workspace's `.toolport/`). A failure is logged,
-/// never the edit's: the lock still works without the ignore file.
+/// [`ensure`] on the folder at `folder` (the workspace's `.toolport/`). A failure is logged
+/// (at debug: a folder that cannot be written fails the lock file next, with its own words),
+/// never the edit's: the lock works without the ignore file.
 pub fn ensure_at(folder: &Path) {
     let outcome = Dir::open_ambient_dir(folder, ambient_authority()).and_then(|dir| ensure(&dir));
     if let Err(e) = outcome {
-        tracing::warn!("cannot complete {}: {e}", folder.join(GITIGNORE).display());
+        tracing::debug!("cannot complete {}: {e}", folder.join(GITIGNORE).display());
     }
 }
 
@@ -44,7 +45,7 @@ pub fn ensure(dir: &Dir) -> io::Result<()> {
         Err(e) => return Err(e),
     };
     let Some(text) = completed(old.as_deref()) else { return Ok(()) };
-    let tmp = temp_name(GITIGNORE);
+    let tmp = temp_name();
     let written = (|| {
         let mut file = dir.open_with(&tmp, OpenOptions::new().write(true).create_new(true))?;
         file.write_all(text.as_bytes())?;
@@ -58,6 +59,12 @@ pub fn ensure(dir: &Dir) -> io::Result<()> {
         let _ = dir.remove_file(&tmp);
     }
     written
+}
+
+/// A temporary name beside the file, distinct per process and per write.
+fn temp_name() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    format!(".{GITIGNORE}.{}.{}.tmp", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
 }
 
 /// `old` with the missing lines appended (a new file starts with [`HEADER`]); `None` when

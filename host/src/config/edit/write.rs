@@ -232,7 +232,7 @@ pub fn edit_workspace<T>(
         }
     };
     if let Err(e) = super::workspace_ignore::ensure(&dir) {
-        tracing::warn!("cannot complete {}: {e}", root.join(WORKSPACE_DIR).join(".gitignore").display());
+        tracing::debug!("cannot complete {}: {e}", root.join(WORKSPACE_DIR).join(".gitignore").display());
     }
     let lock_name = format!("{WORKSPACE_FILE}.lock");
     let lock = dir
@@ -320,7 +320,7 @@ fn sibling_lock(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
-pub(super) fn temp_name(base: &str) -> String {
+fn temp_name(base: &str) -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     format!(".{base}.{}.{}.tmp", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
 }
