@@ -144,8 +144,7 @@ fn absolute(cwd: &Path, p: &Path) -> PathBuf {
 /// the fallback. Owners are what `stat` says; a folder that cannot be read stops the climb.
 fn find_workspace_root(start: &Path, uid: Option<u32>, home: &Path) -> (PathBuf, Option<String>) {
     let is_home = |marker: &Path| {
-        marker == home
-            || matches!((marker.canonicalize(), home.canonicalize()), (Ok(a), Ok(b)) if a == b)
+        marker == home || matches!((marker.canonicalize(), home.canonicalize()), (Ok(a), Ok(b)) if a == b)
     };
     let fallback = (start.to_path_buf(), None);
     for dir in start.ancestors() {
@@ -153,7 +152,10 @@ fn find_workspace_root(start: &Path, uid: Option<u32>, home: &Path) -> (PathBuf,
         let foreign = if dir == start { None } else { foreign_owner(dir, uid) };
         if let Some(owner) = foreign {
             // Only worth a word if the climb would have found a workspace beyond this point.
-            return match dir.ancestors().find(|d| d.join(WORKSPACE_DIR).is_dir() && !is_home(&d.join(WORKSPACE_DIR))) {
+            return match dir
+                .ancestors()
+                .find(|d| d.join(WORKSPACE_DIR).is_dir() && !is_home(&d.join(WORKSPACE_DIR)))
+            {
                 Some(found) => (start.to_path_buf(), Some(skipped(found, dir, owner, uid))),
                 None => fallback,
             };
@@ -230,14 +232,20 @@ mod tests {
         let nested = tmp.path().join("a/b/c");
         std::fs::create_dir_all(&nested)?;
         std::fs::create_dir_all(tmp.path().join("a/.toolport"))?;
-        assert_eq!(find_workspace_root(&nested, current_uid(), Path::new("/nowhere/.toolport")), (tmp.path().join("a"), None));
+        assert_eq!(
+            find_workspace_root(&nested, current_uid(), Path::new("/nowhere/.toolport")),
+            (tmp.path().join("a"), None)
+        );
         Ok(())
     }
 
     #[test]
     fn workspace_root_falls_back_to_start() -> Result<()> {
         let tmp = tempfile::tempdir()?;
-        assert_eq!(find_workspace_root(tmp.path(), current_uid(), Path::new("/nowhere/.toolport")), (tmp.path().to_path_buf(), None));
+        assert_eq!(
+            find_workspace_root(tmp.path(), current_uid(), Path::new("/nowhere/.toolport")),
+            (tmp.path().to_path_buf(), None)
+        );
         Ok(())
     }
 

@@ -61,7 +61,10 @@ fn the_demo_leaves_the_users_home_as_it_was() {
         }
         std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
     };
-    write(".toolport/mcp.json", r#"{"mcpServers": {"files": {"type": "stdio", "command": "my-files-server"}}}"#);
+    write(
+        ".toolport/mcp.json",
+        r#"{"mcpServers": {"files": {"type": "stdio", "command": "my-files-server"}}}"#,
+    );
     write(".toolport/audit/calls.jsonl", "{\"mine\": 1}\n");
     write(".toolport/audit/decisions.jsonl", "{\"mine\": 2}\n");
     write("project/.toolport/workspace.json", r#"{"enabledMcpServers": ["files"]}"#);

@@ -28,7 +28,11 @@ impl<R: AsyncRead + Unpin + Send + 'static> DrainOnDrop<R> {
 }
 
 impl<R: AsyncRead + Unpin + Send + 'static> AsyncRead for DrainOnDrop<R> {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
         match self.get_mut().inner.as_mut() {
             Some(inner) => Pin::new(inner).poll_read(cx, buf),
             None => Poll::Ready(Ok(())),

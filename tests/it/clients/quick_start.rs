@@ -18,7 +18,8 @@ use crate::support::peers::{install, node};
 fn quick_start() -> Vec<String> {
     let readme = Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md");
     let text = fs::read_to_string(&readme).unwrap_or_else(|e| panic!("{}: {e}", readme.display()));
-    let begin = text.find("<!-- quickstart:begin -->").unwrap_or_else(|| panic!("no quickstart:begin marker"));
+    let begin =
+        text.find("<!-- quickstart:begin -->").unwrap_or_else(|| panic!("no quickstart:begin marker"));
     let end = text.find("<!-- quickstart:end -->").unwrap_or_else(|| panic!("no quickstart:end marker"));
     let block = text.get(begin..end).unwrap_or_default();
     block.lines().filter(|l| l.starts_with("toolport ")).map(str::to_string).collect()
@@ -42,7 +43,11 @@ fn shims(dir: &Path) {
         fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
         fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap_or_else(|e| panic!("{e}"));
     };
-    script("npx", "@modelcontextprotocol/server-filesystem", format!("'{}' '{}'", node().display(), filesystem.display()));
+    script(
+        "npx",
+        "@modelcontextprotocol/server-filesystem",
+        format!("'{}' '{}'", node().display(), filesystem.display()),
+    );
     script("uvx", "mcp-server-time", format!("'{}'", time.display()));
 }
 
@@ -108,9 +113,18 @@ fn the_readme_quick_start_runs_as_printed() {
         // The project's folder, not the home holding toolport's `~/.toolport`.
         format!("Allowed directories:\n{}\n", project.display()),
         "\"timezone\": \"Europe/Paris\"".to_string(),
-        format!("installed: toolport -> {}/.claude.json (claude-code, user scope)\n", user.home.path().display()),
-        format!("installed: toolport -> {}/.codex/config.toml (codex, user scope)\n", user.home.path().display()),
-        format!("installed: toolport -> {}/.gemini/settings.json (gemini, user scope)\n", user.home.path().display()),
+        format!(
+            "installed: toolport -> {}/.claude.json (claude-code, user scope)\n",
+            user.home.path().display()
+        ),
+        format!(
+            "installed: toolport -> {}/.codex/config.toml (codex, user scope)\n",
+            user.home.path().display()
+        ),
+        format!(
+            "installed: toolport -> {}/.gemini/settings.json (gemini, user scope)\n",
+            user.home.path().display()
+        ),
     ] {
         assert!(outputs.contains(&expected), "the quick start lacks {expected:?}:\n{outputs}");
     }

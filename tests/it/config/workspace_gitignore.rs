@@ -62,7 +62,8 @@ fn a_users_own_gitignore_keeps_its_lines_and_gets_the_missing_ones() {
     let dir = env.root().join(".toolport");
     fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
     // Committed without the lock files' lines, and a line of the user's own, unterminated.
-    fs::write(dir.join(".gitignore"), "# mine\nscratch.json\nworkspace.json.lock").unwrap_or_else(|e| panic!("{e}"));
+    fs::write(dir.join(".gitignore"), "# mine\nscratch.json\nworkspace.json.lock")
+        .unwrap_or_else(|e| panic!("{e}"));
     fs::write(dir.join("scratch.json"), "{}").unwrap_or_else(|e| panic!("{e}"));
     git(env.root(), &["add", ".toolport/.gitignore"]);
     git(env.root(), &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "mine"]);

@@ -17,7 +17,8 @@ use crate::paths::{TOOLS_LOCK_FILE, WORKSPACE_FILE};
 /// The ignore file's name in `.toolport/`.
 const GITIGNORE: &str = ".gitignore";
 /// The comment written above the lines of a new file.
-const HEADER: &str = "# toolport's lock files: each machine's own (the rest of .toolport/ is meant to be committed)";
+const HEADER: &str =
+    "# toolport's lock files: each machine's own (the rest of .toolport/ is meant to be committed)";
 
 /// The lines `.toolport/.gitignore` must have: one per lock file toolport makes there.
 pub fn ignored_lines() -> [String; 2] {
@@ -93,7 +94,10 @@ mod tests {
 
     #[test]
     fn a_new_file_names_both_lock_files_under_a_comment() {
-        assert_eq!(completed(None).as_deref(), Some(format!("{HEADER}\ntools.lock.lock\nworkspace.json.lock\n").as_str()));
+        assert_eq!(
+            completed(None).as_deref(),
+            Some(format!("{HEADER}\ntools.lock.lock\nworkspace.json.lock\n").as_str())
+        );
     }
 
     #[test]
