@@ -54,7 +54,7 @@ impl Paths {
         };
         let (workspace_root, skipped) = match workspace {
             Some(w) => (absolute(&cwd, w), None),
-            None => find_workspace_root(&cwd, current_uid()),
+            None => find_workspace_root(&cwd, current_uid(), &home),
         };
         Ok((Self { home, workspace_root }, skipped))
     }
@@ -140,24 +140,33 @@ fn absolute(cwd: &Path, p: &Path) -> PathBuf {
 }
 
 /// The nearest ancestor of `start` (itself included) that holds a `.toolport/` folder, and
-/// the message for a `.toolport/` the climb refused. Like git's `safe.directory`, the climb
+/// the message for a `.toolport/` the climb refused. toolport's own home (`~/.toolport`, the
+/// same name) is no workspace: taken for one, every project under `$HOME` without its own
+/// `.toolport/` became the home folder itself, `mcp enable` wrote `~/.toolport/workspace.json`
+/// and a server offered the workspace as its root was given the whole home. Like git's `safe.directory`, the climb
 /// trusts only folders owned by `uid`: it never passes a folder owned by someone else (another
 /// user's `/tmp/.toolport` must not become your workspace), and a `.toolport/` owned by
 /// someone else is not used. `start` itself is where the user chose to be, so it is always
 /// the fallback. Owners are what `stat` says; a folder that cannot be read stops the climb.
-fn find_workspace_root(start: &Path, uid: Option<u32>) -> (PathBuf, Option<String>) {
+fn find_workspace_root(start: &Path, uid: Option<u32>, home: &Path) -> (PathBuf, Option<String>) {
+    let is_home = |marker: &Path| {
+        marker == home || matches!((marker.canonicalize(), home.canonicalize()), (Ok(a), Ok(b)) if a == b)
+    };
     let fallback = (start.to_path_buf(), None);
     for dir in start.ancestors() {
         let marker = dir.join(WORKSPACE_DIR);
         let foreign = if dir == start { None } else { foreign_owner(dir, uid) };
         if let Some(owner) = foreign {
             // Only worth a word if the climb would have found a workspace beyond this point.
-            return match dir.ancestors().find(|d| d.join(WORKSPACE_DIR).is_dir()) {
+            return match dir
+                .ancestors()
+                .find(|d| d.join(WORKSPACE_DIR).is_dir() && !is_home(&d.join(WORKSPACE_DIR)))
+            {
                 Some(found) => (start.to_path_buf(), Some(skipped(found, dir, owner, uid))),
                 None => fallback,
             };
         }
-        if marker.is_dir() {
+        if marker.is_dir() && !is_home(&marker) {
             return match foreign_owner(&marker, uid) {
                 Some(owner) => (start.to_path_buf(), Some(skipped(dir, &marker, owner, uid))),
                 None => (dir.to_path_buf(), None),
@@ -229,14 +238,20 @@ mod tests {
         let nested = tmp.path().join("a/b/c");
         std::fs::create_dir_all(&nested)?;
         std::fs::create_dir_all(tmp.path().join("a/.toolport"))?;
-        assert_eq!(find_workspace_root(&nested, current_uid()), (tmp.path().join("a"), None));
+        assert_eq!(
+            find_workspace_root(&nested, current_uid(), Path::new("/nowhere/.toolport")),
+            (tmp.path().join("a"), None)
+        );
         Ok(())
     }
 
     #[test]
     fn workspace_root_falls_back_to_start() -> Result<()> {
         let tmp = tempfile::tempdir()?;
-        assert_eq!(find_workspace_root(tmp.path(), current_uid()), (tmp.path().to_path_buf(), None));
+        assert_eq!(
+            find_workspace_root(tmp.path(), current_uid(), Path::new("/nowhere/.toolport")),
+            (tmp.path().to_path_buf(), None)
+        );
         Ok(())
     }
 
@@ -248,7 +263,7 @@ mod tests {
         std::fs::create_dir_all(tmp.path().join(".toolport"))?;
         // Pretend to be someone who owns none of it: the climb must not leave `start`.
         let other = current_uid().map(|u| u.wrapping_add(1));
-        let (root, skipped) = find_workspace_root(&nested, other);
+        let (root, skipped) = find_workspace_root(&nested, other, Path::new("/nowhere/.toolport"));
         assert_eq!(root, nested);
         let a = tmp.path().join("a");
         let expected = format!(
@@ -260,6 +275,24 @@ mod tests {
             tmp.path().display()
         );
         assert_eq!(skipped, Some(expected));
+        Ok(())
+    }
+
+    #[test]
+    fn toolports_own_home_is_no_workspace() -> Result<()> {
+        let tmp = tempfile::tempdir()?;
+        let project = tmp.path().join("my-project");
+        std::fs::create_dir_all(&project)?;
+        std::fs::create_dir_all(tmp.path().join(".toolport"))?;
+        let home = tmp.path().join(".toolport");
+        assert_eq!(find_workspace_root(&project, current_uid(), &home), (project.clone(), None));
+        // In the home's own parent there is nothing else to be: that folder, as before.
+        assert_eq!(find_workspace_root(tmp.path(), current_uid(), &home), (tmp.path().to_path_buf(), None));
+        // A project's own `.toolport/` is found as ever.
+        std::fs::create_dir_all(project.join(".toolport"))?;
+        let nested = project.join("src");
+        std::fs::create_dir_all(&nested)?;
+        assert_eq!(find_workspace_root(&nested, current_uid(), &home), (project, None));
         Ok(())
     }
 

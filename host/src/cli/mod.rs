@@ -335,6 +335,11 @@ async fn next(stream: &mut Option<tokio::signal::unix::Signal>) {
 }
 
 async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+    // The tour keeps to a home and workspace of its own: nothing of the user's is read, and
+    // nothing but the shared compiled cache is written (no audit lines, decisions or pins).
+    if let Command::Demo(args) = cli.command {
+        return tools::run_demo(args).await;
+    }
     let (paths, skipped) = Paths::locate(cli.home.as_deref(), cli.workspace.as_deref())?;
     if let Some(message) = skipped {
         eprintln!("Warning: {message}");
@@ -370,8 +375,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Policy(args) => policy::run(&paths, args).await,
         Command::Workspace(args) => workspace::run(&paths, args).await,
         Command::Install(args) => install::run(&paths, args).await,
-        Command::Demo(args) => tools::run_demo(args).await,
-        Command::DemoServer(_) => unreachable!("handled above"),
+        Command::Demo(_) | Command::DemoServer(_) => unreachable!("handled above"),
     }
 }
 

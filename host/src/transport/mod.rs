@@ -14,6 +14,7 @@ mod plugin;
 mod process_group;
 mod stderr_tail;
 mod stdio;
+mod stdout_drain;
 mod stdout_noise;
 mod wasm;
 
@@ -91,7 +92,9 @@ async fn open<H: ClientHandler>(
     match kind {
         TransportKind::Stdio => {
             let (child, stdout, stdin) = stdio::spawn(def).map_err(StartError::other)?;
-            let stdout = stdout_noise::Sieve::new(stdout, def, noise.clone());
+            // Drained after the transport lets go (the server may still be writing as it exits),
+            // and sifted for lines that are not JSON-RPC while it is read.
+            let stdout = stdout_noise::Sieve::new(stdout_drain::DrainOnDrop::new(stdout), def, noise.clone());
             let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(stdout, stdin)
                 .with_max_line_length(MAX_STDIO_MESSAGE_BYTES);
             match start.serve(transport).await {

@@ -32,6 +32,9 @@ pub const SIGNAL_TERM_GRACE: Duration = Duration::from_millis(100);
 
 /// Process groups started by this process and not yet known to be empty.
 static LIVE: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+/// Woken each time a group leaves [`LIVE`], so [`end_all`] waits for servers leaving on their
+/// own without polling.
+static LEFT: tokio::sync::Notify = tokio::sync::Notify::const_new();
 
 /// Sets `cmd` up to start a new process group (its id is the child's pid) and, on Linux, to
 /// receive SIGKILL when toolport dies without closing it (killed with SIGKILL, a crash).
@@ -97,6 +100,7 @@ impl Drop for Group {
         if let Ok(mut live) = LIVE.lock() {
             live.remove(&self.id);
         }
+        LEFT.notify_waiters();
     }
 }
 
@@ -109,10 +113,19 @@ const OWN_EXIT_GRACE: Duration = Duration::from_millis(500);
 /// SIGTERM): first [`OWN_EXIT_GRACE`] for servers to exit by themselves, then the rest all at
 /// once, so the whole wait is one `TERM_GRACE` more at most.
 pub async fn end_all() {
-    let deadline = tokio::time::Instant::now() + OWN_EXIT_GRACE;
-    while LIVE.lock().is_ok_and(|live| !live.is_empty()) && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(PROBE_EVERY).await;
-    }
+    let all_left = async {
+        loop {
+            // Registered before LIVE is read, so a group leaving in between still wakes it.
+            let left = LEFT.notified();
+            tokio::pin!(left);
+            left.as_mut().enable();
+            if LIVE.lock().map_or(true, |live| live.is_empty()) {
+                return;
+            }
+            left.await;
+        }
+    };
+    let _ = tokio::time::timeout(OWN_EXIT_GRACE, all_left).await;
     let groups: Vec<i32> =
         LIVE.lock().map(|mut live| std::mem::take(&mut *live).into_iter().collect()).unwrap_or_default();
     futures::future::join_all(groups.into_iter().map(|id| end_group(id, None, TERM_GRACE))).await;
@@ -149,9 +162,15 @@ async fn end_group(id: i32, mut child: Option<&mut Child>, grace: Duration) {
         if !signalled {
             let _ = killpg(group, Signal::SIGTERM);
             signalled = true;
+            // The leader is ours to wait for: its exit wakes us, no probing while it lives.
+            if let Some(c) = child.as_deref_mut() {
+                let _ = tokio::time::timeout_at(deadline, c.wait()).await;
+                continue;
+            }
         } else if tokio::time::Instant::now() >= deadline {
             break;
         }
+        // Helpers of a group whose leader is gone (or not ours) can only be probed.
         tokio::time::sleep(PROBE_EVERY).await;
     }
     let _ = killpg(group, Signal::SIGKILL);

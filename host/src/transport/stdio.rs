@@ -26,9 +26,15 @@ pub(super) const MAX_STDIO_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 /// "connection closed"; one that is still running gets rmcp's reason instead.
 pub(super) const HANDSHAKE_EXIT_WAIT: Duration = Duration::from_millis(300);
 
-/// How long a closed server gets to exit on its own (its stdin is closed) before its group is
-/// sent SIGTERM.
-const EXIT_GRACE: Duration = Duration::from_millis(500);
+/// How long a closed server gets to exit on its own (its stdin is closed, its stdout still
+/// read) before its group is sent SIGTERM; its exit ends the wait at once. A Node server that
+/// is idle leaves 12–18 ms after its stdin closes; one with something pending does not leave
+/// by itself at all (server-everything and server-filesystem wait up to 60 s for the answer to
+/// the `roots/list` they send 350 ms after `initialized`), and the Python SDK's servers take
+/// ~450 ms to tear down after they have stopped reading. Past this, SIGTERM (which they all
+/// obey at once) is the reasonable end the MCP stdio shutdown allows, and a command is not
+/// kept waiting after its work is done.
+const EXIT_GRACE: Duration = Duration::from_millis(100);
 /// What a child started with `"inheritEnv": false` keeps of toolport's environment: enough
 /// to find programs, a home, a locale and a terminal type, and nothing that may hold a
 /// secret (tokens live in variables of every other name).

@@ -3,3 +3,4 @@
 
 mod codex;
 mod install;
+mod quick_start;

@@ -8,5 +8,6 @@ mod files;
 mod grants;
 mod links;
 mod server_fields;
+mod workspace_gitignore;
 mod workspace_owner;
 mod workspace_plugins;

@@ -179,3 +179,27 @@ async fn a_killed_toolport_takes_its_servers_with_it() {
     // The parent-death signal reaches the server itself; its helper is its own business then.
     assert!(eventually(BOUND, || !alive(pids.server)).await, "server {} outlived toolport", pids.server);
 }
+
+/// A well-behaved server is let go the way the MCP stdio shutdown asks (its stdin closed, its
+/// exit waited for) with its stdout still read: server-everything writes as it leaves, and used
+/// to die of `EPIPE` on a pipe toolport had already dropped (Node's `write EPIPE`, `write after
+/// end`, in its stderr at `-vv`). Repeated, since the race was lost only some of the time.
+#[test]
+fn mcp_list_lets_server_everything_exit_without_epipe() {
+    let env = Env::new();
+    crate::support::runtime::write_config(
+        &env,
+        serde_json::json!({ "everything": crate::support::peers::everything_stdio() }),
+        &["everything"],
+        serde_json::json!({}),
+    );
+    for _ in 0..3 {
+        let out = env.cmd(["-vv", "mcp", "list"]).output().unwrap_or_else(|e| panic!("mcp list: {e}"));
+        let (text, log) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "{text}\n{log}");
+        assert!(text.contains("- everything | type=stdio | state=connected"), "{text}\n{log}");
+        for noise in ["EPIPE", "write after end"] {
+            assert!(!log.contains(noise), "{noise} in the log of mcp list:\n{log}");
+        }
+    }
+}

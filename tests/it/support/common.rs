@@ -197,6 +197,17 @@ impl Piped {
 }
 
 /// The built `toolport` binary. `cargo test --workspace` builds it before running this crate.
+/// The shared compiled cache of the built-ins this test run uses (`$TOOLPORT_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/toolport`, else `~/.cache/toolport`), for a test that moves `HOME`: passed
+/// as `TOOLPORT_CACHE_DIR`, it keeps the built-ins compiled instead of compiling them cold.
+pub fn shared_cache() -> PathBuf {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    var("TOOLPORT_CACHE_DIR")
+        .or_else(|| var("XDG_CACHE_HOME").filter(|d| d.is_absolute()).map(|d| d.join("toolport")))
+        .or_else(|| var("HOME").map(|h| h.join(".cache/toolport")))
+        .unwrap_or_else(|| std::env::temp_dir().join("toolport-cache"))
+}
+
 pub fn toolport() -> Command {
     Command::new(toolport_path())
 }

@@ -55,6 +55,9 @@ pub fn edit_store<T>(
 pub enum LockAt<'a> {
     /// `<file>.lock` beside the file: toolport's own files.
     Beside,
+    /// `<file>.lock` beside a file of the workspace's `.toolport/` (`tools.lock`), a folder
+    /// meant to be committed: its `.gitignore` is completed to name the lock file first.
+    BesideInWorkspace,
     /// In this folder, named after the file's real path: another program's file (a client's
     /// config in `$HOME` or a project), where a lock file beside it would be litter, or get
     /// committed with the project.
@@ -108,6 +111,10 @@ impl FileLock {
             .with_context(|| format!("cannot create {}", folder(&target).display()))?;
         let lock_path = match lock_at {
             LockAt::Beside => sibling_lock(&target),
+            LockAt::BesideInWorkspace => {
+                super::workspace_ignore::ensure_at(folder(&target));
+                sibling_lock(&target)
+            }
             LockAt::In(locks) => {
                 fs::create_dir_all(locks).with_context(|| format!("cannot create {}", locks.display()))?;
                 locks.join(hashed_lock_name(&target))
@@ -224,6 +231,9 @@ pub fn edit_workspace<T>(
                 .ok_or_else(|| ConfigError(format!("cannot create {}", root.join(WORKSPACE_DIR).display())))?
         }
     };
+    if let Err(e) = super::workspace_ignore::ensure(&dir) {
+        tracing::debug!("cannot complete {}: {e}", root.join(WORKSPACE_DIR).join(".gitignore").display());
+    }
     let lock_name = format!("{WORKSPACE_FILE}.lock");
     let lock = dir
         .open_with(&lock_name, cap_std::fs::OpenOptions::new().create(true).truncate(false).write(true))

@@ -54,7 +54,7 @@ pub fn check_pins_kept(resolved: &Resolved) -> Result<(), ConfigError> {
     }
     let folder = path.parent().unwrap_or(&path);
     let probe = || -> Result<(), String> {
-        let _lock = FileLock::acquire(&path, LockAt::Beside).map_err(|e| format!("{e:#}"))?;
+        let _lock = FileLock::acquire(&path, LockAt::BesideInWorkspace).map_err(|e| format!("{e:#}"))?;
         tempfile::NamedTempFile::new_in(folder).map_err(|e| {
             format!("cannot create a temporary file in {}: {}", folder.display(), without_path(&e))
         })?;

@@ -127,7 +127,7 @@ impl Supervisor {
         let Some(path) = path else {
             return Ok(edit(&mut known));
         };
-        let (out, lock) = edit_text(&path, LockAt::Beside, |path, text| {
+        let (out, lock) = edit_text(&path, LockAt::BesideInWorkspace, |path, text| {
             let mut lock = Lock::parse(path, text.unwrap_or(""))?;
             let before = lock.clone();
             let out = edit(&mut lock);
