@@ -44,6 +44,7 @@ impl ServerDef {
             None
         };
         Ok(ServerDef {
+            sandbox: None,
             name: name.to_string(),
             transport,
             url: fields.string(key::URL)?,
