@@ -117,28 +117,36 @@ struct Proxy {
 /// The accept loop. Connections live in a `JoinSet`, so they end with this task.
 async fn serve(listener: TcpListener, proxy: Arc<Proxy>, stop: CancellationToken) {
     let mut connections = JoinSet::new();
+    // Whether the last accept ran out of resources: warned once per spell, not every pause.
+    let mut starved = false;
     loop {
-        tokio::select! {
+        let accepted = tokio::select! {
             () = stop.cancelled() => break,
-            Some(_) = connections.join_next(), if !connections.is_empty() => {}
-            accepted = listener.accept(), if connections.len() < MAX_CONNECTIONS => match accepted {
-                Ok((stream, _)) => {
-                    connections.spawn(handle(stream, proxy.clone()));
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
+            accepted = listener.accept(), if connections.len() < MAX_CONNECTIONS => accepted,
+        };
+        let e = match accepted {
+            Ok((stream, _)) => {
+                starved = false;
+                connections.spawn(handle(stream, proxy.clone()));
+                continue;
+            }
+            Err(e) => e,
+        };
+        match accept_error(&e) {
+            AcceptError::Passing => {}
+            AcceptError::OutOfResources => {
+                if !std::mem::replace(&mut starved, true) {
+                    tracing::warn!(server = %proxy.server, "the egress proxy cannot accept connections now: {e}");
                 }
-                Err(e) => match accept_error(&e) {
-                    AcceptError::Passing => {}
-                    AcceptError::OutOfResources => {
-                        tracing::warn!(server = %proxy.server, "the egress proxy cannot accept a connection now: {e}");
-                        tokio::select! {
-                            () = stop.cancelled() => break,
-                            () = tokio::time::sleep(ACCEPT_BACKOFF) => {}
-                        }
-                    }
-                    AcceptError::Fatal => {
-                        tracing::warn!(server = %proxy.server, "the egress proxy's listener failed: {e}");
-                        break;
-                    }
-                },
+                tokio::select! {
+                    () = stop.cancelled() => break,
+                    () = tokio::time::sleep(ACCEPT_BACKOFF) => {}
+                }
+            }
+            AcceptError::Fatal => {
+                tracing::warn!(server = %proxy.server, "the egress proxy's listener failed: {e}");
+                break;
             }
         }
     }
@@ -165,7 +173,9 @@ fn accept_error(e: &io::Error) -> AcceptError {
     }
     let exhausted = [Errno::MFILE, Errno::NFILE, Errno::NOBUFS, Errno::NOMEM];
     match e.raw_os_error() {
-        Some(code) if exhausted.iter().any(|errno| errno.raw_os_error() == code) => AcceptError::OutOfResources,
+        Some(code) if exhausted.iter().any(|errno| errno.raw_os_error() == code) => {
+            AcceptError::OutOfResources
+        }
         _ => AcceptError::Fatal,
     }
 }
@@ -200,7 +210,11 @@ struct Dest {
 impl Dest {
     /// The host as a URL writes it: an IPv6 literal in brackets.
     fn shown_host(&self) -> Cow<'_, str> {
-        if self.host.contains(':') { Cow::Owned(format!("[{}]", self.host)) } else { Cow::Borrowed(&self.host) }
+        if self.host.contains(':') {
+            Cow::Owned(format!("[{}]", self.host))
+        } else {
+            Cow::Borrowed(&self.host)
+        }
     }
 
     /// `scheme://host:port`, the form of a grant and of a refusal.
@@ -223,8 +237,7 @@ type Malformed = &'static str;
 
 const MALFORMED_HEAD: Malformed = "toolport sandbox: malformed request head";
 const OVERSIZED_HEAD: Malformed = "toolport sandbox: request head over 16 KiB";
-const ONLY_PROXY_FORMS: Malformed =
-    "toolport sandbox: this proxy takes only absolute-form requests (GET http://host/path) or CONNECT host:port";
+const ONLY_PROXY_FORMS: Malformed = "toolport sandbox: this proxy takes only absolute-form requests (GET http://host/path) or CONNECT host:port";
 const HTTPS_NOT_ABSOLUTE: Malformed =
     "toolport sandbox: send https through a tunnel (CONNECT host:443), not as an absolute-form request";
 const BAD_DESTINATION: Malformed =
@@ -258,13 +271,13 @@ async fn handle(mut client: TcpStream, proxy: Arc<Proxy>) {
         Request::Tunnel(dest) => {
             let Some(upstream) = proxy.open(&mut client, &TUNNEL_SCHEMES, &dest, tunnel_scheme(&dest)).await
             else {
-                return answer_later(client).await;
+                return close_after_answer(client).await;
             };
             let _ = tunnel(client, upstream, &early).await;
         }
         Request::Plain { dest, head } => {
             let Some(mut upstream) = proxy.open(&mut client, &["http"], &dest, "http").await else {
-                return answer_later(client).await;
+                return close_after_answer(client).await;
             };
             if upstream.write_all(&head).await.is_ok() && upstream.write_all(&early).await.is_ok() {
                 relay_one_exchange(client, upstream).await;
@@ -329,7 +342,8 @@ impl Proxy {
 /// [`CONNECT_TIMEOUT`]; the error is the reason a person reads in the `502`.
 async fn connect(dest: &Dest) -> Result<TcpStream, String> {
     let attempt = async {
-        let addrs = tokio::net::lookup_host((dest.host.as_str(), dest.port)).await.map_err(|e| e.to_string())?;
+        let addrs =
+            tokio::net::lookup_host((dest.host.as_str(), dest.port)).await.map_err(|e| e.to_string())?;
         let mut last = None;
         for addr in addrs {
             match TcpStream::connect(addr).await {
@@ -380,12 +394,14 @@ fn parse_head(head: &[u8]) -> Result<Request, Malformed> {
     let request_line = lines.next().ok_or(MALFORMED_HEAD)?;
     let headers: Vec<(&str, &str)> = lines.map(header).collect::<Result<_, _>>()?;
     let mut parts = request_line.split(' ');
-    let (Some(method), Some(target), Some(version), None) = (parts.next(), parts.next(), parts.next(), parts.next())
+    let (Some(method), Some(target), Some(version), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
     else {
         return Err(MALFORMED_HEAD);
     };
     let version_ok = version == "HTTP/1.1" || version == "HTTP/1.0";
-    if !is_token(method) || !version_ok || target.is_empty() || !target.bytes().all(|b| b.is_ascii_graphic()) {
+    if !is_token(method) || !version_ok || target.is_empty() || !target.bytes().all(|b| b.is_ascii_graphic())
+    {
         return Err(MALFORMED_HEAD);
     }
     if method == "CONNECT" {
@@ -433,7 +449,8 @@ fn authority(text: &str, default_port: Option<u16>) -> Result<Dest, Malformed> {
         Some(v6) => {
             let (ip, after) = v6.split_once(']').ok_or(BAD_DESTINATION)?;
             let ip: Ipv6Addr = ip.parse().map_err(|_| BAD_DESTINATION)?;
-            let port = if after.is_empty() { None } else { Some(after.strip_prefix(':').ok_or(BAD_DESTINATION)?) };
+            let port =
+                if after.is_empty() { None } else { Some(after.strip_prefix(':').ok_or(BAD_DESTINATION)?) };
             (ip.to_string(), port)
         }
         None => {
@@ -464,7 +481,9 @@ fn authority(text: &str, default_port: Option<u16>) -> Result<Dest, Malformed> {
 /// and `Connection: close`, so the destination ends the exchange after one answer.
 fn origin_form(method: &str, path: &str, version: &str, dest: &Dest, headers: &[(&str, &str)]) -> Vec<u8> {
     let mut dropped: Vec<String> =
-        ["host", "connection", "proxy-connection", "proxy-authorization", "keep-alive"].map(String::from).into();
+        ["host", "connection", "proxy-connection", "proxy-authorization", "keep-alive"]
+            .map(String::from)
+            .into();
     for (name, value) in headers {
         if name.eq_ignore_ascii_case("connection") || name.eq_ignore_ascii_case("proxy-connection") {
             dropped.extend(value.split(',').map(|t| t.trim().to_ascii_lowercase()).filter(|t| !t.is_empty()));
@@ -499,14 +518,16 @@ async fn relay_one_exchange(mut client: TcpStream, mut upstream: TcpStream) {
     let (client_read, mut client_write) = client.split();
     let (upstream_read, mut upstream_write) = upstream.split();
     let request = async {
-        let _ = tokio::io::copy_buf(&mut BufReader::with_capacity(COPY_BUFFER, client_read), &mut upstream_write)
-            .await;
+        let _ =
+            tokio::io::copy_buf(&mut BufReader::with_capacity(COPY_BUFFER, client_read), &mut upstream_write)
+                .await;
         let _ = upstream_write.shutdown().await;
         std::future::pending::<()>().await;
     };
     let reply = async {
-        let _ = tokio::io::copy_buf(&mut BufReader::with_capacity(COPY_BUFFER, upstream_read), &mut client_write)
-            .await;
+        let _ =
+            tokio::io::copy_buf(&mut BufReader::with_capacity(COPY_BUFFER, upstream_read), &mut client_write)
+                .await;
         let _ = client_write.shutdown().await;
     };
     tokio::select! {
@@ -518,12 +539,12 @@ async fn relay_one_exchange(mut client: TcpStream, mut upstream: TcpStream) {
 /// An answer of the proxy's own, then the connection's end.
 async fn answer(mut client: TcpStream, status: Status, body: &str) {
     write_answer(&mut client, status, body).await;
-    answer_later(client).await;
+    close_after_answer(client).await;
 }
 
 /// Ends a connection whose answer is written: our side shut, then what the client still sends
 /// read and dropped for a while ([`LINGER`]), so the answer is not lost to a reset.
-async fn answer_later(mut client: TcpStream) {
+async fn close_after_answer(mut client: TcpStream) {
     let _ = client.shutdown().await;
     let drain = async {
         let mut sink = [0u8; 4096];
@@ -632,7 +653,8 @@ mod tests {
     #[tokio::test]
     async fn a_refused_tunnel_gets_403_with_the_fix_and_is_recorded_once() {
         let proxy = start(&["https://api.example.com:443".into(), "tcp://example.com:443".into()]);
-        let first = exchange(proxy.addr, b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n").await;
+        let first =
+            exchange(proxy.addr, b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n").await;
         assert!(first.starts_with("HTTP/1.1 403 Forbidden\r\n"), "{first}");
         assert_eq!(
             body(&first),
@@ -733,7 +755,8 @@ mod tests {
         let port = closed.local_addr().expect("addr").port();
         drop(closed);
         let proxy = start(&[format!("http://127.0.0.1:{port}")]);
-        let answer = exchange(proxy.addr, format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n").as_bytes()).await;
+        let answer =
+            exchange(proxy.addr, format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n").as_bytes()).await;
         assert!(answer.starts_with("HTTP/1.1 502 Bad Gateway\r\n"), "{answer}");
         assert_eq!(
             body(&answer),
@@ -744,7 +767,10 @@ mod tests {
     #[test]
     fn destinations_are_read_strictly() {
         let dest = |host: &str, port| Dest { host: host.into(), port };
-        assert_eq!(parse_head(b"CONNECT Api.Example.com:443 HTTP/1.1"), Ok(Request::Tunnel(dest("api.example.com", 443))));
+        assert_eq!(
+            parse_head(b"CONNECT Api.Example.com:443 HTTP/1.1"),
+            Ok(Request::Tunnel(dest("api.example.com", 443)))
+        );
         assert_eq!(parse_head(b"CONNECT [::1]:8080 HTTP/1.1"), Ok(Request::Tunnel(dest("::1", 8080))));
         assert_eq!(dest("::1", 8080).origin("https"), "https://[::1]:8080");
         for bad in [
@@ -769,11 +795,15 @@ mod tests {
         }
         assert_eq!(parse_head(b"GET https://example.com/ HTTP/1.1"), Err(HTTPS_NOT_ABSOLUTE));
         assert_eq!(parse_head(b"GET ftp://example.com/ HTTP/1.1"), Err(ONLY_PROXY_FORMS));
-        let Ok(Request::Plain { dest: to, head }) = parse_head(b"GET http://[::1]:81?x=1#frag HTTP/1.0") else {
+        let Ok(Request::Plain { dest: to, head }) = parse_head(b"GET http://[::1]:81?x=1#frag HTTP/1.0")
+        else {
             panic!("not a plain request");
         };
         assert_eq!(to, dest("::1", 81));
-        assert_eq!(String::from_utf8_lossy(&head), "GET /?x=1 HTTP/1.0\r\nHost: [::1]:81\r\nConnection: close\r\n\r\n");
+        assert_eq!(
+            String::from_utf8_lossy(&head),
+            "GET /?x=1 HTTP/1.0\r\nHost: [::1]:81\r\nConnection: close\r\n\r\n"
+        );
     }
 
     #[test]
