@@ -36,7 +36,14 @@ fn check() -> ExitCode {
     match cli_support::check_sandbox() {
         Ok(report) => {
             println!("this machine can sandbox stdio servers:");
-            println!("  files: Landlock ({})", if report.landlock_fully { "every right this build asks for" } else { "the subset this kernel has" });
+            println!(
+                "  files: Landlock ({})",
+                if report.landlock_fully {
+                    "every right this build asks for"
+                } else {
+                    "the subset this kernel has"
+                }
+            );
             println!("  network: a network namespace of their own; out only through toolport's egress proxy");
             println!("  processes: user, PID, IPC and UTS namespaces; seccomp; rlimits");
             ExitCode::SUCCESS

@@ -21,8 +21,8 @@ mod stdout_noise;
 mod wasm;
 
 pub use challenge::login;
-pub use confine::spec::LAUNCHER_ARG;
 pub use confine::launcher::Ended as SandboxEnded;
+pub use confine::spec::LAUNCHER_ARG;
 pub use confine::{CheckReport, check as check_sandbox, launch as launch_sandboxed};
 pub use connected::{Connected, Refused};
 pub use header_rules::header_rule_broken;

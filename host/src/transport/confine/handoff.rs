@@ -14,7 +14,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use rustix::net::{
-    RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer, SendAncillaryMessage, SendFlags,
+    RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer, SendAncillaryMessage,
+    SendFlags,
 };
 
 /// How long the host waits for its launcher to hand the listener over: the launcher's setup
@@ -24,7 +25,8 @@ pub const WAIT: Duration = Duration::from_secs(10);
 
 /// The launcher's side: `listener` to the host at `path`.
 pub fn send(path: &Path, listener: &TcpListener) -> Result<(), String> {
-    let fail = |e: std::io::Error| format!("cannot hand the proxy listener to toolport at {}: {e}", path.display());
+    let fail =
+        |e: std::io::Error| format!("cannot hand the proxy listener to toolport at {}: {e}", path.display());
     let stream = UnixStream::connect(path).map_err(fail)?;
     let fds = [listener.as_fd()];
     let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
@@ -38,7 +40,8 @@ pub fn send(path: &Path, listener: &TcpListener) -> Result<(), String> {
 /// The host's side: the listener from the launcher whose pid is `launcher`, on a connection
 /// already accepted. Anything else (another process, no descriptor) is refused.
 pub fn receive(stream: &UnixStream, launcher: u32) -> Result<TcpListener, String> {
-    let peer = rustix::net::sockopt::socket_peercred(stream).map_err(|e| format!("cannot read the peer: {e}"))?;
+    let peer =
+        rustix::net::sockopt::socket_peercred(stream).map_err(|e| format!("cannot read the peer: {e}"))?;
     if u32::try_from(peer.pid.as_raw_nonzero().get()).ok() != Some(launcher) {
         return Err(format!("a process other than the launcher ({}) connected", peer.pid.as_raw_nonzero()));
     }

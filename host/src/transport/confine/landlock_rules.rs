@@ -7,8 +7,8 @@
 use std::path::PathBuf;
 
 use landlock::{
-    ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope,
-    path_beneath_rules,
+    ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
+    Scope, path_beneath_rules,
 };
 
 /// The newest Landlock this build knows; an older kernel gets what it has (best effort), as
@@ -25,10 +25,14 @@ pub struct Enforced {
 /// Restricts the calling thread (the launcher, before it starts the server: the server and
 /// every child it makes inherit the domain). Fails unless the kernel enforces at least the file
 /// rules: a server never starts with less than was asked, silently.
-pub fn restrict(read_only: &[PathBuf], read_write: &[PathBuf], devices: &[PathBuf]) -> Result<Enforced, String> {
+pub fn restrict(
+    read_only: &[PathBuf],
+    read_write: &[PathBuf],
+    devices: &[PathBuf],
+) -> Result<Enforced, String> {
     let read = AccessFs::from_read(NEWEST);
     let all = AccessFs::from_all(NEWEST);
-    let device = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev;
+    let device = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate;
     let status = Ruleset::default()
         // Files are the point: without them there is no sandbox.
         .set_compatibility(CompatLevel::HardRequirement)
@@ -51,6 +55,6 @@ pub fn restrict(read_only: &[PathBuf], read_write: &[PathBuf], devices: &[PathBu
 fn unavailable(why: &str) -> String {
     format!(
         "Landlock is not available ({why}): it needs Linux 5.13 or later with landlock in the lsm= list; {}",
-        super::launcher::UNCONFINED_HINT
+        super::spec::UNCONFINED_HINT
     )
 }

@@ -23,12 +23,8 @@ use nix::sched::{CloneFlags, unshare};
 use nix::sys::resource::{Resource, setrlimit};
 use nix::sys::signal::{SigSet, Signal};
 
-use super::spec::{LaunchSpec, SPEC_VAR, SpecLimits};
+use super::spec::{LaunchSpec, SPEC_VAR, SpecLimits, UNCONFINED_HINT};
 use super::{handoff, landlock_rules, loopback, seccomp};
-
-/// The way out a person may choose when this machine cannot sandbox, said with each reason.
-pub const UNCONFINED_HINT: &str =
-    "to run this server unconfined here, set \"sandbox\": { \"required\": false } in its definition";
 
 /// How a launch ended, for the binary to turn into its exit.
 #[derive(Debug)]
@@ -44,7 +40,8 @@ pub enum Ended {
 
 /// The spec from the environment.
 pub fn spec_from_env() -> Result<LaunchSpec, String> {
-    let text = std::env::var(SPEC_VAR).map_err(|_| format!("{SPEC_VAR} is not set: this command is toolport's own"))?;
+    let text = std::env::var(SPEC_VAR)
+        .map_err(|_| format!("{SPEC_VAR} is not set: this command is toolport's own"))?;
     serde_json::from_str(&text).map_err(|e| format!("{SPEC_VAR} is malformed: {e}"))
 }
 
@@ -60,10 +57,12 @@ pub fn run(spec: &LaunchSpec) -> Result<Ended, String> {
     }
     enter_namespaces()?;
     loopback::bring_up()?;
-    let listener = TcpListener::bind(("127.0.0.1", 0)).map_err(|e| format!("cannot bind the egress proxy: {e}"))?;
+    let listener =
+        TcpListener::bind(("127.0.0.1", 0)).map_err(|e| format!("cannot bind the egress proxy: {e}"))?;
     if !spec.check_only {
         handoff::send(&spec.handoff, &listener)?;
     }
+    let port = listener.local_addr().map_err(|e| format!("cannot read the egress proxy's port: {e}"))?.port();
     drop(listener);
     limit(spec.limits)?;
     let enforced = landlock_rules::restrict(&spec.read_only, &spec.read_write, &spec.devices)?;
@@ -71,7 +70,7 @@ pub fn run(spec: &LaunchSpec) -> Result<Ended, String> {
     if spec.check_only {
         return Ok(Ended::Checked { landlock_fully: enforced.fully });
     }
-    let child = start(spec)?;
+    let child = start(spec, port)?;
     Ok(Ended::Server(wait(child, &stops)))
 }
 
@@ -91,7 +90,8 @@ fn enter_namespaces() -> Result<(), String> {
         )
     })?;
     let write = |file: &str, text: String| {
-        std::fs::write(format!("/proc/self/{file}"), text).map_err(|e| format!("cannot write /proc/self/{file}: {e}"))
+        std::fs::write(format!("/proc/self/{file}"), text)
+            .map_err(|e| format!("cannot write /proc/self/{file}: {e}"))
     };
     write("setgroups", "deny".to_string())?;
     write("uid_map", format!("{uid} {uid} 1"))?;
@@ -108,9 +108,22 @@ fn limit(limits: SpecLimits) -> Result<(), String> {
     set(Resource::RLIMIT_CORE, "the core-file limit", 0)
 }
 
-fn start(spec: &LaunchSpec) -> Result<Child, String> {
+/// Starts the server with its environment and the proxy's variables, in both spellings
+/// (curl reads only the lower-case ones; Node reads them with `NODE_USE_ENV_PROXY`). Nothing
+/// bypasses the proxy unless the definition's own `NO_PROXY` says so.
+fn start(spec: &LaunchSpec, port: u16) -> Result<Child, String> {
     let mut cmd = Command::new(&spec.program);
     cmd.args(&spec.args).env_clear().envs(spec.env.iter().map(|(k, v)| (k, v)));
+    let proxy = format!("http://127.0.0.1:{port}");
+    for name in ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"] {
+        cmd.env(name, &proxy);
+    }
+    cmd.env("NODE_USE_ENV_PROXY", "1");
+    for name in ["NO_PROXY", "no_proxy"] {
+        if !spec.env.iter().any(|(k, _)| k == name) {
+            cmd.env(name, "");
+        }
+    }
     if let Some(cwd) = &spec.cwd {
         cmd.current_dir(cwd);
     }

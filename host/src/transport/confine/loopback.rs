@@ -12,7 +12,9 @@ const LOOPBACK_INDEX: u32 = 1;
 
 /// Sets `lo` up in the calling process's network namespace.
 pub fn bring_up() -> Result<(), String> {
-    let fail = |what: &str, e: &dyn std::fmt::Display| format!("cannot bring the sandbox's loopback up: {what}: {e}");
+    let fail = |what: &str, e: &dyn std::fmt::Display| {
+        format!("cannot bring the sandbox's loopback up: {what}: {e}")
+    };
     let mut link = LinkMessage::default();
     link.header.index = LOOPBACK_INDEX;
     link.header.flags = LinkFlags::Up;
@@ -31,7 +33,8 @@ pub fn bring_up() -> Result<(), String> {
     socket.send(&bytes, 0).map_err(|e| fail("send", &e))?;
     let mut answer = Vec::with_capacity(4096);
     socket.recv(&mut answer, 0).map_err(|e| fail("receive", &e))?;
-    let reply = NetlinkMessage::<RouteNetlinkMessage>::deserialize(&answer).map_err(|e| fail("answer", &e))?;
+    let reply =
+        NetlinkMessage::<RouteNetlinkMessage>::deserialize(&answer).map_err(|e| fail("answer", &e))?;
     match reply.payload {
         NetlinkPayload::Error(e) if e.code.is_some() => Err(fail("refused", &e.to_io())),
         _ => Ok(()),

@@ -149,7 +149,10 @@ impl Pending {
     }
 }
 
-async fn accept(handoff: std::os::unix::net::UnixListener, pid: u32) -> Result<std::net::TcpListener, String> {
+async fn accept(
+    handoff: std::os::unix::net::UnixListener,
+    pid: u32,
+) -> Result<std::net::TcpListener, String> {
     let listener = tokio::net::UnixListener::from_std(handoff).map_err(|e| e.to_string())?;
     let deadline = tokio::time::Instant::now() + handoff::WAIT;
     loop {
@@ -195,7 +198,8 @@ fn launcher_binary() -> Result<PathBuf, String> {
     if let Some(path) = std::env::var_os(LAUNCHER_VAR) {
         return Ok(PathBuf::from(path));
     }
-    std::env::current_exe().map_err(|e| format!("cannot find toolport's own binary to launch the sandbox: {e}"))
+    std::env::current_exe()
+        .map_err(|e| format!("cannot find toolport's own binary to launch the sandbox: {e}"))
 }
 
 /// The launcher's whole run (`toolport __sandbox-launch`), for the binary.
@@ -244,8 +248,13 @@ fn run_check() -> Result<CheckReport, String> {
     let said = String::from_utf8_lossy(&out.stderr);
     let said = said.trim().trim_start_matches("toolport sandbox: ");
     if !out.status.success() {
-        return Err(if said.is_empty() { format!("the launcher failed ({})", out.status) } else { said.to_string() });
+        return Err(if said.is_empty() {
+            format!("the launcher failed ({})", out.status)
+        } else {
+            said.to_string()
+        });
     }
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| format!("the launcher said: {e}"))?;
+    let report: serde_json::Value =
+        serde_json::from_slice(&out.stdout).map_err(|e| format!("the launcher said: {e}"))?;
     Ok(CheckReport { landlock_fully: report["landlockFully"].as_bool().unwrap_or(false) })
 }

@@ -28,8 +28,9 @@ const ETC_SECRETS: [&str; 12] = [
 ];
 /// What of `/etc/ssl` stays readable: the certificates, never `private/`.
 const ETC_SSL_PUBLIC: [&str; 3] = ["/etc/ssl/certs", "/etc/ssl/openssl.cnf", "/etc/ssl/cert.pem"];
-/// Device files every program may use.
-pub const DEVICES: [&str; 6] = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"];
+/// Device files every program may use. Not `/dev/tty`: that is toolport's terminal, where a
+/// server could type into the person's shell (`TIOCSTI`) or read what they type.
+pub const DEVICES: [&str; 5] = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"];
 /// Interpreters whose first non-option argument is the program that runs: its install folder
 /// is readable too.
 const INTERPRETERS: [&str; 6] = ["node", "nodejs", "python", "python3", "bun", "deno"];
@@ -45,7 +46,8 @@ pub fn read_only(program: &Path, args: &[String], path_var: Option<&str>) -> Vec
     }
     let named = program.file_name().and_then(|n| n.to_str()).unwrap_or_default();
     if INTERPRETERS.iter().any(|i| named == *i || named.starts_with(&format!("{i}."))) {
-        if let Some(script) = args.iter().find(|a| !a.starts_with('-')).map(Path::new).filter(|p| p.is_file()) {
+        if let Some(script) = args.iter().find(|a| !a.starts_with('-')).map(Path::new).filter(|p| p.is_file())
+        {
             out.extend(install_roots(script));
         }
     }
@@ -82,7 +84,9 @@ pub fn install_roots(program: &Path) -> Vec<PathBuf> {
 }
 
 fn install_root(path: &Path) -> Option<PathBuf> {
-    if let Some(modules) = path.ancestors().filter(|a| a.file_name().is_some_and(|n| n == "node_modules")).last() {
+    if let Some(modules) =
+        path.ancestors().filter(|a| a.file_name().is_some_and(|n| n == "node_modules")).last()
+    {
         return Some(modules.to_path_buf());
     }
     let folder = path.parent()?;

@@ -88,20 +88,36 @@ fn refusals() -> Result<BpfProgram, String> {
         libc::CLONE_NEWCGROUP,
     ] {
         let flag = flag as u64;
-        let cond = SeccompCondition::new(0, SeccompCmpArgLen::Qword, SeccompCmpOp::MaskedEq(flag), flag).map_err(bad)?;
+        let cond = SeccompCondition::new(0, SeccompCmpArgLen::Qword, SeccompCmpOp::MaskedEq(flag), flag)
+            .map_err(bad)?;
         clone_rules.push(SeccompRule::new(vec![cond]).map_err(bad)?);
     }
     rules.insert(libc::SYS_clone, clone_rules);
-    let unix = SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, libc::AF_UNIX as u64).map_err(bad)?;
+    let unix = SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, libc::AF_UNIX as u64)
+        .map_err(bad)?;
     rules.insert(libc::SYS_socket, vec![SeccompRule::new(vec![unix]).map_err(bad)?]);
-    let filter = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(libc::EPERM as u32), arch()?)
-        .map_err(|e| format!("the seccomp filter is malformed: {e}"))?;
+    let filter =
+        SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(libc::EPERM as u32), arch()?)
+            .map_err(|e| format!("the seccomp filter is malformed: {e}"))?;
     filter.try_into().map_err(|e: seccompiler::BackendError| format!("the seccomp filter is malformed: {e}"))
 }
 
 fn clone3() -> Result<BpfProgram, String> {
     let rules = BTreeMap::from([(libc::SYS_clone3, Vec::new())]);
-    let filter = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(libc::ENOSYS as u32), arch()?)
-        .map_err(|e| format!("the seccomp filter is malformed: {e}"))?;
+    let filter =
+        SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(libc::ENOSYS as u32), arch()?)
+            .map_err(|e| format!("the seccomp filter is malformed: {e}"))?;
     filter.try_into().map_err(|e: seccompiler::BackendError| format!("the seccomp filter is malformed: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_filters_compile_for_this_machine() -> Result<(), String> {
+        assert!(!refusals()?.is_empty());
+        assert!(!clone3()?.is_empty());
+        Ok(())
+    }
 }

@@ -12,6 +12,10 @@ pub const SPEC_VAR: &str = "TOOLPORT_SANDBOX_SPEC";
 /// The first argument that makes the toolport binary a launcher instead of the CLI.
 pub const LAUNCHER_ARG: &str = "__sandbox-launch";
 
+/// The way out a person may choose when this machine cannot sandbox, said with each reason.
+pub const UNCONFINED_HINT: &str =
+    "to run this server unconfined here, set \"sandbox\": { \"required\": false } in its definition";
+
 /// One confined start.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct LaunchSpec {
