@@ -3,7 +3,8 @@
 //! has what it needs, then starts the server, which inherits all of it:
 //!
 //! 1. its parent's death (toolport's) becomes a SIGTERM it waits for, like any stop;
-//! 2. new user, network, PID, IPC and UTS namespaces: the same uid inside, no route out, the
+//! 2. as root, a `pids` cgroup of its own (`pids_cgroup.rs`: rlimits do not bind root);
+//!    new user, network, PID, IPC and UTS namespaces: the same uid inside, no route out, the
 //!    server its PID namespace's first process, so every child it leaves behind (a double
 //!    fork, a `setsid`) dies with it;
 //! 3. the namespace's loopback up, and the egress proxy's listener bound on it and handed to
@@ -24,7 +25,7 @@ use nix::sys::resource::{Resource, setrlimit};
 use nix::sys::signal::{SigSet, Signal};
 
 use super::spec::{LaunchSpec, SPEC_VAR, SpecLimits, UNCONFINED_HINT};
-use super::{handoff, landlock_rules, loopback, seccomp};
+use super::{handoff, landlock_rules, loopback, pids_cgroup, seccomp};
 
 /// How a launch ended, for the binary to turn into its exit.
 #[derive(Debug)]
@@ -55,6 +56,8 @@ pub fn run(spec: &LaunchSpec) -> Result<Ended, String> {
             return Err("toolport ended before the server started".to_string());
         }
     }
+    // Before the user namespace: writing the cgroup needs root's rights where they are.
+    pids_cgroup::enter(spec.limits.processes)?;
     enter_namespaces()?;
     loopback::bring_up()?;
     let listener =

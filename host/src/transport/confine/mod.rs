@@ -13,6 +13,7 @@ mod landlock_rules;
 pub(crate) mod launcher;
 mod loopback;
 mod paths;
+mod pids_cgroup;
 mod seccomp;
 pub(crate) mod spec;
 
@@ -48,6 +49,13 @@ pub struct Confinement {
     _dir: tempfile::TempDir,
     _proxy: DropGuard,
     refusals: EgressRefusals,
+    launcher: u32,
+}
+
+impl Drop for Confinement {
+    fn drop(&mut self) {
+        pids_cgroup::remove(self.launcher);
+    }
 }
 
 impl Confinement {
@@ -145,7 +153,7 @@ impl Pending {
                 Err(e) => tracing::warn!(server = %server, "no egress proxy: {e}"),
             }
         });
-        Confinement { _dir: dir, _proxy: stop.drop_guard(), refusals }
+        Confinement { _dir: dir, _proxy: stop.drop_guard(), refusals, launcher: pid }
     }
 }
 
