@@ -92,9 +92,10 @@ pub use transport::{end_server_processes_promptly, kill_server_processes};
 /// OAuth sign-in for the CLI and embedding hosts.
 pub use auth::{Completion as SignInCompletion, CredentialsFile, SignedIn, no_login, not_remote};
 pub use config::{
-    ConfigError, ConfirmSetting, DirGrant, EditError, GlobalStore, Grant, Grants, IdpDef, Limits, OAuthDef,
-    PluginDef, PluginKind, Resolved, ResolvedServer, Roots, ServerDef, Surface, Timeouts, ToolFilter,
-    ToolGlobs, TransportKind, TrustMode, WasmDef, WorkspaceSettings, load_resolved, resolve, validate,
+    ConfigError, ConfirmSetting, DirGrant, EditError, GlobalStore, Grant, Grants, IdpDef, Limits,
+    NativeLimits, NativeSandbox, OAuthDef, PluginDef, PluginKind, Resolved, ResolvedServer, Roots, ServerDef,
+    StoreDefaults, Surface, Timeouts, ToolFilter, ToolGlobs, TransportKind, TrustMode, WasmDef,
+    WorkspaceSettings, load_resolved, resolve, validate,
 };
 pub use notice::{NoticePrinter, set_notice_printer};
 // The audit log of every call, read, prompt and sign-in (issue 29): where the host keeps it,
