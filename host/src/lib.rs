@@ -141,9 +141,11 @@ pub mod cli_support {
     // Changing the files: locked, atomic edits that keep unknown keys (what `mcp add` and `/mcp`
     // do), and the `mcp add` argument grammar they share.
     pub use crate::config::{
-        ADD_USAGE, AddRequest, add_server, disable_server, enable_server, parse_add_args, put_server,
-        remove_server,
+        ADD_USAGE, AddRequest, SandboxChoice, add_server, disable_server, enable_server, parse_add_args,
+        put_server, remove_server,
     };
+    // The store's `defaults` for servers added from now on (`mcp default`), edited the same way.
+    pub use crate::config::set_default_sandbox;
     // One field of a server definition set or unset (`mcp set`, `mcp unset`), edited the same way.
     pub use crate::config::{SERVER_FIELD_KEYS, ServerField, set_server_field};
     // The store's plugin entries and the workspace's plugin choices (`plugin add|remove`,
