@@ -12,7 +12,6 @@ mod to_json;
 mod transport_kind;
 mod validate;
 
-mod native_sandbox;
 pub use model::{Roots, ServerDef, Timeouts, WasmDef};
 pub use native_sandbox::{NativeLimits, NativeSandbox};
 pub use normalize::known_revision;
