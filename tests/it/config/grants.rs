@@ -344,7 +344,7 @@ fn pin_writes_the_components_digest_and_inspect_shows_the_same() {
     let o = run(&env, &["mcp", "pin", "web"], 2);
     assert_eq!(
         err(&o),
-        "toolport: server \"web\" is not a wasm server: only sandboxed servers can be pinned\n"
+        "toolport: server \"web\" is not a wasm server: only a wasm server has a component to pin\n"
     );
     // The plugin's file is not there: a run-time failure naming it.
     let o = run(&env, &["plugin", "pin", "shape"], 1);

@@ -32,7 +32,7 @@ pub fn pin_component(store_path: &Path, entry: SandboxEntry<'_>) -> Result<Pinne
             Parsed::Server(def) => {
                 let wasm = def.wasm.as_ref().ok_or_else(|| {
                     ConfigError(format!(
-                        "{} is not a wasm server: only sandboxed servers can be pinned",
+                        "{} is not a wasm server: only a wasm server has a component to pin",
                         e.owner
                     ))
                 })?;
@@ -88,7 +88,7 @@ mod tests {
         );
         assert_eq!(
             err(SandboxEntry::Server("web")),
-            "server \"web\" is not a wasm server: only sandboxed servers can be pinned"
+            "server \"web\" is not a wasm server: only a wasm server has a component to pin"
         );
         assert!(matches!(pin_component(&s.path(), SandboxEntry::Plugin("shape")), Err(EditError::Io(_))));
         assert!(err(SandboxEntry::Plugin("shape")).starts_with("cannot read /nonexistent/shape.wasm: "));
