@@ -43,7 +43,9 @@ fn check() -> ExitCode {
             };
             println!("  files: Landlock ABI {}{scoped}", report.landlock_abi);
             println!("  network: a network namespace of their own; out only through toolport's egress proxy");
-            println!("  processes: user, PID, IPC and UTS namespaces; seccomp; rlimits (and a pids cgroup as root)");
+            println!(
+                "  processes: user, PID, IPC and UTS namespaces; seccomp; rlimits (and a pids cgroup as root)"
+            );
             ExitCode::SUCCESS
         }
         Err(why) => {
@@ -57,7 +59,10 @@ fn check() -> ExitCode {
 pub fn launch() -> ExitCode {
     match cli_support::launch_sandboxed() {
         Ok(SandboxEnded::Checked { landlock_fully, landlock_abi }) => {
-            println!("{}", serde_json::json!({ "landlockFully": landlock_fully, "landlockAbi": landlock_abi }));
+            println!(
+                "{}",
+                serde_json::json!({ "landlockFully": landlock_fully, "landlockAbi": landlock_abi })
+            );
             ExitCode::SUCCESS
         }
         Ok(SandboxEnded::Server(status)) => exit_as(status),

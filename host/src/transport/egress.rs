@@ -87,6 +87,17 @@ impl EgressRefusals {
     }
 }
 
+/// A refusal as [`EgressRefusals::all`] words it, followed by the command that grants it:
+/// `not granted: https://x:443 (grant it with: toolport mcp grant fs --host https://x:443)`.
+pub(crate) fn with_fix(refusal: &str, server: &str) -> String {
+    match refusal.strip_prefix("not granted: ") {
+        Some(target) => {
+            format!("{refusal} (grant it with: {})", crate::fix_command::grant_host_fix(server, target))
+        }
+        None => refusal.to_string(),
+    }
+}
+
 /// Serves `listener` (the socket the launcher bound inside the sandbox's namespace) as the
 /// egress proxy of `server`, whose `hosts` grants decide what it reaches; refusals go to
 /// `refusals`. `server` names the server in the printed fix (`toolport mcp grant <server> …`);

@@ -110,9 +110,14 @@ async fn open<H: ClientHandler>(
                 }
                 Err(e) => {
                     // A child that died during the handshake explains itself better than
-                    // rmcp's "connection closed".
+                    // rmcp's "connection closed"; a sandboxed one's first refusal (its package
+                    // runner's registry, say) comes first, with the grant that allows it.
                     let exited = tokio::time::timeout(HANDSHAKE_EXIT_WAIT, child.exited()).await;
-                    Err(StartError::other(exited.unwrap_or_else(|_| deepest_cause(&e))))
+                    let reason = exited.unwrap_or_else(|_| deepest_cause(&e));
+                    Err(StartError::other(match child.refusals().and_then(|r| r.all().into_iter().next()) {
+                        Some(refused) => format!("{}; {reason}", egress::with_fix(&refused, &def.name)),
+                        None => reason,
+                    }))
                 }
             }
         }
