@@ -32,6 +32,12 @@ pub fn exclude_fix(server: &str, excluded: &[String], tools: &[&str]) -> String 
     toolport(&words)
 }
 
+/// `toolport mcp grant SERVER --host PATTERN`: what opens one destination to a sandboxed
+/// server, printed where the sandbox refused it.
+pub fn grant_host_fix(server: &str, pattern: &str) -> String {
+    toolport(&["mcp", "grant", server, "--host", pattern])
+}
+
 /// `toolport` and `words`, each quoted for a shell when it needs it.
 fn toolport(words: &[&str]) -> String {
     let mut line = String::from("toolport");
@@ -56,6 +62,10 @@ mod tests {
         assert_eq!(
             connect_timeout_fix("my server", 120_000),
             "toolport mcp set 'my server' timeouts.connectMs 120000"
+        );
+        assert_eq!(
+            grant_host_fix("my server", "https://[::1]:443"),
+            "toolport mcp grant 'my server' --host 'https://[::1]:443'"
         );
         assert_eq!(longer_connect_timeout(Duration::from_millis(2_000)), 120_000);
         assert_eq!(longer_connect_timeout(Duration::from_millis(90_000)), 180_000);

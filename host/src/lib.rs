@@ -137,6 +137,10 @@ pub use plugin::{
 /// changes with the binary, without notice.
 #[doc(hidden)]
 pub mod cli_support {
+    pub use crate::transport::{
+        CheckReport as SandboxCheck, LAUNCHER_ARG as SANDBOX_LAUNCHER_ARG, SandboxEnded, check_sandbox,
+        launch_sandboxed,
+    };
     // Changing the files: locked, atomic edits that keep unknown keys (what `mcp add` and `/mcp`
     // do), and the `mcp add` argument grammar they share.
     pub use crate::config::{

@@ -13,6 +13,7 @@ mod login;
 mod mcp;
 mod plugin;
 mod policy;
+mod sandbox;
 mod scan;
 mod serve;
 mod service_identity;
@@ -94,6 +95,8 @@ enum Command {
     Policy(policy::PolicyArgs),
     /// Built-in and configured plugins; inspect a component.
     Plugin(plugin::PluginArgs),
+    /// The native sandbox of stdio servers: `sandbox check` says whether this machine can.
+    Sandbox(sandbox::SandboxArgs),
     /// This workspace's name policy and tool shape.
     Workspace(workspace::WorkspaceArgs),
     /// Write the entry that starts `toolport serve` into an agent's config file.
@@ -106,6 +109,10 @@ enum Command {
 
 /// Parses the command line, runs the command and maps the outcome to an exit status.
 pub fn main() -> ExitCode {
+    // toolport started again as a sandboxed server's launcher: nothing else of the CLI runs.
+    if std::env::args_os().nth(1).is_some_and(|a| a == cli_support::SANDBOX_LAUNCHER_ARG) {
+        return sandbox::launch();
+    }
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
@@ -375,6 +382,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Policy(args) => policy::run(&paths, args).await,
         Command::Workspace(args) => workspace::run(&paths, args).await,
         Command::Install(args) => install::run(&paths, args).await,
+        Command::Sandbox(args) => Ok(sandbox::run(&args)),
         Command::Demo(_) | Command::DemoServer(_) => unreachable!("handled above"),
     }
 }

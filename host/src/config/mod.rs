@@ -46,7 +46,10 @@ pub(crate) use host_pattern::{HostMatch, HostPattern, origin_of};
 pub use model::*;
 pub use resolve::{Resolved, ResolvedServer, load_resolved, missing_rows, resolve};
 pub(crate) use sandbox_fields::expand_home;
-pub use server_def::{Grant, IdpDef, OAuthDef, Roots, ServerDef, Timeouts, TransportKind, WasmDef, validate};
+pub use server_def::{
+    Grant, IdpDef, NativeLimits, NativeSandbox, OAuthDef, Roots, ServerDef, Timeouts, TransportKind, WasmDef,
+    validate,
+};
 pub use store::{GlobalStore, parse_json};
 pub use tool_filter::ToolFilter;
 /// The workspace root's check of a file written there for another program (`install`).

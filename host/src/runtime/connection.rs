@@ -55,7 +55,7 @@ pub struct Connection {
     /// What the server listed that rmcp left out for breaking the `x-mcp-header` rules.
     audit: Option<transport::HeaderAudit>,
     /// What the sandbox refused a `wasm` server.
-    refusals: Option<crate::plugin::Refusals>,
+    refusals: Option<crate::transport::Refused>,
     /// The log level a client set (`logging/setLevel`) for a server on the stateless revision,
     /// which has no such request: it rides each call's `_meta` instead (SEP-2575).
     #[allow(deprecated)]

@@ -7,6 +7,7 @@ use std::time::Duration;
 use rmcp::service::RunningService;
 use rmcp::{ClientHandler, RoleClient};
 
+use super::egress::EgressRefusals;
 use super::http_audit::HeaderAudit;
 use super::plugin::Pump;
 use super::stdio::StdioChild;
@@ -57,10 +58,12 @@ impl End {
         }
     }
 
-    /// What the sandbox refused a `wasm` server.
-    pub fn refusals(&self) -> Option<Refusals> {
+    /// What the sandbox refused the server: a `wasm` server's, or a sandboxed stdio server's
+    /// egress proxy's.
+    pub fn refusals(&self) -> Option<Refused> {
         match self {
-            Self::Wasm { refusals, .. } => Some(refusals.clone()),
+            Self::Wasm { refusals, .. } => Some(Refused::Wasm(refusals.clone())),
+            Self::Child(child) => child.refusals().map(Refused::Egress),
             _ => None,
         }
     }
@@ -97,6 +100,26 @@ impl End {
     pub async fn stop(self) {
         if let Self::Child(child) | Self::Wasm { run: child, .. } = self {
             child.stop().await;
+        }
+    }
+}
+
+/// What a sandbox refused a server, recorded by the host, which the server cannot hide or
+/// misstate: the wasm sandbox's record, or the egress proxy's of a sandboxed process.
+#[derive(Debug, Clone)]
+pub enum Refused {
+    /// A `wasm` server's.
+    Wasm(Refusals),
+    /// A sandboxed stdio server's.
+    Egress(EgressRefusals),
+}
+
+impl Refused {
+    /// Each refusal in the status view's words (`not granted: …`), oldest first.
+    pub fn all(&self) -> Vec<String> {
+        match self {
+            Self::Wasm(r) => r.all(),
+            Self::Egress(r) => r.all(),
         }
     }
 }

@@ -4,7 +4,9 @@
 //! sandboxed server in the plugin host and talks to its stdio ([`wasm`]).
 
 mod challenge;
+mod confine;
 mod connected;
+mod egress;
 mod header_rules;
 mod http;
 mod http_audit;
@@ -19,7 +21,10 @@ mod stdout_noise;
 mod wasm;
 
 pub use challenge::login;
-pub use connected::Connected;
+pub use confine::launcher::Ended as SandboxEnded;
+pub use confine::spec::LAUNCHER_ARG;
+pub use confine::{CheckReport, check as check_sandbox, launch as launch_sandboxed};
+pub use connected::{Connected, Refused};
 pub use header_rules::header_rule_broken;
 pub use http_audit::{BadHeaderTool, HeaderAudit};
 pub use in_order::ProgressTap;

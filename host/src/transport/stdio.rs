@@ -13,6 +13,8 @@ use std::time::Duration;
 use tokio::process::{ChildStdin, ChildStdout, Command};
 use tokio::sync::{oneshot, watch};
 
+use super::confine::{self, Confinement};
+use super::egress::EgressRefusals;
 use super::process_group::{self, Group};
 use super::stderr_tail::StderrTail;
 use crate::config::ServerDef;
@@ -52,38 +54,33 @@ const STDERR_SETTLE: Duration = Duration::from_millis(20);
 pub struct StdioChild {
     exit: watch::Receiver<Option<String>>,
     kill: Option<oneshot::Sender<()>>,
+    /// What the egress proxy refused a sandboxed server.
+    refusals: Option<EgressRefusals>,
 }
 
 /// Spawns the child for `def` (already `${VAR}`-expanded). The pipes are returned apart so the
 /// caller can hand them to rmcp as the transport.
 pub fn spawn(def: &ServerDef) -> Result<(StdioChild, ChildStdout, ChildStdin), String> {
     let program = def.command.as_deref().ok_or("stdio transport requires command")?;
-    let mut cmd = Command::new(program);
-    // Arguments exactly as configured: never de-duplicated or re-split (reference B.2).
-    cmd.args(&def.args);
-    if def.inherit_env == Some(false) {
-        cmd.env_clear();
-        for key in KEPT_ENV {
-            if let Some(value) = std::env::var_os(key) {
-                cmd.env(key, value);
-            }
+    // A sandboxed server is started by the launcher, which applies its environment, folder
+    // and arguments itself once it is confined.
+    let (mut cmd, confined) = match confine::wanted(def) {
+        Some(sandbox) => {
+            let (command, pending) = confine::prepare(def, sandbox)?;
+            (command, Some(pending))
         }
-    }
-    // Added to the inherited (or kept) environment, in file order (later keys win).
-    for (key, value) in &def.env {
-        cmd.env(key, value);
-    }
-    if let Some(cwd) = &def.cwd {
-        if !Path::new(cwd).is_dir() {
-            return Err(format!("cwd {cwd} is not a folder"));
-        }
-        cmd.current_dir(cwd);
-    }
+        None => (plain_command(program, def)?, None),
+    };
     // kill_on_drop is the last resort when the async runtime drops the watcher below; the
     // group itself is then ended by `process_group::end_all` at exit.
     cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
     process_group::isolate(&mut cmd);
     let mut child = cmd.spawn().map_err(|e| format!("cannot start {program}: {e}"))?;
+    let confinement = match (confined, child.id()) {
+        (Some(pending), Some(pid)) => Some(pending.started(pid)),
+        _ => None,
+    };
+    let refusals = confinement.as_ref().map(Confinement::refusals);
     let group = Group::of(&child);
     let stdin = child.stdin.take().ok_or("child stdin is not piped")?;
     let stdout = child.stdout.take().ok_or("child stdout is not piped")?;
@@ -93,6 +90,8 @@ pub fn spawn(def: &ServerDef) -> Result<(StdioChild, ChildStdout, ChildStdin), S
     let (kill_tx, kill_rx) = oneshot::channel::<()>();
     let tail = stderr;
     tokio::spawn(async move {
+        // The private folder and the proxy last as long as the process.
+        let _confinement = confinement;
         let status = tokio::select! {
             status = child.wait() => status,
             // Asked to stop, or the handle was dropped: either way the process must not linger.
@@ -118,7 +117,33 @@ pub fn spawn(def: &ServerDef) -> Result<(StdioChild, ChildStdout, ChildStdin), S
         };
         let _ = exit_tx.send(Some(quote_stderr(reason, &tail).await));
     });
-    Ok((StdioChild { exit: exit_rx, kill: Some(kill_tx) }, stdout, stdin))
+    Ok((StdioChild { exit: exit_rx, kill: Some(kill_tx), refusals }, stdout, stdin))
+}
+
+/// The server's own command, unconfined.
+fn plain_command(program: &str, def: &ServerDef) -> Result<Command, String> {
+    let mut cmd = Command::new(program);
+    // Arguments exactly as configured: never de-duplicated or re-split (reference B.2).
+    cmd.args(&def.args);
+    if def.inherit_env == Some(false) {
+        cmd.env_clear();
+        for key in KEPT_ENV {
+            if let Some(value) = std::env::var_os(key) {
+                cmd.env(key, value);
+            }
+        }
+    }
+    // Added to the inherited (or kept) environment, in file order (later keys win).
+    for (key, value) in &def.env {
+        cmd.env(key, value);
+    }
+    if let Some(cwd) = &def.cwd {
+        if !Path::new(cwd).is_dir() {
+            return Err(format!("cwd {cwd} is not a folder"));
+        }
+        cmd.current_dir(cwd);
+    }
+    Ok(cmd)
 }
 
 impl StdioChild {
@@ -149,7 +174,12 @@ impl StdioChild {
             let reason = reason.unwrap_or_else(|| "stopped".to_string());
             let _ = exit_tx.send(Some(quote_stderr(reason, &tail).await));
         });
-        StdioChild { exit: exit_rx, kill: Some(kill_tx) }
+        StdioChild { exit: exit_rx, kill: Some(kill_tx), refusals: None }
+    }
+
+    /// What the egress proxy refused this server, when it is sandboxed.
+    pub fn refusals(&self) -> Option<EgressRefusals> {
+        self.refusals.clone()
     }
 
     /// Waits until the process has exited and says how, e.g.

@@ -11,7 +11,9 @@ mod to_json;
 mod transport_kind;
 mod validate;
 
+mod native_sandbox;
 pub use model::{Roots, ServerDef, Timeouts, WasmDef};
+pub use native_sandbox::{NativeLimits, NativeSandbox};
 pub use normalize::known_revision;
 pub use oauth_def::{Grant, IdpDef, OAuthDef};
 pub use transport_kind::TransportKind;

@@ -63,6 +63,8 @@ pub struct ServerDef {
     pub oauth: Option<OAuthDef>,
     /// `type: wasm`: the component and its sandbox (`args` and `env` above are its own).
     pub wasm: Option<WasmDef>,
+    /// stub
+    pub sandbox: Option<super::native_sandbox::NativeSandbox>,
     /// `tools: { include, exclude }`: which of the server's own tools reach the pipeline
     /// (applied before the name policy; empty keeps every tool).
     pub tools: ToolFilter,

@@ -43,7 +43,18 @@ impl ServerDef {
         } else {
             None
         };
+        // TEMPORARY (replaced by the config branch).
+        let sandbox = if obj.get("sandbox").and_then(|v| v.as_bool()) == Some(true) {
+            Some(super::NativeSandbox {
+                grants: sandbox_fields::grants(&fields, Guest::Server)?,
+                limits: super::NativeLimits { memory_mb: 2048, processes: 512, open_files: 1024 },
+                required: true,
+            })
+        } else {
+            None
+        };
         Ok(ServerDef {
+            sandbox,
             name: name.to_string(),
             transport,
             url: fields.string(key::URL)?,

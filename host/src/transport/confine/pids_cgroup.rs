@@ -1,0 +1,68 @@
+//! The process limit for a server started by root. `RLIMIT_NPROC` does not bind a process
+//! whose real uid is root's (the kernel exempts it, in any user namespace mapped to it), so a
+//! launcher running as root puts itself, before anything else, in a `pids` cgroup of its own
+//! whose `pids.max` is the limit; the server and its children inherit it. An unprivileged user
+//! is bound by the rlimit and needs no cgroup. The host removes the cgroup once the launcher
+//! has ended.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Where a `pids` controller may be: the unified hierarchy (cgroup v2), or v1's own.
+const HIERARCHIES: [&str; 2] = ["/sys/fs/cgroup", "/sys/fs/cgroup/pids"];
+
+/// The cgroup folders a launcher with this pid may have made.
+pub fn folders(launcher: u32) -> Vec<PathBuf> {
+    HIERARCHIES.iter().map(|h| PathBuf::from(h).join(format!("toolport-sandbox-{launcher}"))).collect()
+}
+
+/// The launcher's side: when running as root, joins a new `pids` cgroup limited to `max`.
+pub fn enter(max: u64) -> Result<(), String> {
+    if !nix::unistd::getuid().is_root() {
+        return Ok(());
+    }
+    let pid = std::process::id();
+    let mut tried = Vec::new();
+    for (hierarchy, folder) in HIERARCHIES.iter().zip(folders(pid)) {
+        let has_pids = std::fs::read_to_string(format!("{hierarchy}/cgroup.controllers"))
+            .map(|c| c.split_whitespace().any(|c| c == "pids"))
+            .unwrap_or_else(|_| {
+                std::path::Path::new(hierarchy).join("pids.max").exists() || hierarchy.ends_with("pids")
+            });
+        if !has_pids {
+            continue;
+        }
+        let joined = std::fs::create_dir(&folder)
+            .and_then(|()| std::fs::write(folder.join("pids.max"), max.to_string()))
+            .and_then(|()| std::fs::write(folder.join("cgroup.procs"), pid.to_string()));
+        match joined {
+            Ok(()) => return Ok(()),
+            Err(e) => {
+                let _ = std::fs::remove_dir(&folder);
+                tried.push(format!("{}: {e}", folder.display()));
+            }
+        }
+    }
+    Err(format!(
+        "cannot limit the server's processes: running as root, rlimits do not bind it, and no pids cgroup could be made ({})",
+        if tried.is_empty() { "no pids controller is mounted".to_string() } else { tried.join("; ") }
+    ))
+}
+
+/// The host's side: removes the launcher's cgroup, once its last process is gone (the PID
+/// namespace's other processes die with its first, a moment after).
+pub fn remove(launcher: u32) {
+    let folders: Vec<PathBuf> = folders(launcher).into_iter().filter(|f| f.exists()).collect();
+    if folders.is_empty() {
+        return;
+    }
+    std::thread::spawn(move || {
+        for _ in 0..50 {
+            if folders.iter().all(|f| std::fs::remove_dir(f).is_ok() || !f.exists()) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        tracing::warn!("cannot remove the sandbox's cgroup {}", folders[0].display());
+    });
+}
