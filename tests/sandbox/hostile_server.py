@@ -29,6 +29,8 @@ Tools:
   unix_connect(path)              a unix socket bound to a path
   proxy_request(target, host)     `GET <target>` with `Host: <host>` sent to $HTTP_PROXY
   proxy_connect(host, port)       `CONNECT host:port` sent to $HTTP_PROXY, then a GET inside
+  inherited_fds()                 descriptors it was started with beyond 0, 1 and 2 (a socket or a
+                                  file that leaked through exec), and what a file one holds
   signal(pid, sig)                os.kill(pid, sig)
   ptrace(pid)                     PTRACE_ATTACH, then PTRACE_SEIZE (pid 0: a child of its own)
   setsid_child(secret, marker, token)
@@ -289,6 +291,32 @@ def proxy_connect(host: str, port: int) -> str:
             return f"ESCAPED: tunnel to {authority}: {shown(answer(s))}"
     except Exception as e:  # noqa: BLE001
         return f"refused: {why(e)}"
+
+
+@app.tool(structured_output=False)
+def inherited_fds() -> str:
+    """Descriptors beyond stdin, stdout and stderr the server was started with: those without
+    close-on-exec (every descriptor Python opens has it, PEP 446), with what each leads to and,
+    for a file, what it holds (read through the descriptor: no path is opened)."""
+    found = []
+    for name in sorted(os.listdir("/proc/self/fd"), key=int):
+        fd = int(name)
+        if fd <= 2:
+            continue
+        try:
+            with open(f"/proc/self/fdinfo/{fd}") as f:
+                flags = next(int(line.split()[1], 8) for line in f if line.startswith("flags:"))
+            if flags & os.O_CLOEXEC:
+                continue
+            said = f"{fd} -> {os.readlink(f'/proc/self/fd/{fd}')}"
+            try:
+                said += f" holding {shown(os.pread(fd, 200, 0))}"
+            except OSError:
+                pass
+            found.append(said)
+        except (OSError, StopIteration):
+            continue
+    return f"ESCAPED: {'; '.join(found)}" if found else "refused: none"
 
 
 @app.tool(structured_output=False)

@@ -22,6 +22,18 @@ use super::{
 /// How long a datagram or a connection may still be on its way after the attack answered.
 const IN_FLIGHT: Duration = Duration::from_millis(300);
 
+/// Polls `done` every 50 ms for up to 10 s; whether it came true.
+fn wait_until(done: impl Fn() -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !done() {
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    true
+}
+
 #[test]
 fn files_outside_the_grants_are_neither_read_nor_written() {
     let mut c = Confined::start(Folders::new(), json!({}));
@@ -77,6 +89,17 @@ fn files_outside_the_grants_are_neither_read_nor_written() {
         assert!(!path.exists(), "{} was made", path.display());
     }
     assert!(rw.join("made.txt").exists(), "the control's file is on disk");
+    c.finish();
+}
+
+/// Toolport was started with descriptor 7 open on the SSH key (as an agent may leave a file or
+/// a socket open to what it starts); the confined server must not get it, nor any other.
+#[test]
+fn no_descriptor_of_toolports_reaches_the_server() {
+    let mut c = Confined::start(Folders::new(), json!({}));
+    let fd = std::fs::read_link(format!("/proc/{}/fd/7", c.toolport_pid()));
+    assert_eq!(fd.ok(), Some(c.f.ssh_key()), "the test's premise: toolport holds descriptor 7");
+    assert_eq!(c.refused("inherited_fds", json!({})), "refused: none");
     c.finish();
 }
 
@@ -236,15 +259,13 @@ fn a_detached_grandchild_is_as_confined_and_ends_with_the_server() {
     let answer = c.refused("setsid_child", json!({ "secret": secret, "marker": marker, "token": token }));
     assert!(answer.contains("; read E") && answer.contains("; write E"), "{answer}");
     assert!(!marker.exists(), "the grandchild wrote {}", marker.display());
-    assert!(!processes_holding(&token).is_empty(), "the grandchild lives on while the server does");
+    // It answered before it became the sleeper: wait for that, so the check below means something.
+    let living = wait_until(|| !processes_holding(&token).is_empty());
+    assert!(living, "the grandchild did not live on as `python -c … {token}` while the server did");
     c.finish();
     // The session has quit: its servers are gone, and so is everything they started.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut left = processes_holding(&token);
-    while !left.is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-        left = processes_holding(&token);
-    }
+    wait_until(|| processes_holding(&token).is_empty());
+    let left = processes_holding(&token);
     for pid in &left {
         let _ = Command::new("kill").arg("-KILL").arg(pid.to_string()).status();
     }

@@ -142,7 +142,8 @@ impl Confined {
     /// The hostile server with `grants.dirs` of `ro` and `rw` (`rw` read-write), `grants.env`
     /// of [`GRANTED_VAR`], `env: {"GIVEN": "configured"}`, and `extra` keys of its definition
     /// merged in (`limits`; `grants` key by key); the neighbour beside it; the session started
-    /// with toolport's `HOME` the planted one and [`SECRET_VAR`] in its environment.
+    /// with toolport's `HOME` the planted one, [`SECRET_VAR`] in its environment and descriptor
+    /// 7 open on the planted SSH key.
     pub fn start(f: Folders, extra: Value) -> Self {
         let env = Env::new();
         let secret_env = random_word("environment-secret");
@@ -160,21 +161,25 @@ impl Confined {
         let snapshot = write(&env, &[(HOSTILE, def), (OK, demo(&["--prefix", "ok_"]))], json!({}), json!({}));
         let home = f.home().display().to_string();
         let cache = shared_cache().display().to_string();
-        let session = Scripted::start_with(
-            &env,
-            &[
-                ("HOME", home.as_str()),
-                (SECRET_VAR, secret_env.as_str()),
-                (GRANTED_VAR, "granted-value"),
-                ("TOOLPORT_CACHE_DIR", cache.as_str()),
-            ],
-        );
+        let vars = [
+            ("HOME", home.as_str()),
+            (SECRET_VAR, secret_env.as_str()),
+            (GRANTED_VAR, "granted-value"),
+            ("TOOLPORT_CACHE_DIR", cache.as_str()),
+        ];
+        // Toolport's parent leaves it descriptor 7, open on the SSH key (no close-on-exec), as
+        // an agent may leave an open file or socket to what it starts.
+        let key = f.ssh_key().display().to_string();
+        let session =
+            Scripted::start_wrapped(&env, &vars, &["bash", "-c", r#"exec 7<"$0"; exec "$@""#, key.as_str()]);
         Self { env, f, secret_env, session, snapshot, transcript: String::new() }
     }
 
     /// `/call <tool> <arguments>`, its answer without the final newline.
     pub fn call(&mut self, tool: &str, arguments: Value) -> String {
         let answer = self.session.run(&format!("/call {tool} {arguments}")).trim_end().to_string();
+        // Shown with a failing case's output: every attack and what it got.
+        eprintln!("{tool} {arguments} -> {answer}");
         self.transcript.push_str(&answer);
         self.transcript.push('\n');
         answer

@@ -55,7 +55,9 @@ fn filesystem_reads_its_read_only_folder_and_the_sandbox_refuses_the_rest() {
         "command": node(), "args": [filesystem_entry(), &data, &other_dir], "roots": "none",
         "sandbox": true, "grants": { "dirs": [&data] },
     });
-    let (_env, mut s) = session(&[("fs", fs)], json!({ "namePolicy": "namespace" }));
+    // Namespaced: two of its tools have names toolport keeps for itself; and no question before
+    // `write_file` (destructive), so the write reaches the server and the sandbox answers it.
+    let (_env, mut s) = session(&[("fs", fs)], json!({ "namePolicy": "namespace", "confirm": "never" }));
 
     let listed = call(&mut s, "fs__list_directory", json!({ "path": data }));
     assert_eq!(listed, "[FILE] a.txt");
