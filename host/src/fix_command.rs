@@ -21,6 +21,12 @@ pub fn connect_timeout_fix(server: &str, ms: u128) -> String {
     toolport(&["mcp", "set", server, "timeouts.connectMs", &ms.to_string()])
 }
 
+/// `toolport mcp set SERVER sandbox true`: a `stdio` server put under the OS sandbox, so it
+/// takes grants.
+pub fn sandbox_fix(server: &str) -> String {
+    toolport(&["mcp", "set", server, "sandbox", "true"])
+}
+
 /// `toolport mcp set SERVER tools.exclude …`: the globs the server already excludes (as
 /// written, so none is lost, since the values replace the list), then each of `tools` (the
 /// server's own names) escaped as a glob that matches only that name.
@@ -67,6 +73,7 @@ mod tests {
             grant_host_fix("my server", "https://[::1]:443"),
             "toolport mcp grant 'my server' --host 'https://[::1]:443'"
         );
+        assert_eq!(sandbox_fix("my fs"), "toolport mcp set 'my fs' sandbox true");
         assert_eq!(longer_connect_timeout(Duration::from_millis(2_000)), 120_000);
         assert_eq!(longer_connect_timeout(Duration::from_millis(90_000)), 180_000);
     }

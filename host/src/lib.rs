@@ -92,9 +92,10 @@ pub use transport::{end_server_processes_promptly, kill_server_processes};
 /// OAuth sign-in for the CLI and embedding hosts.
 pub use auth::{Completion as SignInCompletion, CredentialsFile, SignedIn, no_login, not_remote};
 pub use config::{
-    ConfigError, ConfirmSetting, DirGrant, EditError, GlobalStore, Grant, Grants, IdpDef, Limits, OAuthDef,
-    PluginDef, PluginKind, Resolved, ResolvedServer, Roots, ServerDef, Surface, Timeouts, ToolFilter,
-    ToolGlobs, TransportKind, TrustMode, WasmDef, WorkspaceSettings, load_resolved, resolve, validate,
+    ConfigError, ConfirmSetting, DirGrant, EditError, GlobalStore, Grant, Grants, IdpDef, Limits,
+    NativeLimits, NativeSandbox, OAuthDef, PluginDef, PluginKind, Resolved, ResolvedServer, Roots, ServerDef,
+    StoreDefaults, Surface, Timeouts, ToolFilter, ToolGlobs, TransportKind, TrustMode, WasmDef,
+    WorkspaceSettings, load_resolved, resolve, validate,
 };
 pub use notice::{NoticePrinter, set_notice_printer};
 // The audit log of every call, read, prompt and sign-in (issue 29): where the host keeps it,
@@ -144,9 +145,11 @@ pub mod cli_support {
     // Changing the files: locked, atomic edits that keep unknown keys (what `mcp add` and `/mcp`
     // do), and the `mcp add` argument grammar they share.
     pub use crate::config::{
-        ADD_USAGE, AddRequest, add_server, disable_server, enable_server, parse_add_args, put_server,
-        remove_server,
+        ADD_USAGE, AddRequest, SandboxChoice, add_server, disable_server, enable_server, parse_add_args,
+        put_server, remove_server,
     };
+    // The store's `defaults` for servers added from now on (`mcp default`), edited the same way.
+    pub use crate::config::set_default_sandbox;
     // One field of a server definition set or unset (`mcp set`, `mcp unset`), edited the same way.
     pub use crate::config::{SERVER_FIELD_KEYS, ServerField, set_server_field};
     // The store's plugin entries and the workspace's plugin choices (`plugin add|remove`,

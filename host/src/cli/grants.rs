@@ -1,12 +1,13 @@
 //! `toolport mcp|plugin grant|revoke|pin`: the flags both take, the library's locked edits of
-//! one sandboxed entry, and one line per change (`granted notes: dir /home/me/notes (rw)`).
+//! one sandboxed entry, and one line per change (`granted notes: dir /home/me/notes (rw)`); and
+//! how `mcp get` shows a sandbox (a wasm server's, a `stdio` server's OS sandbox).
 
 use anyhow::{Context as _, Result};
 
 use super::exit::edit_error;
 use serde_json::{Value, json};
 use toolport::cli_support::{self, GrantChange, GrantItem, GrantOutcome, GrantRequest, SandboxEntry};
-use toolport::{DirGrant, Grants, Paths, WasmDef};
+use toolport::{DirGrant, Grants, NativeSandbox, Paths, WasmDef};
 
 /// What `grant` adds or `revoke` takes back; at least one is required (clap exits 2 with the
 /// usage otherwise).
@@ -126,13 +127,7 @@ pub fn sandbox_lines(w: &WasmDef) -> Vec<(&'static str, String)> {
     if let Some(builtin) = &w.builtin {
         lines.push(("builtin", builtin.clone()));
     }
-    let g = &w.grants;
-    lines.extend(g.dirs.iter().map(|d| ("grant dir", dir_text(d))));
-    lines.extend(g.hosts.iter().map(|h| ("grant host", h.clone())));
-    lines.extend(g.env.iter().map(|n| ("grant env", n.clone())));
-    if g.dirs.is_empty() && g.hosts.is_empty() && g.env.is_empty() {
-        lines.push(("grants", "none".to_string()));
-    }
+    lines.extend(grant_lines(&w.grants));
     let l = &w.limits;
     lines.push((
         "limits",
@@ -140,6 +135,45 @@ pub fn sandbox_lines(w: &WasmDef) -> Vec<(&'static str, String)> {
     ));
     lines.push(("sha256", w.sha256.clone().unwrap_or_else(|| "not pinned".to_string())));
     lines
+}
+
+/// One line per grant (env names only), or `grants: none`.
+fn grant_lines(g: &Grants) -> Vec<(&'static str, String)> {
+    let mut lines: Vec<(&'static str, String)> = g.dirs.iter().map(|d| ("grant dir", dir_text(d))).collect();
+    lines.extend(g.hosts.iter().map(|h| ("grant host", h.clone())));
+    lines.extend(g.env.iter().map(|n| ("grant env", n.clone())));
+    if lines.is_empty() {
+        lines.push(("grants", "none".to_string()));
+    }
+    lines
+}
+
+/// A `stdio` server's OS sandbox for `mcp get`: `sandbox: on` (`on (required: false)`, or
+/// `off` and nothing more), then its grants and limits as a wasm server's are shown.
+pub fn native_sandbox_lines(sandbox: Option<&NativeSandbox>) -> Vec<(&'static str, String)> {
+    let Some(s) = sandbox else { return vec![("sandbox", "off".to_string())] };
+    let on = if s.required { "on" } else { "on (required: false)" };
+    let mut lines = vec![("sandbox", on.to_string())];
+    lines.extend(grant_lines(&s.grants));
+    let l = &s.limits;
+    lines.push((
+        "limits",
+        format!("memoryMb={} processes={} openFiles={}", l.memory_mb, l.processes, l.open_files),
+    ));
+    lines
+}
+
+/// The same in `mcp get --json`'s `sandbox` (absent when the server is not sandboxed).
+pub fn native_sandbox_json(s: &NativeSandbox) -> Value {
+    json!({
+        "required": s.required,
+        "grants": grants_json(&s.grants),
+        "limits": {
+            "memoryMb": s.limits.memory_mb,
+            "processes": s.limits.processes,
+            "openFiles": s.limits.open_files,
+        },
+    })
 }
 
 /// The same in `mcp get --json`'s `sandbox`: every field present (`null` when unset).

@@ -36,16 +36,14 @@ fn check() -> ExitCode {
     match cli_support::check_sandbox() {
         Ok(report) => {
             println!("this machine can sandbox stdio servers:");
-            println!(
-                "  files: Landlock ({})",
-                if report.landlock_fully {
-                    "every right this build asks for"
-                } else {
-                    "the subset this kernel has"
-                }
-            );
+            let scoped = if report.landlock_abi >= 6 {
+                "; signals and abstract Unix sockets scoped too"
+            } else {
+                "; signals and abstract Unix sockets kept in by the PID and network namespaces only"
+            };
+            println!("  files: Landlock ABI {}{scoped}", report.landlock_abi);
             println!("  network: a network namespace of their own; out only through toolport's egress proxy");
-            println!("  processes: user, PID, IPC and UTS namespaces; seccomp; rlimits");
+            println!("  processes: user, PID, IPC and UTS namespaces; seccomp; rlimits (and a pids cgroup as root)");
             ExitCode::SUCCESS
         }
         Err(why) => {
@@ -58,8 +56,8 @@ fn check() -> ExitCode {
 /// The launcher: confines itself, runs the server, and leaves as the server did.
 pub fn launch() -> ExitCode {
     match cli_support::launch_sandboxed() {
-        Ok(SandboxEnded::Checked { landlock_fully }) => {
-            println!("{}", serde_json::json!({ "landlockFully": landlock_fully }));
+        Ok(SandboxEnded::Checked { landlock_fully, landlock_abi }) => {
+            println!("{}", serde_json::json!({ "landlockFully": landlock_fully, "landlockAbi": landlock_abi }));
             ExitCode::SUCCESS
         }
         Ok(SandboxEnded::Server(status)) => exit_as(status),

@@ -56,6 +56,15 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// `true` or `false`, `None` when absent.
+    pub fn boolean(&self, key: &str) -> Result<Option<bool>, String> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(_) => Err(self.err(key, "true or false")),
+        }
+    }
+
     /// An array of strings, `None` when absent.
     pub fn strings(&self, key: &str, trim: Trim) -> Result<Option<Vec<String>>, String> {
         match self.get(key) {
@@ -151,6 +160,8 @@ mod tests {
             Some("plugin \"p\": \"m\" must be an object of strings")
         );
         assert_eq!(f.string("absent"), Ok(None));
+        assert_eq!(f.boolean("s").err().as_deref(), Some("plugin \"p\": \"s\" must be true or false"));
+        assert_eq!(f.boolean("absent"), Ok(None));
     }
 
     #[test]

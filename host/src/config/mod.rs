@@ -23,7 +23,7 @@ mod workspace;
 
 pub use bundles::Bundle;
 pub use confirm_setting::{ConfirmSetting, ToolGlobs};
-pub use edit::add_args::{ADD_USAGE, AddRequest, parse_add_args};
+pub use edit::add_args::{ADD_USAGE, AddRequest, SandboxChoice, parse_add_args};
 pub use edit::edits::{add_server, disable_server, enable_server, put_server, remove_server};
 pub use edit::grant_edit::{grant_sandbox, revoke_sandbox};
 pub use edit::grant_input::same_path;
@@ -35,6 +35,7 @@ pub use edit::plugin_edit::{
 };
 pub use edit::sandbox_entry::SandboxEntry;
 pub use edit::server_field::{SERVER_FIELD_KEYS, ServerField, set_server_field};
+pub use edit::store_defaults::set_default_sandbox;
 /// The write path for other agents' config files (`clients/`): same lock, re-read and rename;
 /// a lock held across several edits, for a file of secrets (`auth/`).
 pub(crate) use edit::write::{FileLock, LockAt, Perms, edit_text};

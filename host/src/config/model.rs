@@ -127,6 +127,17 @@ pub struct PluginDef {
     pub sha256: Option<String>,
 }
 
+/// The store's `defaults`: what the edits that add a server (`mcp add`, `/mcp add`, `mcp import`,
+/// `mcp add-json`) write into it when the person did not say. They change what is written, not
+/// how an existing definition is read, so a server added before a default changed keeps what it
+/// was added with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StoreDefaults {
+    /// `defaults.sandbox`: every `stdio` server added is written with `"sandbox": true` (default
+    /// off: the OS sandbox is an opt-in until every machine toolport runs on can give it).
+    pub sandbox: bool,
+}
+
 /// The per-workspace settings (`<root>/.toolport/workspace.json`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkspaceSettings {

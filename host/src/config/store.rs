@@ -8,10 +8,11 @@ use serde_json::{Map, Value};
 
 use super::error::ConfigError;
 use super::fields::Fields;
-use super::model::{Limits, PluginDef, PluginKind};
+use super::model::{Limits, PluginDef, PluginKind, StoreDefaults};
 use super::sandbox_fields::{self, Guest, resolve_against, resolve_dir};
 use super::server_def::{ServerDef, TransportKind};
-use super::store_keys::{PLUGINS_SECTION, SERVERS_SECTION, plugin as key};
+use super::store_keys::plugin as key;
+use super::store_keys::{DEFAULTS_SECTION, PLUGINS_SECTION, SERVERS_SECTION, defaults as default_key};
 use super::unknown_keys;
 
 /// The global store as read from `<home>/mcp.json`: server definitions and plugin entries in
@@ -24,6 +25,8 @@ pub struct GlobalStore {
     pub servers: Vec<ServerDef>,
     /// `plugins`, in file order, paths resolved against the store's folder.
     pub plugins: Vec<PluginDef>,
+    /// `defaults`: what servers added from now on are written with.
+    pub defaults: StoreDefaults,
 }
 
 impl GlobalStore {
@@ -59,8 +62,8 @@ impl GlobalStore {
         let mut servers: Vec<ServerDef> = Vec::new();
         for (name, value) in section(top, SERVERS_SECTION).map_err(at)? {
             let mut def = ServerDef::from_json(name, value).map_err(at)?;
-            if let (Some(_), Some(entry)) = (&def.wasm, value.as_object()) {
-                unknown_keys::check_server(path, &def.name, entry);
+            if let Some(entry) = value.as_object() {
+                unknown_keys::check_server(path, &def, entry);
             }
             def.resolve_paths(base);
             if def.name.is_empty() {
@@ -82,8 +85,20 @@ impl GlobalStore {
                 }
             }
         }
-        Ok(GlobalStore { path: path.to_path_buf(), servers, plugins })
+        let defaults = defaults(top).map_err(at)?;
+        if let Some(Value::Object(given)) = top.get(DEFAULTS_SECTION) {
+            unknown_keys::check_defaults(path, given);
+        }
+        Ok(GlobalStore { path: path.to_path_buf(), servers, plugins, defaults })
     }
+}
+
+/// The top level's `defaults: { sandbox }`; absent or `null` is every default off.
+fn defaults(top: &Map<String, Value>) -> Result<StoreDefaults, String> {
+    let Some(given) = Fields::new(top, "").object(DEFAULTS_SECTION)? else {
+        return Ok(StoreDefaults::default());
+    };
+    Ok(StoreDefaults { sandbox: given.boolean(default_key::SANDBOX)?.unwrap_or(false) })
 }
 
 /// Parses JSON text; a syntax error reads `<path>:<line>:<col>: <what>`. An empty (or
@@ -225,6 +240,39 @@ mod tests {
         let back = serde_json::Value::Object(def.to_json());
         assert_eq!(back["component"], "servers/notes.wasm");
         assert_eq!(back["grants"]["dirs"][0], "data");
+        Ok(())
+    }
+
+    #[test]
+    fn defaults_are_read_and_checked() -> anyhow::Result<()> {
+        assert_eq!(parse("{}")?.defaults, StoreDefaults::default());
+        assert!(!parse(r#"{"defaults":null}"#)?.defaults.sandbox);
+        assert!(parse(r#"{"defaults":{"sandbox":true,"x-note":1}}"#)?.defaults.sandbox);
+        for (bad, message) in [
+            (r#"{"defaults":{"sandbox":"on"}}"#, "\"defaults.sandbox\" must be true or false"),
+            (r#"{"defaults":[]}"#, "\"defaults\" must be an object"),
+        ] {
+            assert_eq!(parse(bad).err().map(|e| e.0), Some(format!("/h/mcp.json: {message}")), "{bad}");
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn a_sandboxed_stdio_servers_folders_resolve_against_the_store() -> anyhow::Result<()> {
+        let s =
+            parse(r#"{"mcpServers":{"fs":{"command":"npx","sandbox":true,"grants":{"dirs":["docs"]}}}}"#)?;
+        let grants = s.servers[0].sandbox.clone().map(|s| s.grants).unwrap_or_default();
+        assert_eq!(grants.dirs[0].host, PathBuf::from("/h/docs"));
+        let err = parse(r#"{"mcpServers":{"fs":{"command":"npx","sandbox":true,"grants":{"dirs":[{"host":"/a","guest":"/b"}]}}}}"#)
+            .err()
+            .map(|e| e.0);
+        assert_eq!(
+            err.as_deref(),
+            Some(
+                "/h/mcp.json: server \"fs\": grants.dirs \"/a\" has a \"guest\" path, but a sandboxed stdio \
+                 server sees real paths: remove \"guest\""
+            )
+        );
         Ok(())
     }
 

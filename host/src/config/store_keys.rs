@@ -1,8 +1,9 @@
-//! The spelling of every key of the global store, declared once: its two sections, a server
+//! The spelling of every key of the global store, declared once: its sections, a server
 //! definition's keys (`mcpServers.<name>`) and a plugin entry's (`plugins.<name>`), whose
 //! sandbox keys (`grants`, `limits`, `sha256` and what is inside them) are a `wasm` server's
-//! too. The readers, the writer, the merge that keeps a user's own keys, the validation
-//! messages, the unknown-key warnings and the edits all name keys through these.
+//! too (and `grants` and `limits` a sandboxed `stdio` server's), and the store's `defaults`.
+//! The readers, the writer, the merge that keeps a user's own keys, the validation messages,
+//! the unknown-key warnings and the edits all name keys through these.
 //!
 //! A leaf: the readers of nested parts (`tool_filter.rs`, `sandbox_fields.rs`) sit below the
 //! server definition and need the same spellings.
@@ -11,6 +12,8 @@
 pub(in crate::config) const SERVERS_SECTION: &str = "mcpServers";
 /// The store's section of plugin entries.
 pub(in crate::config) const PLUGINS_SECTION: &str = "plugins";
+/// The store's `defaults`: see [`defaults`].
+pub(in crate::config) const DEFAULTS_SECTION: &str = "defaults";
 
 /// `type`: the transport (`TransportKind`'s names).
 pub(in crate::config) const TYPE: &str = "type";
@@ -48,9 +51,11 @@ pub(in crate::config) const GRANTS: &str = "grants";
 pub(in crate::config) const LIMITS: &str = "limits";
 /// `sha256`: a component's pinned digest (a plugin entry's too).
 pub(in crate::config) const SHA256: &str = "sha256";
+/// `sandbox`: a `stdio` server started under the OS sandbox; see [`sandbox`].
+pub(in crate::config) const SANDBOX: &str = "sandbox";
 
 /// Every server's own keys, in the order the store writes them.
-pub(in crate::config) const SERVER: [&str; 13] = [
+pub(in crate::config) const SERVER: [&str; 14] = [
     TYPE,
     URL,
     COMMAND,
@@ -64,13 +69,34 @@ pub(in crate::config) const SERVER: [&str; 13] = [
     TOOLS,
     ROOTS,
     PROTOCOL_VERSION,
+    SANDBOX,
 ];
 
 /// The keys of a `wasm` server's sandbox (a server of another type may use them for itself).
 pub(in crate::config) const WASM: [&str; 5] = [COMPONENT, BUILTIN, GRANTS, LIMITS, SHA256];
 
+/// The keys a `stdio` server's OS sandbox reads besides `sandbox` itself, when it is on. Off,
+/// they are the server's own (kept, and warned about: they would do nothing).
+pub(in crate::config) const NATIVE: [&str; 2] = [GRANTS, LIMITS];
+
 /// The objects whose unknown keys survive a merge.
-pub(in crate::config) const NESTED: [&str; 4] = [OAUTH, GRANTS, LIMITS, TOOLS];
+pub(in crate::config) const NESTED: [&str; 5] = [OAUTH, GRANTS, LIMITS, TOOLS, SANDBOX];
+
+/// `sandbox: { required }`, the options of a `stdio` server's OS sandbox (`true` is `{}`).
+pub(in crate::config) mod sandbox {
+    /// `required: false`: where the machine cannot sandbox, start the server unconfined.
+    pub(in crate::config) const REQUIRED: &str = "required";
+    /// Every option (`unknown_keys` warns about the others).
+    pub(in crate::config) const KEYS: [&str; 1] = [REQUIRED];
+}
+
+/// `defaults: { sandbox }`, the store's choices for servers added from now on.
+pub(in crate::config) mod defaults {
+    /// `sandbox: true`: every `stdio` server added is written with `"sandbox": true`.
+    pub(in crate::config) const SANDBOX: &str = "sandbox";
+    /// Every key (`unknown_keys` warns about the others).
+    pub(in crate::config) const KEYS: [&str; 1] = [SANDBOX];
+}
 
 /// A plugin entry's own keys; the rest are the sandbox keys a `wasm` server has too.
 pub(in crate::config) mod plugin {
@@ -117,13 +143,18 @@ pub(in crate::config) mod grants {
     }
 }
 
-/// `limits: { memoryMb, callMs, cpuPercent }`.
+/// `limits: { memoryMb, callMs, cpuPercent }` of a plugin or a `wasm` server, and
+/// `limits: { memoryMb, processes, openFiles }` of a sandboxed `stdio` server.
 pub(in crate::config) mod limits {
     pub(in crate::config) const MEMORY_MB: &str = "memoryMb";
     pub(in crate::config) const CALL_MS: &str = "callMs";
     pub(in crate::config) const CPU_PERCENT: &str = "cpuPercent";
-    /// All three (`unknown_keys` warns about the others).
+    pub(in crate::config) const PROCESSES: &str = "processes";
+    pub(in crate::config) const OPEN_FILES: &str = "openFiles";
+    /// A guest's three (`unknown_keys` warns about the others).
     pub(in crate::config) const KEYS: [&str; 3] = [MEMORY_MB, CALL_MS, CPU_PERCENT];
+    /// A sandboxed `stdio` server's three (`unknown_keys` warns about the others).
+    pub(in crate::config) const NATIVE_KEYS: [&str; 3] = [MEMORY_MB, PROCESSES, OPEN_FILES];
 }
 
 /// `oauth: {…}` and its `idp: {…}`.

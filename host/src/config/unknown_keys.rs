@@ -1,8 +1,11 @@
 //! Keys nothing reads, in the places where a typo changes what a guest may do: a plugin entry,
-//! and the `grants` and `limits` of a plugin or a `type: wasm` server. `"grant"` for `"grants"`
-//! would run the plugin with nothing granted, `"memoryMB"` for `"memoryMb"` with the default
-//! cap, and neither says so. Such keys stay in the file (every write keeps unknown keys); each
-//! is warned about once per process, naming the file, the entry and the nearest known key.
+//! the `grants` and `limits` of a plugin, a `type: wasm` server or a sandboxed `stdio` server,
+//! the options in a `stdio` server's `sandbox`, and the store's `defaults`. `"grant"` for
+//! `"grants"` would run the plugin with nothing granted, `"memoryMB"` for `"memoryMb"` with the
+//! default cap, and neither says so. Such keys stay in the file (every write keeps unknown
+//! keys); each is warned about once per process, naming the file, the entry and the nearest
+//! known key. So are `grants` and `limits` on a `stdio` server that is not sandboxed: its
+//! owner may well believe they confine it.
 //!
 //! Elsewhere unknown keys are silent on purpose: a server entry is shared with other tools'
 //! fields (`disabled`, `autoApprove`, …), and warning about them would be noise.
@@ -13,10 +16,11 @@ use std::sync::Mutex;
 
 use serde_json::{Map, Value};
 
+use super::server_def::{ServerDef, TransportKind};
 use super::store_keys::grants::{self as grant_key, KEYS as GRANT_KEYS, dir::KEYS as DIR_KEYS};
-use super::store_keys::limits::KEYS as LIMIT_KEYS;
+use super::store_keys::limits::{KEYS as LIMIT_KEYS, NATIVE_KEYS as NATIVE_LIMIT_KEYS};
 use super::store_keys::plugin::KEYS as PLUGIN_KEYS;
-use super::store_keys::{GRANTS, LIMITS};
+use super::store_keys::{DEFAULTS_SECTION, GRANTS, LIMITS, SANDBOX, defaults, sandbox};
 
 /// Warns about the unknown keys of plugin `name`'s entry in `file`.
 pub(super) fn check_plugin(file: &Path, name: &str, entry: &Map<String, Value>) {
@@ -24,15 +28,46 @@ pub(super) fn check_plugin(file: &Path, name: &str, entry: &Map<String, Value>) 
     for key in unknown(entry, &PLUGIN_KEYS) {
         warn(file, &owner, key, nearest(key, &PLUGIN_KEYS), "");
     }
-    check_sandbox(file, &owner, entry);
+    check_sandbox(file, &owner, entry, &LIMIT_KEYS);
 }
 
-/// Warns about the unknown keys inside a `type: wasm` server's `grants` and `limits`.
-pub(super) fn check_server(file: &Path, name: &str, entry: &Map<String, Value>) {
-    check_sandbox(file, &format!("server \"{name}\""), entry);
+/// Warns about the unknown keys inside a server's sandbox: a `type: wasm` server's `grants`
+/// and `limits`, a sandboxed `stdio` server's and its `sandbox` options; and about `grants` or
+/// `limits` on a `stdio` server that is not sandboxed, which do nothing.
+pub(super) fn check_server(file: &Path, def: &ServerDef, entry: &Map<String, Value>) {
+    let owner = format!("server \"{}\"", def.name);
+    if def.wasm.is_some() {
+        check_sandbox(file, &owner, entry, &LIMIT_KEYS);
+    } else if def.sandbox.is_some() {
+        check_sandbox(file, &owner, entry, &NATIVE_LIMIT_KEYS);
+        if let Some(Value::Object(options)) = entry.get(SANDBOX) {
+            for key in unknown(options, &sandbox::KEYS) {
+                warn(file, &owner, key, nearest(key, &sandbox::KEYS), &format!("{SANDBOX}."));
+            }
+        }
+    } else if def.transport.as_deref() == Some(TransportKind::Stdio.as_str()) {
+        for key in [GRANTS, LIMITS].into_iter().filter(|k| entry.contains_key(*k)) {
+            warn_once(format!(
+                "{}: {owner}: \"{key}\" is ignored: it takes effect only with \"{SANDBOX}\": true",
+                file.display()
+            ));
+        }
+    }
 }
 
-fn check_sandbox(file: &Path, owner: &str, entry: &Map<String, Value>) {
+/// Warns about the unknown keys of the store's `defaults`.
+pub(super) fn check_defaults(file: &Path, given: &Map<String, Value>) {
+    for key in unknown(given, &defaults::KEYS) {
+        let line_key = format!("{DEFAULTS_SECTION}.{key}");
+        let advice = match nearest(key, &defaults::KEYS) {
+            Some(k) => format!("did you mean \"{DEFAULTS_SECTION}.{k}\"?"),
+            None => "it is kept in the file but nothing reads it".to_string(),
+        };
+        warn_once(format!("{}: unknown key \"{line_key}\" is ignored; {advice}", file.display()));
+    }
+}
+
+fn check_sandbox(file: &Path, owner: &str, entry: &Map<String, Value>, limit_keys: &[&str]) {
     if let Some(Value::Object(grants)) = entry.get(GRANTS) {
         for key in unknown(grants, &GRANT_KEYS) {
             warn(file, owner, key, nearest(key, &GRANT_KEYS), &format!("{GRANTS}."));
@@ -47,8 +82,8 @@ fn check_sandbox(file: &Path, owner: &str, entry: &Map<String, Value>) {
         }
     }
     if let Some(Value::Object(limits)) = entry.get(LIMITS) {
-        for key in unknown(limits, &LIMIT_KEYS) {
-            warn(file, owner, key, nearest(key, &LIMIT_KEYS), &format!("{LIMITS}."));
+        for key in unknown(limits, limit_keys) {
+            warn(file, owner, key, nearest(key, limit_keys), &format!("{LIMITS}."));
         }
     }
 }
@@ -75,7 +110,11 @@ fn warn(file: &Path, owner: &str, key: &str, near: Option<&str>, prefix: &str) {
         Some(k) => format!("did you mean \"{prefix}{k}\"?"),
         None => "it is kept in the file but nothing reads it".to_string(),
     };
-    let line = format!("{}: {owner}: unknown key \"{prefix}{key}\" is ignored; {advice}", file.display());
+    warn_once(format!("{}: {owner}: unknown key \"{prefix}{key}\" is ignored; {advice}", file.display()));
+}
+
+/// `line` as a warning, the first time this process has it.
+fn warn_once(line: String) {
     static SEEN: Mutex<Option<HashSet<String>>> = Mutex::new(None);
     // A poisoned lock only means another thread panicked mid-insert: warn again, harmlessly.
     let first = SEEN.lock().map(|mut seen| seen.get_or_insert_default().insert(line.clone())).unwrap_or(true);
@@ -99,5 +138,9 @@ mod tests {
         assert_eq!(nearest("host", &GRANT_KEYS), Some("hosts"));
         assert_eq!(nearest("description", &PLUGIN_KEYS), None);
         assert_eq!(nearest("x", &GRANT_KEYS), None);
+        assert_eq!(nearest("openfiles", &NATIVE_LIMIT_KEYS), Some("openFiles"));
+        assert_eq!(nearest("process", &NATIVE_LIMIT_KEYS), Some("processes"));
+        assert_eq!(nearest("requried", &sandbox::KEYS), Some("required"));
+        assert_eq!(nearest("sandbx", &defaults::KEYS), Some("sandbox"));
     }
 }

@@ -20,6 +20,8 @@ pub const ADD_FLAGS: &[&str] = &[
     "--connect-timeout",
     "--list-timeout",
     "--call-timeout",
+    "--sandbox",
+    "--no-sandbox",
     "--force",
 ];
 
@@ -148,6 +150,7 @@ mod tests {
             "the timeout flags of `mcp add` too"
         );
         assert_eq!(complete("/mcp add --i", &known()).1, ["--include"]);
+        assert_eq!(complete("/mcp add --s", &known()).1, ["--sandbox"]);
     }
 
     #[test]

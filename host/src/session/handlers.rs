@@ -54,7 +54,7 @@ impl Session {
             Err(why) => return Ok(format!("{why}\n{ADD_USAGE}")),
         };
         let store = self.paths.store_file();
-        let replaced = put_server(&store, &request.name, &request.to_json(), request.force)?;
+        let replaced = put_server(&store, &request.name, &request.to_json(), request.force, request.sandbox)?;
         let verb = if replaced { "replaced" } else { "added" };
         let mut out = format!("mcp {verb}: {} -> {}\n", request.name, store.display());
         // The runtime learns of the new (disabled) server so the view stays true; it connects

@@ -244,7 +244,7 @@ fn refusals_say_why_exit_2_or_1_and_leave_the_store_alone() {
         (
             &["mcp", "grant", "web", "--env", "A"],
             2,
-            "server \"web\" is not a wasm server: only sandboxed servers take grants".into(),
+            "server \"web\" is not sandboxed: run `toolport mcp set web sandbox true` first".into(),
         ),
         (&["mcp", "grant", "ghost", "--env", "A"], 2, "Unknown MCP server: ghost".into()),
         (&["plugin", "revoke", "ghost", "--env", "A"], 2, "Unknown plugin: ghost".into()),

@@ -1,12 +1,13 @@
-//! The config files and the commands that edit them: `mcp` and its grants and pins, the
-//! environment a stdio server inherits, linked stores, and the workspace's discovery and
-//! plugin settings.
+//! The config files and the commands that edit them: `mcp` and its grants and pins, a `stdio`
+//! server's OS sandbox and the store's default for it, the environment a stdio server
+//! inherits, linked stores, and the workspace's discovery and plugin settings.
 
 mod cmds;
 mod env;
 mod files;
 mod grants;
 mod links;
+mod native_sandbox;
 mod server_fields;
 mod workspace_gitignore;
 mod workspace_owner;

@@ -119,7 +119,7 @@ fn bad_keys_values_and_servers_are_refused_and_nothing_is_written() {
     write_store(&env, json!({ "s": { "command": "srv" }, "r": { "type": "http", "url": "https://a/mcp" } }));
     let before = fs::read(env.store()).unwrap_or_default();
     let keys = "timeouts.connectMs, timeouts.listMs, timeouts.callMs, tools.include, tools.exclude, args, \
-                env.VAR, headers.NAME, cwd, url";
+                env.VAR, headers.NAME, cwd, url, sandbox";
     for (args, code, message) in [
         (
             &["mcp", "set", "s", "timeout.connectMs", "1"][..],

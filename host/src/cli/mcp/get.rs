@@ -1,5 +1,6 @@
 //! `mcp get`: one server's definition as stored, its secrets masked, with its sign-in, its
-//! sandbox and whether it is valid; `--json` adds the revision it negotiates.
+//! sandbox (a wasm server's, or a `stdio` server's OS sandbox: `sandbox: on|off`) and whether
+//! it is valid; `--json` adds the revision it negotiates.
 
 use std::collections::BTreeSet;
 
@@ -11,7 +12,8 @@ use crate::cli::grants;
 use toolport::cli_support::SECRET_MASK as MASK;
 use toolport::cli_support::{decision_line, recent_decisions};
 use toolport::{
-    GlobalStore, Paths, Roots, Runtime, RuntimeOptions, ServerDef, ToolFilter, WorkspaceSettings,
+    GlobalStore, Paths, Roots, Runtime, RuntimeOptions, ServerDef, ToolFilter, TransportKind,
+    WorkspaceSettings,
 };
 
 /// How many of a server's trust decisions in this workspace `mcp get` shows.
@@ -37,6 +39,9 @@ pub(super) async fn get_view(paths: &Paths, name: &str, json: bool) -> Result<St
         }
         if let Some(wasm) = &def.wasm {
             out.insert("sandbox".into(), grants::sandbox_json(wasm));
+        }
+        if let Some(sandbox) = &def.sandbox {
+            out.insert("sandbox".into(), grants::native_sandbox_json(sandbox));
         }
         if let Err(msg) = &validity {
             out.insert("error".into(), msg.clone().into());
@@ -84,6 +89,11 @@ pub(super) async fn get_view(paths: &Paths, name: &str, json: bool) -> Result<St
     }
     for (key, value) in masked.wasm.as_ref().map(grants::sandbox_lines).unwrap_or_default() {
         line(key, &value);
+    }
+    if masked.transport.as_deref() == Some(TransportKind::Stdio.as_str()) {
+        for (key, value) in grants::native_sandbox_lines(masked.sandbox.as_ref()) {
+            line(key, &value);
+        }
     }
     line("roots", &roots_text(&masked.roots));
     if let Some(version) = &masked.protocol_version {

@@ -1,8 +1,10 @@
 //! `toolport mcp …`: server definitions in the global store and enablement in this workspace.
 //! The work is done by the library (its config edits and the runtime); this folder maps
 //! arguments in and messages and exit statuses out: the commands here, `mcp import`'s report in
-//! `import.rs`, `mcp get`'s view in `get.rs`, `mcp set`/`unset` in `fields.rs`.
+//! `import.rs`, `mcp get`'s view in `get.rs`, `mcp set`/`unset` in `fields.rs`, `mcp default`
+//! in `defaults.rs`.
 
+mod defaults;
 mod fields;
 mod get;
 mod import;
@@ -19,7 +21,7 @@ use serde_json::{Map, Value};
 use crate::cli::exit::{ExitError, edit_error};
 use crate::cli::grants::{self, Change, GrantFlags};
 use toolport::cli_support::{
-    self, Client, ClientHomes, ClientScope, ImportRequest, SandboxEntry, parse_add_args,
+    self, Client, ClientHomes, ClientScope, ImportRequest, SandboxChoice, SandboxEntry, parse_add_args,
 };
 use toolport::{ConfigError, ElicitPolicy, Paths, Runtime, RuntimeOptions, TerminalElicitor, Trailer};
 
@@ -27,7 +29,7 @@ use toolport::{ConfigError, ElicitPolicy, Paths, Runtime, RuntimeOptions, Termin
 const CLI_ADD_USAGE: &str = "Usage: toolport mcp add [--transport <stdio|sse|http|streamable_http|PLUGIN>] <name> \
      <url | -- command [args…]> [--env K=V]… [--header \"K: V\"]… [--cwd DIR] [--include GLOB]… [--exclude GLOB]… \
      [--roots VALUE]… [--protocol-version REVISION] [--connect-timeout MS] [--list-timeout MS] [--call-timeout MS] \
-     [--force]";
+     [--sandbox | --no-sandbox] [--force]";
 
 /// `toolport mcp [<subcommand>]`; without one it lists.
 #[derive(Debug, clap::Args)]
@@ -58,11 +60,13 @@ enum McpCommand {
             --connect-timeout MS   time to start and initialize it (default 30000; timeouts.connectMs)\n  \
             --list-timeout MS      time for its whole tool listing (default 30000; timeouts.listMs)\n  \
             --call-timeout MS      time for one tool call (default 60000; timeouts.callMs)\n  \
+            --sandbox          start it under the OS sandbox (\"sandbox\": true; stdio only)\n  \
+            --no-sandbox       not, whatever the store's default (toolport mcp default sandbox)\n  \
             --force            replace a definition of that name wholesale (none of its old keys are kept;\n                     \
             the workspace's enablement and pins stay)\n\
             For stdio, everything after -- is the command and its arguments, verbatim.\n\
             One field of an existing definition: toolport mcp set NAME KEY VALUE…",
-        override_usage = "toolport mcp add [--transport <stdio|sse|http|PLUGIN>] <name> <url | -- command [args…]> [--env K=V]… [--header \"K: V\"]… [--cwd DIR] [--include GLOB]… [--exclude GLOB]… [--roots VALUE]… [--protocol-version REVISION] [--connect-timeout MS] [--list-timeout MS] [--call-timeout MS] [--force]"
+        override_usage = "toolport mcp add [--transport <stdio|sse|http|PLUGIN>] <name> <url | -- command [args…]> [--env K=V]… [--header \"K: V\"]… [--cwd DIR] [--include GLOB]… [--exclude GLOB]… [--roots VALUE]… [--protocol-version REVISION] [--connect-timeout MS] [--list-timeout MS] [--call-timeout MS] [--sandbox | --no-sandbox] [--force]"
     )]
     Add {
         /// Everything after `add`, parsed by the same library parser as `/mcp add`.
@@ -87,7 +91,8 @@ enum McpCommand {
             args ARG…          the command's arguments, replaced whole, verbatim\n  \
             env.VAR VALUE      one environment variable (shown as ***)\n  \
             headers.NAME VALUE one HTTP header (shown as ***)\n  \
-            cwd DIR, url URL\n\
+            cwd DIR, url URL\n  \
+            sandbox true|false a stdio server under the OS sandbox or not\n\
             Example: toolport mcp set files timeouts.connectMs 120000",
         override_usage = "toolport mcp set <NAME> <KEY> <VALUE>…"
     )]
@@ -95,7 +100,7 @@ enum McpCommand {
         /// The server name.
         name: String,
         /// The field: timeouts.connectMs, timeouts.listMs, timeouts.callMs, tools.include,
-        /// tools.exclude, args, env.VAR, headers.NAME, cwd or url.
+        /// tools.exclude, args, env.VAR, headers.NAME, cwd, url or sandbox.
         key: String,
         /// Its value (lists: every value, in order).
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0.., value_name = "VALUE")]
@@ -107,6 +112,22 @@ enum McpCommand {
         name: String,
         /// The field, as `mcp set` names it.
         key: String,
+    },
+    /// Show the store's defaults for servers added from now on, or set one.
+    #[command(
+        after_help = "Defaults:\n  \
+            sandbox on|off   every stdio server added is written with \"sandbox\": true (default off;\n                   \
+            mcp add --no-sandbox opts one out)\n\
+            Example: toolport mcp default sandbox on",
+        override_usage = "toolport mcp default [sandbox [on|off]]"
+    )]
+    Default {
+        /// The default to show or set.
+        #[arg(value_enum)]
+        key: Option<defaults::DefaultKey>,
+        /// Its new value.
+        #[arg(value_enum, requires = "key")]
+        value: Option<defaults::OnOff>,
     },
     /// Show one definition (env and header values as ***).
     Get {
@@ -145,7 +166,8 @@ enum McpCommand {
         /// The server name.
         name: String,
     },
-    /// Give a sandboxed (type wasm) server a folder, a host or an environment variable.
+    /// Give a sandboxed server (type wasm, or stdio with "sandbox": true) a folder, a host or an
+    /// environment variable.
     #[command(
         after_help = "Example: toolport mcp grant notes --dir '~/notes:rw' --host 'http://127.0.0.1:*' --env NOTES_TOKEN"
     )]
@@ -219,17 +241,18 @@ pub async fn run(paths: &Paths, args: McpArgs) -> Result<ExitCode> {
         McpCommand::List { json } => print!("{}", list_view(paths, json).await?),
         McpCommand::Add { args } => {
             let req = parse_add_args(&args).map_err(|e| ExitError::usage(format!("{e}\n{CLI_ADD_USAGE}")))?;
-            add(paths, &req.name, &req.to_json(), req.force)?;
+            add(paths, &req.name, &req.to_json(), req.force, req.sandbox)?;
         }
         McpCommand::AddJson { name, json, force } => {
             let doc = cli_support::parse_json(std::path::Path::new("<json argument>"), &json)?;
             let Value::Object(def) = doc else {
                 return Err(ConfigError("the definition must be a JSON object".into()).into());
             };
-            add(paths, &name, &def, force)?;
+            add(paths, &name, &def, force, SandboxChoice::StoreDefault)?;
         }
         McpCommand::Set { name, key, values } => print!("{}", fields::set(paths, &name, &key, &values)?),
         McpCommand::Unset { name, key } => print!("{}", fields::unset(paths, &name, &key)?),
+        McpCommand::Default { key, value } => print!("{}", defaults::run(paths, key, value)?),
         McpCommand::Get { name, json } => print!("{}", get::get_view(paths, &name, json).await?),
         McpCommand::Login { name, no_browser } => {
             return crate::cli::login::login(paths, &name, no_browser).await;
@@ -302,9 +325,15 @@ async fn list_view(paths: &Paths, json: bool) -> Result<String> {
     })
 }
 
-fn add(paths: &Paths, name: &str, def: &Map<String, Value>, force: bool) -> Result<()> {
+fn add(
+    paths: &Paths,
+    name: &str,
+    def: &Map<String, Value>,
+    force: bool,
+    sandbox: SandboxChoice,
+) -> Result<()> {
     let store = paths.store_file();
-    let replaced = cli_support::put_server(&store, name, def, force).map_err(edit_error)?;
+    let replaced = cli_support::put_server(&store, name, def, force, sandbox).map_err(edit_error)?;
     let verb = if replaced { "replaced" } else { "added" };
     println!("mcp {verb}: {} -> {}", name.trim(), store.display());
     Ok(())

@@ -10,13 +10,16 @@
 //!     [--roots workspace|none|client | --roots PATH…]         (the `roots` setting)
 //!     [--protocol-version REVISION]                         (the one revision spoken)
 //!     [--connect-timeout MS] [--list-timeout MS] [--call-timeout MS]   (the `timeouts`)
+//!     [--sandbox | --no-sandbox]            (`"sandbox": true`, or not whatever the store's default)
 //!     [--force]                                 (replace a definition of that name wholesale)
 //! ```
 
 use serde_json::{Map, Value};
 
 use super::server_field::millis;
-use crate::config::server_def::{Roots, ServerDef, Timeouts, TransportKind, known_revision, normalize_type};
+use crate::config::server_def::{
+    NativeSandbox, Roots, ServerDef, Timeouts, TransportKind, known_revision, normalize_type,
+};
 use crate::config::tool_filter::ToolFilter;
 
 /// The usage line of `/mcp add`, exactly as the original `/mcp` prints it.
@@ -31,6 +34,23 @@ pub struct AddRequest {
     pub def: ServerDef,
     /// `--force`: replace a definition of that name (see `put_server`).
     pub force: bool,
+    /// `--sandbox`, `--no-sandbox` or neither (the store's `defaults.sandbox` decides).
+    pub sandbox: SandboxChoice,
+}
+
+/// Whether a server added is put under the OS sandbox: what the person said, else the store's
+/// `defaults.sandbox` (applied by `put_server` under the store's lock, so it is the default of
+/// the file as it is then).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SandboxChoice {
+    /// Nothing said: a `stdio` server without a `sandbox` key gets `"sandbox": true` when the
+    /// store's `defaults.sandbox` is on.
+    #[default]
+    StoreDefault,
+    /// `--sandbox`: `"sandbox": true` whatever the default.
+    On,
+    /// `--no-sandbox`: no `sandbox` written whatever the default.
+    Off,
 }
 
 impl AddRequest {
@@ -53,6 +73,7 @@ pub fn parse_add_args(args: &[String]) -> Result<AddRequest, String> {
     let mut protocol_version: Option<String> = None;
     let mut timeouts = Timeouts::default();
     let mut force = false;
+    let mut sandbox = SandboxChoice::StoreDefault;
     let mut positional: Vec<String> = Vec::new();
     let mut verbatim: Option<Vec<String>> = None;
 
@@ -111,6 +132,13 @@ pub fn parse_add_args(args: &[String]) -> Result<AddRequest, String> {
             "--list-timeout" => timeouts.list = millis(flag, &value(flag)?)?,
             "--call-timeout" => timeouts.call = millis(flag, &value(flag)?)?,
             "--force" if inline.is_none() => force = true,
+            "--sandbox" | "--no-sandbox" if inline.is_none() => {
+                let asked = if flag == "--sandbox" { SandboxChoice::On } else { SandboxChoice::Off };
+                if sandbox != SandboxChoice::StoreDefault && sandbox != asked {
+                    return Err("--sandbox and --no-sandbox contradict each other".to_string());
+                }
+                sandbox = asked;
+            }
             f if f.starts_with('-') && f.len() > 1 && positional.len() < 2 => {
                 return Err(format!("unknown option {f}"));
             }
@@ -137,6 +165,7 @@ pub fn parse_add_args(args: &[String]) -> Result<AddRequest, String> {
         roots: roots_setting(roots)?,
         protocol_version,
         timeouts,
+        sandbox: (sandbox == SandboxChoice::On).then(NativeSandbox::default),
         ..ServerDef::default()
     };
     let rest: Vec<String> = positional.collect();
@@ -156,7 +185,12 @@ pub fn parse_add_args(args: &[String]) -> Result<AddRequest, String> {
             return Err(format!("unexpected argument after the url: {extra}"));
         }
     }
-    Ok(AddRequest { name, def, force })
+    if sandbox == SandboxChoice::On && transport != TransportKind::Stdio.as_str() {
+        return Err(format!(
+            "--sandbox is for stdio servers only: a server of type {transport} runs elsewhere"
+        ));
+    }
+    Ok(AddRequest { name, def, force, sandbox })
 }
 
 /// The `--roots` values: none is the default, one keyword is that setting, anything else is a
@@ -281,6 +315,31 @@ mod tests {
             Err("--list-timeout must be a positive whole number of milliseconds, not \"0\"".into())
         );
         assert_eq!(p("--force=yes slow -- npx"), Err("unknown option --force".into()));
+        Ok(())
+    }
+
+    #[test]
+    fn sandbox_flags_say_on_or_off_whatever_the_default() -> Result<(), String> {
+        let r = p("--sandbox fs -- npx -y pkg --no-sandbox")?;
+        assert_eq!(r.sandbox, SandboxChoice::On);
+        assert_eq!(r.def.args, ["-y", "pkg", "--no-sandbox"], "after the command, flags are the command's");
+        assert_eq!(
+            Value::Object(r.to_json()),
+            json!({"type":"stdio","command":"npx","args":["-y","pkg","--no-sandbox"],"sandbox":true})
+        );
+        let r = p("--no-sandbox fs npx")?;
+        assert_eq!((r.sandbox, r.to_json().get("sandbox")), (SandboxChoice::Off, None));
+        assert_eq!(p("fs npx")?.sandbox, SandboxChoice::StoreDefault);
+        assert_eq!(p("--sandbox --sandbox fs npx")?.sandbox, SandboxChoice::On);
+        assert_eq!(
+            p("--sandbox --no-sandbox fs npx"),
+            Err("--sandbox and --no-sandbox contradict each other".into())
+        );
+        assert_eq!(
+            p("--sandbox --transport http remote https://h/mcp"),
+            Err("--sandbox is for stdio servers only: a server of type streamable_http runs elsewhere".into())
+        );
+        assert_eq!(p("--sandbox=yes fs npx"), Err("unknown option --sandbox".into()));
         Ok(())
     }
 

@@ -6,29 +6,37 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use super::add_args::SandboxChoice;
 use super::write::{Doc, edit_store, edit_workspace};
 use crate::config::error::{ConfigError, EditError};
 use crate::config::model::WorkspaceSettings;
-use crate::config::server_def::{ServerDef, validate};
+use crate::config::server_def::{ServerDef, TransportKind, validate};
 use crate::config::store::GlobalStore;
-use crate::config::store_keys::SERVERS_SECTION;
+use crate::config::store_keys::{SANDBOX, SERVERS_SECTION};
 use crate::paths::Paths;
 
 /// Adds `name` with `definition` (a JSON object as a user wrote it) to the store. The
-/// definition is normalised and validated first; unknown keys in it are kept. Never enables.
+/// definition is normalised and validated first; unknown keys in it are kept; the store's
+/// `defaults` apply (see [`put_server`]). Never enables.
 pub fn add_server(store_path: &Path, name: &str, definition: &Map<String, Value>) -> Result<(), EditError> {
-    put_server(store_path, name, definition, false).map(|_| ())
+    put_server(store_path, name, definition, false, SandboxChoice::StoreDefault).map(|_| ())
 }
 
 /// [`add_server`], or with `replace` (`mcp add --force`) the definition replaces one of that
 /// name wholesale: none of the old definition's keys survive, its own unknown keys included,
 /// so the result is exactly what the command says. Enablement lives in the workspace file and
 /// is not touched. Returns whether a definition was replaced.
+///
+/// `sandbox` is what the person said about the OS sandbox: [`SandboxChoice::On`] writes
+/// `"sandbox": true`; [`SandboxChoice::StoreDefault`] writes it when the store's
+/// `defaults.sandbox` is on, the server is `stdio` and the definition has no `sandbox` of its
+/// own, so the file says what will happen without anyone reading the default again.
 pub fn put_server(
     store_path: &Path,
     name: &str,
     definition: &Map<String, Value>,
     replace: bool,
+    sandbox: SandboxChoice,
 ) -> Result<bool, EditError> {
     let name = name.trim();
     if name.is_empty() {
@@ -36,8 +44,14 @@ pub fn put_server(
     }
     let def = ServerDef::from_json(name, &Value::Object(definition.clone())).map_err(ConfigError)?;
     edit_store(store_path, |doc| {
-        // Plugins come from the file as it is now, under the lock.
+        // Plugins and defaults come from the file as it is now, under the lock.
         let store = GlobalStore::from_value(store_path, &Value::Object(doc.clone()))?;
+        let (def, definition) = match sandboxed(&def, definition, sandbox, store.defaults.sandbox) {
+            Some(with) => {
+                (ServerDef::from_json(name, &Value::Object(with.clone())).map_err(ConfigError)?, with)
+            }
+            None => (def.clone(), definition.clone()),
+        };
         if let Err(msg) = validate(&def, &store.plugins) {
             return Err(ConfigError(format!("invalid MCP server \"{name}\": {msg}")).into());
         }
@@ -48,8 +62,32 @@ pub fn put_server(
         }
         // A key spelled with spaces around the name goes; the exact key keeps its place.
         servers.retain(|k, _| k == name || k.trim() != name);
-        servers.insert(name.to_string(), Value::Object(def.merge_into(definition)));
+        servers.insert(name.to_string(), Value::Object(def.merge_into(&definition)));
         Ok(exists)
+    })
+}
+
+/// `definition` with `"sandbox": true` added when `choice` (or, for a `stdio` server with no
+/// `sandbox` of its own, the store's default) puts it under the OS sandbox and it is not yet;
+/// `None` when it stays as it is.
+fn sandboxed(
+    def: &ServerDef,
+    definition: &Map<String, Value>,
+    choice: SandboxChoice,
+    store_default: bool,
+) -> Option<Map<String, Value>> {
+    let stdio = def.transport.as_deref() == Some(TransportKind::Stdio.as_str());
+    let wanted = match choice {
+        SandboxChoice::On => def.sandbox.is_none(),
+        SandboxChoice::Off => false,
+        SandboxChoice::StoreDefault => {
+            store_default && stdio && definition.get(SANDBOX).is_none_or(Value::is_null)
+        }
+    };
+    wanted.then(|| {
+        let mut with = definition.clone();
+        with.insert(SANDBOX.into(), Value::Bool(true));
+        with
     })
 }
 
@@ -161,6 +199,42 @@ mod tests {
         let ws: Value = serde_json::from_str(&std::fs::read_to_string(paths.workspace_file())?)?;
         assert_eq!(ws, json!({"enabledMcpServers":[]}));
         assert!(matches!(remove_server(&paths, "a"), Err(EditError::Unknown(_))));
+        Ok(())
+    }
+
+    #[test]
+    fn the_stores_sandbox_default_is_written_into_stdio_servers_added() -> anyhow::Result<()> {
+        let home = tempfile::tempdir()?;
+        let store = home.path().join("mcp.json");
+        std::fs::write(&store, r#"{"defaults":{"sandbox":true,"x-note":1}}"#)?;
+        let put = |name: &str, def: Value, choice| put_server(&store, name, &obj(def), false, choice);
+        put("a", json!({"command":"x"}), SandboxChoice::StoreDefault)?;
+        put("b", json!({"command":"x"}), SandboxChoice::Off)?;
+        put("c", json!({"command":"x","sandbox":false}), SandboxChoice::StoreDefault)?;
+        put("d", json!({"command":"x","sandbox":{"required":false}}), SandboxChoice::StoreDefault)?;
+        put("e", json!({"type":"http","url":"https://h/mcp"}), SandboxChoice::StoreDefault)?;
+        add_server(&store, "f", &obj(json!({"command":"x"})))?;
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&store)?)?;
+        assert_eq!(
+            doc,
+            json!({"defaults":{"sandbox":true,"x-note":1},"mcpServers":{
+                "a":{"command":"x","type":"stdio","sandbox":true},
+                "b":{"command":"x","type":"stdio"},
+                "c":{"command":"x","type":"stdio"},
+                "d":{"command":"x","sandbox":{"required":false},"type":"stdio"},
+                "e":{"type":"streamable_http","url":"https://h/mcp"},
+                "f":{"command":"x","type":"stdio","sandbox":true}
+            }})
+        );
+        // Off, only `--sandbox` writes it.
+        std::fs::write(&store, "{}")?;
+        put("a", json!({"command":"x"}), SandboxChoice::StoreDefault)?;
+        put("b", json!({"command":"x"}), SandboxChoice::On)?;
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&store)?)?;
+        assert_eq!(
+            doc["mcpServers"],
+            json!({"a":{"command":"x","type":"stdio"},"b":{"command":"x","type":"stdio","sandbox":true}})
+        );
         Ok(())
     }
 

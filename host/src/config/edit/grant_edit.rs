@@ -1,5 +1,6 @@
 //! Locked edits of one store entry's grants (`toolport mcp|plugin grant|revoke`): the
-//! `grants` of a `type: wasm` server (`mcpServers.<name>`) or of a plugin (`plugins.<name>`).
+//! `grants` of a `type: wasm` server or a sandboxed `stdio` server (`mcpServers.<name>`) or of
+//! a plugin (`plugins.<name>`).
 //! The entry's `sha256` pin is `pin.rs`'s.
 //!
 //! Each call is one edit through [`super::sandbox_entry`]: the entry is read from the file as it is
@@ -354,7 +355,7 @@ mod tests {
         };
         assert_eq!(
             refused(SandboxEntry::Server("web"), req(&[], &[], &["A"])),
-            "server \"web\" is not a wasm server: only sandboxed servers take grants"
+            "server \"web\" is not sandboxed: run `toolport mcp set web sandbox true` first"
         );
         assert_eq!(refused(SandboxEntry::Server("nope"), req(&[], &[], &["A"])), "Unknown MCP server: nope");
         assert_eq!(refused(SandboxEntry::Plugin("nope"), req(&[], &[], &["A"])), "Unknown plugin: nope");
@@ -381,6 +382,54 @@ mod tests {
         assert_eq!(
             s.doc()["plugins"]["shape"]["grants"],
             json!({"dirs": [s.home.path().join("n")], "env": ["K"]})
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_sandboxed_stdio_server_takes_grants_and_keeps_its_own_keys() -> anyhow::Result<()> {
+        let s = Store::new(json!({"mcpServers": {
+            "fs": {"command": "npx", "x-own": 1, "sandbox": {"required": false, "x-why": "untrusted"},
+                   "grants": {"x-note": "keep"}, "limits": {"processes": 64, "x-limit": 2}},
+            "remote": {"type": "http", "url": "https://h/mcp"}
+        }}));
+        let docs = s.folder("docs");
+        let cwd = s.home.path();
+        let changes = grant_sandbox(
+            &s.path(),
+            SandboxEntry::Server("fs"),
+            &req(&["docs:rw"], &["https://api.github.com"], &["GITHUB_TOKEN"]),
+            cwd,
+        )?;
+        assert_eq!(
+            outcomes(&changes),
+            [
+                format!("Granted dir {docs} (rw)"),
+                "Granted host https://api.github.com".to_string(),
+                "Granted env GITHUB_TOKEN".to_string(),
+            ]
+        );
+        assert_eq!(
+            s.doc()["mcpServers"]["fs"],
+            json!({"command": "npx", "x-own": 1, "sandbox": {"required": false, "x-why": "untrusted"},
+                   "grants": {"x-note": "keep", "dirs": [{"host": docs, "mode": "rw"}],
+                              "hosts": ["https://api.github.com"], "env": ["GITHUB_TOKEN"]},
+                   "limits": {"processes": 64, "x-limit": 2}})
+        );
+        revoke_sandbox(&s.path(), SandboxEntry::Server("fs"), &req(&["docs"], &[], &["GITHUB_TOKEN"]), cwd)?;
+        assert_eq!(
+            s.doc()["mcpServers"]["fs"]["grants"],
+            json!({"x-note": "keep", "hosts": ["https://api.github.com"]})
+        );
+        let err = grant_sandbox(&s.path(), SandboxEntry::Server("remote"), &req(&[], &[], &["A"]), cwd)
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(
+            err.as_deref(),
+            Some(
+                "server \"remote\" is not sandboxed: only wasm servers and stdio servers with \"sandbox\": \
+                 true take grants"
+            )
         );
         Ok(())
     }

@@ -1,7 +1,8 @@
-//! One store entry's sandbox under the store's lock (a `type: wasm` server's or a plugin's):
-//! found by its trimmed name, read as the store reads it, and edited as JSON and as typed
-//! config together, so the grant, revoke and pin edits check what they change against what the
-//! store will read. The file is written only when the whole edit succeeds.
+//! One store entry's sandbox under the store's lock (a `type: wasm` server's, a sandboxed
+//! `stdio` server's or a plugin's): found by its trimmed name, read as the store reads it, and
+//! edited as JSON and as typed config together, so the grant, revoke and pin edits check what
+//! they change against what the store will read. The file is written only when the whole edit
+//! succeeds.
 
 use std::path::Path;
 
@@ -10,14 +11,16 @@ use serde_json::{Map, Value};
 use super::write::{Doc, edit_store};
 use crate::config::error::{ConfigError, EditError};
 use crate::config::model::{Grants, PluginDef};
-use crate::config::server_def::ServerDef;
+use crate::config::server_def::{ServerDef, TransportKind};
 use crate::config::store::plugin_from_json;
 use crate::config::store_keys::{GRANTS, PLUGINS_SECTION, SERVERS_SECTION};
+use crate::fix_command::sandbox_fix;
 
 /// The store entry an edit is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SandboxEntry<'a> {
-    /// `mcpServers.<name>`, which must be a `type: wasm` server.
+    /// `mcpServers.<name>`, which must be a `type: wasm` server or a sandboxed `stdio` one
+    /// (grants only: a `stdio` server has no component to pin).
     Server(&'a str),
     /// `plugins.<name>`; its folders are read-only.
     Plugin(&'a str),
@@ -98,17 +101,29 @@ pub(super) fn entry_mut<'a>(
 }
 
 impl EntryEdit<'_> {
-    /// The entry's grants as they are now, folders resolved; a server must be `type: wasm`.
+    /// The entry's grants as they are now, folders resolved; a server must be `type: wasm` or a
+    /// `stdio` server with `"sandbox": true`. A `stdio` server without is told the command that
+    /// sandboxes it, as it runs when pasted.
     pub(super) fn grants(&mut self) -> Result<&mut Grants, ConfigError> {
-        match &mut self.parsed {
-            Parsed::Plugin(def) => Ok(&mut def.grants),
-            Parsed::Server(def) => def.wasm.as_mut().map(|w| &mut w.grants).ok_or_else(|| {
-                ConfigError(format!(
-                    "{} is not a wasm server: only sandboxed servers take grants",
-                    self.owner
-                ))
-            }),
+        let def = match &mut self.parsed {
+            Parsed::Plugin(def) => return Ok(&mut def.grants),
+            Parsed::Server(def) => def,
+        };
+        if let Some(wasm) = &mut def.wasm {
+            return Ok(&mut wasm.grants);
         }
+        if let Some(sandbox) = &mut def.sandbox {
+            return Ok(&mut sandbox.grants);
+        }
+        let owner = &self.owner;
+        Err(ConfigError(if def.transport.as_deref() == Some(TransportKind::Stdio.as_str()) {
+            format!("{owner} is not sandboxed: run `{}` first", sandbox_fix(&def.name))
+        } else {
+            format!(
+                "{owner} is not sandboxed: only wasm servers and stdio servers with \"sandbox\": true \
+                 take grants"
+            )
+        }))
     }
 
     /// `grants.<key>` as an array, created (with `grants`) when absent. Its items line up

@@ -20,7 +20,7 @@ use crate::config::tool_filter::ToolFilter;
 
 /// The keys `mcp set` and `mcp unset` take, as their error lists them.
 pub const SERVER_FIELD_KEYS: &str = "timeouts.connectMs, timeouts.listMs, timeouts.callMs, tools.include, \
-     tools.exclude, args, env.VAR, headers.NAME, cwd, url";
+     tools.exclude, args, env.VAR, headers.NAME, cwd, url, sandbox";
 
 /// One editable field of a server definition.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,6 +39,9 @@ pub enum ServerField {
     Cwd,
     /// `url`: a network server's endpoint.
     Url,
+    /// `sandbox`: `true` or `false`, a `stdio` server under the OS sandbox or not. `true`
+    /// replaces an options object (`{"required": false}`) too: the value is what it says.
+    Sandbox,
 }
 
 impl ServerField {
@@ -54,6 +57,7 @@ impl ServerField {
             "args" => Self::Args,
             "cwd" => Self::Cwd,
             "url" => Self::Url,
+            "sandbox" => Self::Sandbox,
             _ => match (named("env."), named("headers.")) {
                 (Some(var), _) => Self::Env(var.trim().to_string()),
                 (_, Some(name)) => Self::Header(name.trim().to_string()),
@@ -72,6 +76,7 @@ impl ServerField {
             Self::Header(name) => format!("{}.{name}", key::HEADERS),
             Self::Cwd => key::CWD.to_string(),
             Self::Url => key::URL.to_string(),
+            Self::Sandbox => key::SANDBOX.to_string(),
         }
     }
 
@@ -124,6 +129,11 @@ impl ServerField {
                 }
                 Ok(Value::String(v))
             }
+            Self::Sandbox => match one()?.trim() {
+                "true" => Ok(Value::Bool(true)),
+                "false" => Ok(Value::Bool(false)),
+                other => Err(format!("{key} must be true or false, not \"{other}\"")),
+            },
         }
     }
 
@@ -198,6 +208,7 @@ fn put(entry: &mut Map<String, Value>, field: &ServerField, value: Option<Value>
         ServerField::Args => (key::ARGS, None),
         ServerField::Cwd => (key::CWD, None),
         ServerField::Url => (key::URL, None),
+        ServerField::Sandbox => (key::SANDBOX, None),
     };
     let Some(inner) = inner else {
         return match value {
@@ -256,7 +267,7 @@ mod tests {
         assert_eq!(
             ServerField::parse("timeout.connectMs"),
             Err("unknown key \"timeout.connectMs\"; the keys are: timeouts.connectMs, timeouts.listMs, \
-                 timeouts.callMs, tools.include, tools.exclude, args, env.VAR, headers.NAME, cwd, url"
+                 timeouts.callMs, tools.include, tools.exclude, args, env.VAR, headers.NAME, cwd, url, sandbox"
                 .into())
         );
         assert!(ServerField::parse("env.").is_err());
@@ -273,6 +284,13 @@ mod tests {
         let env = ServerField::Env("TOKEN".into());
         assert_eq!(env.value(&strings(&["s3cret", "more"])), Err("env.TOKEN takes one value, not 2".into()));
         assert_eq!(env.shown(Some(&json!("s3cret"))), "***");
+        assert_eq!(ServerField::Sandbox.value(&strings(&[" true "])), Ok(json!(true)));
+        assert_eq!(ServerField::Sandbox.value(&strings(&["false"])), Ok(json!(false)));
+        assert_eq!(
+            ServerField::Sandbox.value(&strings(&["on"])),
+            Err("sandbox must be true or false, not \"on\"".into())
+        );
+        assert_eq!(ServerField::Sandbox.shown(Some(&json!({"required": false}))), "{\"required\":false}");
         let exclude = ServerField::ToolGlobs(tools_key::EXCLUDE);
         assert_eq!(
             exclude.value(&strings(&["ok", "[a"])),

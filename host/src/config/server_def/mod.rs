@@ -1,9 +1,10 @@
-//! One server definition (`mcpServers.<name>`): its typed form and OAuth settings, the
-//! transports it may name, reading it from JSON and writing it back, and whether it can be
-//! started. The key spellings live in `config/store_keys.rs`, below this folder, because
-//! the tool filter and the sandbox readers use them too.
+//! One server definition (`mcpServers.<name>`): its typed form, OAuth settings and a `stdio`
+//! server's OS sandbox, the transports it may name, reading it from JSON and writing it back,
+//! and whether it can be started. The key spellings live in `config/store_keys.rs`, below this
+//! folder, because the tool filter and the sandbox readers use them too.
 
 mod model;
+mod native_sandbox;
 mod normalize;
 mod oauth_def;
 mod oauth_fields;
@@ -11,7 +12,6 @@ mod to_json;
 mod transport_kind;
 mod validate;
 
-mod native_sandbox;
 pub use model::{Roots, ServerDef, Timeouts, WasmDef};
 pub use native_sandbox::{NativeLimits, NativeSandbox};
 pub use normalize::known_revision;

@@ -1,10 +1,12 @@
 //! The typed server definition (`mcpServers.<name>`), normalised: how to start or reach the
-//! server, its timeouts, tool filter and roots setting, and a `wasm` server's sandbox. Values
-//! are as written; `normalize.rs` reads them from JSON and `to_json.rs` writes them back.
+//! server, its timeouts, tool filter and roots setting, a `wasm` server's sandbox and a `stdio`
+//! server's OS sandbox (`native_sandbox.rs`). Values are as written; `normalize.rs` reads them
+//! from JSON and `to_json.rs` writes them back.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::native_sandbox::NativeSandbox;
 use super::oauth_def::OAuthDef;
 use crate::config::model::{DEFAULT_CPU_PERCENT, Grants, Limits};
 use crate::config::tool_filter::ToolFilter;
@@ -63,8 +65,10 @@ pub struct ServerDef {
     pub oauth: Option<OAuthDef>,
     /// `type: wasm`: the component and its sandbox (`args` and `env` above are its own).
     pub wasm: Option<WasmDef>,
-    /// stub
-    pub sandbox: Option<super::native_sandbox::NativeSandbox>,
+    /// `"sandbox": true` (or `{ … }`) on a `stdio` server: it is started under the OS sandbox,
+    /// with `grants` and `limits` read from the definition. `None`: not sandboxed (absent or
+    /// `false`; a definition of another type is refused when it says `true`).
+    pub sandbox: Option<NativeSandbox>,
     /// `tools: { include, exclude }`: which of the server's own tools reach the pipeline
     /// (applied before the name policy; empty keeps every tool).
     pub tools: ToolFilter,

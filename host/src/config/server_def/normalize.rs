@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use super::model::{Roots, ServerDef, Timeouts, WasmDef};
+use super::native_sandbox;
 use super::oauth_fields::oauth;
 use super::transport_kind::{TransportKind, normalize_type};
 use crate::config::fields::{Fields, Trim};
@@ -43,18 +44,8 @@ impl ServerDef {
         } else {
             None
         };
-        // TEMPORARY (replaced by the config branch).
-        let sandbox = if obj.get("sandbox").and_then(|v| v.as_bool()) == Some(true) {
-            Some(super::NativeSandbox {
-                grants: sandbox_fields::grants(&fields, Guest::Server)?,
-                limits: super::NativeLimits { memory_mb: 2048, processes: 512, open_files: 1024 },
-                required: true,
-            })
-        } else {
-            None
-        };
+        let sandbox = native_sandbox::read(&fields, transport.as_deref())?;
         Ok(ServerDef {
-            sandbox,
             name: name.to_string(),
             transport,
             url: fields.string(key::URL)?,
@@ -64,14 +55,11 @@ impl ServerDef {
             env: fields.string_map(key::ENV)?,
             headers: fields.string_map(key::HEADERS)?,
             cwd: fields.string(key::CWD)?,
-            inherit_env: match obj.get(key::INHERIT_ENV) {
-                None | Some(Value::Null) => None,
-                Some(Value::Bool(b)) => Some(*b),
-                Some(_) => return Err(fields.err(key::INHERIT_ENV, "true or false")),
-            },
+            inherit_env: fields.boolean(key::INHERIT_ENV)?,
             timeouts: timeouts(&fields)?,
             oauth: oauth(&fields)?,
             wasm,
+            sandbox,
             tools: tool_filter(&fields)?,
             roots: roots(&fields)?,
             protocol_version: protocol_version(&fields)?,
@@ -79,13 +67,18 @@ impl ServerDef {
     }
 
     /// Resolves the paths a definition names against `base`, the folder of the file it came
-    /// from: a `wasm` server's component and granted folders.
+    /// from: a `wasm` server's component and granted folders, a sandboxed `stdio` server's
+    /// granted folders.
     pub fn resolve_paths(&mut self, base: &std::path::Path) {
-        let Some(wasm) = &mut self.wasm else { return };
-        if let Some(written) = &wasm.component {
-            wasm.component_path = Some(sandbox_fields::resolve_against(base, written));
+        if let Some(wasm) = &mut self.wasm {
+            if let Some(written) = &wasm.component {
+                wasm.component_path = Some(sandbox_fields::resolve_against(base, written));
+            }
+            for dir in &mut wasm.grants.dirs {
+                sandbox_fields::resolve_dir(dir, base);
+            }
         }
-        for dir in &mut wasm.grants.dirs {
+        for dir in self.sandbox.iter_mut().flat_map(|s| &mut s.grants.dirs) {
             sandbox_fields::resolve_dir(dir, base);
         }
     }

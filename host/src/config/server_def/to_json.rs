@@ -5,6 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::model::{Roots, ServerDef, Timeouts};
+use super::native_sandbox;
 use super::oauth_fields::oauth_json;
 use crate::config::model::Limits;
 use crate::config::sandbox_fields;
@@ -51,6 +52,15 @@ impl ServerDef {
             m.insert(key::ROOTS.into(), r);
         }
         put_str(&mut m, key::PROTOCOL_VERSION, &self.protocol_version);
+        if let Some(s) = &self.sandbox {
+            m.insert(key::SANDBOX.into(), native_sandbox::sandbox_json(s));
+            if let Some(g) = sandbox_fields::grants_json(&s.grants) {
+                m.insert(key::GRANTS.into(), g);
+            }
+            if let Some(l) = native_sandbox::limits_json(&s.limits) {
+                m.insert(key::LIMITS.into(), l);
+            }
+        }
         if let Some(w) = &self.wasm {
             put_str(&mut m, key::COMPONENT, &w.component);
             put_str(&mut m, key::BUILTIN, &w.builtin);
@@ -70,38 +80,47 @@ impl ServerDef {
     pub fn merge_into(&self, input: &Map<String, Value>) -> Map<String, Value> {
         let known = self.to_json();
         let mut out = Map::new();
-        // A server that is not `wasm` has no sandbox fields: keys of those names are its own.
-        let known_here =
-            |k: &str| key::SERVER.contains(&k) || (self.wasm.is_some() && key::WASM.contains(&k));
+        // A server without a sandbox has no sandbox fields: keys of those names are its own.
+        let known_here = |k: &str| {
+            key::SERVER.contains(&k)
+                || (self.wasm.is_some() && key::WASM.contains(&k))
+                || (self.sandbox.is_some() && key::NATIVE.contains(&k))
+        };
+        let native = self.sandbox.is_some();
+        let empty = Map::new();
         for (k, v) in input {
-            if known_here(k) {
-                match (known.get(k), v) {
-                    // `oauth`, `grants`, `limits` and `tools` keep the user's own keys inside
-                    // them too, even when none of ours is left (`tools: {"x-note": …}`).
-                    (nv @ (Some(Value::Object(_)) | None), Value::Object(given))
-                        if key::NESTED.contains(&k.as_str()) =>
-                    {
-                        let empty = Map::new();
-                        let nv = nv.and_then(Value::as_object).unwrap_or(&empty);
-                        let mut merged: Map<String, Value> = given
-                            .iter()
-                            .filter(|(key, _)| nv.contains_key(*key) || !nested_known(k, key))
-                            .map(|(key, value)| (key.clone(), nv.get(key).unwrap_or(value).clone()))
-                            .collect();
-                        for (key, value) in nv {
-                            merged.entry(key.clone()).or_insert_with(|| value.clone());
-                        }
-                        if known.contains_key(k) || !merged.is_empty() {
-                            out.insert(k.clone(), Value::Object(merged));
-                        }
+            if !known_here(k) {
+                out.insert(k.clone(), v.clone());
+                continue;
+            }
+            let ours = match known.get(k) {
+                None => Some(&empty),
+                Some(Value::Object(o)) => Some(o),
+                // `"sandbox": true` says no more than `{}`: a person's object stays an object.
+                Some(Value::Bool(true)) if k == key::SANDBOX => Some(&empty),
+                Some(_) => None,
+            };
+            match (ours, v) {
+                // `oauth`, `grants`, `limits`, `tools` and `sandbox` keep the user's own keys
+                // inside them too, even when none of ours is left (`tools: {"x-note": …}`).
+                (Some(nv), Value::Object(given)) if key::NESTED.contains(&k.as_str()) => {
+                    let mut merged: Map<String, Value> = given
+                        .iter()
+                        .filter(|(key, _)| nv.contains_key(*key) || !nested_known(k, key, native))
+                        .map(|(key, value)| (key.clone(), nv.get(key).unwrap_or(value).clone()))
+                        .collect();
+                    for (key, value) in nv {
+                        merged.entry(key.clone()).or_insert_with(|| value.clone());
                     }
-                    (Some(nv), _) => {
+                    if known.contains_key(k) || !merged.is_empty() {
+                        out.insert(k.clone(), Value::Object(merged));
+                    }
+                }
+                _ => {
+                    if let Some(nv) = known.get(k) {
                         out.insert(k.clone(), nv.clone());
                     }
-                    (None, _) => {}
                 }
-            } else {
-                out.insert(k.clone(), v.clone());
             }
         }
         for (k, v) in known {
@@ -111,13 +130,16 @@ impl ServerDef {
     }
 }
 
-/// Whether `inner` is one of ours inside the nested object `field`.
-fn nested_known(field: &str, inner: &str) -> bool {
+/// Whether `inner` is one of ours inside the nested object `field`; `native`: the `limits` are
+/// a sandboxed `stdio` server's, whose keys are not a guest's.
+fn nested_known(field: &str, inner: &str, native: bool) -> bool {
     match field {
         key::OAUTH => key::oauth::KEYS.contains(&inner),
         key::GRANTS => key::grants::KEYS.contains(&inner),
+        key::LIMITS if native => key::limits::NATIVE_KEYS.contains(&inner),
         key::LIMITS => key::limits::KEYS.contains(&inner),
         key::TOOLS => tools_key::KEYS.contains(&inner),
+        key::SANDBOX => key::sandbox::KEYS.contains(&inner),
         _ => false,
     }
 }

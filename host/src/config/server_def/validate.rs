@@ -4,6 +4,7 @@
 
 use super::model::ServerDef;
 use super::transport_kind::{Needs, TransportKind};
+use crate::config::host_pattern::HostPattern;
 use crate::config::model::{PluginDef, PluginKind};
 use crate::config::store_keys::{BUILTIN, COMMAND, COMPONENT, URL};
 
@@ -24,14 +25,25 @@ pub fn validate(def: &ServerDef, plugins: &[PluginDef]) -> Result<TransportKind,
     let requires = |key: &str| Err(format!("{} transport requires {key}", kind.as_str()));
     match kind.needs() {
         Needs::Command if def.command.is_none() => requires(COMMAND),
+        Needs::Command => sandbox_hosts(def).map(|()| kind),
         Needs::Url if def.url.is_none() => requires(URL),
         Needs::Component => match def.wasm.as_ref().map(|w| (w.component.is_some(), w.builtin.is_some())) {
             Some((true, false) | (false, true)) => Ok(kind),
             Some((true, true)) => Err(format!("wasm server takes {COMPONENT} or {BUILTIN}, not both")),
             _ => Err(format!("wasm server requires {COMPONENT} or {BUILTIN}")),
         },
-        Needs::Command | Needs::Url => Ok(kind),
+        Needs::Url => Ok(kind),
     }
+}
+
+/// A sandboxed `stdio` server's `grants.hosts`, each read by the sandbox's own rule: the egress
+/// proxy matches with it, and a pattern it cannot read would leave the server without the host
+/// its owner meant, so the server shows why instead.
+fn sandbox_hosts(def: &ServerDef) -> Result<(), String> {
+    for host in def.sandbox.iter().flat_map(|s| &s.grants.hosts) {
+        HostPattern::parse(host)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -84,6 +96,22 @@ mod tests {
             ..d(Some("wasm"), None, None)
         };
         assert_eq!(v(both), Err("wasm server takes component or builtin, not both".into()));
+    }
+
+    #[test]
+    fn a_sandboxed_stdio_servers_host_grants_follow_the_sandboxs_rule() {
+        let sandboxed = |hosts: &[&str]| ServerDef {
+            sandbox: Some(crate::config::server_def::NativeSandbox {
+                grants: Grants { hosts: hosts.iter().map(|h| h.to_string()).collect(), ..Grants::default() },
+                ..Default::default()
+            }),
+            ..d(Some("stdio"), None, Some("npx"))
+        };
+        assert_eq!(validate(&sandboxed(&["https://api.github.com"]), &[]), Ok(TransportKind::Stdio));
+        assert_eq!(
+            validate(&sandboxed(&["https://api.github.com", "api.github.com"]), &[]),
+            Err("bad host grant \"api.github.com\": no scheme (expected scheme://host:port)".into())
+        );
     }
 
     #[test]

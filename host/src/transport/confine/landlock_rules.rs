@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use landlock::{
-    ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
+    ABI, Access, AccessFs, CompatLevel, Compatible, LandlockStatus, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
     Scope, path_beneath_rules,
 };
 
@@ -20,6 +20,8 @@ const NEWEST: ABI = ABI::V10;
 pub struct Enforced {
     /// Every requested right (files, scopes) is enforced.
     pub fully: bool,
+    /// The Landlock ABI the kernel enforced (`0` when it did not say).
+    pub abi: u32,
 }
 
 /// Restricts the calling thread (the launcher, before it starts the server: the server and
@@ -45,10 +47,16 @@ pub fn restrict(
         .and_then(|r| r.add_rules(path_beneath_rules(devices, device)))
         .and_then(|r| r.restrict_self())
         .map_err(|e| unavailable(&e.to_string()))?;
+    let abi = match status.landlock {
+        LandlockStatus::Available { effective_abi, kernel_abi } => {
+            kernel_abi.and_then(|v| u32::try_from(v).ok()).unwrap_or(effective_abi as u32)
+        }
+        _ => 0,
+    };
     match status.ruleset {
         RulesetStatus::NotEnforced => Err(unavailable("the kernel enforced no Landlock rule")),
-        RulesetStatus::PartiallyEnforced => Ok(Enforced { fully: false }),
-        RulesetStatus::FullyEnforced => Ok(Enforced { fully: true }),
+        RulesetStatus::PartiallyEnforced => Ok(Enforced { fully: false, abi }),
+        RulesetStatus::FullyEnforced => Ok(Enforced { fully: true, abi }),
     }
 }
 

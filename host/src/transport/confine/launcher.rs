@@ -36,6 +36,8 @@ pub enum Ended {
     Checked {
         /// Landlock enforced every right asked for, not the subset of an older kernel.
         landlock_fully: bool,
+        /// The kernel's Landlock ABI.
+        landlock_abi: u32,
     },
 }
 
@@ -71,7 +73,7 @@ pub fn run(spec: &LaunchSpec) -> Result<Ended, String> {
     let enforced = landlock_rules::restrict(&spec.read_only, &spec.read_write, &spec.devices)?;
     seccomp::install()?;
     if spec.check_only {
-        return Ok(Ended::Checked { landlock_fully: enforced.fully });
+        return Ok(Ended::Checked { landlock_fully: enforced.fully, landlock_abi: enforced.abi });
     }
     let child = start(spec, port)?;
     Ok(Ended::Server(wait(child, &stops)))

@@ -227,6 +227,8 @@ pub fn check() -> Result<CheckReport, String> {
 pub struct CheckReport {
     /// Every Landlock right this build asks for is enforced (else the kernel's older subset).
     pub landlock_fully: bool,
+    /// The kernel's Landlock ABI: 6 and later also scope signals and abstract Unix sockets.
+    pub landlock_abi: u32,
 }
 
 fn run_check() -> Result<CheckReport, String> {
@@ -264,5 +266,8 @@ fn run_check() -> Result<CheckReport, String> {
     }
     let report: serde_json::Value =
         serde_json::from_slice(&out.stdout).map_err(|e| format!("the launcher said: {e}"))?;
-    Ok(CheckReport { landlock_fully: report["landlockFully"].as_bool().unwrap_or(false) })
+    Ok(CheckReport {
+        landlock_fully: report["landlockFully"].as_bool().unwrap_or(false),
+        landlock_abi: report["landlockAbi"].as_u64().and_then(|v| u32::try_from(v).ok()).unwrap_or(0),
+    })
 }
