@@ -12,6 +12,7 @@ mod faults;
 mod observe;
 mod plugins;
 mod runtime;
+mod sandbox;
 mod serve;
 mod session;
 mod smoke;

@@ -1,6 +1,7 @@
 //! Real peers, installed by the project's own scripts (`tests/peers/install.sh`,
-//! `tests/acp/install.sh`) into the target folder once per test process. A failed install
-//! fails the test that needs it, never skips it: CI cannot pass without talking to them.
+//! `tests/peers/install_sandbox_peers.sh`, `tests/acp/install.sh`) into the target folder once
+//! per test process. A failed install fails the test that needs it, never skips it: CI cannot
+//! pass without talking to them.
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
@@ -52,6 +53,27 @@ pub fn observers_python() -> PathBuf {
 pub fn agent_bin(bin: &str) -> PathBuf {
     static AGENTS: OnceLock<String> = OnceLock::new();
     PathBuf::from(install("peers/install_agents.sh", &AGENTS)).join("node_modules/.bin").join(bin)
+}
+
+/// The folder `tests/peers/install_sandbox_peers.sh` fills: a venv whose `bin/` holds
+/// `mcp-server-fetch` and `mcp-server-git`.
+pub fn sandbox_peers() -> PathBuf {
+    static SANDBOX_PEERS: OnceLock<String> = OnceLock::new();
+    PathBuf::from(install("peers/install_sandbox_peers.sh", &SANDBOX_PEERS))
+}
+
+/// `@modelcontextprotocol/server-filesystem`'s entry point (`tests/peers/install_filesystem.sh`).
+pub fn filesystem_entry() -> PathBuf {
+    static FILESYSTEM: OnceLock<String> = OnceLock::new();
+    PathBuf::from(install("peers/install_filesystem.sh", &FILESYSTEM))
+        .join("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
+}
+
+/// `@modelcontextprotocol/server-memory`'s entry point (`tests/peers/install_memory.sh`).
+pub fn memory_entry() -> PathBuf {
+    static MEMORY: OnceLock<String> = OnceLock::new();
+    PathBuf::from(install("peers/install_memory.sh", &MEMORY))
+        .join("node_modules/@modelcontextprotocol/server-memory/dist/index.js")
 }
 
 /// The Node.js that runs the peers.

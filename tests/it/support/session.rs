@@ -33,10 +33,25 @@ impl Scripted {
 
     /// The session with `vars` added to toolport's own environment.
     pub fn start_with(env: &Env, vars: &[(&str, &str)]) -> Self {
+        Self::start_wrapped(env, vars, &[])
+    }
+
+    /// [`Self::start_with`], started through `wrapper` (a program and its arguments, before
+    /// toolport's path and arguments) that ends by exec-ing them, so the process id stays
+    /// toolport's: for what a parent leaves toolport (`bash -c 'exec 7<file; exec "$@"' …`).
+    pub fn start_wrapped(env: &Env, vars: &[(&str, &str)], wrapper: &[&str]) -> Self {
         let stderr = env.home().join("session.stderr");
         let log =
             std::fs::File::create(&stderr).unwrap_or_else(|e| panic!("create {}: {e}", stderr.display()));
-        let mut child = std::process::Command::new(toolport_path())
+        let mut command = match wrapper.split_first() {
+            Some((program, args)) => {
+                let mut c = std::process::Command::new(program);
+                c.args(args).arg(toolport_path());
+                c
+            }
+            None => std::process::Command::new(toolport_path()),
+        };
+        let mut child = command
             .arg("--home")
             .arg(env.home())
             .arg("--workspace")
