@@ -97,8 +97,15 @@ fn files_outside_the_grants_are_neither_read_nor_written() {
 #[test]
 fn no_descriptor_of_toolports_reaches_the_server() {
     let mut c = Confined::start(Folders::new(), json!({}));
-    let fd = std::fs::read_link(format!("/proc/{}/fd/7", c.toolport_pid()));
-    assert_eq!(fd.ok(), Some(c.f.ssh_key()), "the test's premise: toolport holds descriptor 7");
+    // The wrapper opens it and then becomes toolport: wait for that, not for a guess of time.
+    let link = format!("/proc/{}/fd/7", c.toolport_pid());
+    let started = std::time::Instant::now();
+    let mut fd = std::fs::read_link(&link).ok();
+    while fd.as_ref() != Some(&c.f.ssh_key()) && started.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        fd = std::fs::read_link(&link).ok();
+    }
+    assert_eq!(fd, Some(c.f.ssh_key()), "the test's premise: toolport holds descriptor 7");
     assert_eq!(c.refused("inherited_fds", json!({})), "refused: none");
     c.finish();
 }

@@ -10,7 +10,9 @@
 //! signal. Every secret is a random word, so a test can say it never appeared in any output.
 
 mod hostile;
+mod package_runners;
 mod real_servers;
+mod unavailable;
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};

@@ -2,7 +2,7 @@
 //! [`LaunchSpec`] in its environment. It confines itself, in an order where each step still
 //! has what it needs, then starts the server, which inherits all of it:
 //!
-//! 1. its parent's death (toolport's) becomes a SIGTERM it waits for, like any stop;
+//! 1. every descriptor it inherited beyond stdio marked close-on-exec; its parent's death (toolport's) becomes a SIGTERM it waits for, like any stop;
 //! 2. as root, a `pids` cgroup of its own (`pids_cgroup.rs`: rlimits do not bind root);
 //!    new user, network, PID, IPC and UTS namespaces: the same uid inside, no route out, the
 //!    server its PID namespace's first process, so every child it leaves behind (a double
@@ -50,6 +50,9 @@ pub fn spec_from_env() -> Result<LaunchSpec, String> {
 
 /// Confines this process as `spec` says and runs the server to its end.
 pub fn run(spec: &LaunchSpec) -> Result<Ended, String> {
+    // What toolport's own parent left open (an agent's file, a pipe) must not reach the server:
+    // a descriptor opened before Landlock is not checked by it.
+    close_fds::set_fds_cloexec(3, &[]);
     let stops = SigSet::from_iter([Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP, Signal::SIGCHLD]);
     stops.thread_block().map_err(|e| format!("cannot block signals: {e}"))?;
     if !spec.check_only {

@@ -45,11 +45,11 @@ pub fn read_only(program: &Path, args: &[String], path_var: Option<&str>) -> Vec
         out.extend(install_roots(&interpreter));
     }
     let named = program.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-    if INTERPRETERS.iter().any(|i| named == *i || named.starts_with(&format!("{i}."))) {
-        if let Some(script) = args.iter().find(|a| !a.starts_with('-')).map(Path::new).filter(|p| p.is_file())
-        {
-            out.extend(install_roots(script));
-        }
+    let interpreter = INTERPRETERS.iter().any(|i| named == *i || named.starts_with(&format!("{i}.")));
+    if interpreter
+        && let Some(script) = args.iter().find(|a| !a.starts_with('-')).map(Path::new).filter(|p| p.is_file())
+    {
+        out.extend(install_roots(script));
     }
     out.sort();
     out.dedup();
