@@ -5,6 +5,8 @@
 //! dies, which is how a crashed server turns into `error` without waiting for the next call.
 //! The child leads a process group of its own ([`super::process_group`]): stopping it, or its
 //! exit, ends the whole group, so helpers it started do not outlive it.
+//! A definition with `"sandbox": true` starts the launcher instead ([`super::confine`]),
+//! which becomes the group's leader and the server's parent; the rest is the same.
 
 use std::path::Path;
 use std::process::Stdio;
