@@ -7,12 +7,16 @@ servers costs, each figure a ratio against the same server unsandboxed in the sa
    against unsandboxed: the launcher is out of the way once the server runs, so this is the
    price of Landlock's and seccomp's checks on the server's own system calls.
 3. One `fetch` of a loopback page by PyPI's `mcp-server-fetch` through `toolport serve`: the
-   sandboxed server goes through toolport's egress proxy (its folder's host granted), the
-   unsandboxed one straight to the page.
+   sandboxed server goes through toolport's egress proxy (the page's host granted), the
+   unsandboxed one straight to the page, once as users run it and once with the same six proxy
+   variables and a `NO_PROXY` that sends it straight (httpx builds a transport per proxy
+   variable for every client, and mcp-server-fetch makes a client per fetch).
+4. The proxy's hop alone: 50 raw-socket GETs timed inside one server (`http_get_server.py`),
+   sandboxed (through the proxy) against unsandboxed (straight), repeated.
 
 Runs interleaved after a warm-up; medians. Writes DIR/native_sandbox.md.
 
-    native_sandbox.py --toolport BIN --peers DIR --fetch BIN --out DIR [--runs N] [--calls N]
+    native_sandbox.py --toolport BIN --peers DIR --fetch BIN --python BIN --out DIR [--runs N] [--calls N]
 """
 
 import argparse
@@ -133,6 +137,7 @@ def main():
     ap.add_argument("--toolport", required=True)
     ap.add_argument("--peers", required=True)
     ap.add_argument("--fetch", required=True)
+    ap.add_argument("--python", required=True, help="a Python with the MCP SDK (bench/install.sh's venv)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--calls", type=int, default=300)
@@ -142,7 +147,8 @@ def main():
     data.mkdir()
     (data / "page.txt").write_text("x" * 4096)
     node = str(Path(args.peers) / "bin" / "node")
-    fs = {"command": node, "args": [str(Path(args.peers) / FS_ENTRY), str(data)]}
+    # Its own folder argument, not the workspace root toolport would offer as a root.
+    fs = {"command": node, "args": [str(Path(args.peers) / FS_ENTRY), str(data)], "roots": "none"}
     fs_boxed = {**fs, "sandbox": True, "grants": {"dirs": [str(data)]}}
 
     # 1. Start to first tools/list.
@@ -171,9 +177,16 @@ def main():
     # 3. A fetch through the egress proxy against one straight to the page.
     port = page_server()
     url = f"http://127.0.0.1:{port}/"
-    fetch = {"command": args.fetch, "args": ["--ignore-robots-txt"]}
+    fetch = {"command": args.fetch, "args": ["--ignore-robots-txt", "--allow-private-ips"]}
     fetch_boxed = {**fetch, "sandbox": True, "grants": {"hosts": [f"http://127.0.0.1:{port}"]}}
+    # The same client work on both sides: httpx builds one transport (and SSL context) per proxy
+    # variable for every client, and mcp-server-fetch makes a client per fetch, so the direct
+    # side gets the six variables too (to a closed port) with NO_PROXY sending it straight.
+    dead = "http://127.0.0.1:9"
+    same_client = {k: dead for k in ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"]}
+    fetch_same = {**fetch, "env": {**same_client, "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1"}}
     fetch_homes = {"direct": Home(args.toolport, work, "fetch-plain", {"fetch": fetch}),
+                   "direct, same client": Home(args.toolport, work, "fetch-same", {"fetch": fetch_same}),
                    "through the proxy": Home(args.toolport, work, "fetch-boxed", {"fetch": fetch_boxed})}
     fetch_serves = {label: Serve(home) for label, home in fetch_homes.items()}
     fetches = {k: [] for k in fetch_serves}
@@ -187,10 +200,31 @@ def main():
     for serve in fetch_serves.values():
         serve.close()
 
+    # 4. The proxy's hop alone: raw GETs timed inside one server, sandboxed against not.
+    getter = {"command": args.python, "args": [str(Path(__file__).with_name("http_get_server.py"))]}
+    getter_boxed = {**getter, "sandbox": True, "grants": {"hosts": [f"http://127.0.0.1:{port}"]}}
+    hop_homes = {"direct": Home(args.toolport, work, "get-plain", {"get": getter}),
+                 "through the proxy": Home(args.toolport, work, "get-boxed", {"get": getter_boxed})}
+    hop_serves = {label: Serve(home) for label, home in hop_homes.items()}
+    hops = {k: [] for k in hop_serves}
+    for _ in range(max(args.runs, 10)):
+        for label, serve in hop_serves.items():
+            answer = serve.request("tools/call", {"name": "get_many", "arguments": {
+                "host": "127.0.0.1", "port": port, "path": "/", "n": 50}})
+            text = answer["result"]["content"][0]["text"]
+            hops[label].append(float(text.split()[0]) / 1000)
+    for serve in hop_serves.values():
+        serve.close()
+
     rows = [
+        ("one HTTP GET of a loopback page, raw sockets timed in the server: the proxy's hop",
+         hops["direct"], hops["through the proxy"], "≤ 1.2×"),
         ("start + connect + `tools/list`, server-filesystem", starts["unsandboxed"], starts["sandboxed"], "≤ 1.1× or ≤ +15 ms"),
         ("one `read_text_file` call (4 KiB) through serve", calls["unsandboxed"], calls["sandboxed"], "≤ 1.03×"),
-        ("one `fetch` of a loopback page (mcp-server-fetch)", fetches["direct"], fetches["through the proxy"], "≤ 1.2×"),
+        ("one `fetch` of a loopback page by mcp-server-fetch, the same client work each side",
+         fetches["direct, same client"], fetches["through the proxy"], "≤ 1.2×"),
+        ("one `fetch` end to end as users see it (httpx's proxy transports included)",
+         fetches["direct"], fetches["through the proxy"], "—"),
     ]
     lines = [
         "| figure | unsandboxed (ms, median) | sandboxed (ms, median) | ratio | difference | aim |",

@@ -18,5 +18,6 @@ exec python3 "$here/native_sandbox.py" \
   --toolport "$(cd "$(dirname "$toolport")" && pwd)/$(basename "$toolport")" \
   --peers "$(cd "$peers" && pwd)" \
   --fetch "$sandbox_peers/venv/bin/mcp-server-fetch" \
+  --python "$bench/venv/bin/python" \
   --out "$here/results" \
   "${extra[@]}"

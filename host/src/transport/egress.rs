@@ -257,6 +257,9 @@ const BAD_DESTINATION: Malformed =
 /// One client connection: its head read and checked, then a tunnel, a forwarded request or an
 /// answer of the proxy's own.
 async fn handle(mut client: TcpStream, proxy: Arc<Proxy>) {
+    // Answers go on as they arrive: with Nagle on this side, a reply's second small write
+    // waited for the client's delayed ACK, 40 ms a request (measured: a fetch 2.9× slower).
+    let _ = client.set_nodelay(true);
     let (mut buf, head_len) = match tokio::time::timeout(HEAD_TIMEOUT, read_head(&mut client)).await {
         Err(_) => {
             let why = format!("toolport sandbox: no request head within {} s", HEAD_TIMEOUT.as_secs());
