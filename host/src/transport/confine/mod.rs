@@ -8,12 +8,17 @@
 //! launcher and, once the launcher hands over the listener inside the namespace
 //! (`handoff.rs`), serves the proxy on it (`transport/egress.rs`).
 
+#[cfg(target_os = "linux")]
 mod handoff;
+#[cfg(target_os = "linux")]
 mod landlock_rules;
 pub(crate) mod launcher;
+#[cfg(target_os = "linux")]
 mod loopback;
 mod paths;
+#[cfg(target_os = "linux")]
 mod pids_cgroup;
+#[cfg(target_os = "linux")]
 mod seccomp;
 pub(crate) mod spec;
 
@@ -54,7 +59,10 @@ pub struct Confinement {
 
 impl Drop for Confinement {
     fn drop(&mut self) {
+        #[cfg(target_os = "linux")]
         pids_cgroup::remove(self.launcher);
+        #[cfg(not(target_os = "linux"))]
+        let _ = self.launcher;
     }
 }
 
@@ -157,6 +165,7 @@ impl Pending {
     }
 }
 
+#[cfg(target_os = "linux")]
 async fn accept(
     handoff: std::os::unix::net::UnixListener,
     pid: u32,
@@ -176,6 +185,15 @@ async fn accept(
             Err(e) => return Err(e.to_string()),
         }
     }
+}
+
+/// Elsewhere the launcher refuses before any hand-over (see `launcher::run`).
+#[cfg(not(target_os = "linux"))]
+async fn accept(
+    _handoff: std::os::unix::net::UnixListener,
+    _pid: u32,
+) -> Result<std::net::TcpListener, String> {
+    Err(launcher::not_linux())
 }
 
 /// `inheritEnv: false`'s environment with a private `HOME` and `TMPDIR`, the definition's
@@ -232,9 +250,6 @@ pub struct CheckReport {
 }
 
 fn run_check() -> Result<CheckReport, String> {
-    if !cfg!(target_os = "linux") {
-        return Err(format!("sandboxed stdio servers need Linux (this is {})", std::env::consts::OS));
-    }
     let spec = LaunchSpec {
         program: PathBuf::from("/"),
         args: Vec::new(),
