@@ -9,6 +9,7 @@
 //! listeners on loopback and on the machine's own addresses, unix sockets, and processes to
 //! signal. Every secret is a random word, so a test can say it never appeared in any output.
 
+mod cgroups;
 mod hostile;
 mod package_runners;
 mod real_servers;

@@ -3,17 +3,45 @@
 //! launcher running as root puts itself, before anything else, in a `pids` cgroup of its own
 //! whose `pids.max` is the limit; the server and its children inherit it. An unprivileged user
 //! is bound by the rlimit and needs no cgroup. The host removes the cgroup once the launcher
-//! has ended.
+//! has ended; what a host that ended first left behind, the next launcher removes.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Where a `pids` controller may be: the unified hierarchy (cgroup v2), or v1's own.
 const HIERARCHIES: [&str; 2] = ["/sys/fs/cgroup", "/sys/fs/cgroup/pids"];
+/// A launcher's cgroup is this and its pid.
+const PREFIX: &str = "toolport-sandbox-";
 
 /// The cgroup folders a launcher with this pid may have made.
 pub fn folders(launcher: u32) -> Vec<PathBuf> {
-    HIERARCHIES.iter().map(|h| PathBuf::from(h).join(format!("toolport-sandbox-{launcher}"))).collect()
+    HIERARCHIES.iter().map(|h| PathBuf::from(h).join(format!("{PREFIX}{launcher}"))).collect()
+}
+
+/// Removes the cgroups of launchers that have ended: a toolport that exits (or is killed) right
+/// after its servers may not get to remove theirs ([`remove`]). A living launcher's pid is in
+/// `/proc`, so one still setting up is left alone; a cgroup with processes cannot be removed.
+fn sweep(hierarchy: &str) {
+    let Ok(entries) = std::fs::read_dir(hierarchy) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(PREFIX)) else { continue };
+        if !Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir(entry.path());
+        }
+    }
+}
+
+/// Makes `folder`; one left by an ended process that had this pid before is replaced (the
+/// removal fails if it still holds a process).
+fn make_fresh(folder: &Path) -> std::io::Result<()> {
+    match std::fs::create_dir(folder) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            std::fs::remove_dir(folder)?;
+            std::fs::create_dir(folder)
+        }
+        made => made,
+    }
 }
 
 /// The launcher's side: when running as root, joins a new `pids` cgroup limited to `max`.
@@ -32,7 +60,8 @@ pub fn enter(max: u64) -> Result<(), String> {
         if !has_pids {
             continue;
         }
-        let joined = std::fs::create_dir(&folder)
+        sweep(hierarchy);
+        let joined = make_fresh(&folder)
             .and_then(|()| std::fs::write(folder.join("pids.max"), max.to_string()))
             .and_then(|()| std::fs::write(folder.join("cgroup.procs"), pid.to_string()));
         match joined {
