@@ -40,8 +40,11 @@ pub use error::{Fault, PluginError};
 pub use host::{PluginHost, PluginSummary};
 pub use kinds::policy::NamePolicy;
 pub(crate) use kinds::server::{Refusals, Started};
+// The host's record of what a sandbox refused, kept the same way by the egress proxy of a
+// sandboxed stdio server (`transport/egress.rs`).
 pub use kinds::shape::ToolShape;
 pub(crate) use messages::queue::{MAX_MESSAGE_BYTES, QueueReceiver, channel as queue};
 pub use model::{ToolInfo, Verdict};
+pub(crate) use sandbox::context::Denials;
 pub use sandbox::log_sink::PluginLogLine;
 pub use sandbox::socket_budget::raise_fd_limit;

@@ -26,7 +26,7 @@
 use std::borrow::Cow;
 use std::io;
 use std::net::Ipv6Addr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
@@ -35,6 +35,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::HostPattern;
+use crate::plugin::Denials;
 
 /// Bytes a request head may take: far above any real client's, small enough that a server
 /// cannot make the host hold much per connection.
@@ -43,9 +44,6 @@ const HEAD_LIMIT: usize = 16 * 1024;
 const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long name resolution and the connect together may take before the client gets a `502`.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// Refused destinations remembered per server, as the wasm sandbox keeps them: the first
-/// explains a failure; more is noise.
-const REFUSALS_KEPT: usize = 8;
 /// Connections served at once: each holds two of the host's descriptors, and a server opening
 /// connections in a loop must not exhaust them. Past it, new ones wait in the listen backlog.
 const MAX_CONNECTIONS: usize = 256;
@@ -61,39 +59,38 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 const TUNNEL_SCHEMES: [&str; 4] = ["https", "wss", "http", "ws"];
 
 /// Destinations the proxy refused a server, as `scheme://host:port`, recorded by the host so the
-/// sandboxed server cannot hide them. Cheap to clone: every clone is the same record.
+/// sandboxed server cannot hide them: the wasm sandbox's record ([`Denials`]: each once, the
+/// first eight kept). Cheap to clone: every clone is the same record.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct EgressRefusals(Arc<Mutex<Vec<String>>>);
+pub(crate) struct EgressRefusals(Denials);
 
 impl EgressRefusals {
-    /// Records `target`; whether it is news (not seen before, and room to keep it), so a server
-    /// retrying the same refused destination in a loop costs one log line, not one per attempt.
+    /// Records `target`; whether it is news, so a server retrying the same refused destination
+    /// in a loop costs one log line, not one per attempt.
     fn record(&self, target: String) -> bool {
-        if let Ok(mut list) = self.0.lock()
-            && list.len() < REFUSALS_KEPT
-            && !list.contains(&target)
-        {
-            list.push(target);
-            return true;
-        }
-        false
+        self.0.record(target)
     }
 
     /// Every kept refusal in the status view's words (`not granted: https://example.com:443`),
-    /// oldest first, each once, at most eight.
+    /// oldest first.
     pub fn all(&self) -> Vec<String> {
-        let list = self.0.lock().map(|list| list.clone()).unwrap_or_default();
-        list.into_iter().map(|target| format!("not granted: {target}")).collect()
+        self.0.all().into_iter().map(|target| format!("not granted: {target}")).collect()
     }
+}
+
+/// `not granted: <target>`, and the command that grants it when the server has a name.
+fn not_granted(target: &str, server: &str) -> String {
+    if server.is_empty() {
+        return format!("not granted: {target}");
+    }
+    format!("not granted: {target} (grant it with: {})", crate::fix_command::grant_host_fix(server, target))
 }
 
 /// A refusal as [`EgressRefusals::all`] words it, followed by the command that grants it:
 /// `not granted: https://x:443 (grant it with: toolport mcp grant fs --host https://x:443)`.
 pub(crate) fn with_fix(refusal: &str, server: &str) -> String {
     match refusal.strip_prefix("not granted: ") {
-        Some(target) => {
-            format!("{refusal} (grant it with: {})", crate::fix_command::grant_host_fix(server, target))
-        }
+        Some(target) => not_granted(target, server),
         None => refusal.to_string(),
     }
 }
@@ -344,11 +341,7 @@ impl Proxy {
 
     /// The `403`'s body: what was refused and the command that grants it.
     fn refusal(&self, target: &str) -> String {
-        if self.server.is_empty() {
-            return format!("toolport sandbox: not granted: {target}");
-        }
-        let fix = crate::fix_command::grant_host_fix(&self.server, target);
-        format!("toolport sandbox: not granted: {target} (grant it with: {fix})")
+        format!("toolport sandbox: {}", not_granted(target, &self.server))
     }
 }
 
@@ -828,7 +821,7 @@ mod tests {
         for i in 0..10 {
             refusals.record(format!("https://h{i}:443"));
         }
-        assert_eq!(refusals.all().len(), REFUSALS_KEPT);
+        assert_eq!(refusals.all().len(), 8);
         assert_eq!(refusals.all()[0], "not granted: https://h0:443");
     }
 }

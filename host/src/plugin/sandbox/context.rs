@@ -44,7 +44,7 @@ pub(crate) struct Denials(Arc<Mutex<Vec<String>>>);
 impl Denials {
     /// Records `target`; whether it is news (not seen before, and room to keep it), so a guest
     /// retrying the same refused thing in a loop costs one warning, not one per attempt.
-    fn record(&self, target: String) -> bool {
+    pub(crate) fn record(&self, target: String) -> bool {
         if let Ok(mut list) = self.0.lock()
             && list.len() < DENIALS_KEPT
             && !list.contains(&target)
