@@ -73,6 +73,14 @@ fn arch() -> Result<TargetArch, String> {
         .map_err(|_| format!("no seccomp filter for {} yet", std::env::consts::ARCH))
 }
 
+/// `rules` compiled into one filter that answers `errno` to what they match, and lets the rest
+/// through.
+fn compile(rules: BTreeMap<i64, Vec<SeccompRule>>, errno: i32) -> Result<BpfProgram, String> {
+    let filter = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(errno as u32), arch()?)
+        .map_err(|e| format!("the seccomp filter is malformed: {e}"))?;
+    filter.try_into().map_err(|e: seccompiler::BackendError| format!("the seccomp filter is malformed: {e}"))
+}
+
 fn refusals() -> Result<BpfProgram, String> {
     let bad = |e: seccompiler::BackendError| format!("the seccomp filter is malformed: {e}");
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = REFUSED.iter().map(|&n| (n, Vec::new())).collect();
@@ -96,18 +104,11 @@ fn refusals() -> Result<BpfProgram, String> {
     let unix = SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, libc::AF_UNIX as u64)
         .map_err(bad)?;
     rules.insert(libc::SYS_socket, vec![SeccompRule::new(vec![unix]).map_err(bad)?]);
-    let filter =
-        SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(libc::EPERM as u32), arch()?)
-            .map_err(|e| format!("the seccomp filter is malformed: {e}"))?;
-    filter.try_into().map_err(|e: seccompiler::BackendError| format!("the seccomp filter is malformed: {e}"))
+    compile(rules, libc::EPERM)
 }
 
 fn clone3() -> Result<BpfProgram, String> {
-    let rules = BTreeMap::from([(libc::SYS_clone3, Vec::new())]);
-    let filter =
-        SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(libc::ENOSYS as u32), arch()?)
-            .map_err(|e| format!("the seccomp filter is malformed: {e}"))?;
-    filter.try_into().map_err(|e: seccompiler::BackendError| format!("the seccomp filter is malformed: {e}"))
+    compile(BTreeMap::from([(libc::SYS_clone3, Vec::new())]), libc::ENOSYS)
 }
 
 #[cfg(test)]
