@@ -48,8 +48,8 @@ pub use model::*;
 pub use resolve::{Resolved, ResolvedServer, load_resolved, missing_rows, resolve};
 pub(crate) use sandbox_fields::expand_home;
 pub use server_def::{
-    Grant, IdpDef, NativeLimits, NativeSandbox, OAuthDef, Roots, ServerDef, Timeouts, TransportKind, WasmDef,
-    validate,
+    Grant, INHERIT_ENV_KEPT, IdpDef, NativeLimits, NativeSandbox, OAuthDef, Roots, ServerDef, Timeouts,
+    TransportKind, WasmDef, validate,
 };
 pub use store::{GlobalStore, parse_json};
 pub use tool_filter::ToolFilter;

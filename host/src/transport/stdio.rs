@@ -19,7 +19,7 @@ use super::confine::{self, Confinement};
 use super::egress::EgressRefusals;
 use super::process_group::{self, Group};
 use super::stderr_tail::StderrTail;
-use crate::config::ServerDef;
+use crate::config::{INHERIT_ENV_KEPT, ServerDef};
 
 /// Largest message a stdio server may send. rmcp's default (16 MiB) drops a bigger line
 /// silently and the call then waits for its timeout; a tool returning a large file or log is
@@ -39,10 +39,6 @@ pub(super) const HANDSHAKE_EXIT_WAIT: Duration = Duration::from_millis(300);
 /// obey at once) is the reasonable end the MCP stdio shutdown allows, and a command is not
 /// kept waiting after its work is done.
 const EXIT_GRACE: Duration = Duration::from_millis(100);
-/// What a child started with `"inheritEnv": false` keeps of toolport's environment: enough
-/// to find programs, a home, a locale and a terminal type, and nothing that may hold a
-/// secret (tokens live in variables of every other name).
-const KEPT_ENV: [&str; 4] = ["PATH", "HOME", "LANG", "TERM"];
 /// Stderr lines quoted in an error message.
 const QUOTED_STDERR_LINES: usize = 3;
 /// How long the exit report waits for the stderr drain to read what the process wrote just
@@ -129,7 +125,7 @@ fn plain_command(program: &str, def: &ServerDef) -> Result<Command, String> {
     cmd.args(&def.args);
     if def.inherit_env == Some(false) {
         cmd.env_clear();
-        for key in KEPT_ENV {
+        for key in INHERIT_ENV_KEPT {
             if let Some(value) = std::env::var_os(key) {
                 cmd.env(key, value);
             }
@@ -277,8 +273,8 @@ mod tests {
         let names = reason.split("stderr: ").nth(1).unwrap_or_default();
         for name in names.split_whitespace() {
             // sh itself sets PWD (and some shells SHLVL, _, OLDPWD).
-            let allowed =
-                KEPT_ENV.contains(&name) || ["TP_CONFIGURED", "PWD", "SHLVL", "_", "OLDPWD"].contains(&name);
+            let allowed = INHERIT_ENV_KEPT.contains(&name)
+                || ["TP_CONFIGURED", "PWD", "SHLVL", "_", "OLDPWD"].contains(&name);
             assert!(allowed, "{name} leaked into the child: {names}");
         }
         assert!(names.split_whitespace().any(|n| n == "TP_CONFIGURED"), "{names}");

@@ -12,7 +12,7 @@ mod to_json;
 mod transport_kind;
 mod validate;
 
-pub use model::{Roots, ServerDef, Timeouts, WasmDef};
+pub use model::{INHERIT_ENV_KEPT, Roots, ServerDef, Timeouts, WasmDef};
 pub use native_sandbox::{NativeLimits, NativeSandbox};
 pub use normalize::known_revision;
 pub use oauth_def::{Grant, IdpDef, OAuthDef};

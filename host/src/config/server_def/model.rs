@@ -12,6 +12,11 @@ use crate::config::model::{DEFAULT_CPU_PERCENT, Grants, Limits};
 use crate::config::tool_filter::ToolFilter;
 
 /// Default time to connect and initialize a server: long enough for `npx` to start a package.
+/// What a child started with `"inheritEnv": false` keeps of toolport's environment: enough
+/// to find programs, a home, a locale and a terminal type, and nothing that may hold a
+/// secret (tokens live in variables of every other name). A sandboxed server starts from the
+/// same, with a private `HOME`.
+pub const INHERIT_ENV_KEPT: [&str; 4] = ["PATH", "HOME", "LANG", "TERM"];
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_millis(30_000);
 /// Default time for the whole `tools/list` walk (all pages).
 pub const DEFAULT_LIST_TIMEOUT: Duration = Duration::from_millis(30_000);

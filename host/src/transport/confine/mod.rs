@@ -29,12 +29,9 @@ use tokio::process::Command;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::egress::{self, EgressRefusals};
-use crate::config::{HostPattern, NativeSandbox, ServerDef};
+use crate::config::{HostPattern, INHERIT_ENV_KEPT, NativeSandbox, ServerDef};
 use spec::{LAUNCHER_ARG, LaunchSpec, SPEC_VAR, SpecLimits};
 
-/// What a confined child keeps of `inheritEnv: false`'s environment, besides its own `HOME`
-/// and `TMPDIR` (both private).
-const KEPT_ENV: [&str; 3] = ["PATH", "LANG", "TERM"];
 /// Set by an embedder whose executable is not toolport's binary: the binary to start as the
 /// launcher.
 pub const LAUNCHER_VAR: &str = "TOOLPORT_SANDBOX_LAUNCHER";
@@ -135,7 +132,7 @@ pub(crate) fn prepare(def: &ServerDef, sandbox: &NativeSandbox) -> Result<(Comma
         check_only: false,
     };
     let hosts = grants.hosts.iter().filter_map(|h| HostPattern::parse(h).ok()).collect();
-    let command = launcher_command(&spec)?;
+    let command = Command::from(launcher_command(&spec)?);
     Ok((command, Pending { dir, handoff, hosts, server: def.name.clone() }))
 }
 
@@ -200,8 +197,11 @@ async fn accept(
 /// `env`, and the granted names that are set here. The proxy's variables are the launcher's
 /// to add: only it knows the port.
 fn environment(def: &ServerDef, sandbox: &NativeSandbox, home: &Path, tmp: &Path) -> Vec<(String, String)> {
-    let mut env: Vec<(String, String)> =
-        KEPT_ENV.iter().filter_map(|k| std::env::var(k).ok().map(|v| (k.to_string(), v))).collect();
+    let mut env: Vec<(String, String)> = INHERIT_ENV_KEPT
+        .iter()
+        .filter(|k| **k != "HOME")
+        .filter_map(|k| std::env::var(k).ok().map(|v| (k.to_string(), v)))
+        .collect();
     env.push(("HOME".into(), home.display().to_string()));
     env.push(("TMPDIR".into(), tmp.display().to_string()));
     for name in &sandbox.grants.env {
@@ -213,9 +213,11 @@ fn environment(def: &ServerDef, sandbox: &NativeSandbox, home: &Path, tmp: &Path
     env
 }
 
-fn launcher_command(spec: &LaunchSpec) -> Result<Command, String> {
+/// The launcher started on `spec`: toolport's own binary, nothing of its environment but the
+/// spec (the launcher hands the server only what the spec says).
+fn launcher_command(spec: &LaunchSpec) -> Result<std::process::Command, String> {
     let json = serde_json::to_string(spec).map_err(|e| format!("cannot write the sandbox spec: {e}"))?;
-    let mut command = Command::new(launcher_binary()?);
+    let mut command = std::process::Command::new(launcher_binary()?);
     command.arg(LAUNCHER_ARG).env_clear().env(SPEC_VAR, json);
     Ok(command)
 }
@@ -263,13 +265,7 @@ fn run_check() -> Result<CheckReport, String> {
         parent: 0,
         check_only: true,
     };
-    let json = serde_json::to_string(&spec).map_err(|e| e.to_string())?;
-    let out = std::process::Command::new(launcher_binary()?)
-        .arg(LAUNCHER_ARG)
-        .env_clear()
-        .env(SPEC_VAR, json)
-        .output()
-        .map_err(|e| format!("cannot start the launcher: {e}"))?;
+    let out = launcher_command(&spec)?.output().map_err(|e| format!("cannot start the launcher: {e}"))?;
     let said = String::from_utf8_lossy(&out.stderr);
     let said = said.trim().trim_start_matches("toolport sandbox: ");
     if !out.status.success() {
