@@ -18,7 +18,6 @@ pub async fn run() -> anyhow::Result<()> {
     let paths = Paths::new(temp.path().join("home"), temp.path().join("workspace"));
     // The tour's decisions (first sights, holds) and calls are audited as anyone's, but in
     // its own home: the user's `~/.toolport/audit` never hears of them.
-    let _audit = ScopedAudit::install(&paths);
     let exe = std::env::current_exe().context("cannot find the toolport binary")?;
     let exe = exe.display().to_string();
 
@@ -60,6 +59,17 @@ pub async fn run() -> anyhow::Result<()> {
     let options = RuntimeOptions {
         cache_dir: Some(paths.cache_dir()),
         credentials: Some(paths.credentials()),
+        // The tour's audit lines and decisions go to its own home, removed with it.
+        observer: crate::cli::observer()
+            .with_audit_trail(toolport::AuditTrail {
+                file: paths.audit_trail(),
+                workspace: paths.workspace_root.clone(),
+            })
+            .with_audit_log(toolport::AuditLog {
+                file: Some(toolport::cli_support::audit_log_file(&paths.home)),
+                printer: None,
+                stderr: false,
+            }),
         ..Default::default()
     };
     let runtime = Runtime::start(resolved, options).await?;
@@ -70,35 +80,8 @@ pub async fn run() -> anyhow::Result<()> {
     section("Done");
     println!("The servers are stopped and {} is removed.", temp.path().display());
     println!("Try it on your own servers: `toolport mcp add`, `toolport mcp list`, `toolport tools`.");
-    drop(_audit);
     drop(temp);
     Ok(())
-}
-
-/// The audit trail and log pointed at the demo's home while the tour runs, and at nothing once
-/// it ends (its home is removed then).
-struct ScopedAudit;
-
-impl ScopedAudit {
-    fn install(paths: &Paths) -> Self {
-        toolport::set_audit_trail(Some(toolport::AuditTrail {
-            file: paths.audit_trail(),
-            workspace: paths.workspace_root.clone(),
-        }));
-        toolport::set_audit_log(Some(toolport::AuditLog {
-            file: Some(toolport::cli_support::audit_log_file(&paths.home)),
-            printer: None,
-            stderr: false,
-        }));
-        Self
-    }
-}
-
-impl Drop for ScopedAudit {
-    fn drop(&mut self) {
-        toolport::set_audit_trail(None);
-        toolport::set_audit_log(None);
-    }
 }
 
 async fn tour(runtime: &Runtime, paths: &Paths) -> anyhow::Result<()> {

@@ -97,11 +97,12 @@ pub use config::{
     StoreDefaults, Surface, Timeouts, ToolFilter, ToolGlobs, TransportKind, TrustMode, WasmDef,
     WorkspaceSettings, load_resolved, resolve, validate,
 };
-pub use notice::{NoticePrinter, set_notice_printer};
-// The audit log of every call, read, prompt and sign-in (issue 29): where the host keeps it,
-// and the workspace's `audit` setting.
-pub use observe::AuditChoice;
-pub use observe::audit_log::{AuditLine, AuditLog, AuditPrinter, set_audit_log};
+pub use notice::NoticePrinter;
+// Where the host records what passes through (its `Observer`, in `RuntimeOptions`): the audit
+// log of every call, read, prompt and sign-in (issue 29), the trail of trust decisions, the
+// notices; and the workspace's `audit` setting.
+pub use observe::audit_log::{AuditLine, AuditLog, AuditPrinter};
+pub use observe::{AuditChoice, Observer};
 pub use paths::Paths;
 pub use transport::login;
 
@@ -118,7 +119,7 @@ pub use session::{Reply, Session, run_interactive};
 // `toolport scan`: offline checks of what servers' definitions say (issue 28).
 /// The token that stops [`Gateway::serve_http`] (tokio-util's, as rmcp takes it).
 pub use tokio_util::sync::CancellationToken;
-pub use trust::audit::{Action as AuditAction, AuditTrail, TrailEntry, set_audit_trail};
+pub use trust::audit::{Action as AuditAction, AuditTrail, TrailEntry};
 pub use trust::{
     Finding, ListedTool, Rule, RulesError, ServerDefinitions, Severity, Span, rules as scan_rules,
     scan as scan_definitions,

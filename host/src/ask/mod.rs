@@ -20,7 +20,7 @@ use std::io::IsTerminal as _;
 
 use futures::future::BoxFuture;
 
-use crate::notice;
+use crate::observe::Observer;
 use crate::runtime::{
     ConfirmAnswer, Confirmation, Elicitation, ElicitationAnswer, ElicitationKind, ElicitationModes, Elicitor,
 };
@@ -46,12 +46,21 @@ pub struct TerminalElicitor {
     allow_calls: bool,
     /// One question at a time: two servers asking at once take turns at the one terminal.
     turn: tokio::sync::Mutex<()>,
+    /// Where its lines for the person go (the binary's stderr).
+    observer: Observer,
 }
 
 impl TerminalElicitor {
     /// Answers by `policy`.
     pub fn new(policy: ElicitPolicy) -> Self {
-        Self { policy, allow_calls: false, turn: tokio::sync::Mutex::new(()) }
+        Self { policy, allow_calls: false, turn: tokio::sync::Mutex::new(()), observer: Observer::default() }
+    }
+
+    /// Tells its lines for the person (what it allowed or declined, a page to open) through
+    /// `observer`'s notices.
+    pub fn telling(mut self, observer: Observer) -> Self {
+        self.observer = observer;
+        self
     }
 
     /// Allows, without asking, the calls the workspace's `confirm` would ask about: a
@@ -65,11 +74,11 @@ impl TerminalElicitor {
         let _turn = self.turn.lock().await;
         let subject = request.subject();
         if self.allow_calls {
-            note(&format!("allowed the call of {subject} without asking (--yes)"));
+            note(&self.observer, &format!("allowed the call of {subject} without asking (--yes)"));
             return ConfirmAnswer::Allow;
         }
         if self.policy == ElicitPolicy::Decline {
-            note(&format!("declined the call of {subject} (--elicit decline)"));
+            note(&self.observer, &format!("declined the call of {subject} (--elicit decline)"));
             return ConfirmAnswer::Decline;
         }
         if !on_a_terminal() {
@@ -89,24 +98,31 @@ impl TerminalElicitor {
         let server = escape_line(&request.server).into_owned();
         match self.policy {
             ElicitPolicy::Decline => {
-                note(&format!("declined the input MCP server {server} asked for (--elicit decline)"));
+                note(
+                    &self.observer,
+                    &format!("declined the input MCP server {server} asked for (--elicit decline)"),
+                );
                 ElicitationAnswer::Decline
             }
-            ElicitPolicy::AcceptDefaults => accept_defaults(&server, &request),
+            ElicitPolicy::AcceptDefaults => accept_defaults(&self.observer, &server, &request),
             ElicitPolicy::Ask if !on_a_terminal() => {
                 if let ElicitationKind::Url { url, .. } = &request.kind {
-                    url::show(&server, &request.message, url);
+                    url::show(&self.observer, &server, &request.message, url);
                 }
-                note(&format!(
-                    "MCP server {server} asks for input, but there is no terminal to ask on: declined \
+                note(
+                    &self.observer,
+                    &format!(
+                        "MCP server {server} asks for input, but there is no terminal to ask on: declined \
                      (--elicit accept-defaults answers with the defaults)"
-                ));
+                    ),
+                );
                 ElicitationAnswer::Decline
             }
             ElicitPolicy::Ask => {
+                let observer = self.observer.clone();
                 let asked = tokio::task::spawn_blocking(move || match &request.kind {
                     ElicitationKind::Form(fields) => form::ask(&server, &request.message, fields),
-                    ElicitationKind::Url { url, .. } => url::ask(&server, &request.message, url),
+                    ElicitationKind::Url { url, .. } => url::ask(&observer, &server, &request.message, url),
                 })
                 .await;
                 asked.unwrap_or_else(|e| {
@@ -134,34 +150,43 @@ impl Elicitor for TerminalElicitor {
 
 /// `--elicit accept-defaults`: a form's defaults, or decline when a required field has none
 /// (an answer must satisfy the schema, and there is nobody to fill that field in).
-fn accept_defaults(server: &str, request: &Elicitation) -> ElicitationAnswer {
+fn accept_defaults(observer: &Observer, server: &str, request: &Elicitation) -> ElicitationAnswer {
     match &request.kind {
         ElicitationKind::Form(form) => {
             let answers = form.defaults();
             let missing = form.missing_required(&answers);
             if missing.is_empty() {
-                note(&format!(
-                    "answered MCP server {server} with the form's defaults (--elicit accept-defaults)"
-                ));
+                note(
+                    observer,
+                    &format!(
+                        "answered MCP server {server} with the form's defaults (--elicit accept-defaults)"
+                    ),
+                );
                 ElicitationAnswer::Accept(answers)
             } else {
-                note(&format!(
-                    "declined the input MCP server {server} asked for: required {} no default \
+                note(
+                    observer,
+                    &format!(
+                        "declined the input MCP server {server} asked for: required {} no default \
                      (--elicit accept-defaults)",
-                    match missing.as_slice() {
-                        [one] => format!("field {} has", escape_line(one)),
-                        many => format!(
-                            "fields {} have",
-                            many.iter().map(|m| escape_line(m).into_owned()).collect::<Vec<_>>().join(", ")
-                        ),
-                    }
-                ));
+                        match missing.as_slice() {
+                            [one] => format!("field {} has", escape_line(one)),
+                            many => format!(
+                                "fields {} have",
+                                many.iter()
+                                    .map(|m| escape_line(m).into_owned())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                        }
+                    ),
+                );
                 ElicitationAnswer::Decline
             }
         }
         ElicitationKind::Url { url, .. } => {
-            url::show(server, &request.message, url);
-            url::open(url);
+            url::show(observer, server, &request.message, url);
+            url::open(observer, url);
             ElicitationAnswer::Accept(Default::default())
         }
     }
@@ -173,6 +198,6 @@ fn on_a_terminal() -> bool {
 }
 
 /// One line for the person or the script's log, on stderr.
-fn note(line: &str) {
-    notice::tell(format_args!("toolport: {line}"));
+fn note(observer: &Observer, line: &str) {
+    observer.tell(format_args!("toolport: {line}"));
 }

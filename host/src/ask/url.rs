@@ -5,28 +5,28 @@
 use dialoguer::Select;
 use dialoguer::console::Term;
 
-use crate::notice;
+use crate::observe::Observer;
 use crate::runtime::ElicitationAnswer;
 use crate::text::escape_line;
 
-/// Prints the page and why the server wants it visited.
-pub fn show(server: &str, message: &str, url: &str) {
-    notice::tell(format_args!("MCP server {server} asks you to open a page: {}", escape_line(message)));
-    notice::tell(format_args!("  {}", escape_line(url)));
+/// Prints (as notices of `observer`) the page and why the server wants it visited.
+pub fn show(observer: &Observer, server: &str, message: &str, url: &str) {
+    observer.tell(format_args!("MCP server {server} asks you to open a page: {}", escape_line(message)));
+    observer.tell(format_args!("  {}", escape_line(url)));
 }
 
 /// Opens `url` in a browser when it is a page toolport opens ([`crate::browser`]); the person
 /// has it printed either way.
-pub fn open(url: &str) {
+pub fn open(observer: &Observer, url: &str) {
     if let crate::browser::Shown::Refused(why) = crate::browser::open(url) {
-        notice::tell(format_args!("  (not opened: {why})"));
+        observer.tell(format_args!("  (not opened: {why})"));
     }
 }
 
 /// On a terminal: show, open, then ask whether the person is done there.
-pub fn ask(server: &str, message: &str, url: &str) -> ElicitationAnswer {
-    show(server, message, url);
-    open(url);
+pub fn ask(observer: &Observer, server: &str, message: &str, url: &str) -> ElicitationAnswer {
+    show(observer, server, message, url);
+    open(observer, url);
     let term = Term::stderr();
     let picked = Select::new()
         .with_prompt("When you are done on that page")

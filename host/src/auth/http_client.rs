@@ -21,6 +21,7 @@ use super::stored_token::StoredToken;
 use super::{machine, workload};
 use crate::config::{Grant, ServerDef};
 use crate::http_layer::{Headers, HttpLayer, Layered, Request};
+use crate::observe::Observer;
 
 /// Sign-ins one connection may run for a larger scope; with the first sign-in, a server
 /// sees at most three authorization requests for one task.
@@ -65,6 +66,8 @@ pub struct OAuthHttp<C> {
     /// A machine grant's definition, to fetch a new token when the server refuses the old one
     /// (client credentials have no refresh token; a workload token is simply fetched again).
     machine: Option<Arc<ServerDef>>,
+    /// Where its sign-ins are recorded and their addresses told.
+    observer: Observer,
 }
 
 /// How the next request goes out.
@@ -89,6 +92,7 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> OAuthHttp<C> {
     pub async fn new(
         def: &ServerDef,
         file: Option<&CredentialsFile>,
+        observer: &Observer,
         plain: C,
     ) -> Result<Layered<Self>, String> {
         let own_header = def.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("authorization"));
@@ -96,7 +100,7 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> OAuthHttp<C> {
         let machine = grant.filter(|g| *g != Grant::AuthorizationCode).map(|_| Arc::new(def.clone()));
         let route = match (&machine, file, def.url.as_deref()) {
             _ if own_header => Route { via: Via::Plain(plain.clone()), bearer: None },
-            (Some(def), _, _) => machine_route(def, &plain).await?,
+            (Some(def), _, _) => machine_route(def, observer, &plain).await?,
             (None, Some(file), Some(url)) => Route { via: stored(def, file, url, &plain)?, bearer: None },
             (None, _, _) => Route { via: Via::Plain(plain.clone()), bearer: None },
         };
@@ -106,7 +110,8 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> OAuthHttp<C> {
             }
             _ => None,
         };
-        Ok(Layered(Self { plain, route: Arc::new(Mutex::new(route)), step_up, machine }))
+        let observer = observer.clone();
+        Ok(Layered(Self { plain, route: Arc::new(Mutex::new(route)), step_up, machine, observer }))
     }
 
     /// Who sends the next request, and the `Authorization` token it carries when ours.
@@ -140,7 +145,7 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> OAuthHttp<C> {
     /// machine grant or no new token.
     async fn renew(&self) -> bool {
         let Some(def) = &self.machine else { return false };
-        match machine_route(def, &self.plain).await {
+        match machine_route(def, &self.observer, &self.plain).await {
             Ok(route) => {
                 *self.route.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = route;
                 true
@@ -182,7 +187,7 @@ impl<C: StreamableHttpClient + Clone + Send + Sync + 'static> OAuthHttp<C> {
         }
         let reason = Reason { challenge: Some(scope.www_authenticate_header.clone()), more_scopes };
         tracing::info!(server = %step.def.name, "the server needs more scope; signing in again");
-        let signing_in = sign_in::sign_in(&step.def, &step.file, Completion::Browser, reason);
+        let signing_in = sign_in::sign_in(&self.observer, &step.def, &step.file, Completion::Browser, reason);
         if let Err(e) = traced(&step.def.name, "authorization_code", signing_in).await {
             tracing::warn!(server = %step.def.name, "step-up sign-in failed: {e:#}");
             return false;
@@ -226,6 +231,7 @@ async fn keep_wanted(step: &StepUp, scopes: Vec<String>) {
 /// A fresh token for a machine grant (`def.oauth.grant` is not the authorization code).
 async fn machine_route<C: StreamableHttpClient + Clone + Send + Sync + 'static>(
     def: &ServerDef,
+    observer: &Observer,
     plain: &C,
 ) -> Result<Route<C>, String> {
     let grant = def.oauth.as_ref().map(|o| o.grant);
@@ -238,12 +244,15 @@ async fn machine_route<C: StreamableHttpClient + Clone + Send + Sync + 'static>(
         Some(Grant::Enterprise) => Route {
             via: Via::Plain(plain.clone()),
             bearer: Some(
-                traced(&def.name, "enterprise", machine::enterprise_token(def)).await.map_err(fail)?,
+                traced(&def.name, "enterprise", machine::enterprise_token(observer, def))
+                    .await
+                    .map_err(fail)?,
             ),
         },
         _ => {
-            let manager =
-                traced(&def.name, "client_credentials", machine::authorize(def)).await.map_err(fail)?;
+            let manager = traced(&def.name, "client_credentials", machine::authorize(observer, def))
+                .await
+                .map_err(fail)?;
             Route { via: Via::Signed(AuthClient::new(Proofs::bearer(plain.clone()), manager)), bearer: None }
         }
     })

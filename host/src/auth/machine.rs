@@ -21,6 +21,7 @@ use rmcp::transport::auth::{
 };
 
 use crate::config::ServerDef;
+use crate::observe::{Exchange, Observer};
 
 /// The algorithm when `privateKeyJwt` does not name one: the one every server supports.
 const DEFAULT_ALGORITHM: &str = "RS256";
@@ -30,7 +31,7 @@ const DEFAULT_ALGORITHM: &str = "RS256";
 /// Runs on a blocking thread: rmcp 3.11's `private_key_jwt` exchange holds a
 /// `form_urlencoded::Serializer` across an await, so its future is not `Send` and cannot be
 /// part of a connection's task.
-pub async fn authorize(def: &ServerDef) -> Result<AuthorizationManager> {
+pub async fn authorize(observer: &Observer, def: &ServerDef) -> Result<AuthorizationManager> {
     let started = std::time::Instant::now();
     let name = def.name.clone();
     let def = def.clone();
@@ -41,7 +42,7 @@ pub async fn authorize(def: &ServerDef) -> Result<AuthorizationManager> {
         .and_then(|fetched| fetched);
     // A machine's token fetch is a sign-in too: observed (the audit log, the metrics).
     let error = manager.is_err().then_some("sign-in-failed");
-    crate::observe::finished(&crate::observe::Exchange::sign_in(&name, started.elapsed(), error));
+    observer.finished(&Exchange::sign_in(&name, started.elapsed(), error));
     manager
 }
 
@@ -80,11 +81,11 @@ async fn fetch(def: &ServerDef) -> Result<AuthorizationManager> {
 }
 
 /// An access token for `def` through its enterprise IdP (already `${VAR}`-expanded).
-pub async fn enterprise_token(def: &ServerDef) -> Result<String> {
+pub async fn enterprise_token(observer: &Observer, def: &ServerDef) -> Result<String> {
     let started = std::time::Instant::now();
     let token = enterprise_token_once(def).await;
     let error = token.is_err().then_some("sign-in-failed");
-    crate::observe::finished(&crate::observe::Exchange::sign_in(&def.name, started.elapsed(), error));
+    observer.finished(&Exchange::sign_in(&def.name, started.elapsed(), error));
     token
 }
 

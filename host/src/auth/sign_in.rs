@@ -21,7 +21,7 @@ use super::dpop::{self, ProofKey};
 use super::store::CredentialsFile;
 use crate::browser::{self, Shown};
 use crate::config::{Grant, OAuthDef, ServerDef};
-use crate::notice;
+use crate::observe::{Exchange, Observer};
 use crate::text::{clip_foreign, escape_line};
 
 /// How long a sign-in waits for the browser's redirect (or the pasted address) before giving
@@ -91,6 +91,7 @@ pub fn not_remote(def: &ServerDef) -> Option<String> {
 /// `mcp login` and `/mcp login` once the server was asked for its `challenge` (what
 /// `transport::login` does first). `def` is already expanded and passed [`no_login`].
 pub async fn login(
+    observer: &Observer,
     def: &ServerDef,
     file: &CredentialsFile,
     completion: Completion,
@@ -99,7 +100,7 @@ pub async fn login(
     // Scopes a request was refused for where nobody could sign in (`serve`, `call`, …).
     let url = def.url.clone().unwrap_or_default();
     let more_scopes = file.wanted_scopes(&url)?;
-    let signing_in = sign_in(def, file, completion, Reason { challenge, more_scopes });
+    let signing_in = sign_in(observer, def, file, completion, Reason { challenge, more_scopes });
     let signed_in = super::sign_in_span::traced(&def.name, "authorization_code", signing_in).await?;
     if let Err(e) = file.wanted_scopes_asked(&url) {
         tracing::warn!(server = %def.name, "{e}");
@@ -110,6 +111,7 @@ pub async fn login(
 /// Runs the sign-in for `def` (already `${VAR}`-expanded; a network transport with a url).
 /// Messages for the person go to stderr; nothing secret is printed.
 pub async fn sign_in(
+    observer: &Observer,
     def: &ServerDef,
     file: &CredentialsFile,
     completion: Completion,
@@ -117,13 +119,14 @@ pub async fn sign_in(
 ) -> Result<SignedIn> {
     // Observed (the audit log, the metrics) however it ends; never the token or the code.
     let started = std::time::Instant::now();
-    let signed_in = sign_in_once(def, file, completion, reason).await;
+    let signed_in = sign_in_once(observer, def, file, completion, reason).await;
     let error = signed_in.is_err().then_some("sign-in-failed");
-    crate::observe::finished(&crate::observe::Exchange::sign_in(&def.name, started.elapsed(), error));
+    observer.finished(&Exchange::sign_in(&def.name, started.elapsed(), error));
     signed_in
 }
 
 async fn sign_in_once(
+    observer: &Observer,
     def: &ServerDef,
     file: &CredentialsFile,
     completion: Completion,
@@ -207,8 +210,8 @@ async fn sign_in_once(
         .and_then(|u| u.query_pairs().find(|(k, _)| k == "state").map(|(_, v)| v.into_owned()))
         .ok_or_else(|| anyhow!("the authorization request carries no state"))?;
     callback.expect_state(&state);
-    show(&def.name, page, completion, &redirect);
-    let answer = tokio::time::timeout(SIGN_IN_TIMEOUT, wait(&mut callback, completion, &state))
+    show(observer, &def.name, page, completion, &redirect);
+    let answer = tokio::time::timeout(SIGN_IN_TIMEOUT, wait(observer, &mut callback, completion, &state))
         .await
         .map_err(|_| {
             anyhow!(
@@ -282,27 +285,27 @@ fn with_client(request: AuthorizationRequest, id: String, secret: Option<String>
 }
 
 /// Puts the authorization URL in front of the person (stderr: stdout may be a protocol).
-fn show(server: &str, url: &str, completion: Completion, redirect: &str) {
+fn show(observer: &Observer, server: &str, url: &str, completion: Completion, redirect: &str) {
     match completion {
         Completion::Paste => {
-            notice::tell(format_args!(
-                "To sign in to {server}, open this address in a browser:\n\n  {url}\n"
-            ));
-            notice::tell(format_args!(
+            observer
+                .tell(format_args!("To sign in to {server}, open this address in a browser:\n\n  {url}\n"));
+            observer.tell(format_args!(
                 "After signing in, the browser goes to an address starting with {redirect} \
                  (it may fail to load). Paste that whole address here and press Enter:"
             ));
         }
         Completion::Browser => match browser::open(url) {
             Shown::Opened(program) => {
-                notice::tell(format_args!("Signing in to {server}: opened the sign-in page with {program}."));
-                notice::tell(format_args!("If it did not open, visit:\n\n  {url}\n"));
+                observer
+                    .tell(format_args!("Signing in to {server}: opened the sign-in page with {program}."));
+                observer.tell(format_args!("If it did not open, visit:\n\n  {url}\n"));
             }
             Shown::Printed => {
-                notice::tell(format_args!(
+                observer.tell(format_args!(
                     "To sign in to {server}, open this address in a browser:\n\n  {url}\n"
                 ));
-                notice::tell(format_args!(
+                observer.tell(format_args!(
                     "(waiting for the browser to come back to {redirect}; use --no-browser to paste instead)"
                 ));
             }
@@ -315,7 +318,12 @@ fn show(server: &str, url: &str, completion: Completion, redirect: &str) {
 /// The authorization response of this sign-in, from the callback or (in paste mode) stdin,
 /// whichever brings one first. The callback hands on only requests with `state`; a pasted
 /// address with another state (an old tab's) is said and the wait goes on.
-async fn wait(callback: &mut Callback, completion: Completion, state: &str) -> Result<Answer> {
+async fn wait(
+    observer: &Observer,
+    callback: &mut Callback,
+    completion: Completion,
+    state: &str,
+) -> Result<Answer> {
     let mut pasted =
         (completion == Completion::Paste).then(|| tokio::io::BufReader::new(tokio::io::stdin()).lines());
     loop {
@@ -325,7 +333,7 @@ async fn wait(callback: &mut Callback, completion: Completion, state: &str) -> R
         };
         match Answer::parse(&address, state)? {
             Some(answer) => return Ok(answer),
-            None => notice::tell(format_args!(
+            None => observer.tell(format_args!(
                 "That address belongs to another sign-in (its state is not this one's). \
                  Paste the address this sign-in's page sent the browser to:"
             )),

@@ -340,7 +340,9 @@ mod tests {
         sign_in(&file, &url, &origin, "at-1", now_secs()).await?;
         let def = ServerDef { name: "remote".into(), url: Some(url.clone()), ..ServerDef::default() };
         let client =
-            OAuthHttp::new(&def, Some(&file), reqwest::Client::new()).await.map_err(anyhow::Error::msg)?;
+            OAuthHttp::new(&def, Some(&file), &crate::observe::Observer::default(), reqwest::Client::new())
+                .await
+                .map_err(anyhow::Error::msg)?;
 
         ping(&client, &url).await?;
 
@@ -397,7 +399,9 @@ mod tests {
         sign_in(&file, &url, &origin, "at-1", now_secs() - 7200).await?;
         let def = ServerDef { name: "remote".into(), url: Some(url.clone()), ..ServerDef::default() };
         let client =
-            OAuthHttp::new(&def, Some(&file), reqwest::Client::new()).await.map_err(anyhow::Error::msg)?;
+            OAuthHttp::new(&def, Some(&file), &crate::observe::Observer::default(), reqwest::Client::new())
+                .await
+                .map_err(anyhow::Error::msg)?;
 
         ping(&client, &url).await?;
         ping(&client, &url).await?;

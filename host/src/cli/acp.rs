@@ -23,7 +23,11 @@ pub struct AcpArgs {
 pub async fn run(paths: &Paths, args: AcpArgs) -> anyhow::Result<ExitCode> {
     let idle_timeout = (!args.idle_timeout.is_zero()).then_some(args.idle_timeout);
     let limits = AcpLimits { idle_timeout, max_requests: args.max_requests, ..AcpLimits::default() };
-    let options = AcpOptions { home: paths.home.clone(), runtime: RuntimeOptions::default(), limits };
+    let options = AcpOptions {
+        home: paths.home.clone(),
+        runtime: RuntimeOptions::default().with_observer(crate::cli::observer()),
+        limits,
+    };
     serve_acp(tokio::io::stdin(), tokio::io::stdout(), options).await?;
     Ok(ExitCode::SUCCESS)
 }

@@ -18,7 +18,7 @@ pub async fn login(paths: &Paths, name: &str, no_browser: bool) -> Result<ExitCo
     let def = def.expanded(|k| std::env::var(k).ok())?;
     let file = CredentialsFile::new(paths.credentials());
     let completion = if no_browser { SignInCompletion::Paste } else { SignInCompletion::Browser };
-    let signed_in = toolport::login(&def, &file, completion)
+    let signed_in = toolport::login(&crate::cli::observer(), &def, &file, completion)
         .await
         .map_err(|e| ExitError::failure(format!("cannot sign in to {name}: {e:#}")))?;
     let issuer = signed_in.issuer.as_deref().map(|i| format!(" (issuer {i})")).unwrap_or_default();

@@ -11,6 +11,7 @@ mod grants;
 mod install;
 mod login;
 mod mcp;
+mod observer;
 mod plugin;
 mod policy;
 mod sandbox;
@@ -22,6 +23,8 @@ mod status;
 mod token_env;
 mod tools;
 mod workspace;
+
+pub(crate) use observer::observer;
 
 use std::io::IsTerminal as _;
 use std::path::PathBuf;
@@ -130,14 +133,14 @@ pub fn main() -> ExitCode {
         }
     };
     init_tracing(cli.verbose, traces.as_ref());
-    // The library's notices (sign-in addresses, serve's reconnects) are for the person here.
-    toolport::set_notice_printer(Some(std::sync::Arc::new(|line: &str| eprintln!("{line}"))));
     toolport::raise_fd_limit();
     if let Err(e) = start_metrics(&runtime, &cli.command) {
         eprintln!("toolport: {e}");
         return ExitCode::from(EXIT_USAGE);
     }
     let (outcome, signalled) = runtime.block_on(run(cli));
+    // A signal ends the command where it was: the lines it recorded are written all the same.
+    observer::flush();
     // Before the runtime goes: the gRPC exporters need it to send the last points and spans.
     flush_telemetry(&runtime, traces, if signalled { FLUSH_AFTER_SIGNAL } else { FLUSH });
     if signalled {
@@ -351,20 +354,9 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Some(message) = skipped {
         eprintln!("Warning: {message}");
     }
-    // Trust decisions (holds, approvals, confirmations, redactions) are kept for `mcp get`.
-    toolport::set_audit_trail(Some(toolport::AuditTrail {
-        file: paths.audit_trail(),
-        workspace: paths.workspace_root.clone(),
-    }));
-    // Every call, read, prompt and sign-in, with its arguments' shape; on stderr too when
-    // `serve --audit-stderr` (or the workspace's `audit.stderr`) asks.
     let audit_stderr = matches!(&cli.command, Command::Serve(args) if args.audit_stderr);
-    toolport::set_audit_log(Some(toolport::AuditLog {
-        file: Some(cli_support::audit_log_file(&paths.home)),
-        printer: Some(std::sync::Arc::new(|line: &str| eprintln!("{line}"))),
-        stderr: audit_stderr,
-    }));
-    match cli.command {
+    let observer = observer::install(&paths, audit_stderr);
+    let outcome = match cli.command {
         Command::Mcp(args) => mcp::run(&paths, args).await,
         Command::Tools(args) => tools::run_tools(&paths, args).await,
         Command::Scan(args) => scan::run_scan(&paths, args).await,
@@ -384,7 +376,10 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Install(args) => install::run(&paths, args).await,
         Command::Sandbox(args) => Ok(sandbox::run(&args)),
         Command::Demo(_) | Command::DemoServer(_) => unreachable!("handled above"),
-    }
+    };
+    // Every line recorded by the command is in its file before the process ends.
+    observer.flush();
+    outcome
 }
 
 /// The log on stderr at the chosen verbosity and, when `traces` are exported, the spans made for

@@ -172,6 +172,7 @@ pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
         results_dir: Some(paths.results_dir()),
         listings_dir: Some(paths.listings_dir()),
         from_known_listings: true,
+        observer: crate::cli::observer(),
         ..Default::default()
     };
     let surface = args.lazy.then_some(Surface::Lazy);

@@ -19,9 +19,10 @@ pub async fn run(paths: &Paths, _args: SessionArgs) -> anyhow::Result<ExitCode> 
     // A server's questions are asked on the terminal (declined when input is not one).
     let options = RuntimeOptions {
         progress: true,
-        elicitor: Some(Arc::new(TerminalElicitor::new(ElicitPolicy::Ask))),
+        elicitor: Some(Arc::new(TerminalElicitor::new(ElicitPolicy::Ask).telling(crate::cli::observer()))),
         // A person at the terminal can finish a sign-in for more scope; piped input cannot.
         sign_in: std::io::stdin().is_terminal(),
+        observer: crate::cli::observer(),
         ..RuntimeOptions::default()
     };
     let session = Session::start(paths.clone(), options).await?;

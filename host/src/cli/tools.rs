@@ -82,13 +82,14 @@ pub struct DemoArgs {}
 /// Starts the runtime for a command, printing startup warnings to stderr; a server's
 /// questions are asked on the terminal.
 pub(super) async fn start(paths: &Paths) -> anyhow::Result<Runtime> {
-    start_with(paths, TerminalElicitor::new(ElicitPolicy::Ask), None, |_| {}).await
+    start_with(paths, TerminalElicitor::new(ElicitPolicy::Ask).telling(crate::cli::observer()), None, |_| {})
+        .await
 }
 
 /// [`start`] with the workspace's `trust` off: every listed tool on the surface, and nothing
 /// pinned. What `scan` checks: a held tool is checked too, and a check writes no lock.
 pub(super) async fn start_unpinned(paths: &Paths) -> anyhow::Result<Runtime> {
-    let elicitor = TerminalElicitor::new(ElicitPolicy::Ask);
+    let elicitor = TerminalElicitor::new(ElicitPolicy::Ask).telling(crate::cli::observer());
     start_with(paths, elicitor, None, |resolved| resolved.settings.trust = TrustMode::Off).await
 }
 
@@ -110,6 +111,7 @@ async fn start_with(
         results_dir: Some(paths.results_dir()),
         listings_dir: Some(paths.listings_dir()),
         workspace_root: Some(paths.workspace_root.clone()),
+        observer: crate::cli::observer(),
         ..Default::default()
     };
     let runtime = match for_call {
@@ -167,7 +169,7 @@ async fn lazy_costs(runtime: &Runtime, shape: Option<&str>) -> anyhow::Result<to
 /// the tool reports `isError`.
 pub async fn run_call(paths: &Paths, args: CallArgs) -> anyhow::Result<ExitCode> {
     let policy = args.elicit.map(ElicitPolicy::from).unwrap_or_default();
-    let elicitor = TerminalElicitor::new(policy);
+    let elicitor = TerminalElicitor::new(policy).telling(crate::cli::observer());
     let elicitor = if args.yes { elicitor.allowing_calls() } else { elicitor };
     let runtime = start_with(paths, elicitor, Some(&args.tool), |_| {}).await?;
     let outcome =

@@ -3,20 +3,17 @@
 //! OTLP and by `serve --http --metrics` as Prometheus text) and traces (spans bridged from
 //! `tracing` to OpenTelemetry; `otlp_env` says whether and how to export).
 //!
-//! A leaf: the runtime, the hosts and `auth` hand it what happened ([`Exchange`]) and it never
-//! reaches back. Values never enter it unless the operator asked for them (`audit.values`).
+//! A leaf: the runtime, the hosts and `auth` hand it what happened ([`Exchange`]) through the
+//! host's [`Observer`] and it never reaches back. Values never enter it unless the operator asked for them (`audit.values`).
 
 pub mod audit_log;
 pub mod client;
 mod exchange;
 pub mod metrics;
+mod observer;
 pub mod otlp_env;
 pub mod traces;
+mod writer;
 
 pub use exchange::{AuditChoice, Exchange, Kind, Outcome, json_size};
-
-/// One exchange ended: it goes to the audit log and the metrics.
-pub fn finished(exchange: &Exchange<'_>) {
-    audit_log::append(exchange);
-    metrics::record(exchange);
-}
+pub use observer::{AuditTrail, Observer};

@@ -103,6 +103,7 @@ impl Connection {
         let progress = ProgressRoutes::default();
         let calls = InFlight::default();
         let credentials = answers.credentials.clone();
+        let observer = answers.observer.clone();
         let handler = Handler {
             server: def.name.clone(),
             generation,
@@ -118,7 +119,15 @@ impl Connection {
         let connect = def.timeouts.connect;
         let connected = tokio::time::timeout(
             connect,
-            transport::connect(def, kind, plugins, credentials.as_ref(), handler, tap, noise),
+            transport::connect(
+                def,
+                kind,
+                plugins,
+                transport::Signing { credentials: credentials.as_ref(), observer: &observer },
+                handler,
+                tap,
+                noise,
+            ),
         )
         .await
         .map_err(|_| super::slow_start::connect_timed_out(connect))??;

@@ -59,6 +59,7 @@ use anyhow::Context as _;
 use serde_json::Value;
 
 use crate::config::{ConfigError, Resolved, ServerDef, Surface, missing_rows};
+use crate::observe::Observer;
 use crate::plugin::PluginHost;
 use crate::status::{ServerState, ServerStatus, summarize_error};
 use crate::text::escape_line;
@@ -564,8 +565,19 @@ impl Runtime {
         }
     }
 
-    /// Closes every session and stops every child process.
+    /// Closes every session and stops every child process; returns once every audit line
+    /// and trust decision recorded until then is in its file.
     pub async fn shutdown(&self) {
         self.supervisor.shutdown().await;
+        let observer = self.supervisor.options.observer.clone();
+        if let Err(e) = tokio::task::spawn_blocking(move || observer.flush()).await {
+            tracing::warn!("cannot flush the audit files: {e}");
+        }
+    }
+
+    /// Where this runtime records what passes through it (`RuntimeOptions::observer`): a host
+    /// records its own exchanges and tells its notices through the same one.
+    pub fn observer(&self) -> &Observer {
+        &self.supervisor.options.observer
     }
 }

@@ -6,10 +6,11 @@ use std::sync::Arc;
 
 use super::questions::elicitation::Elicitor;
 use super::questions::sampling::Sampler;
+use crate::observe::Observer;
 
 /// A host's choices for one runtime. `Default` is what a library user wants: no built-in tools
 /// of its own, no spinners, plugins compiled in memory, every elicitation declined, sampling
-/// refused, no root.
+/// refused, no root, nothing recorded on file.
 #[derive(Clone, Default)]
 pub struct RuntimeOptions {
     /// The embedding agent's own tool names: reserved like the workspace's reserved names, so
@@ -55,6 +56,18 @@ pub struct RuntimeOptions {
     /// its servers' tool filters, it lets "Unknown MCP tool" name the tool's server and why
     /// that server is not up. `None`: those two alone.
     pub tool_owners: Option<Arc<dyn ToolOwners>>,
+    /// Where what passes through is recorded: the audit log, the trail of trust decisions,
+    /// the notices for the person (a sign-in address, serve's reconnects). The default writes
+    /// no file and makes notices `tracing` events.
+    pub observer: Observer,
+}
+
+impl RuntimeOptions {
+    /// These options with `observer` recording what passes through.
+    pub fn with_observer(mut self, observer: Observer) -> Self {
+        self.observer = observer;
+        self
+    }
 }
 
 /// Which servers list a tool under a final name, from what a host kept (a last-known listing):
@@ -86,6 +99,7 @@ impl std::fmt::Debug for RuntimeOptions {
             .field("tool_owners", &self.tool_owners.is_some())
             .field("listings_dir", &self.listings_dir)
             .field("from_known_listings", &self.from_known_listings)
+            .field("observer", &self.observer)
             .finish()
     }
 }

@@ -298,7 +298,7 @@ pub fn audit_refusal(
         Verdict::Outside => ("bundle", &[][..]),
         Verdict::Denied(decision) => ("policy", decision.policies.as_slice()),
     };
-    crate::observe::finished(&Exchange {
+    runtime.observer().finished(&Exchange {
         kind,
         client,
         server,

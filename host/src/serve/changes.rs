@@ -10,7 +10,6 @@ use rmcp::service::{SubscriptionContext, SubscriptionSendError};
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
 use tokio::sync::watch;
 
-use crate::notice;
 use crate::runtime::{Revision, Runtime};
 
 /// Pushes every change to the session behind `peer` until a notification cannot be sent.
@@ -83,7 +82,9 @@ pub async fn report(runtime: Runtime) {
         if now == names {
             continue;
         }
-        notice::tell(format_args!("toolport serve: {}", describe(&names, &now, runtime.connected().len())));
+        runtime
+            .observer()
+            .tell(format_args!("toolport serve: {}", describe(&names, &now, runtime.connected().len())));
         names = now;
     }
 }

@@ -19,7 +19,6 @@ use notify::{RecursiveMode, Watcher as _};
 use tokio::sync::mpsc;
 
 use crate::config::load_resolved;
-use crate::notice;
 use crate::paths::Paths;
 use crate::runtime::Runtime;
 
@@ -135,12 +134,14 @@ async fn reconcile(runtime: &Runtime, paths: &Paths) {
     match load_resolved(paths, &BTreeSet::new()) {
         Ok(resolved) => {
             if let Err(e) = runtime.reconcile(resolved).await {
-                notice::tell(format_args!("toolport serve: the changed configuration was not applied: {e}"));
+                runtime
+                    .observer()
+                    .tell(format_args!("toolport serve: the changed configuration was not applied: {e}"));
             }
         }
-        Err(e) => {
-            notice::tell(format_args!("toolport serve: the changed configuration was not applied: {e}"))
-        }
+        Err(e) => runtime
+            .observer()
+            .tell(format_args!("toolport serve: the changed configuration was not applied: {e}")),
     }
 }
 

@@ -9,7 +9,6 @@ use std::sync::Arc;
 
 use super::config_watch::{ConfigWatch, on_edits};
 use super::front::Shared;
-use crate::notice;
 use crate::policy::Policy;
 
 /// Follows `file` for `shared` while the returned handle is held.
@@ -22,7 +21,7 @@ pub fn watch(shared: Arc<Shared>, file: PathBuf) -> anyhow::Result<ConfigWatch> 
 
 fn reload(shared: &Shared, file: &std::path::Path) {
     match file.try_exists() {
-        Ok(false) => notice::tell(format_args!(
+        Ok(false) => shared.runtime.observer().tell(format_args!(
             "toolport serve: {} was removed; the policy read last stays in force until serve restarts",
             file.display()
         )),
@@ -30,12 +29,12 @@ fn reload(shared: &Shared, file: &std::path::Path) {
             Ok(policy) => {
                 shared.access.set_policy(Some(policy));
                 shared.runtime.lists_may_differ();
-                notice::tell(format_args!(
+                shared.runtime.observer().tell(format_args!(
                     "toolport serve: every request is decided by the policy in {} as edited",
                     file.display()
                 ));
             }
-            Err(e) => notice::tell(format_args!(
+            Err(e) => shared.runtime.observer().tell(format_args!(
                 "toolport serve: the edited policy was not applied, the one read last stays in force: {e}"
             )),
         },

@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::notice;
 use crate::runtime::Runtime;
 
 /// The first wait after a failure.
@@ -49,7 +48,9 @@ pub async fn run(runtime: Runtime) {
             }
             backoff.wait = (backoff.wait * 2).min(LONGEST);
             backoff.next = now + backoff.wait;
-            notice::tell(format_args!("toolport serve: reconnecting {}", crate::text::escape_line(&name)));
+            runtime
+                .observer()
+                .tell(format_args!("toolport serve: reconnecting {}", crate::text::escape_line(&name)));
             if let Err(e) = runtime.retry(&name).await {
                 tracing::warn!(server = %name, "cannot retry: {e:#}");
             }

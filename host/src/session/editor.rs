@@ -21,7 +21,6 @@ use tokio::sync::mpsc;
 
 use super::complete::{Known, complete};
 use super::live::Session;
-use crate::notice;
 
 const PROMPT: &str = "toolport> ";
 const BANNER: &str = "toolport session: /help lists the commands, /quit leaves";
@@ -30,7 +29,7 @@ const BANNER: &str = "toolport session: /help lists the commands, /quit leaves";
 /// where the terminal editor keeps past lines (ignored off a terminal).
 pub async fn run_interactive(mut session: Session, history: Option<PathBuf>) -> Result<()> {
     for warning in session.warnings() {
-        notice::tell(warning);
+        session.runtime.observer().tell(warning);
     }
     let result = if std::io::stdin().is_terminal() {
         terminal_loop(&mut session, history).await

@@ -120,7 +120,7 @@ impl Session {
         }
         let def = def.expanded(|k| std::env::var(k).ok())?;
         let file = CredentialsFile::new(self.paths.credentials());
-        match login(&def, &file, Completion::Browser).await {
+        match login(self.runtime.observer(), &def, &file, Completion::Browser).await {
             Ok(_) => Ok(format!("mcp login: signed in to {name}\n{}", self.reconnect(name).await)),
             Err(e) => Ok(format!("cannot sign in to {name}: {e:#}")),
         }

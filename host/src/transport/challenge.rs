@@ -9,6 +9,7 @@ use super::http_audit::HeaderAudit;
 use super::lifecycle;
 use crate::auth::{self, Completion, CredentialsFile, SignedIn};
 use crate::config::ServerDef;
+use crate::observe::Observer;
 
 /// Whether `def`'s server asks for a sign-in: its `WWW-Authenticate` challenge when a plain
 /// connect or its first listing is refused with 401 (or 403), else `None` (it answered, or it
@@ -30,7 +31,13 @@ async fn challenge(def: &ServerDef) -> Result<Option<String>, String> {
 /// `mcp login` and `/mcp login`: asks the server for its [`challenge`] (a plain connect and
 /// listing), then runs the sign-in from it. `def` is already expanded and passed
 /// [`auth::no_login`].
-pub async fn login(def: &ServerDef, file: &CredentialsFile, completion: Completion) -> Result<SignedIn> {
+/// The sign-in is recorded and its address told through `observer`.
+pub async fn login(
+    observer: &Observer,
+    def: &ServerDef,
+    file: &CredentialsFile,
+    completion: Completion,
+) -> Result<SignedIn> {
     let challenge = challenge(def).await.map_err(|e| anyhow!(e))?;
-    auth::login(def, file, completion, challenge).await
+    auth::login(observer, def, file, completion, challenge).await
 }

@@ -7,7 +7,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
 use super::http_audit::{AuditingClient, HeaderAudit};
-use crate::auth::{CredentialsFile, OAuthHttp};
+use crate::auth::OAuthHttp;
 use crate::config::ServerDef;
 
 /// The transport configuration for `def` (already `${VAR}`-expanded). Header values are marked
@@ -30,11 +30,12 @@ pub fn config(def: &ServerDef) -> Result<StreamableHttpClientTransportConfig, St
 /// OAuth tokens when `def` has them (or a client-credentials grant).
 pub async fn transport(
     def: &ServerDef,
-    credentials: Option<&CredentialsFile>,
+    signing: super::Signing<'_>,
     config: StreamableHttpClientTransportConfig,
     audit: HeaderAudit,
 ) -> Result<impl rmcp::transport::Transport<rmcp::RoleClient> + 'static, String> {
-    let client = OAuthHttp::new(def, credentials, AuditingClient::new(audit)?).await?;
+    let client =
+        OAuthHttp::new(def, signing.credentials, signing.observer, AuditingClient::new(audit)?).await?;
     Ok(StreamableHttpClientTransport::with_client(client, config))
 }
 

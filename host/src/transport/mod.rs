@@ -41,6 +41,7 @@ use rmcp::ClientHandler;
 use crate::auth::CredentialsFile;
 use crate::cause::deepest_cause;
 use crate::config::{ServerDef, TransportKind};
+use crate::observe::Observer;
 use crate::plugin::PluginHost;
 use connected::End;
 use lifecycle::{Start, StartError};
@@ -59,26 +60,36 @@ use stdio::{HANDSHAKE_EXIT_WAIT, MAX_STDIO_MESSAGE_BYTES};
 /// in the order they arrive ([`in_order`]). What a stdio server writes to stdout that is not
 /// JSON-RPC is noted in `noise` ([`stdout_noise`]), which the caller keeps to explain a
 /// handshake that fails or times out.
+/// What a network transport signs in with: where the OAuth tokens live (`None`: it stays
+/// unsigned), and where a sign-in is recorded and its address told.
+#[derive(Clone, Copy)]
+pub struct Signing<'a> {
+    /// `<home>/credentials.json`.
+    pub credentials: Option<&'a CredentialsFile>,
+    /// The runtime's observer.
+    pub observer: &'a Observer,
+}
+
 pub async fn connect<H: ClientHandler + Clone>(
     def: &ServerDef,
     kind: &TransportKind,
     plugins: &PluginHost,
-    credentials: Option<&CredentialsFile>,
+    signing: Signing<'_>,
     handler: H,
     tap: ProgressTap,
     noise: &StdoutNoise,
 ) -> Result<Connected<H>, String> {
     if let Some(lifecycle) = lifecycle::pinned(def) {
         let only = Start { handler, lifecycle, tap };
-        let result = open(def, kind, plugins, credentials, only, noise).await;
+        let result = open(def, kind, plugins, signing, only, noise).await;
         return result.map_err(|e| crate::auth::name_the_fix(e.message, def));
     }
     let first = Start { handler: handler.clone(), lifecycle: lifecycle::lifecycle(), tap: tap.clone() };
-    let result = match open(def, kind, plugins, credentials, first, noise).await {
+    let result = match open(def, kind, plugins, signing, first, noise).await {
         Err(StartError { message, retry: Some(lifecycle) }) => {
             tracing::info!(server = %def.name, "the first start failed ({message}); connecting again with {lifecycle:?}");
             let again = Start { handler, lifecycle, tap };
-            open(def, kind, plugins, credentials, again, noise).await
+            open(def, kind, plugins, signing, again, noise).await
         }
         other => other,
     };
@@ -90,7 +101,7 @@ async fn open<H: ClientHandler>(
     def: &ServerDef,
     kind: &TransportKind,
     plugins: &PluginHost,
-    credentials: Option<&CredentialsFile>,
+    signing: Signing<'_>,
     start: Start<H>,
     noise: &StdoutNoise,
 ) -> Result<Connected<H>, StartError> {
@@ -125,7 +136,7 @@ async fn open<H: ClientHandler>(
             let audit = HeaderAudit::default();
             let config = http::config(def).map_err(StartError::other)?;
             let transport =
-                http::transport(def, credentials, config, audit.clone()).await.map_err(StartError::other)?;
+                http::transport(def, signing, config, audit.clone()).await.map_err(StartError::other)?;
             let service = start.serve(transport).await.map_err(|e| StartError::from_init(&e))?;
             Ok(Connected { service, end: End::Http(audit) })
         }
@@ -158,7 +169,7 @@ mod tests {
             &def,
             &TransportKind::StreamableHttp,
             &plugins,
-            None,
+            Signing { credentials: None, observer: &Observer::default() },
             (),
             ProgressTap::default(),
             &StdoutNoise::default(),
@@ -176,7 +187,7 @@ mod tests {
             &ServerDef::default(),
             &TransportKind::Sse,
             &plugins,
-            None,
+            Signing { credentials: None, observer: &Observer::default() },
             (),
             ProgressTap::default(),
             &StdoutNoise::default(),

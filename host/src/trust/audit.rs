@@ -1,19 +1,20 @@
 //! The record of trust decisions: every hold, approval, finding, confirmation, redaction and
 //! block. Each is a `tracing` event at `info` under the target `toolport::audit` (server, tool,
-//! rule), and, when the host named a trail ([`set_audit_trail`]), one JSON line appended to it,
-//! so `mcp get` can show a server's recent decisions after the process that made them ended.
+//! rule), and, when the host's `Observer` names a trail ([`AuditTrail`]), one JSON line appended
+//! to it (by the observer's writer thread), so `mcp get` can show a server's recent decisions
+//! after the process that made them ended.
 //!
 //! Values never enter the record: no argument, result, secret or definition text, only our own
 //! words. The trail is bounded: past [`ROTATE_AT`] bytes the file moves to `<name>.1` (the one
 //! before is dropped), so it never grows without end. Lines are short and appended with
 //! `O_APPEND`, so processes writing at once do not interleave within a line.
 
-use std::fs::OpenOptions;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::RwLock;
 
 use serde::{Deserialize, Serialize};
+
+pub use crate::observe::AuditTrail;
+use crate::observe::Observer;
 
 /// A trail past this size is rotated before the next line is appended.
 pub const ROTATE_AT: u64 = 1024 * 1024;
@@ -92,25 +93,10 @@ pub struct TrailEntry {
     pub reason: String,
 }
 
-/// Where the host keeps the trail: the file and the workspace its lines are about.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AuditTrail {
-    /// The trail file (`<home>/audit/decisions.jsonl` for the binary).
-    pub file: PathBuf,
-    /// The workspace root, written on every line.
-    pub workspace: PathBuf,
-}
-
-static TRAIL: RwLock<Option<AuditTrail>> = RwLock::new(None);
-
-/// Appends every later decision to `trail` (`None`: the log only).
-pub fn set_audit_trail(trail: Option<AuditTrail>) {
-    *TRAIL.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = trail;
-}
-
-/// Records `decision`: an `info` event, and a line of the trail if there is one. A trail that
-/// cannot be written is a `warn` event, never a failure of the call or start that decided.
-pub fn record(decision: Decision<'_>) {
+/// Records `decision`: an `info` event, and a line of `observer`'s trail if it has one. A
+/// trail that cannot be written is a `warn` event, never a failure of the call or start that
+/// decided.
+pub fn record(observer: &Observer, decision: Decision<'_>) {
     let Decision { action, server, tool, rule, reason } = decision;
     tracing::info!(
         target: "toolport::audit",
@@ -120,42 +106,24 @@ pub fn record(decision: Decision<'_>) {
         rule = rule.unwrap_or(""),
         "{reason}"
     );
-    let trail = TRAIL.read().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
-    if let Some(trail) = trail {
-        let entry = TrailEntry {
-            time: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-            workspace: trail.workspace.display().to_string(),
-            action,
-            server: server.to_string(),
-            tool: tool.map(str::to_string),
-            rule: rule.map(str::to_string),
-            reason: reason.to_string(),
-        };
-        if let Err(e) = append(&trail.file, &entry) {
-            tracing::warn!(file = %trail.file.display(), "cannot write the audit trail: {e:#}");
-        }
-    }
+    observer.append_to_trail(ROTATE_AT, |trail| TrailEntry {
+        time: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        workspace: trail.workspace.display().to_string(),
+        action,
+        server: server.to_string(),
+        tool: tool.map(str::to_string),
+        rule: rule.map(str::to_string),
+        reason: reason.to_string(),
+    });
 }
 
+/// Appends `entry` to `file` at once (rotated past [`ROTATE_AT`] into `<file>.1`), without
+/// the writer thread.
+#[cfg(test)]
 fn append(file: &Path, entry: &TrailEntry) -> anyhow::Result<()> {
-    use anyhow::Context;
-    if let Some(dir) = file.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
-    if std::fs::metadata(file).is_ok_and(|m| m.len() >= ROTATE_AT) {
-        // Another process may rotate at the same moment: then one old half is lost, never a
-        // line being written (appends go to whichever file the name holds when opened).
-        let _ = std::fs::rename(file, rotated(file));
-    }
-    let mut options = OpenOptions::new();
-    options.create(true).append(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut out = options.open(file).with_context(|| format!("opening {}", file.display()))?;
-    let mut line = serde_json::to_string(entry)?;
-    line.push('\n');
-    out.write_all(line.as_bytes()).with_context(|| format!("appending to {}", file.display()))?;
-    Ok(())
+    let mut line = serde_json::to_vec(entry)?;
+    line.push(b'\n');
+    crate::observe::audit_log::append_lines(file, &line, ROTATE_AT, 1)
 }
 
 fn rotated(file: &Path) -> PathBuf {
@@ -253,8 +221,8 @@ mod tests {
 
     #[test]
     fn recording_without_a_trail_only_logs() {
-        // No trail set in this test binary: record must not fail or write anywhere.
-        record(decision("notes", "read_notes"));
+        // No trail in a default observer: record must not fail or write anywhere.
+        record(&Observer::default(), decision("notes", "read_notes"));
     }
 
     #[cfg(unix)]

@@ -180,6 +180,7 @@ async fn negotiated_version(paths: &Paths, store: &GlobalStore, name: &str) -> R
     let options = RuntimeOptions {
         cache_dir: Some(paths.cache_dir()),
         credentials: Some(paths.credentials()),
+        observer: crate::cli::observer(),
         ..Default::default()
     };
     let runtime = Runtime::start(resolved, options).await?;

@@ -301,9 +301,10 @@ async fn start_workspace(paths: &Paths) -> Result<Runtime> {
         credentials: Some(paths.credentials()),
         // Advertised as `serve`, `call` and `tools` do: a server that lists some tools only
         // to clients that can answer questions (server-everything) counts them here too.
-        elicitor: Some(Arc::new(TerminalElicitor::new(ElicitPolicy::Ask))),
+        elicitor: Some(Arc::new(TerminalElicitor::new(ElicitPolicy::Ask).telling(crate::cli::observer()))),
         // What it lists is what `serve` then lists at once, before the server is up again.
         listings_dir: Some(paths.listings_dir()),
+        observer: crate::cli::observer(),
         ..Default::default()
     };
     Runtime::start(resolved, options).await

@@ -194,6 +194,7 @@ async fn live_tools(paths: &Paths, server: &str) -> Result<(ServerDef, Vec<ToolI
         cache_dir: Some(paths.cache_dir()),
         credentials: Some(paths.credentials()),
         workspace_root: Some(paths.workspace_root.clone()),
+        observer: crate::cli::observer(),
         ..Default::default()
     };
     let runtime = Runtime::start(resolved, options).await?;

@@ -1,25 +1,24 @@
 //! The audit log: one JSON line per exchange (call, read, prompt, sign-in) under
 //! `<home>/audit/` — when, who asked, which server and tool, how it ended, how long it took, how
 //! many bytes passed, and the arguments' *shape* (keys and JSON types), never their values
-//! unless the workspace asked for them (`audit.values`). The host names the file
-//! ([`set_audit_log`]); the library never prints, so a copy on stderr goes through the host's
-//! printer, when the operator asked for one (`serve --audit-stderr`, `audit.stderr`).
+//! unless the workspace asked for them (`audit.values`). The host names the file (an
+//! [`AuditLog`] in its `Observer`); the library never prints, so a copy on stderr goes through
+//! the host's printer, when the operator asked for one (`serve --audit-stderr`, `audit.stderr`).
 //!
-//! Written the way `trust/audit.rs` writes the trail of decisions: 0600, `O_APPEND`, one whole
-//! short line per write, rotated past [`ROTATE_AT`] into [`KEPT`] numbered files. A log that
-//! cannot be written is a `warn` event, never a failure of the exchange.
+//! Written by the observer's writer thread with the trail of decisions: 0600, `O_APPEND`, whole
+//! lines per write, rotated past [`ROTATE_AT`] into [`KEPT`] numbered files. A log that cannot
+//! be written is a `warn` event, never a failure of the exchange.
 
 mod line;
-mod rotation;
+pub(super) mod rotation;
 mod shape;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 pub use line::AuditLine;
+pub(crate) use rotation::append_lines;
 pub use rotation::numbered as rotated_file;
-
-use super::Exchange;
 
 /// A log past this size moves to `<file>.1` before the next line: about 20,000 calls of a
 /// few arguments each per file, small enough for `audit tail` to read whole.
@@ -54,43 +53,7 @@ impl std::fmt::Debug for AuditLog {
     }
 }
 
-static LOG: RwLock<Option<Arc<AuditLog>>> = RwLock::new(None);
-
-/// Appends every later exchange to `log` (`None`: no audit log).
-pub fn set_audit_log(log: Option<AuditLog>) {
-    *LOG.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = log.map(Arc::new);
-}
-
 /// `<home>/audit/calls.jsonl`: where the binary keeps the log, beside `decisions.jsonl`.
 pub fn file_in(home: &Path) -> PathBuf {
     home.join("audit").join("calls.jsonl")
-}
-
-/// Appends `exchange` to the audit log, and shows it on stderr when asked.
-pub fn append(exchange: &Exchange<'_>) {
-    if !exchange.audit.enabled {
-        return;
-    }
-    let Some(log) = LOG.read().unwrap_or_else(|poisoned| poisoned.into_inner()).clone() else {
-        return;
-    };
-    let printer = log.printer.as_ref().filter(|_| log.stderr || exchange.audit.stderr);
-    if log.file.is_none() && printer.is_none() {
-        return;
-    }
-    let text = match serde_json::to_string(&AuditLine::of(exchange)) {
-        Ok(text) => text,
-        Err(e) => {
-            tracing::warn!("cannot write an audit line: {e}");
-            return;
-        }
-    };
-    if let Some(file) = &log.file
-        && let Err(e) = rotation::append(file, &text, ROTATE_AT, KEPT)
-    {
-        tracing::warn!(file = %file.display(), "cannot write the audit log: {e:#}");
-    }
-    if let Some(printer) = printer {
-        printer(&text);
-    }
 }

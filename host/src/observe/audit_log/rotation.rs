@@ -19,34 +19,58 @@ struct Open {
     id: (u64, u64),
 }
 
-/// One writer at a time in this process, and its open file: a rotation and an append of two
-/// threads must not cross. Another process may rotate at the same moment: then at worst one
-/// rotated file is lost, never a line half-written (appends go to whichever file the name held
-/// when it was last checked).
-static WRITING: Mutex<Option<Open>> = Mutex::new(None);
+/// One file's appender: the file it has open. The audit writer keeps one per file it writes
+/// (`observe/writer.rs`), so the log and the trail each stay open between lines.
+#[derive(Default)]
+pub(crate) struct Appender {
+    open: Option<Open>,
+}
+
+impl Appender {
+    /// Appends `lines` (whole lines, each with its newline) to `file` in one `write`,
+    /// rotating first when the file reached `rotate_at` bytes and keeping `kept` rotated
+    /// files. Another process may rotate at the same moment: then at worst one rotated file
+    /// is lost, never a line half-written (appends go to whichever file the name held when
+    /// it was last checked).
+    pub(crate) fn append(
+        &mut self,
+        file: &Path,
+        lines: &[u8],
+        rotate_at: u64,
+        kept: usize,
+    ) -> anyhow::Result<()> {
+        let named = std::fs::metadata(file).ok();
+        let named = match named {
+            Some(m) if m.len() >= rotate_at => {
+                rotate(file, kept);
+                None
+            }
+            other => other.map(|m| id_of(&m)),
+        };
+        let reusable = matches!((&self.open, named), (Some(o), Some(id)) if o.path == file && o.id == id);
+        if !reusable {
+            self.open = Some(open_private(file)?);
+        }
+        let Some(current) = self.open.as_mut() else { anyhow::bail!("no audit log open") };
+        current.file.write_all(lines).with_context(|| format!("appending to {}", file.display()))?;
+        Ok(())
+    }
+}
+
+/// The appender of lines written without the writer's thread (the system refused one): one
+/// writer at a time in this process, so a rotation and an append of two threads never cross.
+static WRITING: Mutex<Appender> = Mutex::new(Appender { open: None });
+
+/// [`Appender::append`] through the process's shared appender.
+pub(crate) fn append_lines(file: &Path, lines: &[u8], rotate_at: u64, kept: usize) -> anyhow::Result<()> {
+    WRITING.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).append(file, lines, rotate_at, kept)
+}
 
 /// Appends `line` (without its newline) to `file`, rotating first when the file reached
 /// `rotate_at` bytes and keeping `kept` rotated files.
-pub fn append(file: &Path, line: &str, rotate_at: u64, kept: usize) -> anyhow::Result<()> {
-    let mut open = WRITING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let named = std::fs::metadata(file).ok();
-    let named = match named {
-        Some(m) if m.len() >= rotate_at => {
-            rotate(file, kept);
-            None
-        }
-        other => other.map(|m| id_of(&m)),
-    };
-    let reusable = matches!((&*open, named), (Some(o), Some(id)) if o.path == file && o.id == id);
-    if !reusable {
-        *open = Some(open_private(file)?);
-    }
-    let Some(current) = open.as_mut() else { anyhow::bail!("no audit log open") };
-    let mut whole = String::with_capacity(line.len() + 1);
-    whole.push_str(line);
-    whole.push('\n');
-    current.file.write_all(whole.as_bytes()).with_context(|| format!("appending to {}", file.display()))?;
-    Ok(())
+#[cfg(test)]
+fn append(file: &Path, line: &str, rotate_at: u64, kept: usize) -> anyhow::Result<()> {
+    append_lines(file, format!("{line}\n").as_bytes(), rotate_at, kept)
 }
 
 /// Opens (creating it and its folder) `file` for appending, private to the user.

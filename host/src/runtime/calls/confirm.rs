@@ -35,13 +35,10 @@ pub(super) async fn ask_first(
     };
     let answer = supervisor.answers.confirm(request).await;
     let (action, said) = recorded(&answer);
-    audit::record(Decision {
-        action,
-        server: &server,
-        tool: Some(original),
-        rule: Some(CONFIRM_RULE),
-        reason: said,
-    });
+    audit::record(
+        &supervisor.options.observer,
+        Decision { action, server: &server, tool: Some(original), rule: Some(CONFIRM_RULE), reason: said },
+    );
     match answer {
         ConfirmAnswer::Allow => Ok(()),
         ConfirmAnswer::Decline => Err(declined(name, server, reason, "the answer was no")),

@@ -1,6 +1,6 @@
 //! Every exchange the runtime makes for a caller — a tool call, a resource read, a prompt —
-//! timed from the request to its answer and handed to the observers (`observe::finished`: the
-//! audit log and the metrics) however it ended: answered, refused before it was sent (unknown,
+//! timed from the request to its answer and handed to the runtime's observer (`Observer::finished`:
+//! the audit log and the metrics) however it ended: answered, refused before it was sent (unknown,
 //! held, blocked, declined), timed out, failed, or dropped by its caller (`cancelled`, from
 //! `Drop`, since a dropped future runs no more code).
 
@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
-use crate::observe::{self, AuditChoice, Exchange, Kind, Outcome};
+use crate::observe::{self, AuditChoice, Exchange, Kind, Observer, Outcome};
 use crate::runtime::results::outcome::{CallError, CallOutcome};
 use crate::runtime::supervisor::Supervisor;
 use crate::trust::secrets::{SecretBook, mask_keys, redact_object, redact_string};
@@ -30,6 +30,7 @@ pub(super) struct Watch {
     arguments: Option<Map<String, Value>>,
     bytes_in: u64,
     audit: AuditChoice,
+    observer: Observer,
     done: bool,
 }
 
@@ -69,6 +70,7 @@ impl Watch {
             bytes_in,
             arguments,
             audit,
+            observer: supervisor.options.observer.clone(),
             done: false,
         }
     }
@@ -76,7 +78,7 @@ impl Watch {
     /// The exchange ended: `error` names why it was not answered.
     pub(super) fn finish(&mut self, outcome: Outcome, error: Option<&str>, bytes_out: u64) {
         self.done = true;
-        observe::finished(&Exchange {
+        self.observer.finished(&Exchange {
             kind: self.kind,
             client: self.client.as_deref(),
             server: &self.server,

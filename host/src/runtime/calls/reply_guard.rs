@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use super::secret_guard::{distinct, names, rule_of};
 use crate::config::SecretsMode;
+use crate::observe::Observer;
 use crate::runtime::supervisor::Supervisor;
 use crate::trust::audit::{self, Action, Decision};
 use crate::trust::secrets::{Found, SecretBook, redact_json, redact_string};
@@ -28,6 +29,7 @@ pub(super) struct ReplyGuard<'a> {
     server: &'a str,
     /// `resource read` or `prompt`, for the trail (a URI may carry user info: not there).
     what: &'static str,
+    observer: Observer,
 }
 
 /// Withheld under `block`: what a caller turns into `CatalogError::SecretBlocked`.
@@ -43,7 +45,7 @@ impl<'a> ReplyGuard<'a> {
         let state = supervisor.lock();
         let mode = state.resolved.settings.secrets.results;
         let book = if mode == SecretsMode::Off { Arc::default() } else { state.secret_book() };
-        Self { mode, book, server, what }
+        Self { mode, book, server, what, observer: supervisor.options.observer.clone() }
     }
 
     /// `value` (the server's answer, `result` or `error`) with its secrets masked, or why it
@@ -120,6 +122,7 @@ impl<'a> ReplyGuard<'a> {
     }
 
     fn record(&self, action: Action, rule: &str, reason: &str) {
-        audit::record(Decision { action, server: self.server, tool: None, rule: Some(rule), reason });
+        let decision = Decision { action, server: self.server, tool: None, rule: Some(rule), reason };
+        audit::record(&self.observer, decision);
     }
 }

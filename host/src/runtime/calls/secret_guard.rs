@@ -19,6 +19,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use crate::config::{Secrets, SecretsMode};
+use crate::observe::Observer;
 use crate::runtime::results::outcome::{CallError, CallOutcome};
 use crate::runtime::supervisor::Supervisor;
 use crate::trust::audit::{self, Action, Decision};
@@ -38,6 +39,7 @@ pub(super) struct Guard<'a> {
     original: &'a str,
     server: &'a str,
     masked: Vec<(String, String)>,
+    observer: Observer,
 }
 
 impl<'a> Guard<'a> {
@@ -49,7 +51,8 @@ impl<'a> Guard<'a> {
         let modes = state.resolved.settings.secrets;
         let off = modes.arguments == SecretsMode::Off && modes.results == SecretsMode::Off;
         let book = if off { Arc::default() } else { state.secret_book() };
-        Self { modes, book, tool, original, server, masked: Vec::new() }
+        let observer = supervisor.options.observer.clone();
+        Self { modes, book, tool, original, server, masked: Vec::new(), observer }
     }
 
     /// Checks `args` before they are sent: `Err` when an argument carries another server's
@@ -176,13 +179,10 @@ impl<'a> Guard<'a> {
     }
 
     fn record(&self, action: Action, rule: &str, reason: &str) {
-        audit::record(Decision {
-            action,
-            server: self.server,
-            tool: Some(self.original),
-            rule: Some(rule),
-            reason,
-        });
+        audit::record(
+            &self.observer,
+            Decision { action, server: self.server, tool: Some(self.original), rule: Some(rule), reason },
+        );
     }
 }
 

@@ -55,6 +55,8 @@ pub struct Answers {
     pub clock: PersonClock,
     /// Where OAuth tokens live; `None`: servers that ask for a sign-in stay unsigned.
     pub(crate) credentials: Option<crate::auth::CredentialsFile>,
+    /// Where a connection's sign-ins are recorded and their addresses told.
+    pub(crate) observer: crate::observe::Observer,
 }
 
 impl Answers {
@@ -72,7 +74,14 @@ impl Answers {
             clients: OnceLock::new(),
             clock: PersonClock::default(),
             credentials: None,
+            observer: crate::observe::Observer::default(),
         }
+    }
+
+    /// These answers with sign-ins recorded and told through `observer`.
+    pub fn with_observer(mut self, observer: crate::observe::Observer) -> Self {
+        self.observer = observer;
+        self
     }
 
     /// These answers with OAuth tokens kept in `path` (`<home>/credentials.json`); `sign_in`:

@@ -198,7 +198,8 @@ impl Supervisor {
         let slots = resolved.servers.iter().cloned().map(Slot::new).collect();
         let answers = Arc::new(
             Answers::new(options.elicitor.clone(), options.sampler.clone(), options.workspace_root.clone())
-                .with_credentials(options.credentials.clone(), options.sign_in),
+                .with_credentials(options.credentials.clone(), options.sign_in)
+                .with_observer(options.observer.clone()),
         );
         let supervisor = Arc::new(Supervisor {
             plugins: Plugins::new(plugins),

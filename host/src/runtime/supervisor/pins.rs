@@ -15,6 +15,7 @@ use anyhow::Context as _;
 use super::Supervisor;
 use super::lock_file::{Approved, lock_path, read_lock};
 use crate::config::{EditError, LockAt, Resolved, TrustMode, edit_text};
+use crate::observe::Observer;
 use crate::runtime::registry::trust_gate::{Held, ServerTrust};
 use crate::runtime::state::Slot;
 use crate::text::escape_line;
@@ -75,7 +76,7 @@ impl Supervisor {
             let mut first_sights: Sights = Vec::new();
             for (slot, verdict) in state.slots.iter_mut().zip(by_slot) {
                 if let Some(verdict) = &verdict {
-                    record_new_holds(slot, verdict);
+                    record_new_holds(&self.options.observer, slot, verdict);
                     let instructions = match &verdict.instructions {
                         InstructionsVerdict::New(pin) => Some(pin.clone()),
                         _ => None,
@@ -108,13 +109,16 @@ impl Supervisor {
         };
         for (server, tool, upgraded) in &pinned {
             let reason = if *upgraded { "re-pinned with _meta and icons" } else { "first sight" };
-            audit::record(Decision {
-                action: Action::Pinned,
-                server,
-                tool: Some(tool),
-                rule: None,
-                reason: &format!("{reason}{kept}"),
-            });
+            audit::record(
+                &self.options.observer,
+                Decision {
+                    action: Action::Pinned,
+                    server,
+                    tool: Some(tool),
+                    rule: None,
+                    reason: &format!("{reason}{kept}"),
+                },
+            );
         }
     }
 
@@ -174,17 +178,18 @@ impl Supervisor {
         })
         .map_err(|e| anyhow::anyhow!("{e}"))?;
         for (tool, reason) in &approved.tools {
-            audit::record(Decision {
-                action: Action::Approved,
-                server,
-                tool: Some(tool),
-                rule: None,
-                reason,
-            });
+            audit::record(
+                &self.options.observer,
+                Decision { action: Action::Approved, server, tool: Some(tool), rule: None, reason },
+            );
         }
         if approved.instructions {
             let reason = "instructions changed since pinned";
-            audit::record(Decision { action: Action::Approved, server, tool: None, rule: None, reason });
+            let observer = &self.options.observer;
+            audit::record(
+                observer,
+                Decision { action: Action::Approved, server, tool: None, rule: None, reason },
+            );
         }
         self.rebuild().await;
         Ok(approved)
@@ -280,16 +285,19 @@ fn first_sights_of(lock: &Lock) -> Sights {
 
 /// Records in the audit trail each tool `verdict` holds that `slot` did not hold already (a
 /// rebuild that changes nothing records nothing).
-fn record_new_holds(slot: &Slot, verdict: &ServerTrust) {
+fn record_new_holds(observer: &Observer, slot: &Slot, verdict: &ServerTrust) {
     let before: Vec<&str> = slot.trust.iter().flat_map(|t| t.held.iter()).map(|h| h.tool.as_str()).collect();
     for held in verdict.held.iter().filter(|h| !before.contains(&h.tool.as_str())) {
-        audit::record(Decision {
-            action: Action::Held,
-            server: slot.name(),
-            tool: Some(&held.tool),
-            rule: Some(held.reason.rule()),
-            reason: &held.reason.phrase(),
-        });
+        audit::record(
+            observer,
+            Decision {
+                action: Action::Held,
+                server: slot.name(),
+                tool: Some(&held.tool),
+                rule: Some(held.reason.rule()),
+                reason: &held.reason.phrase(),
+            },
+        );
     }
 }
 
