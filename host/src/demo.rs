@@ -60,7 +60,8 @@ pub async fn run() -> anyhow::Result<()> {
         cache_dir: Some(paths.cache_dir()),
         credentials: Some(paths.credentials()),
         // The tour's audit lines and decisions go to its own home, removed with it.
-        observer: crate::cli::observer()
+        observer: toolport::Observer::new()
+            .with_notices(std::sync::Arc::new(|line: &str| eprintln!("{line}")))
             .with_audit_trail(toolport::AuditTrail {
                 file: paths.audit_trail(),
                 workspace: paths.workspace_root.clone(),

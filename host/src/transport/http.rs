@@ -7,8 +7,9 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
 use super::http_audit::{AuditingClient, HeaderAudit};
-use crate::auth::OAuthHttp;
+use crate::auth::{CredentialsFile, OAuthHttp};
 use crate::config::ServerDef;
+use crate::observe::Observer;
 
 /// The transport configuration for `def` (already `${VAR}`-expanded). Header values are marked
 /// sensitive so they never show up in debug output; error messages name only the header.
@@ -26,11 +27,21 @@ pub fn config(def: &ServerDef) -> Result<StreamableHttpClientTransportConfig, St
     Ok(StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers))
 }
 
+/// What a network transport signs in with: where the OAuth tokens live (`None`: it stays
+/// unsigned), and where a sign-in is recorded and its address told.
+#[derive(Clone, Copy)]
+pub struct Signing<'a> {
+    /// `<home>/credentials.json`.
+    pub credentials: Option<&'a CredentialsFile>,
+    /// The runtime's observer.
+    pub observer: &'a Observer,
+}
+
 /// A transport ready to hand to rmcp, whose `tools/list` answers fill `audit`, signed with
 /// OAuth tokens when `def` has them (or a client-credentials grant).
 pub async fn transport(
     def: &ServerDef,
-    signing: super::Signing<'_>,
+    signing: Signing<'_>,
     config: StreamableHttpClientTransportConfig,
     audit: HeaderAudit,
 ) -> Result<impl rmcp::transport::Transport<rmcp::RoleClient> + 'static, String> {

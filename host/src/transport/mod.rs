@@ -26,6 +26,7 @@ pub use confine::spec::LAUNCHER_ARG;
 pub use confine::{CheckReport, check as check_sandbox, launch as launch_sandboxed};
 pub use connected::{Connected, Refused};
 pub use header_rules::header_rule_broken;
+pub use http::Signing;
 pub use http_audit::{BadHeaderTool, HeaderAudit};
 pub use in_order::ProgressTap;
 pub use lifecycle::{is_stateless, offered as offered_version};
@@ -38,10 +39,8 @@ pub use stdout_noise::StdoutNoise;
 
 use rmcp::ClientHandler;
 
-use crate::auth::CredentialsFile;
 use crate::cause::deepest_cause;
 use crate::config::{ServerDef, TransportKind};
-use crate::observe::Observer;
 use crate::plugin::PluginHost;
 use connected::End;
 use lifecycle::{Start, StartError};
@@ -60,16 +59,6 @@ use stdio::{HANDSHAKE_EXIT_WAIT, MAX_STDIO_MESSAGE_BYTES};
 /// in the order they arrive ([`in_order`]). What a stdio server writes to stdout that is not
 /// JSON-RPC is noted in `noise` ([`stdout_noise`]), which the caller keeps to explain a
 /// handshake that fails or times out.
-/// What a network transport signs in with: where the OAuth tokens live (`None`: it stays
-/// unsigned), and where a sign-in is recorded and its address told.
-#[derive(Clone, Copy)]
-pub struct Signing<'a> {
-    /// `<home>/credentials.json`.
-    pub credentials: Option<&'a CredentialsFile>,
-    /// The runtime's observer.
-    pub observer: &'a Observer,
-}
-
 pub async fn connect<H: ClientHandler + Clone>(
     def: &ServerDef,
     kind: &TransportKind,
@@ -160,6 +149,7 @@ async fn through_plugin<H: ClientHandler>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::observe::Observer;
 
     #[tokio::test]
     async fn a_refused_http_connection_reports_the_os_error() {
