@@ -32,6 +32,7 @@ mod clients;
 mod config;
 mod file_stamp;
 mod fix_command;
+mod gateway;
 mod http_layer;
 mod notice;
 mod observe;
@@ -110,10 +111,10 @@ pub use transport::login;
 pub use acp::{AcpLimits, AcpOptions, serve as serve_acp};
 pub use ask::{ElicitPolicy, TerminalElicitor};
 // `toolport serve`: the surface as one MCP server (stdio, or streamable HTTP at `/mcp`).
-pub use serve::{
-    Caller, ConfigWatch, Gateway, HttpAuth, HttpOptions, LAZY_SERVER, OidcOptions, RateLimit, SessionKey,
-    SessionKeyError, lazy_tools,
+pub use gateway::{
+    ConfigWatch, Gateway, HttpAuth, HttpOptions, OidcOptions, RateLimit, SessionKey, SessionKeyError,
 };
+pub use serve::{Caller, LAZY_SERVER, lazy_tools};
 pub use session::{Reply, Session, run_interactive};
 // `toolport scan`: offline checks of what servers' definitions say (issue 28).
 /// The token that stops [`Gateway::serve_http`] (tokio-util's, as rmcp takes it).

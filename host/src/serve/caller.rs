@@ -48,7 +48,7 @@ pub struct Owner {
 }
 
 impl Owner {
-    /// The owner of a request whose extensions are `extensions` (`bearer.rs` put its caller
+    /// The owner of a request whose extensions are `extensions` (the gateway's `bearer.rs` put its caller
     /// there).
     pub fn of(extensions: &axum::http::Extensions) -> Option<Owner> {
         extensions.get::<Caller>().map(Caller::owner)

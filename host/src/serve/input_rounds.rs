@@ -64,8 +64,8 @@ pub enum Step {
 }
 
 /// Parked calls allowed until serve sets its own cap (`--max-sessions`, whose default this is:
-/// `http.rs` checks that they agree).
-pub(super) const DEFAULT_LIMIT: usize = 512;
+/// the gateway's `http.rs` checks that they agree).
+pub const DEFAULT_LIMIT: usize = 512;
 
 /// Why a `requestState` resumed nothing.
 #[derive(Debug, PartialEq, Eq)]

@@ -7,20 +7,22 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::access::Access;
 use super::config_watch::{ConfigWatch, on_edits};
-use super::front::Shared;
 use crate::notice;
 use crate::policy::Policy;
+use crate::runtime::Runtime;
 
-/// Follows `file` for `shared` while the returned handle is held.
-pub fn watch(shared: Arc<Shared>, file: PathBuf) -> anyhow::Result<ConfigWatch> {
+/// Follows `file` for `access` while the returned handle is held; `runtime`'s clients are told
+/// when it changed.
+pub fn watch(runtime: Runtime, access: Arc<Access>, file: PathBuf) -> anyhow::Result<ConfigWatch> {
     on_edits(vec![file.clone()], move || {
-        reload(&shared, &file);
+        reload(&runtime, &access, &file);
         std::future::ready(())
     })
 }
 
-fn reload(shared: &Shared, file: &std::path::Path) {
+fn reload(runtime: &Runtime, access: &Access, file: &std::path::Path) {
     match file.try_exists() {
         Ok(false) => notice::tell(format_args!(
             "toolport serve: {} was removed; the policy read last stays in force until serve restarts",
@@ -28,8 +30,8 @@ fn reload(shared: &Shared, file: &std::path::Path) {
         )),
         _ => match Policy::load(file) {
             Ok(policy) => {
-                shared.access.set_policy(Some(policy));
-                shared.runtime.lists_may_differ();
+                access.set_policy(Some(policy));
+                runtime.lists_may_differ();
                 notice::tell(format_args!(
                     "toolport serve: every request is decided by the policy in {} as edited",
                     file.display()

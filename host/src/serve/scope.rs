@@ -1,15 +1,14 @@
-//! What one request may see and use: the caller (`caller.rs`; none over stdio or with a
-//! shared token: `User::"anonymous"`), the bundle its URL names (`/mcp/<bundle>`, the
-//! workspace's `bundles`) and the policy file (`policy/`). Lists are filtered by it and every
-//! call, read and prompt is checked by it, in `front.rs` and the lazy surface alike.
+//! What one request may see and use, as the front asks it: its [`Scope`] — a principal, the
+//! bundle its URL names, the policy in force — decides every list, call, read and prompt, in
+//! `front.rs` and the lazy surface alike. Who the principal is, which bundle and which policy
+//! is not the front's to know: whoever serves it (the gateway's `access.rs`) gives each
+//! request its scope through [`Scopes`], so the front reads no token and no URL.
 //!
 //! Outside the bundle or denied, an item is answered as one that does not exist (the same
 //! words as an unknown tool, resource or prompt): a caller learns nothing of what it may not
-//! use. A denial is an audit line with the outcome `denied`, the word `policy` (or `bundle`)
-//! and the ids of the `forbid`s that decided (none: no `permit` matched). Without a policy
-//! everything is allowed, as before; without a bundle the whole surface is in scope.
+//! use. Without a policy everything is allowed; without a bundle the whole surface is in scope.
 
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::request::Parts;
@@ -17,104 +16,22 @@ use rmcp::RoleServer;
 use rmcp::model::Tool;
 use rmcp::service::RequestContext;
 
-use super::Caller;
 use crate::config::Bundle;
-use crate::observe::{Exchange, Kind, Outcome};
 use crate::policy::{Action, Decision, Hints, Policy, Principal, Target};
 use crate::runtime::{Catalog, Runtime, ToolRecord};
 use crate::status::{ServerState, ServerStatus};
 
-/// The prefix of a bundle's endpoint (`/mcp/docs`).
-pub const BUNDLE_PATH: &str = "/mcp/";
+/// What gives each request its scope: the front asks, the side that knows callers, bundles
+/// and the policy answers.
+pub trait Scopes: Send + Sync {
+    /// The scope of the request whose head is `parts` (none: stdio). The rate limits ask it
+    /// before the handler runs.
+    fn scope_of(&self, runtime: &Runtime, parts: Option<&Parts>) -> Scope;
 
-/// The policy every request is decided by (none: everything allowed).
-#[derive(Default)]
-pub struct Access {
-    policy: RwLock<Option<Arc<Policy>>>,
-}
-
-impl Access {
-    /// Decides by `policy` from now on (`None`: allow everything).
-    pub fn set_policy(&self, policy: Option<Policy>) {
-        *self.policy.write().unwrap_or_else(|p| p.into_inner()) = policy.map(Arc::new);
-    }
-
-    /// Whether `caller` may read the operator's endpoint `path` (`/status`, `/metrics`), asked
-    /// only with `--auth oidc` (with a shared token or none, whoever is let in is the one
-    /// operator): the policy must permit `Action::"operate"` on `Endpoint::"<path>"`, and
-    /// without a policy no caller is an operator. `Err` is the 403's body.
-    pub fn operates(&self, caller: Option<&Caller>, path: &str) -> Result<(), String> {
-        let policy = self.policy.read().unwrap_or_else(|p| p.into_inner()).clone();
-        let target = Target::Endpoint { path };
-        let Some(policy) = policy else {
-            return Err(format!(
-                "Forbidden: {path} is for operators: with --auth oidc, a caller the policy permits \
-                 Action::\"operate\" on {}, and serve has no policy (--policy FILE, or policy.cedar in its home)\n",
-                target.describe()
-            ));
-        };
-        let principal = caller.map_or_else(Principal::anonymous, principal_of);
-        let decision = policy.decide(&principal, Action::Operate, &target);
-        if decision.allowed {
-            return Ok(());
-        }
-        tracing::info!(subject = %principal.subject, path, "operator endpoint refused: {}", decision.explain());
-        Err(format!(
-            "Forbidden: {path} is for operators: the policy does not permit User::{:?} Action::\"operate\" on {}\n",
-            principal.subject,
-            target.describe()
-        ))
-    }
-
-    /// The scope of one request.
-    pub fn scope(&self, runtime: &Runtime, context: &RequestContext<RoleServer>) -> Scope {
+    /// The scope of the request `context` belongs to, as a handler asks it.
+    fn scope(&self, runtime: &Runtime, context: &RequestContext<RoleServer>) -> Scope {
         self.scope_of(runtime, context.extensions.get::<Parts>())
     }
-
-    /// The scope of the request whose head is `parts` (none: stdio), as [`Access::scope`]
-    /// reads it in a handler; the rate limits read it before the handler runs.
-    pub fn scope_of(&self, runtime: &Runtime, parts: Option<&Parts>) -> Scope {
-        let policy = self.policy.read().unwrap_or_else(|p| p.into_inner()).clone();
-        // A bundle edited away since the request was let in holds nothing.
-        let bundle = parts
-            .and_then(|parts| bundle_in(parts.uri.path()))
-            .map(|name| runtime.bundle(name).unwrap_or_default());
-        let principal = parts
-            .and_then(|parts| parts.extensions.get::<Caller>())
-            .map_or_else(Principal::anonymous, principal_of);
-        Scope { principal, bundle, policy }
-    }
-}
-
-/// The principal a policy decides `caller`'s requests for.
-fn principal_of(caller: &Caller) -> Principal {
-    let (subject, groups, client_id) =
-        (caller.subject.clone(), caller.groups.clone(), caller.client_id.clone());
-    Principal { subject, groups, client_id }
-}
-
-/// The bundle named by a request's path (`/mcp/docs` → `docs`), if any.
-pub fn bundle_in(path: &str) -> Option<&str> {
-    path.strip_prefix(BUNDLE_PATH).map(|rest| rest.trim_end_matches('/')).filter(|name| !name.is_empty())
-}
-
-/// `/mcp/<bundle>` of a bundle the workspace does not declare is 404, before rmcp sees it.
-pub async fn known_bundle(
-    axum::extract::State(runtime): axum::extract::State<Runtime>,
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    use axum::response::IntoResponse as _;
-    if let Some(name) = bundle_in(request.uri().path())
-        && runtime.bundle(name).is_none()
-    {
-        let body = format!(
-            "no bundle \"{}\" in this workspace: serve it by adding it to \"bundles\" in .toolport/workspace.json\n",
-            crate::text::escape_line(name)
-        );
-        return (axum::http::StatusCode::NOT_FOUND, body).into_response();
-    }
-    next.run(request).await
 }
 
 /// Whether an item may be used, and why not.
@@ -146,6 +63,12 @@ pub struct Scope {
 }
 
 impl Scope {
+    /// `principal`'s scope under `policy` (none: everything allowed), within `bundle` (none:
+    /// the whole surface).
+    pub fn new(principal: Principal, bundle: Option<Bundle>, policy: Option<Arc<Policy>>) -> Self {
+        Self { principal, bundle, policy }
+    }
+
     /// Nothing to check: no bundle and no policy (what stdio without a policy file is).
     pub fn is_open(&self) -> bool {
         self.bundle.is_none() && self.policy.is_none()
@@ -280,49 +203,5 @@ impl Scope {
                 tool
             })
             .collect()
-    }
-}
-
-/// A call, read or prompt refused by `verdict` goes to the audit log as `denied`: the word
-/// `bundle` or `policy`, and the `forbid`s that decided. `client` is the request's label.
-pub fn audit_refusal(
-    runtime: &Runtime,
-    client: Option<&str>,
-    kind: Kind,
-    server: &str,
-    name: &str,
-    verdict: &Verdict,
-) {
-    let (error, policies) = match verdict {
-        Verdict::Allowed(_) => return,
-        Verdict::Outside => ("bundle", &[][..]),
-        Verdict::Denied(decision) => ("policy", decision.policies.as_slice()),
-    };
-    crate::observe::finished(&Exchange {
-        kind,
-        client,
-        server,
-        name,
-        outcome: Outcome::Denied,
-        duration: Duration::ZERO,
-        bytes_in: 0,
-        bytes_out: 0,
-        arguments: None,
-        error: Some(error),
-        policies,
-        audit: runtime.audit_choice(),
-    });
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_bundle_is_the_path_after_mcp() {
-        assert_eq!(bundle_in("/mcp/docs"), Some("docs"));
-        assert_eq!(bundle_in("/mcp/docs/"), Some("docs"));
-        assert_eq!(bundle_in("/mcp"), None);
-        assert_eq!(bundle_in("/mcp/"), None);
     }
 }

@@ -2,7 +2,7 @@
 //! that are not probes (`/metrics`, `/status`): the same header, the same check, the same
 //! refusal. Either one shared token (`--token-env`, compared in constant time: one-user
 //! setups) or JWT access tokens from an OpenID issuer (`--auth oidc`, `oidc/`), where a valid
-//! token becomes the request's [`Caller`](super::Caller), put in its extensions before rmcp
+//! token becomes the request's [`Caller`](crate::serve::Caller), put in its extensions before rmcp
 //! sees it.
 
 use std::sync::Arc;

@@ -40,8 +40,8 @@ use rmcp::transport::streamable_http_server::session::local::{
 use rmcp::transport::streamable_http_server::session::store::EventStore;
 use rmcp::transport::streamable_http_server::{RestoreOutcome, SessionId, SessionManager};
 
-use super::caller::Owner;
 use super::question_ids::QuestionIds;
+use crate::serve::Owner;
 
 /// rmcp's own words for an unknown session, so a refusal reads like any unknown one.
 pub const NOT_FOUND: &str = "Not Found: Session not found";

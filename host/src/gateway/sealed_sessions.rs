@@ -40,9 +40,9 @@ use rmcp::transport::streamable_http_server::SessionManager as _;
 use rmcp::transport::streamable_http_server::session::{SessionState, SessionStore, SessionStoreError};
 
 use super::bound_sessions::{BoundSessions, NOT_FOUND};
-use super::caller::Owner;
 use super::ended_sessions::Ended;
 use super::session_key::{Purpose, SessionKey};
+use crate::serve::Owner;
 
 /// How far ahead of this replica's clock another's may be when it issued an id.
 const CLOCK_SKEW: u64 = 60;

@@ -32,12 +32,12 @@ use tokio_util::sync::CancellationToken;
 use super::access;
 use super::bearer::{Bearer, HttpAuth};
 use super::bound_sessions::{self, BoundSessions};
-use super::front::{Front, Shared};
 use super::listener::{self, ConnectionLimits};
 use super::operator;
 use super::rate_limit::{Limiters, RateLimit};
 use super::sealed_sessions::{self, SealedSessions};
 use super::session_key::SessionKey;
+use crate::serve::{Front, Shared};
 
 /// How `serve --http` listens.
 #[derive(Debug, Clone)]
@@ -145,6 +145,7 @@ const LOOPBACK_HOSTS: [&str; 4] = ["localhost", "127.0.0.1", "::1", "[::1]"];
 /// Binds, reports the bound address through `ready`, and serves until `stop` is cancelled.
 pub async fn serve(
     shared: Arc<Shared>,
+    access: Arc<access::Access>,
     options: HttpOptions,
     stop: CancellationToken,
     ready: impl FnOnce(SocketAddr),
@@ -177,6 +178,7 @@ pub async fn serve(
     config.session_store = sealed.as_ref().map(|sealed| sealed.store());
     let operator = operator::Operator {
         shared: shared.clone(),
+        access,
         bearer: bearer.clone(),
         hosts: config.allowed_hosts.clone(),
         origins: config.allowed_origins.clone(),
@@ -292,4 +294,4 @@ async fn whole(request: Request, limit: usize) -> Result<(Parts, Bytes), Respons
 }
 
 /// A parked call per session at most, by default as by `--max-sessions`.
-const _: () = assert!(HttpOptions::MAX_SESSIONS == super::input_rounds::DEFAULT_LIMIT);
+const _: () = assert!(HttpOptions::MAX_SESSIONS == crate::serve::DEFAULT_ROUNDS_LIMIT);

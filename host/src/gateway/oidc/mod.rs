@@ -1,7 +1,7 @@
 //! `serve --http --auth oidc`: serve as an OAuth 2.1 resource server (the MCP authorization
 //! spec's server side). Every request carries a JWT access token from one issuer; it is
 //! checked here against the issuer's published keys and becomes the request's
-//! [`Caller`](super::Caller).
+//! [`Caller`](crate::serve::Caller).
 //!
 //! - `options.rs`: `--issuer`, `--audience`, `--resource`, checked before serve starts;
 //! - `discovery.rs`: where the issuer publishes its keys (OpenID discovery, else RFC 8414);
@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::caller::Caller;
+use crate::serve::Caller;
 pub use metadata::{refused, router};
 pub use options::OidcOptions;
 pub use token::Refusal;

@@ -35,11 +35,8 @@ use axum::response::{IntoResponse, Response};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use tokio_util::sync::CancellationToken;
 
-use super::Caller;
-use super::access::Callable;
-use super::front::Shared;
-use super::lazy;
 use crate::observe::metrics;
+use crate::serve::{Callable, Caller, Shared, lazy};
 
 /// How often the limiters forget callers who are back at a full burst: often enough that a
 /// scan of many addresses costs minutes of memory, not hours; rarely enough to cost nothing.

@@ -14,7 +14,7 @@ use jsonwebtoken::{Algorithm, Validation};
 use serde_json::{Map, Value};
 
 use super::keys::{Keys, Lookup};
-use crate::serve::caller::Caller;
+use crate::serve::Caller;
 
 /// The clock difference allowed between the issuer and serve, on `exp` and `nbf`: small, so
 /// an expired token stops working soon after its time.

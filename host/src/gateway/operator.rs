@@ -32,10 +32,10 @@ use axum::routing::get;
 use futures::FutureExt as _;
 use serde_json::{Value, json};
 
-use super::Caller;
+use super::access::Access;
 use super::bearer::Bearer;
-use super::front::Shared;
 use crate::observe::metrics::{self, Live};
+use crate::serve::{Caller, Shared};
 use crate::status::ServerState;
 
 /// The endpoints' paths.
@@ -43,8 +43,10 @@ const PATHS: [&str; 4] = ["/healthz", "/readyz", "/metrics", "/status"];
 
 /// What the endpoints read and check.
 pub struct Operator {
-    /// The gateway.
+    /// The front every client is served by.
     pub shared: Arc<Shared>,
+    /// Who may operate, under the policy (`access.rs`).
+    pub access: Arc<Access>,
     /// The caller check of `/mcp`, made by `/metrics` and `/status` too.
     pub bearer: Bearer,
     /// The `Host` values `/mcp` accepts (`name` for any port, or `name:port`).
@@ -112,7 +114,7 @@ async fn guard(State(operator): State<Arc<Operator>>, mut request: Request, next
     // With OIDC a valid token is any caller of `/mcp`; the policy says who operates.
     if operator.bearer.names_callers() {
         let caller = request.extensions().get::<Caller>();
-        if let Err(body) = operator.shared.access.operates(caller, &path) {
+        if let Err(body) = operator.access.operates(caller, &path) {
             return (StatusCode::FORBIDDEN, body).into_response();
         }
     }
