@@ -41,6 +41,7 @@ const LAYERS: &[&[&str]] = &[
     &["transport"],
     &["runtime"],
     &["ask", "serve", "session"],
+    &["gateway"],
     &["acp"],
 ];
 
