@@ -1,7 +1,9 @@
 //! The MCP front: the checked surface as one MCP server, for any agent that speaks MCP. One
 //! runtime behind every client; what a client sees is the runtime's after every host rule
-//! (`surface.rs`), and what it asks goes to the server that owns it (`front.rs`), each call,
-//! read and prompt on one guarded path (`guarded.rs`) under the request's scope (`scope.rs`).
+//! (`surface.rs`), and what it asks goes to the server that owns it (`front.rs`, over what
+//! every session shares: `shared.rs`), each call, read and prompt on one guarded path
+//! (`guarded.rs`) under the request's scope (`scope.rs`), answered in its method's words
+//! (`answer.rs`), a call's progress passed on under the client's token (`progress.rs`).
 //! Servers' questions and notices go back to the client whose call they belong to
 //! (`relay.rs`, `resource_watch.rs`); changes of the surface reach every client as
 //! `list_changed` (`changes.rs`). A 2026-07-28 client, which cannot be sent a question, gets
