@@ -174,7 +174,8 @@ fn broken_links(root: &Path, files: &[PathBuf]) -> Vec<String> {
             if full.extension().is_none_or(|ext| ext != "md") {
                 broken.push(format!("{shown}:{line}: {target}: an anchor into a file that is not Markdown"));
             } else if !anchors(&read(&full)).contains(anchor) {
-                broken.push(format!("{shown}:{line}: {target}: no heading #{anchor} in {}", linked.display()));
+                broken
+                    .push(format!("{shown}:{line}: {target}: no heading #{anchor} in {}", linked.display()));
             }
         }
     }
@@ -185,15 +186,20 @@ fn broken_links(root: &Path, files: &[PathBuf]) -> Vec<String> {
 fn summary_mismatches(root: &Path, book: &Path) -> Vec<String> {
     let src = root.join(book).join("src");
     let summary = read(&src.join("SUMMARY.md"));
-    let listed: BTreeSet<PathBuf> = links(&summary).into_iter().map(|(_, t)| normalize(Path::new(&t))).collect();
+    let listed: BTreeSet<PathBuf> =
+        links(&summary).into_iter().map(|(_, t)| normalize(Path::new(&t))).collect();
     let pages: BTreeSet<PathBuf> = markdown_under(&src)
         .into_iter()
         .filter_map(|p| p.strip_prefix(&src).ok().map(Path::to_path_buf))
         .filter(|p| p != Path::new("SUMMARY.md"))
         .collect();
-    let mut wrong: Vec<String> =
-        pages.difference(&listed).map(|p| format!("{}: a page SUMMARY.md does not list", p.display())).collect();
-    wrong.extend(listed.difference(&pages).map(|p| format!("{}: listed in SUMMARY.md, no such page", p.display())));
+    let mut wrong: Vec<String> = pages
+        .difference(&listed)
+        .map(|p| format!("{}: a page SUMMARY.md does not list", p.display()))
+        .collect();
+    wrong.extend(
+        listed.difference(&pages).map(|p| format!("{}: listed in SUMMARY.md, no such page", p.display())),
+    );
     wrong
 }
 
@@ -201,7 +207,9 @@ fn summary_mismatches(root: &Path, book: &Path) -> Vec<String> {
 fn documents(root: &Path) -> Vec<PathBuf> {
     let mut files = vec![PathBuf::from("README.md"), PathBuf::from("ARCHITECTURE.md")];
     let src = root.join("docs/src");
-    files.extend(markdown_under(&src).into_iter().filter_map(|p| p.strip_prefix(root).ok().map(Path::to_path_buf)));
+    files.extend(
+        markdown_under(&src).into_iter().filter_map(|p| p.strip_prefix(root).ok().map(Path::to_path_buf)),
+    );
     files
 }
 
@@ -218,7 +226,9 @@ fn looks_like_path(token: &str) -> bool {
 /// `host/src`, or from the repository's root.
 fn exists_from(root: &Path, section: Option<&Path>, token: &str) -> bool {
     let src = root.join("host/src");
-    section.is_some_and(|dir| dir.join(token).exists()) || src.join(token).exists() || root.join(token).exists()
+    section.is_some_and(|dir| dir.join(token).exists())
+        || src.join(token).exists()
+        || root.join(token).exists()
 }
 
 /// The backticked tokens of a line.
@@ -294,7 +304,10 @@ fn readme_and_architecture_stay_short() {
     let root = repo_root();
     let readme = read(&root.join("README.md")).lines().count();
     let architecture = read(&root.join("ARCHITECTURE.md")).lines().count();
-    assert!(readme <= README_MAX_LINES, "README.md has {readme} lines, at most {README_MAX_LINES}: move detail into docs/");
+    assert!(
+        readme <= README_MAX_LINES,
+        "README.md has {readme} lines, at most {README_MAX_LINES}: move detail into docs/"
+    );
     assert!(
         architecture <= ARCHITECTURE_MAX_LINES,
         "ARCHITECTURE.md has {architecture} lines, at most {ARCHITECTURE_MAX_LINES}"
@@ -329,7 +342,8 @@ fn every_page_a_comment_cites_exists() {
 
 /// The subcommands `toolport <path> --help` lists (`help` left out).
 fn subcommands(path: &[String]) -> Vec<String> {
-    let output = toolport().args(path).arg("--help").output().unwrap_or_else(|e| panic!("toolport --help: {e}"));
+    let output =
+        toolport().args(path).arg("--help").output().unwrap_or_else(|e| panic!("toolport --help: {e}"));
     let help = String::from_utf8_lossy(&output.stdout).into_owned();
     let Some((_, commands)) = help.split_once("\nCommands:\n") else { return Vec::new() };
     commands
@@ -344,7 +358,8 @@ fn subcommands(path: &[String]) -> Vec<String> {
 #[test]
 fn the_cli_reference_has_every_subcommand() {
     let root = repo_root();
-    let reference: String = markdown_under(&root.join("docs/src/reference")).iter().map(|p| read(p)).collect();
+    let reference: String =
+        markdown_under(&root.join("docs/src/reference")).iter().map(|p| read(p)).collect();
     let mut missing = Vec::new();
     let mut pending = vec![Vec::<String>::new()];
     while let Some(path) = pending.pop() {
@@ -392,8 +407,10 @@ fn the_checker_finds_broken_links() {
     write("docs/src/SUMMARY.md", "# Summary\n- [A](a.md)\n- [Ghost](ghost.md)\n");
     write("docs/src/a.md", "# Real heading\n[up](../../README.md#top) [sibling](b/c.md)\n");
     write("docs/src/b/c.md", "# C\n");
-    let files: Vec<PathBuf> =
-        ["README.md", "docs/src/SUMMARY.md", "docs/src/a.md", "docs/src/b/c.md"].iter().map(PathBuf::from).collect();
+    let files: Vec<PathBuf> = ["README.md", "docs/src/SUMMARY.md", "docs/src/a.md", "docs/src/b/c.md"]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
     let broken = broken_links(dir.path(), &files);
     assert_eq!(
         broken,
@@ -404,5 +421,8 @@ fn the_checker_finds_broken_links() {
         ]
     );
     let wrong = summary_mismatches(dir.path(), Path::new("docs"));
-    assert_eq!(wrong, ["b/c.md: a page SUMMARY.md does not list", "ghost.md: listed in SUMMARY.md, no such page"]);
+    assert_eq!(
+        wrong,
+        ["b/c.md: a page SUMMARY.md does not list", "ghost.md: listed in SUMMARY.md, no such page"]
+    );
 }
