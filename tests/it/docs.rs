@@ -426,3 +426,18 @@ fn the_checker_finds_broken_links() {
         ["b/c.md: a page SUMMARY.md does not list", "ghost.md: listed in SUMMARY.md, no such page"]
     );
 }
+
+/// The path check finds a row's file that is not in its section's folder and a path named in
+/// passing that is not there; it passes the ones that are.
+#[test]
+fn the_path_check_finds_stale_names() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let folder = dir.path().join("host/src/runtime");
+    std::fs::create_dir_all(&folder).unwrap_or_else(|e| panic!("{}: {e}", folder.display()));
+    std::fs::write(folder.join("state.rs"), "").unwrap_or_else(|e| panic!("state.rs: {e}"));
+    let text = "# A\n\n### `runtime/`: live servers\n| file | what |\n|---|---|\n| `state.rs` | slots |\n\
+                | `executor.rs` | moved away |\n\nSee `runtime/state.rs`, `runtime/gone.rs` and `<name>.rs`.\n\
+                ```\n`runtime/in_a_fence.rs`\n```\n";
+    let missing = missing_in_architecture(dir.path(), text);
+    assert_eq!(missing, ["ARCHITECTURE.md:7: `executor.rs`", "ARCHITECTURE.md:9: `runtime/gone.rs`"]);
+}
