@@ -340,6 +340,22 @@ fn every_page_a_comment_cites_exists() {
     assert!(missing.is_empty(), "comments cite book pages that are not there:\n{}", missing.join("\n"));
 }
 
+/// Every key the store's spelling file declares (`const X: &str = "key";`) has its row in the
+/// config reference: a key added to `config/store_keys.rs` without a word in the book fails here.
+#[test]
+fn the_config_reference_names_every_store_key() {
+    let root = repo_root();
+    let keys = read(&root.join("host/src/config/store_keys.rs"));
+    let reference = read(&root.join("docs/src/reference/config.md"));
+    let missing: Vec<&str> = keys
+        .lines()
+        .filter_map(|l| l.split_once(": &str = \"").and_then(|(_, rest)| rest.split_once('"')))
+        .map(|(key, _)| key)
+        .filter(|key| !["`", ".", "\""].iter().any(|before| reference.contains(&format!("{before}{key}"))))
+        .collect();
+    assert!(missing.is_empty(), "docs/src/reference/config.md does not name: {missing:?}");
+}
+
 /// The subcommands `toolport <path> --help` lists (`help` left out).
 fn subcommands(path: &[String]) -> Vec<String> {
     let output =
