@@ -203,9 +203,13 @@ fn summary_mismatches(root: &Path, book: &Path) -> Vec<String> {
     wrong
 }
 
-/// The files whose links are checked: README.md, ARCHITECTURE.md and every page of the book.
+/// The files whose links are checked: README.md, ARCHITECTURE.md, the plugin author's guide and
+/// the contract's (`plugins/README.md`, `wit/README.md`), and every page of the book.
 fn documents(root: &Path) -> Vec<PathBuf> {
-    let mut files = vec![PathBuf::from("README.md"), PathBuf::from("ARCHITECTURE.md")];
+    let mut files: Vec<PathBuf> = ["README.md", "ARCHITECTURE.md", "plugins/README.md", "wit/README.md"]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
     let src = root.join("docs/src");
     files.extend(
         markdown_under(&src).into_iter().filter_map(|p| p.strip_prefix(root).ok().map(Path::to_path_buf)),
