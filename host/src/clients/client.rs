@@ -49,7 +49,7 @@ pub(crate) enum Format {
 }
 
 impl Client {
-    /// Every client, in the order the help and the README list them.
+    /// Every client, in the order the help and `docs/src/agents.md` list them.
     pub const ALL: [Client; 6] =
         [Self::ClaudeCode, Self::ClaudeDesktop, Self::Codex, Self::Gemini, Self::Cursor, Self::VsCode];
 

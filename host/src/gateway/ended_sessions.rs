@@ -3,8 +3,8 @@
 //! session up again, so without this a deleted session came back on the next request (rmcp
 //! restored it from the id), though the transport spec says an ended session is 404. Nothing
 //! is shared: another replica does not know of the `DELETE` and serves the id until it expires
-//! (README, *Replicas*). At most [`Ended::LIMIT`] ids are kept; past that, the one that expires
-//! soonest is forgotten first (and serves again on this replica until its expiry).
+//! (`docs/src/serve/team.md` "Replicas"). At most [`Ended::LIMIT`] ids are kept; past that, the one
+//! that expires soonest is forgotten first (and serves again on this replica until its expiry).
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};

@@ -1,7 +1,7 @@
 //! The interactive session: one live runtime, the `/mcp` command language on top of it, and
 //! the session-only layer of state (pauses).
 //!
-//! Which layer each command touches (README.md, "`toolport session`"): `add`/`remove` the
+//! Which layer each command touches (`docs/src/agents.md` "`toolport session`"): `add`/`remove` the
 //! global store, `enable`/`disable` the workspace file, `pause`/`resume`/`retry` only this
 //! session's memory and connections. After a change the runtime is reconciled with the freshly
 //! resolved config, which connects or closes only the servers whose activity changed; `retry`

@@ -42,7 +42,7 @@ pub struct McpArgs {
 enum McpCommand {
     /// Print the status view of every defined or enabled server.
     List {
-        /// Machine-readable output (documented in the README).
+        /// Machine-readable output (documented in docs/src/configure/mcp.md).
         #[arg(long)]
         json: bool,
     },

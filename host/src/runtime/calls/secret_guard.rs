@@ -1,4 +1,4 @@
-//! Secrets kept out of calls (README "Secrets in calls"): the call-time half of
+//! Secrets kept out of calls (`docs/src/trust.md` "Secrets in calls"): the call-time half of
 //! `trust/secrets`. Before a call is sent, an argument that carries a secret configured for
 //! another server is blocked (or masked, or let through) per the workspace's
 //! `secrets.arguments`; when the result is back, every secret in it — gitleaks' patterns, a

@@ -1,8 +1,8 @@
-//! Results too large for a model's context (README "Large results"): a content block that
-//! does not fit in what is left of the workspace's `maxResultTokens` is stored whole in
-//! `<home>/results/` (`results_store.rs`) and replaced by its beginning and a note saying
-//! where the rest is. Applied once, in the executor's call path, so `call`, the session's
-//! `/call`, ACP and `serve` all get the same result.
+//! Results too large for a model's context (`docs/src/configure/calls.md` "Large results"): a
+//! content block that does not fit in what is left of the workspace's `maxResultTokens` is stored
+//! whole in `<home>/results/` (`results_store.rs`) and replaced by its beginning and a note saying
+//! where the rest is. Applied once, in the executor's call path, so `call`, the session's `/call`,
+//! ACP and `serve` all get the same result.
 //!
 //! What counts is what a model reads: a text block's text, and any other block (an image's or
 //! audio's base64, an embedded resource) as its JSON, all in one budget in content order.
