@@ -24,11 +24,9 @@
 #![deny(missing_docs)]
 
 mod acp;
-mod ask;
 mod auth;
 mod browser;
 mod cause;
-mod clients;
 mod config;
 mod file_stamp;
 mod fix_command;
@@ -105,16 +103,14 @@ pub use observe::audit_log::{AuditLine, AuditLog, AuditPrinter, set_audit_log};
 pub use paths::Paths;
 pub use transport::login;
 
-// Entry points built on the runtime: the interactive session and the ACP agent, and the
-// terminal's answers to servers' questions that the binary gives them.
+// Entry points built on the runtime: the interactive session and the ACP agent.
 pub use acp::{AcpLimits, AcpOptions, serve as serve_acp};
-pub use ask::{ElicitPolicy, TerminalElicitor};
 // `toolport serve`: the surface as one MCP server (stdio, or streamable HTTP at `/mcp`).
 pub use serve::{
     Caller, ConfigWatch, Gateway, HttpAuth, HttpOptions, LAZY_SERVER, OidcOptions, RateLimit, SessionKey,
     SessionKeyError, lazy_tools,
 };
-pub use session::{Reply, Session, run_interactive};
+pub use session::{Reply, Session};
 // `toolport scan`: offline checks of what servers' definitions say (issue 28).
 /// The token that stops [`Gateway::serve_http`] (tokio-util's, as rmcp takes it).
 pub use tokio_util::sync::CancellationToken;
@@ -169,13 +165,13 @@ pub mod cli_support {
     /// the files they name.
     pub use crate::config::{parse_json, same_path};
 
-    // Other agents: toolport's entry installed into a client's config file, a client's servers
-    // imported into the store (`toolport install`, `toolport mcp import`).
-    pub use crate::clients::{
-        Client, ClientHomes, ClientScope, ImportCaution, ImportLine, ImportOutcome, ImportReport,
-        ImportRequest, InstallOutcome, InstallRequest, Installed, Launch, NotOnPath, command_on_path,
-        import as import_servers, install as install_client,
-    };
+    // The terminal code that lives in the binary (issue 47): other agents' config files
+    // written under the same lock and link rules as toolport's own (`install`, `mcp import`),
+    // a server's page opened in a browser (URL elicitation), and the session line editor's
+    // completion from what the session knows.
+    pub use crate::browser::{Shown as BrowserShown, open as open_in_browser};
+    pub use crate::config::{LockAt, edit_text, refuse_links_out};
+    pub use crate::session::complete::{Known, complete};
 
     /// Foreign text made safe for a terminal: what every text view of the binary uses.
     pub use crate::text::{escape_line, escape_text};

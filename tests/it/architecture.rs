@@ -37,10 +37,10 @@ const LAYERS: &[&[&str]] = &[
         "observe",
     ],
     &["config"],
-    &["plugin", "auth", "clients", "trust", "policy"],
+    &["plugin", "auth", "trust", "policy"],
     &["transport"],
     &["runtime"],
-    &["ask", "serve", "session"],
+    &["serve", "session"],
     &["acp"],
 ];
 

@@ -4,7 +4,9 @@ use std::io::IsTerminal as _;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use toolport::{ElicitPolicy, Paths, RuntimeOptions, Session, TerminalElicitor, run_interactive};
+use super::ask::{ElicitPolicy, TerminalElicitor};
+use super::session_editor::run_interactive;
+use toolport::{Paths, RuntimeOptions, Session};
 
 /// File in the home folder where the terminal editor keeps past lines.
 const HISTORY_FILE: &str = "session_history";

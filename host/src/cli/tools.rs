@@ -7,11 +7,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use toolport::cli_support::escape_line;
-use toolport::{
-    ElicitPolicy, LAZY_SERVER, Paths, Resolved, Runtime, RuntimeOptions, Surface, TerminalElicitor, TrustMode,
-};
+use toolport::{LAZY_SERVER, Paths, Resolved, Runtime, RuntimeOptions, Surface, TrustMode};
 
 use super::ExitError;
+use super::ask::{ElicitPolicy, TerminalElicitor};
 
 /// `toolport tools [--shape NAME] [--json] [--lazy]`.
 #[derive(Debug, clap::Args)]

@@ -4,7 +4,8 @@
 use serde_json::Value;
 
 use toolport::Paths;
-use toolport::cli_support::{ImportCaution, ImportOutcome, ImportReport, escape_line};
+use crate::cli::clients::{ImportCaution, ImportOutcome, ImportReport};
+use toolport::cli_support::escape_line;
 
 /// The `mcp import` lines: one per server of the client's file (names and keys only, never a
 /// value), then the count.

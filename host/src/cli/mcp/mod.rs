@@ -20,10 +20,10 @@ use serde_json::{Map, Value};
 
 use crate::cli::exit::{ExitError, edit_error};
 use crate::cli::grants::{self, Change, GrantFlags};
-use toolport::cli_support::{
-    self, Client, ClientHomes, ClientScope, ImportRequest, SandboxChoice, SandboxEntry, parse_add_args,
-};
-use toolport::{ConfigError, ElicitPolicy, Paths, Runtime, RuntimeOptions, TerminalElicitor, Trailer};
+use crate::cli::ask::{ElicitPolicy, TerminalElicitor};
+use crate::cli::clients::{self, Client, ClientHomes, ClientScope, ImportRequest};
+use toolport::cli_support::{self, SandboxChoice, SandboxEntry, parse_add_args};
+use toolport::{ConfigError, Paths, Runtime, RuntimeOptions, Trailer};
 
 /// The usage line printed with an `add` argument error.
 const CLI_ADD_USAGE: &str = "Usage: toolport mcp add [--transport <stdio|sse|http|streamable_http|PLUGIN>] <name> \
@@ -283,7 +283,7 @@ pub async fn run(paths: &Paths, args: McpArgs) -> Result<ExitCode> {
             let self_exe = std::env::current_exe().ok();
             let req = ImportRequest { client: from, scope, file, enable, trust, self_exe };
             let homes = ClientHomes::from_env(&paths.workspace_root)?;
-            let report = cli_support::import_servers(paths, &homes, &req).map_err(edit_error)?;
+            let report = clients::import(paths, &homes, &req).map_err(edit_error)?;
             eprint!("{}", import::import_warnings(&report));
             print!("{}", import::import_view(paths, &report));
         }
