@@ -13,7 +13,7 @@
 //! # async fn run() -> anyhow::Result<()> {
 //! let paths = toolport::Paths::discover(None, None)?;
 //! let resolved = toolport::load_resolved(&paths, &Default::default())?;
-//! let options = toolport::RuntimeOptions { cache_dir: Some(paths.cache_dir()), credentials: Some(paths.credentials()), ..Default::default() };
+//! let options = toolport::RuntimeOptions::for_paths(&paths, paths.workspace_root.clone());
 //! let runtime = toolport::Runtime::start(resolved, options).await?;
 //! println!("{}", toolport::render_status(&runtime.status(), None));
 //! let outcome = runtime.call("echo", r#"{"message": "hi"}"#).await?;
@@ -57,6 +57,8 @@ pub use policy::{
     Action as PolicyAction, Decision, Hints, POLICY_FILE, Policy, PolicyError, Principal,
     Target as PolicyTarget, pinned_hints,
 };
+/// Connect progress as events, for a host that shows it (the binary's spinners).
+pub use runtime::{ConnectEvent, ProgressSink};
 pub use runtime::{
     CallError, CallOutcome, CallProgress, NotUp, NotUpState, Revision, Runtime, RuntimeOptions, ToolOwners,
     ToolRecord, check_pins_kept, render_call,

@@ -199,7 +199,7 @@ impl Agent {
             requests: Arc::clone(&self.requests),
         };
         let options =
-            RuntimeOptions { elicitor: Some(std::sync::Arc::new(elicitor)), ..self.options.clone() };
+            self.options.clone().with_elicitor(std::sync::Arc::new(elicitor));
         let session = AcpSession::open(&self.home, params, options)
             .await
             .map_err(|e| internal_error(format!("{e:#}")))?;

@@ -15,6 +15,7 @@ mod login;
 mod mcp;
 mod plugin;
 mod policy;
+mod progress;
 mod sandbox;
 mod scan;
 mod serve;

@@ -165,15 +165,8 @@ pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
             eprintln!("{line}");
         }
     }
-    let options = RuntimeOptions {
-        cache_dir: Some(paths.cache_dir()),
-        credentials: Some(paths.credentials()),
-        workspace_root: Some(paths.workspace_root.clone()),
-        results_dir: Some(paths.results_dir()),
-        listings_dir: Some(paths.listings_dir()),
-        from_known_listings: true,
-        ..Default::default()
-    };
+    let options =
+        RuntimeOptions::for_paths(paths, paths.workspace_root.clone()).with_listings(paths).from_known_listings();
     let surface = args.lazy.then_some(Surface::Lazy);
     let gateway = Gateway::start_with_surface(resolved, options, surface, args.list_wait).await?;
     if let Some(policy) = &policy {
