@@ -57,12 +57,12 @@ pub use policy::{
     Action as PolicyAction, Decision, Hints, POLICY_FILE, Policy, PolicyError, Principal,
     Target as PolicyTarget, pinned_hints,
 };
-/// Connect progress as events, for a host that shows it (the binary's spinners).
-pub use runtime::{ConnectEvent, ProgressSink};
 pub use runtime::{
     CallError, CallOutcome, CallProgress, NotUp, NotUpState, Revision, Runtime, RuntimeOptions, ToolOwners,
     ToolRecord, check_pins_kept, render_call,
 };
+/// Connect progress as events, for a host that shows it (the binary's spinners).
+pub use runtime::{ConnectEvent, ProgressSink};
 /// What the surface costs in tokens, per server and per tool (`tools --tokens`).
 pub use runtime::{ServerCost, TokenCosts, ToolCost};
 // Servers' questions: the elicitation form an embedding host answers (default: decline),

@@ -8,8 +8,8 @@ use anyhow::{Context as _, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser as _};
 
 use super::ExitError;
-use toolport::Paths;
 use super::clients::{self, Client, ClientHomes, ClientScope, InstallOutcome, InstallRequest, Launch};
+use toolport::Paths;
 
 /// `toolport install --client <name> [--scope user|project|local] [--name NAME] [--force]`.
 #[derive(Debug, clap::Args)]

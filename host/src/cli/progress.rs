@@ -35,8 +35,9 @@ impl ProgressSink for Spinners {
         let line = event.line();
         match event {
             ConnectEvent::Started { server } => {
-                let multi =
-                    round.multi.get_or_insert_with(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()));
+                let multi = round
+                    .multi
+                    .get_or_insert_with(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()));
                 let bar = multi.add(ProgressBar::new_spinner());
                 if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
                     bar.set_style(style);

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::progress::ProgressSink;
-use crate::paths::Paths;
 use super::questions::elicitation::Elicitor;
 use super::questions::sampling::Sampler;
+use crate::paths::Paths;
 
 /// A host's choices for one runtime. `Default` is what a library user wants: no built-in tools
 /// of its own, no progress reports, plugins compiled in memory, every elicitation declined, sampling

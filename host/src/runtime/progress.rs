@@ -40,8 +40,12 @@ impl ConnectEvent<'_> {
     pub fn line(&self) -> Option<String> {
         match self {
             Self::Started { server } => Some(format!("connecting {server}")),
-            Self::Listed { server, tools } => Some(format!("{server}: {} listed", crate::text::counted(*tools, "tool"))),
-            Self::Failed { server, error } => Some(format!("{server}: {}", crate::status::summarize_error(error))),
+            Self::Listed { server, tools } => {
+                Some(format!("{server}: {} listed", crate::text::counted(*tools, "tool")))
+            }
+            Self::Failed { server, error } => {
+                Some(format!("{server}: {}", crate::status::summarize_error(error)))
+            }
             Self::RoundEnded => None,
         }
     }

@@ -20,10 +20,10 @@ use std::io::IsTerminal as _;
 
 use futures::future::BoxFuture;
 
+use toolport::cli_support::escape_line;
 use toolport::{
     ConfirmAnswer, Confirmation, Elicitation, ElicitationAnswer, ElicitationKind, ElicitationModes, Elicitor,
 };
-use toolport::cli_support::escape_line;
 
 /// How a terminal host answers (`toolport call --elicit …`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -261,8 +261,7 @@ mod tests {
         let codex =
             map(Client::Codex, json!({"command":"x","enabled_tools":["read"],"disabled_tools":["rm"]}))?;
         assert_eq!(codex.0["tools"], json!({"include": ["read"], "exclude": ["rm"]}));
-        let filter =
-            toolport::ToolFilter::new(vec!["a\\*b".into()], vec![]).map_err(|e| format!("{e:?}"))?;
+        let filter = toolport::ToolFilter::new(vec!["a\\*b".into()], vec![]).map_err(|e| format!("{e:?}"))?;
         assert!(filter.allows("a*b") && !filter.allows("axb"));
         Ok(())
     }

@@ -18,11 +18,11 @@ use anyhow::Result;
 use clap::Subcommand;
 use serde_json::{Map, Value};
 
+use crate::cli::ask::{ElicitPolicy, TerminalElicitor};
+use crate::cli::clients::{self, Client, ClientHomes, ClientScope, ImportRequest};
 use crate::cli::exit::{ExitError, edit_error};
 use crate::cli::grants::{self, Change, GrantFlags};
-use crate::cli::ask::{ElicitPolicy, TerminalElicitor};
 use crate::cli::progress::Spinners;
-use crate::cli::clients::{self, Client, ClientHomes, ClientScope, ImportRequest};
 use toolport::cli_support::{self, SandboxChoice, SandboxEntry, parse_add_args};
 use toolport::{ConfigError, Paths, Runtime, RuntimeOptions, Trailer};
 
