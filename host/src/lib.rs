@@ -130,10 +130,10 @@ pub use plugin::{
 };
 
 /// The binary's support surface: what the `toolport` command line, its tour and its demo
-/// server use from the library beyond the API above — the config files' edits, the other
-/// agents' config files, the text, redaction and token helpers of its views — and what this
-/// repository's own tests, benchmarks and fuzz targets reach for. Unstable and not an API: it
-/// changes with the binary, without notice.
+/// server use from the library beyond the API above — the config files' edits (toolport's own,
+/// and the locked writes of other agents' files), the text, redaction and token helpers of its
+/// views, what its terminal code needs — and what this repository's own tests, benchmarks and
+/// fuzz targets reach for. Unstable and not an API: it changes with the binary, without notice.
 #[doc(hidden)]
 pub mod cli_support {
     pub use crate::transport::{

@@ -36,8 +36,9 @@ pub use edit::plugin_edit::{
 pub use edit::sandbox_entry::SandboxEntry;
 pub use edit::server_field::{SERVER_FIELD_KEYS, ServerField, set_server_field};
 pub use edit::store_defaults::set_default_sandbox;
-/// The write path for other agents' config files (`clients/`): same lock, re-read and rename;
-/// a lock held across several edits, for a file of secrets (`auth/`).
+// The write path for other agents' config files (the binary's `cli/clients/`, through
+// `cli_support`): same lock, re-read and rename; a lock held across several edits, for a
+// file of secrets (`auth/`).
 pub(crate) use edit::write::{FileLock, Perms};
 pub use edit::write::{LockAt, edit_text};
 pub use error::{ConfigError, EditError};

@@ -90,7 +90,7 @@ impl Supervisor {
             store.save(&server.def, &known_listing(&server.def.name, conn, tools));
         }
         progress.done(name, &outcome.as_ref().map(|(_, tools)| tools.len()).map_err(Clone::clone));
-        // Resources and prompts after the tools, so the spinner's outcome is the tools'; a
+        // Resources and prompts after the tools, so the reported outcome is the tools'; a
         // failure here is only a warning (`catalog_list`).
         let catalog = match &outcome {
             Ok((conn, _)) => catalog_list::list_catalog(name, conn, server.def.timeouts.list).await,
