@@ -2,6 +2,7 @@
 //! in one place for raw sockets and for outgoing HTTP. In `config` so the grant commands refuse a
 //! pattern with exactly the words and the rule the sandbox (`plugin/sandbox.rs`) reads it by.
 
+use crate::config::ConfigError;
 use std::net::{IpAddr, SocketAddr};
 
 /// One parsed `grants.hosts` entry.
@@ -28,8 +29,9 @@ pub(crate) enum HostMatch {
 
 impl HostPattern {
     /// Parses `scheme://host:port`; the port may be `*`, or omitted for the scheme's default.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let bad = |why: &str| format!("bad host grant {text:?}: {why} (expected scheme://host:port)");
+    pub fn parse(text: &str) -> Result<Self, ConfigError> {
+        let bad =
+            |why: &str| ConfigError(format!("bad host grant {text:?}: {why} (expected scheme://host:port)"));
         let (scheme, rest) = text.split_once("://").ok_or_else(|| bad("no scheme"))?;
         let scheme = scheme.to_ascii_lowercase();
         if scheme.is_empty() || rest.is_empty() || rest.contains('/') {

@@ -114,6 +114,26 @@ impl fmt::Display for ConnectError {
 
 impl std::error::Error for ConnectError {}
 
+/// A transport helper's message (it names what failed already) is a [`ConnectError::Failed`].
+impl From<String> for ConnectError {
+    fn from(message: String) -> Self {
+        Self::Failed(message)
+    }
+}
+
+impl From<&str> for ConnectError {
+    fn from(message: &str) -> Self {
+        Self::Failed(message.to_string())
+    }
+}
+
+/// For the callers that keep the message as text.
+impl From<ConnectError> for String {
+    fn from(error: ConnectError) -> Self {
+        error.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -96,7 +96,7 @@ async fn open<H: ClientHandler>(
 ) -> Result<Connected<H>, StartError> {
     match kind {
         TransportKind::Stdio => {
-            let (child, stdout, stdin) = stdio::spawn(def).map_err(StartError::other)?;
+            let (child, stdout, stdin) = stdio::spawn(def)?;
             // Drained after the transport lets go (the server may still be writing as it exits),
             // and sifted for lines that are not JSON-RPC while it is read.
             let stdout = stdout_noise::Sieve::new(stdout_drain::DrainOnDrop::new(stdout), def, noise.clone());
@@ -128,9 +128,8 @@ async fn open<H: ClientHandler>(
         }
         TransportKind::StreamableHttp => {
             let audit = HeaderAudit::default();
-            let config = http::config(def).map_err(StartError::other)?;
-            let transport =
-                http::transport(def, credentials, config, audit.clone()).await.map_err(StartError::other)?;
+            let config = http::config(def)?;
+            let transport = http::transport(def, credentials, config, audit.clone()).await?;
             let service = start.serve(transport).await.map_err(|e| StartError::from_init(&e, def))?;
             Ok(Connected { service, end: End::Http(audit) })
         }

@@ -4,6 +4,7 @@
 //! an abstract Unix socket made outside it. Landlock allows only, so "all of `/etc` but its
 //! secrets" is spelled as the entries of `/etc` that are not secrets (`paths.rs`).
 
+use super::error::SandboxError;
 use std::path::PathBuf;
 
 use landlock::{
@@ -31,7 +32,7 @@ pub fn restrict(
     read_only: &[PathBuf],
     read_write: &[PathBuf],
     devices: &[PathBuf],
-) -> Result<Enforced, String> {
+) -> Result<Enforced, SandboxError> {
     let read = AccessFs::from_read(NEWEST);
     let all = AccessFs::from_all(NEWEST);
     let device = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate;
@@ -54,7 +55,7 @@ pub fn restrict(
         _ => 0,
     };
     match status.ruleset {
-        RulesetStatus::NotEnforced => Err(unavailable("the kernel enforced no Landlock rule")),
+        RulesetStatus::NotEnforced => Err(unavailable("the kernel enforced no Landlock rule").into()),
         RulesetStatus::PartiallyEnforced => Ok(Enforced { fully: false, abi }),
         RulesetStatus::FullyEnforced => Ok(Enforced { fully: true, abi }),
     }

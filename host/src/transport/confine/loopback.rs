@@ -2,6 +2,7 @@
 //! (one `RTM_NEWLINK` request over rtnetlink) so the egress proxy's listener can sit on
 //! `127.0.0.1` inside the namespace, the one address the server can reach.
 
+use super::error::SandboxError;
 use netlink_packet_core::{NLM_F_ACK, NLM_F_REQUEST, NetlinkHeader, NetlinkMessage, NetlinkPayload};
 use netlink_packet_route::RouteNetlinkMessage;
 use netlink_packet_route::link::{LinkFlags, LinkMessage};
@@ -11,7 +12,7 @@ use netlink_sys::{Socket, SocketAddr, protocols::NETLINK_ROUTE};
 const LOOPBACK_INDEX: u32 = 1;
 
 /// Sets `lo` up in the calling process's network namespace.
-pub fn bring_up() -> Result<(), String> {
+pub fn bring_up() -> Result<(), SandboxError> {
     let fail = |what: &str, e: &dyn std::fmt::Display| {
         format!("cannot bring the sandbox's loopback up: {what}: {e}")
     };
@@ -36,7 +37,7 @@ pub fn bring_up() -> Result<(), String> {
     let reply =
         NetlinkMessage::<RouteNetlinkMessage>::deserialize(&answer).map_err(|e| fail("answer", &e))?;
     match reply.payload {
-        NetlinkPayload::Error(e) if e.code.is_some() => Err(fail("refused", &e.to_io())),
+        NetlinkPayload::Error(e) if e.code.is_some() => Err(fail("refused", &e.to_io()).into()),
         _ => Ok(()),
     }
 }

@@ -5,6 +5,7 @@
 //! is bound by the rlimit and needs no cgroup. The host removes the cgroup once the launcher
 //! has ended; what a host that ended first left behind, the next launcher removes.
 
+use super::error::SandboxError;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -45,7 +46,7 @@ fn make_fresh(folder: &Path) -> std::io::Result<()> {
 }
 
 /// The launcher's side: when running as root, joins a new `pids` cgroup limited to `max`.
-pub fn enter(max: u64) -> Result<(), String> {
+pub fn enter(max: u64) -> Result<(), SandboxError> {
     if !nix::unistd::getuid().is_root() {
         return Ok(());
     }
@@ -72,10 +73,10 @@ pub fn enter(max: u64) -> Result<(), String> {
             }
         }
     }
-    Err(format!(
+    Err(SandboxError(format!(
         "cannot limit the server's processes: running as root, rlimits do not bind it, and no pids cgroup could be made ({})",
         if tried.is_empty() { "no pids controller is mounted".to_string() } else { tried.join("; ") }
-    ))
+    )))
 }
 
 /// The host's side: removes the launcher's cgroup, once its last process is gone (the PID
