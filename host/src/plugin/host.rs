@@ -1,6 +1,7 @@
 //! The plugin host of one runtime: which plugins exist (the built-ins plus the config's
 //! `plugins`), loading each on first use, and handing it out in the role the caller asks for.
 
+use crate::plugin::SetupError;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -145,7 +146,7 @@ impl PluginHost {
 
     /// The component of the sandboxed server `def` (`type: wasm`), loaded on first use and
     /// again whenever its file or its definition changed. The message names the file.
-    pub(crate) fn wasm_server(&self, def: &ServerDef) -> Result<(Arc<ServerComponent>, WasmDef), String> {
+    pub(crate) fn wasm_server(&self, def: &ServerDef) -> Result<(Arc<ServerComponent>, WasmDef), SetupError> {
         let wasm = def.wasm.clone().ok_or("wasm server requires component or builtin")?;
         let stamp = Stamp::of(&wasm);
         let servers = || self.inner.servers.lock().unwrap_or_else(|poisoned| poisoned.into_inner());

@@ -84,7 +84,7 @@ pub async fn connect<H: ClientHandler>(
     def: &ServerDef,
     start: Start<H>,
 ) -> Result<(RunningService<RoleClient, H>, Pump), StartError> {
-    let transport = PluginTransport::open(plugins, plugin, def).map_err(StartError::other)?;
+    let transport = PluginTransport::open(plugins, plugin, def)?;
     let pump = transport.pump.clone();
     match start.serve(transport).await {
         Ok(service) => Ok((service, pump)),
@@ -145,7 +145,7 @@ pub struct PumpError(String);
 
 impl PluginTransport {
     /// Starts the plugin's pump for `def` on a task of its own.
-    pub fn open(plugins: &PluginHost, plugin: &str, def: &ServerDef) -> Result<Self, String> {
+    pub fn open(plugins: &PluginHost, plugin: &str, def: &ServerDef) -> Result<Self, ConnectError> {
         let transport = plugins.transport(plugin).map_err(|e| e.to_string())?;
         let (to_plugin, inbox) = mpsc::unbounded_channel();
         let (outbox, from_plugin) = crate::plugin::queue();

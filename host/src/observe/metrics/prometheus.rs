@@ -5,6 +5,7 @@
 //! Prometheus' conventions: dots become underscores, the unit is a suffix (`_seconds`,
 //! `_bytes`) and a counter ends in `_total`.
 
+use crate::observe::ObserveError;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -45,9 +46,11 @@ impl MetricReader for Reader {
 
 impl Reader {
     /// Collects every instrument now and renders it.
-    pub fn text(&self) -> Result<String, String> {
+    pub fn text(&self) -> Result<String, ObserveError> {
         let mut collected = ResourceMetrics::default();
-        self.0.collect(&mut collected).map_err(|e| format!("cannot collect the metrics: {e}"))?;
+        self.0
+            .collect(&mut collected)
+            .map_err(|e| ObserveError(format!("cannot collect the metrics: {e}")))?;
         let families: Vec<Family> =
             collected.scope_metrics().flat_map(|scope| scope.metrics()).filter_map(family).collect();
         render(families)
@@ -55,7 +58,7 @@ impl Reader {
 }
 
 /// `families` in the text format.
-fn render(families: Vec<Family>) -> Result<String, String> {
+fn render(families: Vec<Family>) -> Result<String, ObserveError> {
     let mut registry = Registry::default();
     registry.register_collector(Box::new(Families(families)));
     let mut text = String::new();
