@@ -9,7 +9,6 @@
 //! per-server filter's globs and rule, on the servers' own tool names) narrows the tools
 //! further. A bundle name is a URL path segment: letters, digits, `-` and `_`.
 
-use crate::config::ConfigError;
 use std::collections::BTreeMap;
 
 use serde_json::Value;
@@ -17,6 +16,7 @@ use serde_json::Value;
 use super::fields::{Fields, Trim};
 use super::store_keys::tools::{EXCLUDE, INCLUDE};
 use super::tool_filter::ToolFilter;
+use crate::config::ConfigError;
 
 /// The workspace key.
 pub const BUNDLES_KEY: &str = "bundles";

@@ -11,11 +11,11 @@
 //! - an array of globs over the final tool names (as `toolport tools` shows them): exactly
 //!   those tools, whatever their annotations say (a server could annotate anything).
 
-use crate::config::ConfigError;
 use globset::GlobSet;
 use serde_json::Value;
 
 use super::tool_filter::compile;
+use crate::config::ConfigError;
 
 /// The workspace key.
 pub const CONFIRM_KEY: &str = "confirm";

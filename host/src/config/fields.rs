@@ -2,8 +2,9 @@
 //! mean "not set"; a wrong type is an error naming the owner and the field as the user wrote
 //! it (`server "x": "args" must be an array of strings`), so the message leads to the line.
 
-use crate::config::ConfigError;
 use serde_json::{Map, Value};
+
+use crate::config::ConfigError;
 
 /// Whether the strings of an array are trimmed. Server `args` are kept exactly as written
 /// (no trimming, no de-duplication); names and grants are trimmed.

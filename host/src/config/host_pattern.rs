@@ -2,8 +2,9 @@
 //! in one place for raw sockets and for outgoing HTTP. In `config` so the grant commands refuse a
 //! pattern with exactly the words and the rule the sandbox (`plugin/sandbox.rs`) reads it by.
 
-use crate::config::ConfigError;
 use std::net::{IpAddr, SocketAddr};
+
+use crate::config::ConfigError;
 
 /// One parsed `grants.hosts` entry.
 #[derive(Debug, Clone, PartialEq, Eq)]

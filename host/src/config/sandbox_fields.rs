@@ -6,7 +6,6 @@
 //! keys) but warned about by `unknown_keys`, which knows the file: `grants.dir` instead of
 //! `grants.dirs` would silently leave the guest without the folder its author meant to give it.
 
-use crate::config::ConfigError;
 use std::path::{Component, Path, PathBuf};
 
 use serde_json::{Map, Value};
@@ -15,6 +14,7 @@ use super::fields::{Fields, Trim};
 use super::model::{DirGrant, Grants, Limits};
 use super::store_keys::grants::{self as grant_key, dir as dir_key};
 use super::store_keys::{GRANTS, LIMITS, SHA256, limits as limit_key};
+use crate::config::ConfigError;
 
 /// Whose sandbox an entry describes: only servers may have read-write folders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -15,7 +15,6 @@
 
 mod prometheus;
 
-use crate::observe::ObserveError;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
@@ -25,6 +24,7 @@ use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 
 use super::otlp_env::{self, Protocol, Signal};
 use super::{Exchange, Kind};
+use crate::observe::ObserveError;
 
 /// Latency buckets in seconds: most calls through toolport take milliseconds (a local stdio
 /// server answers in 1-20 ms), remote ones hundreds, and a long tool minutes, up to the default

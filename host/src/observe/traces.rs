@@ -7,7 +7,6 @@
 //! binary starts the exporter ([`start`]) before anything runs and flushes it
 //! ([`Traces::shutdown`]) before it exits.
 
-use crate::observe::ObserveError;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -26,6 +25,7 @@ use tracing_subscriber::Layer;
 use tracing_subscriber::registry::LookupSpan;
 
 use super::otlp_env::{Protocol, Signal, otlp};
+use crate::observe::ObserveError;
 
 /// The field a span declares to be exported: only spans made for OpenTelemetry carry it, so
 /// the exporter never sees a log line or another span's fields (which may quote a URL).

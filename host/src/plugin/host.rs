@@ -1,7 +1,6 @@
 //! The plugin host of one runtime: which plugins exist (the built-ins plus the config's
 //! `plugins`), loading each on first use, and handing it out in the role the caller asks for.
 
-use crate::plugin::SetupError;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -18,6 +17,7 @@ use super::kinds::server::ServerComponent;
 use super::kinds::shape::ToolShape;
 use super::kinds::transport::TransportPlugin;
 use crate::config::{Grants, Limits, PluginDef, PluginKind, ServerDef, WasmDef};
+use crate::plugin::SetupError;
 
 /// A summary of one available plugin, for `toolport plugin list`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,12 +1,12 @@
 //! The `streamable_http` transport: rmcp's client over `reqwest`, with the server's headers.
 
-use super::connect_error::ConnectError;
 use std::collections::HashMap;
 
 use http::{HeaderName, HeaderValue};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
+use super::connect_error::ConnectError;
 use super::http_audit::{AuditingClient, HeaderAudit};
 use crate::auth::{CredentialsFile, OAuthHttp};
 use crate::config::ServerDef;

@@ -3,7 +3,6 @@
 //! drops it without saying which server it came from). It wraps rmcp's own reqwest client and
 //! changes nothing on the wire.
 
-use super::connect_error::ConnectError;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -12,6 +11,7 @@ use rmcp::model::{ServerJsonRpcMessage, ServerResult};
 use rmcp::transport::common::client_side_sse::BoxedSseResponse;
 use rmcp::transport::streamable_http_client::{StreamableHttpError, StreamableHttpPostResponse};
 
+use super::connect_error::ConnectError;
 use super::header_rules::header_rule_broken;
 use crate::http_layer::{Headers, HttpLayer, Layered, Request};
 

@@ -8,7 +8,6 @@
 //! A definition with `"sandbox": true` starts the launcher instead ([`super::confine`]),
 //! which becomes the group's leader and the server's parent; the rest is the same.
 
-use super::connect_error::ConnectError;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
@@ -17,6 +16,7 @@ use tokio::process::{ChildStdin, ChildStdout, Command};
 use tokio::sync::{oneshot, watch};
 
 use super::confine::{self, Confinement};
+use super::connect_error::ConnectError;
 use super::egress::EgressRefusals;
 use super::process_group::{self, Group};
 use super::stderr_tail::StderrTail;

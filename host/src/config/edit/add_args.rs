@@ -14,10 +14,10 @@
 //!     [--force]                                 (replace a definition of that name wholesale)
 //! ```
 
-use crate::config::ConfigError;
 use serde_json::{Map, Value};
 
 use super::server_field::millis;
+use crate::config::ConfigError;
 use crate::config::server_def::{
     NativeSandbox, Roots, ServerDef, Timeouts, TransportKind, known_revision, normalize_type,
 };

@@ -10,10 +10,10 @@
 //! refused. And its limits are the kernel's (memory, processes, open files), not a guest's
 //! computing time.
 
-use crate::config::ConfigError;
 use serde_json::{Map, Value};
 
 use super::transport_kind::TransportKind;
+use crate::config::ConfigError;
 use crate::config::fields::Fields;
 use crate::config::model::Grants;
 use crate::config::sandbox_fields::{self, Guest};

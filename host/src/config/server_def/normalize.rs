@@ -2,13 +2,13 @@
 //! tool's). Type errors name the server and the field; the caller adds the file.
 //! `to_json.rs` writes a definition back.
 
-use crate::config::ConfigError;
 use serde_json::Value;
 
 use super::model::{Roots, ServerDef, Timeouts, WasmDef};
 use super::native_sandbox;
 use super::oauth_fields::oauth;
 use super::transport_kind::{TransportKind, normalize_type};
+use crate::config::ConfigError;
 use crate::config::fields::{Fields, Trim};
 use crate::config::model::Limits;
 use crate::config::sandbox_fields::{self, Guest};

@@ -2,10 +2,10 @@
 //! `jwt_bearer` grant's pinned authorization server (checked here, as written) and the
 //! enterprise grant's identity provider.
 
-use crate::config::ConfigError;
 use serde_json::{Map, Value};
 
 use super::oauth_def::{Grant, IdpDef, OAuthDef};
+use crate::config::ConfigError;
 use crate::config::fields::{Fields, Trim};
 use crate::config::store_keys::OAUTH;
 use crate::config::store_keys::oauth::{self as key, idp as idp_key};

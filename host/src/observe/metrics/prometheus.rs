@@ -5,7 +5,6 @@
 //! Prometheus' conventions: dots become underscores, the unit is a suffix (`_seconds`,
 //! `_bytes`) and a counter ends in `_total`.
 
-use crate::observe::ObserveError;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -17,6 +16,8 @@ use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::{Registry, Unit};
+
+use crate::observe::ObserveError;
 
 /// A `ManualReader` the provider and the `/metrics` handler share.
 #[derive(Debug, Clone, Default)]

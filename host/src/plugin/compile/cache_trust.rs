@@ -7,13 +7,14 @@
 //! shared or written by another program still cannot hand the host an entry the host did not
 //! write. When any check fails the host compiles in memory and says why, once.
 
-use crate::plugin::SetupError;
 use std::fs::{DirBuilder, File};
 use std::io::{ErrorKind, Read, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use rustix::fs::{Mode, OFlags};
+
+use crate::plugin::SetupError;
 
 /// Bytes of the MAC key: the HMAC-SHA256 output size; a longer key adds nothing.
 pub(in crate::plugin) const KEY_LEN: usize = 32;

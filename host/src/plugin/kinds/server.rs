@@ -11,7 +11,6 @@
 //! The guest runs on a task of its own; dropping [`Started::stop`]'s sender, or the task being
 //! aborted, ends it wherever it is.
 
-use crate::plugin::SetupError;
 use std::path::Path;
 
 use sha2::{Digest as _, Sha256};
@@ -22,6 +21,7 @@ use wasmtime_wasi::cli::{AsyncStdinStream, AsyncStdoutStream};
 use wasmtime_wasi::p2::bindings::CommandPre;
 
 use crate::config::{Grants, Limits, ServerDef, WasmDef};
+use crate::plugin::SetupError;
 use crate::plugin::builtin;
 use crate::plugin::compile::cache::{Cache, compiled};
 use crate::plugin::compile::engine::engine;

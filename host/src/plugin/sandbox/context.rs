@@ -12,7 +12,6 @@
 //! ([`LinksGate::allows_link`]). When every granted folder is on a local file system, the
 //! guest's file-system calls run on its own thread (`local_fs`).
 
-use crate::plugin::SetupError;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Component, Path};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -27,6 +26,7 @@ use super::socket_budget::SocketBudget;
 use super::stderr::StderrTail;
 use crate::config::Grants;
 use crate::config::{HostMatch, HostPattern};
+use crate::plugin::SetupError;
 
 /// Denied destinations remembered per sandbox: the first explains a failure; more is noise.
 const DENIALS_KEPT: usize = 8;

@@ -5,7 +5,6 @@
 //! The host takes the descriptor only from the launcher it started (its pid, checked with
 //! `SO_PEERCRED`).
 
-use super::error::SandboxError;
 use std::io::{IoSlice, IoSliceMut};
 use std::mem::MaybeUninit;
 use std::net::TcpListener;
@@ -18,6 +17,8 @@ use rustix::net::{
     RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer, SendAncillaryMessage,
     SendFlags,
 };
+
+use super::error::SandboxError;
 
 /// How long the host waits for its launcher to hand the listener over: the launcher's setup
 /// (namespaces, loopback, one bind) takes a few milliseconds; a launcher that fails says why on

@@ -4,13 +4,14 @@
 //! an abstract Unix socket made outside it. Landlock allows only, so "all of `/etc` but its
 //! secrets" is spelled as the entries of `/etc` that are not secrets (`paths.rs`).
 
-use super::error::SandboxError;
 use std::path::PathBuf;
 
 use landlock::{
     ABI, Access, AccessFs, CompatLevel, Compatible, LandlockStatus, Ruleset, RulesetAttr, RulesetCreatedAttr,
     RulesetStatus, Scope, path_beneath_rules,
 };
+
+use super::error::SandboxError;
 
 /// The newest Landlock this build knows; an older kernel gets what it has (best effort), as
 /// long as it enforces files at all.

@@ -18,9 +18,9 @@
 //! Doing it in a process of its own keeps `unsafe` out of the crate: no `pre_exec`, no `fork`.
 //! Elsewhere than on Linux, `run` refuses with the reason and the way out.
 
-use super::error::SandboxError;
 use std::process::ExitStatus;
 
+use super::error::SandboxError;
 use super::spec::{LaunchSpec, SPEC_VAR};
 
 /// Why a sandboxed server cannot start on this system.

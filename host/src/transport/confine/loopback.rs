@@ -2,11 +2,12 @@
 //! (one `RTM_NEWLINK` request over rtnetlink) so the egress proxy's listener can sit on
 //! `127.0.0.1` inside the namespace, the one address the server can reach.
 
-use super::error::SandboxError;
 use netlink_packet_core::{NLM_F_ACK, NLM_F_REQUEST, NetlinkHeader, NetlinkMessage, NetlinkPayload};
 use netlink_packet_route::RouteNetlinkMessage;
 use netlink_packet_route::link::{LinkFlags, LinkMessage};
 use netlink_sys::{Socket, SocketAddr, protocols::NETLINK_ROUTE};
+
+use super::error::SandboxError;
 
 /// The loopback interface's index in every namespace.
 const LOOPBACK_INDEX: u32 = 1;

@@ -5,9 +5,10 @@
 //! is bound by the rlimit and needs no cgroup. The host removes the cgroup once the launcher
 //! has ended; what a host that ended first left behind, the next launcher removes.
 
-use super::error::SandboxError;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+use super::error::SandboxError;
 
 /// Where a `pids` controller may be: the unified hierarchy (cgroup v2), or v1's own.
 const HIERARCHIES: [&str; 2] = ["/sys/fs/cgroup", "/sys/fs/cgroup/pids"];

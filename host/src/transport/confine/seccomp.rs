@@ -10,7 +10,6 @@
 //! `ENOSYS`, since its flags sit behind a pointer the filter cannot read, and libc then falls
 //! back to `clone`, whose flags it can.
 
-use super::error::SandboxError;
 use std::collections::BTreeMap;
 
 use nix::libc;
@@ -18,6 +17,8 @@ use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
     TargetArch,
 };
+
+use super::error::SandboxError;
 
 /// System calls refused outright.
 const REFUSED: &[libc::c_long] = &[
