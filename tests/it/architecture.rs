@@ -473,6 +473,86 @@ fn a_library_file_reaching_for_stdout_is_found() {
     );
 }
 
+/// At most this many functions of `host/src` (outside `#[cfg(test)]`) return `Result<_, String>`
+/// (issue 47 brought them from 137 to this): an error a caller may branch on, or that crosses a
+/// module, is a type. Lower it when you convert one; never raise it.
+const STRING_ERRORS_AT_MOST: usize = 40;
+
+/// Functions whose return type is `Result<_, String>`, as `file: name`, test code left out.
+#[derive(Default)]
+struct StringErrors {
+    found: Vec<String>,
+}
+
+impl<'ast> Visit<'ast> for StringErrors {
+    fn visit_item_mod(&mut self, item: &'ast syn::ItemMod) {
+        if !is_test_only(&item.attrs) {
+            syn::visit::visit_item_mod(self, item);
+        }
+    }
+
+    fn visit_item_impl(&mut self, item: &'ast syn::ItemImpl) {
+        if !is_test_only(&item.attrs) {
+            syn::visit::visit_item_impl(self, item);
+        }
+    }
+
+    fn visit_item_fn(&mut self, item: &'ast syn::ItemFn) {
+        if !is_test_only(&item.attrs) {
+            self.check(&item.sig);
+            syn::visit::visit_item_fn(self, item);
+        }
+    }
+
+    fn visit_impl_item_fn(&mut self, item: &'ast syn::ImplItemFn) {
+        if !is_test_only(&item.attrs) {
+            self.check(&item.sig);
+            syn::visit::visit_impl_item_fn(self, item);
+        }
+    }
+
+    fn visit_trait_item_fn(&mut self, item: &'ast syn::TraitItemFn) {
+        self.check(&item.sig);
+        syn::visit::visit_trait_item_fn(self, item);
+    }
+}
+
+impl StringErrors {
+    fn check(&mut self, sig: &syn::Signature) {
+        let syn::ReturnType::Type(_, ty) = &sig.output else { return };
+        let syn::Type::Path(path) = ty.as_ref() else { return };
+        let Some(last) = path.path.segments.last().filter(|s| s.ident == "Result") else { return };
+        let syn::PathArguments::AngleBracketed(args) = &last.arguments else { return };
+        let is_string = |arg: &syn::GenericArgument| matches!(arg, syn::GenericArgument::Type(syn::Type::Path(p)) if p.path.is_ident("String"));
+        if args.args.len() == 2 && args.args.last().is_some_and(is_string) {
+            self.found.push(sig.ident.to_string());
+        }
+    }
+}
+
+/// A `String` error cannot be matched on and invites comparing texts: their number only falls.
+#[test]
+fn string_errors_stay_few() {
+    let root = source_root();
+    let mut found = Vec::new();
+    for file in Tree::read(&root).files.values() {
+        let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let parsed = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let mut errors = StringErrors::default();
+        errors.visit_file(&parsed);
+        let relative = file.strip_prefix(&root).unwrap_or(file).display().to_string();
+        found.extend(errors.found.into_iter().map(|name| format!("{relative}: {name}")));
+    }
+    assert!(
+        found.len() <= STRING_ERRORS_AT_MOST,
+        "{} functions return Result<_, String> (at most {STRING_ERRORS_AT_MOST}): give these an error \
+         type (the module's own, such as ConfigError, EditError, PluginError, ConnectError, or a \
+         thiserror enum) instead:\n{}",
+        found.len(),
+        found.join("\n")
+    );
+}
+
 /// The checker itself: a circle through a facade's re-export is found, a one-way arrow is not.
 #[test]
 fn a_circle_through_a_reexport_is_found() {

@@ -8,11 +8,13 @@
 
 pub mod audit_log;
 pub mod client;
+mod error;
 mod exchange;
 pub mod metrics;
 pub mod otlp_env;
 pub mod traces;
 
+pub use error::ObserveError;
 pub use exchange::{AuditChoice, Exchange, Kind, Outcome, json_size};
 
 /// One exchange ended: it goes to the audit log and the metrics.

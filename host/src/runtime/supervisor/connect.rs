@@ -23,6 +23,7 @@ use crate::runtime::listing_store::KnownListing;
 use crate::runtime::progress::Progress;
 use crate::runtime::questions::server_requests::Answers;
 use crate::runtime::state::Link;
+use crate::transport::ConnectError;
 
 impl Supervisor {
     /// Connects the named active servers concurrently, each under its own timeouts, and
@@ -89,7 +90,7 @@ impl Supervisor {
         if let (Ok((conn, tools)), Some(store)) = (&outcome, &self.listings) {
             store.save(&server.def, &known_listing(&server.def.name, conn, tools));
         }
-        progress.done(name, &outcome.as_ref().map(|(_, tools)| tools.len()).map_err(Clone::clone));
+        progress.done(name, &outcome.as_ref().map(|(_, tools)| tools.len()).map_err(ToString::to_string));
         // Resources and prompts after the tools, so the reported outcome is the tools'; a
         // failure here is only a warning (`catalog_list`).
         let catalog = match &outcome {
@@ -103,7 +104,7 @@ impl Supervisor {
     fn install(
         &self,
         name: &str,
-        outcome: Result<(Arc<Connection>, Vec<Tool>), String>,
+        outcome: Result<(Arc<Connection>, Vec<Tool>), ConnectError>,
         catalog: ServerCatalog,
     ) {
         let mut state = self.lock();
@@ -113,7 +114,12 @@ impl Supervisor {
             slot.catalog = catalog;
             slot.link = match outcome {
                 Ok((conn, tools)) => Link::Live { conn, tools },
-                Err(reason) => Link::Failed(reason),
+                Err(error) => {
+                    if error.is_authorization_required() {
+                        tracing::debug!(server = %name, "waits for a sign-in");
+                    }
+                    Link::Failed(error.to_string())
+                }
             };
         }
     }
@@ -144,14 +150,14 @@ async fn open(
     generation: u64,
     events: mpsc::UnboundedSender<Event>,
     answers: Arc<Answers>,
-) -> Result<(Arc<Connection>, Vec<Tool>), String> {
-    let kind = server.transport.as_ref().map_err(Clone::clone)?;
-    let def = server.def.expanded(|name| std::env::var(name).ok()).map_err(|e| e.0)?;
+) -> Result<(Arc<Connection>, Vec<Tool>), ConnectError> {
+    let kind = server.transport.as_ref().map_err(|e| ConnectError::Failed(e.clone()))?;
+    let def = server.def.expanded(|name| std::env::var(name).ok()).map_err(|e| ConnectError::Failed(e.0))?;
     Connection::open(&def, kind, plugins, generation, events, answers).await
 }
 
 /// What one connect attempt ends with: the session and its tools (or why not), and its catalog.
-type Attempt = (Result<(Arc<Connection>, Vec<Tool>), String>, ServerCatalog);
+type Attempt = (Result<(Arc<Connection>, Vec<Tool>), ConnectError>, ServerCatalog);
 
 #[cfg(test)]
 mod tests {

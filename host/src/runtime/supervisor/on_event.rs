@@ -52,7 +52,7 @@ impl Supervisor {
                         Ok(tools) => slot.link = Link::Live { conn, tools },
                         Err(reason) => {
                             tracing::warn!(server = %server, "re-listing after list_changed failed: {reason}");
-                            slot.link = Link::Failed(reason);
+                            slot.link = Link::Failed(reason.to_string());
                             slot.checked = None;
                         }
                     }
