@@ -60,8 +60,8 @@ pub use policy::{
     Target as PolicyTarget, pinned_hints,
 };
 pub use runtime::{
-    CallError, CallOutcome, CallProgress, NotUp, NotUpState, Revision, Runtime, RuntimeOptions, ToolOwners,
-    ToolRecord, check_pins_kept, render_call,
+    CallContext, CallError, CallOutcome, CallProgress, NotUp, NotUpState, Revision, Runtime, RuntimeOptions,
+    ToolOwners, ToolRecord, check_pins_kept, render_call,
 };
 /// What the surface costs in tokens, per server and per tool (`tools --tokens`).
 pub use runtime::{ServerCost, TokenCosts, ToolCost};

@@ -7,12 +7,13 @@
 //! reaches back. Values never enter it unless the operator asked for them (`audit.values`).
 
 pub mod audit_log;
-pub mod client;
+pub mod call_context;
 mod exchange;
 pub mod metrics;
 pub mod otlp_env;
 pub mod traces;
 
+pub use call_context::{CallContext, Caller};
 pub use exchange::{AuditChoice, Exchange, Kind, Outcome, json_size};
 
 /// One exchange ended: it goes to the audit log and the metrics.
