@@ -5,14 +5,15 @@
 //! leak this module exists to stop.
 //!
 //! A host numbers each call it makes (`CallContext::caller`); the call registers its request
-//! id and that number here while it runs ([`InFlight::enter`]). A server's request is then matched:
+//! id and that number here while it runs ([`InFlight::enter`]). A server's request is then
+//! matched:
 //! - over streamable HTTP, by the response stream it arrived on (rmcp marks each with
 //!   `InboundStreamOrigin`, SEP-2260): the call whose POST it came back on;
 //! - over a transport that cannot tell (stdio, plugins), or on HTTP's standalone stream (where
 //!   servers that do not relate their requests send them), only when exactly one call is in
 //!   flight on that connection;
-//! - in an input-required round (2026-07-28), by the call that is asking, which is the task
-//!   doing it.
+//! - in an input-required round (2026-07-28), by the call that is asking, which passes its
+//!   own number.
 //!
 //! Anything else is unknown, and the host declines it rather than guess. `roots/list` is matched
 //! by its stream only ([`InFlight::of_request_marked`]): its answer outlives the call.
