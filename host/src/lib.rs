@@ -59,8 +59,8 @@ pub use policy::{
     Target as PolicyTarget, pinned_hints,
 };
 pub use runtime::{
-    CallError, CallOutcome, CallProgress, NotUp, NotUpState, Revision, Runtime, RuntimeOptions, ToolOwners,
-    ToolRecord, check_pins_kept, render_call,
+    CallContext, CallError, CallOutcome, CallProgress, NotUp, NotUpState, Revision, Runtime, RuntimeOptions,
+    ToolOwners, ToolRecord, check_pins_kept, render_call,
 };
 /// Connect progress as events, for a host that shows it (the binary's spinners).
 pub use runtime::{ConnectEvent, ProgressSink};

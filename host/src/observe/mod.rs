@@ -7,13 +7,14 @@
 //! reaches back. Values never enter it unless the operator asked for them (`audit.values`).
 
 pub mod audit_log;
-pub mod client;
+pub mod call_context;
 mod error;
 mod exchange;
 pub mod metrics;
 pub mod otlp_env;
 pub mod traces;
 
+pub use call_context::{CallContext, Caller};
 pub use error::ObserveError;
 pub use exchange::{AuditChoice, Exchange, Kind, Outcome, json_size};
 

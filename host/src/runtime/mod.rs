@@ -31,6 +31,7 @@ mod state;
 mod supervisor;
 mod tool_call;
 
+pub use crate::observe::CallContext;
 pub use calls::catalog_calls::{CatalogError, PromptOutcome, ResourceRead};
 pub(crate) use calls::client_span::traced;
 pub use calls::request_state::MAX_INPUT_ROUNDS;
@@ -42,7 +43,7 @@ pub use questions::elicitation::{
     Choice, DeclineAll, Elicitation, ElicitationAnswer, ElicitationKind, ElicitationModes, Elicitor, Field,
     FieldKind, Form, confirm_form,
 };
-pub use questions::related::{Caller, Related, for_caller};
+pub use questions::related::{Caller, Related};
 pub use questions::sampling::{NO_MODEL, Sampler};
 pub(crate) use questions::server_requests::HostClients;
 pub use registry::record::ToolRecord;
@@ -320,9 +321,21 @@ impl Runtime {
         }
     }
 
-    /// Calls a tool by its final name. `arguments` is JSON text; blank means `{}`.
+    /// Calls a tool by its final name. `arguments` is JSON text; blank means `{}`. Made for no
+    /// one in particular ([`CallContext::default`]).
     pub async fn call(&self, name: &str, arguments: &str) -> Result<CallOutcome, CallError> {
-        calls::executor::call(&self.supervisor, name, arguments, None).await
+        self.call_with(name, arguments, &CallContext::default()).await
+    }
+
+    /// [`Runtime::call`] for the caller `context` names: the audit log records its client and
+    /// the policies that let it through, and the server's questions during the call are its.
+    pub async fn call_with(
+        &self,
+        name: &str,
+        arguments: &str,
+        context: &CallContext,
+    ) -> Result<CallOutcome, CallError> {
+        calls::executor::call(&self.supervisor, name, arguments, None, context).await
     }
 
     /// [`Runtime::call`], with the server's progress reports for this call sent to `progress`
@@ -333,7 +346,8 @@ impl Runtime {
         arguments: &str,
         progress: tokio::sync::mpsc::UnboundedSender<CallProgress>,
     ) -> Result<CallOutcome, CallError> {
-        calls::executor::call(&self.supervisor, name, arguments, Some(progress)).await
+        let context = CallContext::default();
+        calls::executor::call(&self.supervisor, name, arguments, Some(progress), &context).await
     }
 
     /// Every connected server's resources, resource templates and prompts, in definition
@@ -345,13 +359,13 @@ impl Runtime {
 
     /// Reads the resource `uri` from `server` under its call timeout.
     pub async fn read(&self, server: &str, uri: &str) -> Result<ResourceRead, CatalogError> {
-        calls::catalog_calls::read(&self.supervisor, server, uri).await
+        calls::catalog_calls::read(&self.supervisor, server, uri, &CallContext::default()).await
     }
 
     /// Gets the prompt `name` (as [`Runtime::catalog`] lists it) from the server that offers
     /// it. `arguments` is a JSON object of strings as text; blank means none.
     pub async fn prompt(&self, name: &str, arguments: &str) -> Result<PromptOutcome, CatalogError> {
-        calls::catalog_calls::prompt(&self.supervisor, name, arguments).await
+        calls::catalog_calls::prompt(&self.supervisor, name, arguments, &CallContext::default()).await
     }
 
     /// Reconnects only `name` (closing its old session first), then re-checks every server in
@@ -415,10 +429,10 @@ impl Runtime {
         results::large_results::read(self.supervisor.options.results_dir.clone(), uri).await
     }
 
-    /// Runs exactly `record` (the tool serve authorised for this caller) with the arguments
-    /// already a JSON object, and the log level the caller asked for on its request (passed on
-    /// to a server on the stateless revision). Refused as an unknown tool when the surface no
-    /// longer holds the record as it was.
+    /// Runs exactly `record` (the tool serve authorised for the caller `context` names) with the
+    /// arguments already a JSON object, and the log level the caller asked for on its request
+    /// (passed on to a server on the stateless revision). Refused as an unknown tool when the
+    /// surface no longer holds the record as it was.
     #[allow(deprecated)] // LoggingLevel
     pub(crate) async fn call_record(
         &self,
@@ -426,8 +440,9 @@ impl Runtime {
         arguments: serde_json::Map<String, Value>,
         progress: Option<tokio::sync::mpsc::UnboundedSender<CallProgress>>,
         level: Option<rmcp::model::LoggingLevel>,
+        context: &CallContext,
     ) -> Result<CallOutcome, CallError> {
-        calls::executor::call_record(&self.supervisor, record, arguments, progress, level).await
+        calls::executor::call_record(&self.supervisor, record, arguments, progress, level, context).await
     }
 
     /// Why no tool on the surface is named `name`, the refusal observed as the executor
@@ -470,13 +485,15 @@ impl Runtime {
 
     /// [`Runtime::forward`] of a `resources/read` or `prompts/get` (`kind`) of `name` that
     /// `serve` passes through, observed as [`Runtime::read`] and [`Runtime::prompt`] are (the
-    /// audit log, the metrics); a server's JSON-RPC error is the inner `Err`.
+    /// audit log, the metrics) as asked by the caller `context` names; a server's JSON-RPC
+    /// error is the inner `Err`.
     pub(crate) async fn forward_observed<R, E, F, Fut>(
         &self,
         kind: crate::observe::Kind,
         server: &str,
         name: &str,
         arguments: Option<&serde_json::Map<String, Value>>,
+        context: &CallContext,
         request: F,
     ) -> Result<Result<R, E>, CatalogError>
     where
@@ -490,8 +507,10 @@ impl Runtime {
             _ => format!("prompt {}", crate::text::escape_line(name)),
         };
         let supervisor = &self.supervisor;
-        calls::catalog_calls::forward_observed(supervisor, kind, server, name, arguments, subject, request)
-            .await
+        calls::catalog_calls::forward_observed(
+            supervisor, kind, server, name, arguments, context, subject, request,
+        )
+        .await
     }
 
     /// The active servers whose connection failed or died (not those the host's rules put in

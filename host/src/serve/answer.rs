@@ -40,13 +40,7 @@ pub(super) fn respond(step: Step) -> Result<CallToolResponse, McpError> {
         CallToolResponse::Complete(CallToolResult::error(vec![ContentBlock::text(e.to_string())]))
     };
     match outcome {
-        Ok(outcome) => {
-            let result = outcome
-                .with_result_links()
-                .into_result()
-                .map_err(|e| McpError::internal_error(format!("cannot pass the result on: {e}"), None))?;
-            Ok(CallToolResponse::Complete(result.completed()))
-        }
+        Ok(outcome) => Ok(CallToolResponse::Complete(outcome.with_result_links().into_result().completed())),
         // An unknown tool is a result the model reads, as most servers answer it.
         Err(e @ CallError::UnknownTool(_)) => Ok(error_result(e)),
         Err(e @ (CallError::MissingName | CallError::InvalidArguments(_))) => {

@@ -30,7 +30,7 @@ use super::request_span::{self, Target};
 use super::result_type::Complete;
 use super::shared::Shared;
 use super::surface;
-use crate::observe::Kind;
+use crate::observe::{CallContext, Kind};
 use crate::runtime::{CatalogError, Runtime, traced};
 
 /// One client session's handler.
@@ -92,10 +92,10 @@ impl Front {
     }
 
     /// [`Front::forward`] of a read or a prompt (`kind` of `name`), observed (the audit log,
-    /// the metrics) as asked by this request's client.
+    /// the metrics) as asked by the caller `asker` names.
     async fn forward_observed<T: Complete + serde::Serialize + serde::de::DeserializeOwned, Fut>(
         &self,
-        context: &RequestContext<RoleServer>,
+        asker: &CallContext,
         kind: Kind,
         server: &str,
         name: &str,
@@ -105,13 +105,12 @@ impl Front {
     where
         Fut: Future<Output = Result<T, ServiceError>>,
     {
-        let kept = self.runtime().forward_observed(kind, server, name, arguments, |peer| async move {
+        let kept = self.runtime().forward_observed(kind, server, name, arguments, asker, |peer| async move {
             match request(peer).await {
                 Err(ServiceError::McpError(e)) => Ok(Err(e)),
                 other => other.map(Ok),
             }
         });
-        let kept = crate::observe::client::acting_for(client_of(context), kept);
         kept.await.map_err(catalog_error)?.map(Complete::completed)
     }
 
@@ -267,23 +266,21 @@ impl ServerHandler for Front {
             None => (None, None),
         };
         let level = context.meta.log_level();
-        let client = client_of(&context);
+        // The server's questions during the call go to this client (`relay.rs`).
+        let asker = call_context(&context, permitted).with_caller(waiting.caller());
         let runtime = self.runtime().clone();
         // The reports are passed on inside the call, so it ends only once the last one is
         // written: a client drops a report that comes after the result.
         let call = async move {
+            // The client is the caller of the server's questions until the call ends.
+            let _waiting = waiting;
             let passed = async {
                 if let Some(reports) = reports {
                     reports.await;
                 }
             };
-            // Boxed: under the policies' task-local too, its state overflowed a debug build's
-            // worker stack.
-            let call = Box::pin(runtime.call_record(&record, arguments, progress, level));
-            let call = crate::observe::client::permitted_by(permitted, call);
-            let call = crate::observe::client::acting_for(client, call);
-            // The server's questions during the call go to this client (`runtime::for_caller`).
-            let call = crate::runtime::for_caller(waiting.caller(), call);
+            // Boxed: inline, its state overflowed a debug build's worker stack.
+            let call = Box::pin(runtime.call_record(&record, arguments, progress, level, &asker));
             let (outcome, ()) = tokio::join!(call, passed);
             outcome
         };
@@ -347,8 +344,9 @@ impl ServerHandler for Front {
         let read = |peer: Peer<RoleClient>| traced(&server, peer, request);
         // Boxed: the forward's state is large, and unboxed it overflowed a worker's stack in a
         // debug build once the spans and the audit's watch were part of it.
-        let result = Box::pin(self.forward_observed(&context, Kind::Read, &server, &uri, None, read));
-        let result = crate::observe::client::permitted_by(permitted, span.within(result));
+        let asker = call_context(&context, permitted);
+        let result = Box::pin(self.forward_observed(&asker, Kind::Read, &server, &uri, None, read));
+        let result = span.within(result);
         span.ended(result.await.map(ReadResourceResponse::Complete))
     }
 
@@ -382,9 +380,10 @@ impl ServerHandler for Front {
         };
         let (name, arguments) = (request.name.clone(), request.arguments.clone());
         let get = |peer: Peer<RoleClient>| traced(&server, peer, request);
+        let asker = call_context(&context, permitted);
         let result =
-            Box::pin(self.forward_observed(&context, Kind::Prompt, &server, &name, arguments.as_ref(), get));
-        let result = crate::observe::client::permitted_by(permitted, span.within(result));
+            Box::pin(self.forward_observed(&asker, Kind::Prompt, &server, &name, arguments.as_ref(), get));
+        let result = span.within(result);
         span.ended(result.await.map(GetPromptResponse::Complete))
     }
 
@@ -453,9 +452,15 @@ impl ServerHandler for Front {
     }
 }
 
+/// Who is asking, let through by the policies `permitted`: the [`CallContext`] the runtime
+/// records in the audit log.
+fn call_context(context: &RequestContext<RoleServer>, permitted: Vec<String>) -> CallContext {
+    CallContext::default().with_client(client_of(context)).with_permitted_by(permitted)
+}
+
 /// Who is asking, for the audit log: the caller's subject when its token named one
 /// (`--auth oidc`), the client's `clientInfo` name and, over HTTP, its `Mcp-Session-Id`
-/// (`observe::client::label`).
+/// (`observe::call_context::label`).
 pub(super) fn client_of(context: &RequestContext<RoleServer>) -> Option<Arc<str>> {
     let info = context.client_info();
     let session = context
@@ -465,5 +470,5 @@ pub(super) fn client_of(context: &RequestContext<RoleServer>) -> Option<Arc<str>
         .and_then(|value| value.to_str().ok());
     let caller = crate::serve::Caller::of(context);
     let subject = caller.as_ref().map(|c| c.subject.as_str());
-    crate::observe::client::label(subject, info.as_ref().map(|i| i.name.as_str()), session)
+    crate::observe::call_context::label(subject, info.as_ref().map(|i| i.name.as_str()), session)
 }
