@@ -13,7 +13,7 @@ pub mod metrics;
 pub mod otlp_env;
 pub mod traces;
 
-pub use exchange::{AuditChoice, Exchange, Kind, Outcome, json_size};
+pub use exchange::{Exchange, Kind, Outcome, json_size};
 
 /// One exchange ended: it goes to the audit log and the metrics.
 pub fn finished(exchange: &Exchange<'_>) {

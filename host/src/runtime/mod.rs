@@ -285,7 +285,7 @@ impl Runtime {
     }
 
     /// The workspace's `audit` setting now (what a host's own audit lines follow).
-    pub fn audit_choice(&self) -> crate::observe::AuditChoice {
+    pub fn audit_choice(&self) -> crate::config::AuditChoice {
         self.supervisor.lock().resolved.settings.audit
     }
 
