@@ -12,6 +12,7 @@ use rmcp::transport::common::client_side_sse::BoxedSseResponse;
 use rmcp::transport::streamable_http_client::{StreamableHttpError, StreamableHttpPostResponse};
 
 use super::header_rules::header_rule_broken;
+use super::trace_headers::trace_headers;
 use crate::http_layer::{Headers, HttpLayer, Layered, Request};
 
 /// A tool whose annotations break a rule, with the rule.
@@ -133,6 +134,7 @@ impl HttpLayer for AuditingClient {
         auth_header: Option<String>,
         headers: Headers,
     ) -> impl Future<Output = Result<R::Output, StreamableHttpError<reqwest::Error>>> + Send {
+        let headers = trace_headers(request.message(), headers);
         request.send_via(&self.inner, auth_header, headers)
     }
 
