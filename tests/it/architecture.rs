@@ -6,8 +6,8 @@
 //! …), and inside each folder its direct children plus the folder's own `mod.rs`. A reference
 //! `crate::a::b::C`, `super::b::C` or `b::C` is an arrow to the deepest module it names; an
 //! item a facade re-exports (`pub use b::C` in `mod.rs`) counts as a reference to `b`.
-//! Code under `#[cfg(test)]` is left out: a unit test may build its subject from the layer
-//! above.
+//! Code under `#[cfg(test)]` is left out, inline or in a file of its own: a unit test may build
+//! its subject from the layer above.
 //!
 //! There is no circle (issue 27 removed the last eleven), and the top-level modules stack in
 //! [`LAYERS`] with no arrow up.
@@ -25,7 +25,17 @@ use syn::visit::Visit;
 /// ([`leaves_import_no_other_module`]), so anything may use them. `observe` sits above
 /// `config`: an exchange carries the workspace's `audit` setting, which is config's type.
 const LAYERS: &[&[&str]] = &[
-    &["text", "file_stamp", "fix_command", "redact", "paths", "notice", "results_store", "browser", "http_layer"],
+    &[
+        "text",
+        "file_stamp",
+        "fix_command",
+        "redact",
+        "paths",
+        "notice",
+        "results_store",
+        "browser",
+        "http_layer",
+    ],
     &["tokens", "cause", "status"],
     &["config"],
     &["observe"],
@@ -58,6 +68,15 @@ impl Tree {
     fn read(root: &Path) -> Self {
         let mut files = BTreeMap::new();
         walk(root, root, &mut files);
+        // A file compiled only for tests (`#[cfg(test)] mod tests;`) is left out, as an inline
+        // test module is.
+        let test_only: Vec<Vec<String>> = files
+            .iter()
+            .flat_map(|(module, file)| {
+                test_files(file).into_iter().map(|name| [module.clone(), vec![name]].concat())
+            })
+            .collect();
+        files.retain(|module, _| !test_only.iter().any(|test| module.starts_with(test)));
         Self { files }
     }
 
@@ -88,6 +107,17 @@ fn walk(root: &Path, dir: &Path, files: &mut BTreeMap<Vec<String>, PathBuf>) {
         }
         files.insert(module, path);
     }
+}
+
+/// The modules `file` declares in files of their own under `#[cfg(test)]`.
+fn test_files(file: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let parsed = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let declared = parsed.items.iter().filter_map(|item| match item {
+        syn::Item::Mod(m) if m.content.is_none() && is_test_only(&m.attrs) => Some(m.ident.to_string()),
+        _ => None,
+    });
+    declared.collect()
 }
 
 /// Every path a file uses, as written: `use` trees flattened, and paths in code.
@@ -460,7 +490,9 @@ fn a_circle_through_a_reexport_is_found() {
     // A test module's `super` is its file: no arrow from `y` up to the facade `a`.
     write("a/y.rs", "pub struct Other; fn f() -> crate::a::Thing { todo!() } mod tests { use super::*; }");
     write("b.rs", "use crate::c::C; pub struct B;");
-    write("c.rs", "pub struct C; #[cfg(test)] mod tests { use crate::b::B; }");
+    write("c.rs", "pub struct C; #[cfg(test)] mod tests { use crate::b::B; } #[cfg(test)] mod more;");
+    // A test module in a file of its own is left out too.
+    write("c/more.rs", "use crate::b::B;");
     let found = cycles_of(&Tree::read(dir.path()));
     assert_eq!(found, BTreeSet::from(["a: x y".to_string()]));
     write("c.rs", "use crate::b::B; pub struct C;");
