@@ -57,11 +57,7 @@ pub async fn run() -> anyhow::Result<()> {
     section("2. Starting the runtime (all servers connect at once)");
     let paused: BTreeSet<String> = ["later".to_string()].into();
     let resolved = load_resolved(&paths, &paused)?;
-    let options = RuntimeOptions {
-        cache_dir: Some(paths.cache_dir()),
-        credentials: Some(paths.credentials()),
-        ..Default::default()
-    };
+    let options = RuntimeOptions::for_paths(&paths, paths.workspace_root.clone());
     let runtime = Runtime::start(resolved, options).await?;
     let outcome = tour(&runtime, &paths).await;
     runtime.shutdown().await;

@@ -10,7 +10,8 @@
 //! its subject from the layer above.
 //!
 //! There is no circle (issue 27 removed the last eleven), and the top-level modules stack in
-//! [`LAYERS`] with no arrow up.
+//! [`LAYERS`] with no arrow up. Only the binary's files print or touch the process's standard
+//! streams and terminal (issue 47): the library takes readers, writers and sinks from it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -39,10 +40,10 @@ const LAYERS: &[&[&str]] = &[
     &["tokens", "cause", "status"],
     &["config"],
     &["observe"],
-    &["plugin", "auth", "clients", "trust", "policy"],
+    &["plugin", "auth", "trust", "policy"],
     &["transport"],
     &["runtime"],
-    &["ask", "serve", "session"],
+    &["serve", "session"],
     &["gateway"],
     &["acp"],
 ];
@@ -127,6 +128,9 @@ struct Paths {
     reexports: Vec<(String, String)>,
     /// Printing macros used.
     prints: Vec<String>,
+    /// The process's standard streams or terminal reached for (`std::io::stdout()`,
+    /// `tokio::io::stdin()`, `Term::stderr()`, rmcp's `stdio_pipes()`), as written.
+    handles: Vec<String>,
 }
 
 impl Paths {
@@ -191,14 +195,48 @@ impl<'ast> Visit<'ast> for Paths {
         syn::visit::visit_path(self, path);
     }
 
+    fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+        if let syn::Expr::Path(path) = &*call.func {
+            let segments: Vec<String> = path.path.segments.iter().map(|s| s.ident.to_string()).collect();
+            if is_std_handle(&segments) {
+                self.handles.push(format!("{}()", segments.join("::")));
+            }
+        }
+        syn::visit::visit_expr_call(self, call);
+    }
+
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
         let name = mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
         if ["println", "eprintln", "print", "eprint", "dbg"].contains(&name.as_str()) {
             self.prints.push(name);
         }
+        // A handle passed to a macro (`writeln!(std::io::stderr(), …)`): the arguments read as
+        // expressions where they parse as such (`tracing`'s `target:` and `%x` do not).
+        let arguments =
+            mac.parse_body_with(syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated);
+        for argument in arguments.iter().flatten() {
+            let mut inner = Paths::default();
+            inner.visit_expr(argument);
+            self.handles.extend(inner.handles);
+        }
         // Paths inside macro calls (`format!`, `tracing::warn!`) are tokens, not parsed: a
         // call's arguments that name a module are rare, and `use` lines catch the rest.
         syn::visit::visit_macro(self, mac);
+    }
+}
+
+/// A call path that reaches the process's standard streams or terminal: `stdin`, `stdout` or
+/// `stderr` alone or from an `io` module (std's, tokio's), a `Term` constructor
+/// (console/dialoguer), and rmcp's `stdio_pipes` and `transport::stdio`.
+fn is_std_handle(segments: &[String]) -> bool {
+    let names: Vec<&str> = segments.iter().map(String::as_str).collect();
+    match names.as_slice() {
+        [.., "Term", _] => true,
+        [.., "stdio_pipes"] => true,
+        [.., "transport", "stdio"] => true,
+        [.., before, "stdin" | "stdout" | "stderr"] => *before == "io",
+        ["stdin" | "stdout" | "stderr"] => true,
+        _ => false,
     }
 }
 
@@ -446,24 +484,74 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
     found
 }
 
-/// The library prints nothing itself: what it has for a person goes through its notice hook,
-/// and only the binary's files write to stdout and stderr with the printing macros.
-#[test]
-fn only_the_binary_prints() {
-    let root = source_root();
-    let tree = Tree::read(&root);
-    let mut printing = Vec::new();
+/// What the library's files (all but [`BINARY`]'s) print, and which standard streams or
+/// terminal they reach for, one `file: what` line each.
+fn library_terminal_uses(root: &Path) -> (Vec<String>, Vec<String>) {
+    let tree = Tree::read(root);
+    let (mut printing, mut handles) = (Vec::new(), Vec::new());
     for file in tree.files.values() {
-        let relative = file.strip_prefix(&root).unwrap_or(file);
+        let relative = file.strip_prefix(root).unwrap_or(file);
         let first = relative.iter().next().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
         if BINARY.contains(&first.as_str()) {
             continue;
         }
-        for name in parse(file).prints {
-            printing.push(format!("{}: {name}!", relative.display()));
-        }
+        let parsed = parse(file);
+        printing.extend(parsed.prints.iter().map(|name| format!("{}: {name}!", relative.display())));
+        handles.extend(parsed.handles.iter().map(|call| format!("{}: {call}", relative.display())));
     }
+    (printing, handles)
+}
+
+/// The library prints nothing itself: what it has for a person goes through its notice hook,
+/// and only the binary's files write to stdout and stderr with the printing macros. Nor does
+/// it take the process's stdin, stdout, stderr or terminal: the binary passes them in (a
+/// reader and writer for ACP and `serve`, the pasted lines of a sign-in) or draws what the
+/// library reports (connect progress), and the terminal's prompts live in the binary.
+#[test]
+fn only_the_binary_prints() {
+    let (printing, handles) = library_terminal_uses(&source_root());
     assert!(printing.is_empty(), "the library prints (use crate::notice::tell):\n{}", printing.join("\n"));
+    assert!(
+        handles.is_empty(),
+        "the library reaches for the process's standard streams or terminal (take a reader, a writer \
+         or a sink from the caller, which passes stdin/stdout, or move the terminal code into the \
+         binary's cli/):\n{}",
+        handles.join("\n")
+    );
+}
+
+/// The checker itself: a standard stream or terminal reached for in a library file is found,
+/// written any way (a `use`d name, a macro's argument), and one in the binary or in a test
+/// module is not.
+#[test]
+fn a_library_file_reaching_for_stdout_is_found() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let write = |path: &str, text: &str| {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap_or(dir.path())).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
+    };
+    write("lib.rs", "mod a; mod b;");
+    write(
+        "a.rs",
+        "use std::io::stdin; fn f() { let _ = std::io::stdout(); let _ = stdin(); \
+         let _ = console::Term::stderr(); writeln!(tokio::io::stderr(), \"x\"); \
+         let _ = cmd.stderr(Stdio::piped()); } \
+         #[cfg(test)] mod tests { fn g() { let _ = std::io::stdin(); } }",
+    );
+    write("b.rs", "fn quiet(out: impl std::io::Write) { let _ = out; }");
+    write("cli/mod.rs", "fn main() { let _ = std::io::stdout(); println!(\"ok\"); }");
+    let (printing, handles) = library_terminal_uses(dir.path());
+    assert_eq!(printing, Vec::<String>::new());
+    assert_eq!(
+        handles,
+        [
+            "a.rs: std::io::stdout()",
+            "a.rs: stdin()",
+            "a.rs: console::Term::stderr()",
+            "a.rs: tokio::io::stderr()"
+        ]
+    );
 }
 
 /// The checker itself: a circle through a facade's re-export is found, a one-way arrow is not.

@@ -7,11 +7,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use toolport::cli_support::escape_line;
-use toolport::{
-    ElicitPolicy, LAZY_SERVER, Paths, Resolved, Runtime, RuntimeOptions, Surface, TerminalElicitor, TrustMode,
-};
+use toolport::{LAZY_SERVER, Paths, Resolved, Runtime, RuntimeOptions, Surface, TrustMode};
 
 use super::ExitError;
+use super::ask::{ElicitPolicy, TerminalElicitor};
+use super::progress::Spinners;
 
 /// `toolport tools [--shape NAME] [--json] [--lazy]`.
 #[derive(Debug, clap::Args)]
@@ -102,16 +102,10 @@ async fn start_with(
 ) -> anyhow::Result<Runtime> {
     let mut resolved = toolport::load_resolved(paths, &BTreeSet::new())?;
     adjust(&mut resolved);
-    let options = RuntimeOptions {
-        progress: true,
-        cache_dir: Some(paths.cache_dir()),
-        credentials: Some(paths.credentials()),
-        elicitor: Some(Arc::new(elicitor)),
-        results_dir: Some(paths.results_dir()),
-        listings_dir: Some(paths.listings_dir()),
-        workspace_root: Some(paths.workspace_root.clone()),
-        ..Default::default()
-    };
+    let options = RuntimeOptions::for_paths(paths, paths.workspace_root.clone())
+        .with_progress(Spinners::on_stderr())
+        .with_elicitor(Arc::new(elicitor))
+        .with_listings(paths);
     let runtime = match for_call {
         Some(tool) => Runtime::start_for_call(resolved, options, tool).await?,
         None => Runtime::start(resolved, options).await?,

@@ -185,7 +185,7 @@ pub(crate) fn read_in(dir: &Dir, root: &Path) -> Result<Option<String>, ConfigEr
 /// the repository's author chose. The same capability on the root decides as for the
 /// workspace file, and the refusal reads the same ([`io_error`]). A link that stays inside is
 /// followed by the write; a missing file (or root) is created by it.
-pub(crate) fn refuse_links_out(root: &Path, path: &Path) -> Result<(), ConfigError> {
+pub fn refuse_links_out(root: &Path, path: &Path) -> Result<(), ConfigError> {
     let Ok(inside) = path.strip_prefix(root) else {
         return Err(ConfigError(format!(
             "refusing to write {}: it is not inside the workspace root {}",

@@ -132,14 +132,20 @@ impl Gateway {
         policy_watch::watch(self.shared.runtime.clone(), self.access.clone(), file)
     }
 
-    /// Serves one client on stdin/stdout until it closes them. Over pipes (how clients start
-    /// a server) they are read and written on the runtime's reactor (`stdio_pipes`), not by
-    /// Tokio's blocking threads: that hand-off cost two thread wake-ups per message each way,
-    /// the largest part of what the hop added to a call (BENCHMARKS.md "## Serve"). Anything
-    /// else (a terminal, a file, a socket) falls back to the blocking handles.
-    pub async fn serve_stdio(&self) -> anyhow::Result<()> {
+    /// Serves one client over the stdio framing (a JSON message a line) on `input` and
+    /// `output` until it closes them: the process's stdin and stdout, which the binary passes
+    /// as `rmcp::transport::stdio_pipes()`. Over pipes (how clients start a server) those are
+    /// read and written on the runtime's reactor, not by Tokio's blocking threads: that
+    /// hand-off cost two thread wake-ups per message each way, the largest part of what the
+    /// hop added to a call (BENCHMARKS.md "## Serve"). Anything else (a terminal, a file, a
+    /// socket) falls back to the blocking handles.
+    pub async fn serve_stdio<R, W>(&self, input: R, output: W) -> anyhow::Result<()>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
         let running = Front::new(self.shared.clone())
-            .serve(rmcp::transport::stdio_pipes())
+            .serve((input, output))
             .await
             .context("cannot start serving on stdio")?;
         running.waiting().await.context("serving on stdio failed")?;

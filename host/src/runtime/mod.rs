@@ -41,6 +41,7 @@ pub use calls::request_state::MAX_INPUT_ROUNDS;
 pub use catalog::merged::{Catalog, Offered};
 pub use handle::Runtime;
 pub use options::{RuntimeOptions, ToolOwners};
+pub use progress::{ConnectEvent, ProgressSink};
 pub use questions::confirmation::{ConfirmAnswer, Confirmation};
 pub use questions::elicitation::{
     Choice, DeclineAll, Elicitation, ElicitationAnswer, ElicitationKind, ElicitationModes, Elicitor, Field,

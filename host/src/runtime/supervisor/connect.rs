@@ -20,7 +20,7 @@ use crate::runtime::catalog::merged::ServerCatalog;
 use crate::runtime::connection::Connection;
 use crate::runtime::event::Event;
 use crate::runtime::listing_store::KnownListing;
-use crate::runtime::progress::{self, Progress};
+use crate::runtime::progress::Progress;
 use crate::runtime::questions::server_requests::Answers;
 use crate::runtime::state::Link;
 
@@ -32,7 +32,7 @@ impl Supervisor {
         if targets.is_empty() {
             return;
         }
-        let progress = Progress::new(self.options.progress);
+        let progress = Progress::new(self.options.progress.clone());
         let attempts = targets.iter().map(|(name, server)| self.attempt(&progress, name, server));
         let outcomes = join_all(attempts).await;
         progress.finish();
@@ -50,7 +50,7 @@ impl Supervisor {
     /// slower the rebuilds the more each one takes in, and the surface ends the same.
     pub(super) async fn connect_each(&self, names: &[String]) {
         let targets = self.targets(names);
-        let progress = Progress::new(self.options.progress);
+        let progress = Progress::new(self.options.progress.clone());
         let shown = &progress;
         let mut attempts: FuturesUnordered<_> = targets
             .iter()
@@ -79,9 +79,9 @@ impl Supervisor {
             .collect()
     }
 
-    /// One server's connect, list and catalog listing, drawn on `progress`.
+    /// One server's connect, list and catalog listing, reported to `progress`.
     async fn attempt(&self, progress: &Progress, name: &str, server: &ResolvedServer) -> Attempt {
-        let bar = progress.server(name);
+        progress.server(name);
         let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
         let events = self.events.clone();
         let answers = self.answers.clone();
@@ -89,8 +89,8 @@ impl Supervisor {
         if let (Ok((conn, tools)), Some(store)) = (&outcome, &self.listings) {
             store.save(&server.def, &known_listing(&server.def.name, conn, tools));
         }
-        progress::done(bar, name, &outcome.as_ref().map(|(_, tools)| tools.len()).map_err(Clone::clone));
-        // Resources and prompts after the tools, so the spinner's outcome is the tools'; a
+        progress.done(name, &outcome.as_ref().map(|(_, tools)| tools.len()).map_err(Clone::clone));
+        // Resources and prompts after the tools, so the reported outcome is the tools'; a
         // failure here is only a warning (`catalog_list`).
         let catalog = match &outcome {
             Ok((conn, _)) => catalog_list::list_catalog(name, conn, server.def.timeouts.list).await,

@@ -20,11 +20,10 @@ use std::io::IsTerminal as _;
 
 use futures::future::BoxFuture;
 
-use crate::notice;
-use crate::runtime::{
+use toolport::cli_support::escape_line;
+use toolport::{
     ConfirmAnswer, Confirmation, Elicitation, ElicitationAnswer, ElicitationKind, ElicitationModes, Elicitor,
 };
-use crate::text::escape_line;
 
 /// How a terminal host answers (`toolport call --elicit …`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -174,5 +173,5 @@ fn on_a_terminal() -> bool {
 
 /// One line for the person or the script's log, on stderr.
 fn note(line: &str) {
-    notice::tell(format_args!("toolport: {line}"));
+    eprintln!("toolport: {line}");
 }

@@ -1,25 +1,24 @@
 //! URL mode: the server sends the person to a page (a sign-in, a payment) and learns only
 //! whether they went. The URL is printed, escaped, and opened in a browser when it is a web page
-//! (`crate::browser`).
+//! (the library's `browser`).
 
 use dialoguer::Select;
 use dialoguer::console::Term;
 
-use crate::notice;
-use crate::runtime::ElicitationAnswer;
-use crate::text::escape_line;
+use toolport::ElicitationAnswer;
+use toolport::cli_support::{BrowserShown, escape_line, open_in_browser};
 
 /// Prints the page and why the server wants it visited.
 pub fn show(server: &str, message: &str, url: &str) {
-    notice::tell(format_args!("MCP server {server} asks you to open a page: {}", escape_line(message)));
-    notice::tell(format_args!("  {}", escape_line(url)));
+    eprintln!("MCP server {server} asks you to open a page: {}", escape_line(message));
+    eprintln!("  {}", escape_line(url));
 }
 
-/// Opens `url` in a browser when it is a page toolport opens ([`crate::browser`]); the person
+/// Opens `url` in a browser when it is a page toolport opens (`open_in_browser`); the person
 /// has it printed either way.
 pub fn open(url: &str) {
-    if let crate::browser::Shown::Refused(why) = crate::browser::open(url) {
-        notice::tell(format_args!("  (not opened: {why})"));
+    if let BrowserShown::Refused(why) = open_in_browser(url) {
+        eprintln!("  (not opened: {why})");
     }
 }
 

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use toml_edit::{DocumentMut, InlineTable, Item, Table};
 
 use super::client::{EntryEdit, InstallOutcome};
-use crate::config::ConfigError;
+use toolport::ConfigError;
 
 /// The table that holds Codex's servers.
 const KEY: &str = "mcp_servers";

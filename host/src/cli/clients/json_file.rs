@@ -12,7 +12,7 @@ use jsonc_parser::cst::{CstInputValue, CstRootNode};
 use serde_json::{Map, Value};
 
 use super::client::{EntryEdit, InstallOutcome};
-use crate::config::ConfigError;
+use toolport::ConfigError;
 
 /// A client's file parsed for editing.
 pub(crate) struct JsonFile {
@@ -36,7 +36,7 @@ pub(crate) fn parse(path: &Path, text: Option<&str>, dialect: Dialect) -> Result
     if !dialect.comments {
         // The syntax tree keeps comments whatever the options say: strict files are checked
         // by serde_json first, with the same message toolport's own store gets.
-        crate::config::parse_json(path, text)?;
+        toolport::cli_support::parse_json(path, text)?;
     }
     let options = ParseOptions {
         allow_comments: dialect.comments,

@@ -5,7 +5,7 @@
 use dialoguer::Confirm;
 use dialoguer::console::Term;
 
-use crate::runtime::{ConfirmAnswer, Confirmation};
+use toolport::{ConfirmAnswer, Confirmation};
 
 /// Asks on the terminal; a prompt that fails (the terminal went away) cancels.
 pub fn ask(request: &Confirmation) -> ConfirmAnswer {

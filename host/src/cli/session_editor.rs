@@ -1,5 +1,5 @@
 //! The session's input side. On a terminal: `rustyline` (history kept in the home folder, tab
-//! completion from [`super::complete`]) on its own thread, because it blocks; the async side
+//! completion from the library's `complete`) on its own thread, because it blocks; the async side
 //! runs each line and only then lets the editor draw the next prompt, so output and prompt
 //! never interleave. Off a terminal (a script, a pipe): plain lines, no prompt or banner, and
 //! stdout flushed after every command so a driving process sees each answer as it comes.
@@ -19,9 +19,8 @@ use rustyline::{Editor, Helper};
 use tokio::io::AsyncBufReadExt as _;
 use tokio::sync::mpsc;
 
-use super::complete::{Known, complete};
-use super::live::Session;
-use crate::notice;
+use toolport::Session;
+use toolport::cli_support::{Known, complete};
 
 const PROMPT: &str = "toolport> ";
 const BANNER: &str = "toolport session: /help lists the commands, /quit leaves";
@@ -30,7 +29,7 @@ const BANNER: &str = "toolport session: /help lists the commands, /quit leaves";
 /// where the terminal editor keeps past lines (ignored off a terminal).
 pub async fn run_interactive(mut session: Session, history: Option<PathBuf>) -> Result<()> {
     for warning in session.warnings() {
-        notice::tell(warning);
+        eprintln!("{warning}");
     }
     let result = if std::io::stdin().is_terminal() {
         terminal_loop(&mut session, history).await

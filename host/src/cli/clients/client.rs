@@ -5,7 +5,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use crate::config::ConfigError;
+use toolport::ConfigError;
 
 /// A coding agent (or editor) with a config file of MCP servers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

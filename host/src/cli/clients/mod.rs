@@ -17,6 +17,6 @@ mod on_path;
 
 pub use cautions::ImportCaution;
 pub use client::{Client, ClientHomes, ClientScope, InstallOutcome, Launch};
-pub use import::{ImportLine, ImportOutcome, ImportReport, ImportRequest, import};
-pub use install::{InstallRequest, Installed, install};
+pub use import::{ImportOutcome, ImportReport, ImportRequest, import};
+pub use install::{InstallRequest, install};
 pub use on_path::{NotOnPath, command_on_path};
