@@ -101,7 +101,7 @@ pub use config::{
 pub use notice::{NoticePrinter, set_notice_printer};
 // The audit log of every call, read, prompt and sign-in (issue 29): where the host keeps it,
 // and the workspace's `audit` setting.
-pub use observe::AuditChoice;
+pub use config::AuditChoice;
 pub use observe::audit_log::{AuditLine, AuditLog, AuditPrinter, set_audit_log};
 pub use paths::Paths;
 pub use transport::login;

@@ -6,8 +6,8 @@
 //! …), and inside each folder its direct children plus the folder's own `mod.rs`. A reference
 //! `crate::a::b::C`, `super::b::C` or `b::C` is an arrow to the deepest module it names; an
 //! item a facade re-exports (`pub use b::C` in `mod.rs`) counts as a reference to `b`.
-//! Code under `#[cfg(test)]` is left out: a unit test may build its subject from the layer
-//! above.
+//! Code under `#[cfg(test)]` is left out, inline or in a file of its own: a unit test may build
+//! its subject from the layer above.
 //!
 //! There is no circle (issue 27 removed the last eleven), and the top-level modules stack in
 //! [`LAYERS`] with no arrow up. Only the binary's files print or touch the process's standard
@@ -21,6 +21,10 @@ use syn::visit::Visit;
 /// The crate's top-level modules from the bottom up: a module may use its own layer's and
 /// lower ones, never a higher one (transport is above auth, as in rmcp: auth knows nothing of
 /// connections). A new module takes its place here.
+///
+/// The first layer holds the leaves: they import no other module of the crate
+/// ([`leaves_import_no_other_module`]), so anything may use them. `observe` sits above
+/// `config`: an exchange carries the workspace's `audit` setting, which is config's type.
 const LAYERS: &[&[&str]] = &[
     &[
         "text",
@@ -29,15 +33,13 @@ const LAYERS: &[&[&str]] = &[
         "redact",
         "paths",
         "notice",
-        "tokens",
         "results_store",
         "browser",
-        "cause",
-        "status",
         "http_layer",
-        "observe",
     ],
+    &["tokens", "cause", "status"],
     &["config"],
+    &["observe"],
     &["plugin", "auth", "trust", "policy"],
     &["transport"],
     &["runtime"],
@@ -45,6 +47,10 @@ const LAYERS: &[&[&str]] = &[
     &["gateway"],
     &["acp"],
 ];
+
+/// The most lines a file of `host/src` may have, tests included (a `*_tests.rs` file or an
+/// inline `mod tests` counts like any other code): past it, a file holds more than one concern.
+const MAX_LINES: usize = 500;
 
 /// The binary's files: the only ones that print.
 const BINARY: &[&str] = &["main.rs", "cli", "demo.rs", "demo_server"];
@@ -59,6 +65,15 @@ impl Tree {
     fn read(root: &Path) -> Self {
         let mut files = BTreeMap::new();
         walk(root, root, &mut files);
+        // A file compiled only for tests (`#[cfg(test)] mod tests;`) is left out, as an inline
+        // test module is.
+        let test_only: Vec<Vec<String>> = files
+            .iter()
+            .flat_map(|(module, file)| {
+                test_files(file).into_iter().map(|name| [module.clone(), vec![name]].concat())
+            })
+            .collect();
+        files.retain(|module, _| !test_only.iter().any(|test| module.starts_with(test)));
         Self { files }
     }
 
@@ -89,6 +104,17 @@ fn walk(root: &Path, dir: &Path, files: &mut BTreeMap<Vec<String>, PathBuf>) {
         }
         files.insert(module, path);
     }
+}
+
+/// The modules `file` declares in files of their own under `#[cfg(test)]`.
+fn test_files(file: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let parsed = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let declared = parsed.items.iter().filter_map(|item| match item {
+        syn::Item::Mod(m) if m.content.is_none() && is_test_only(&m.attrs) => Some(m.ident.to_string()),
+        _ => None,
+    });
+    declared.collect()
 }
 
 /// Every path a file uses, as written: `use` trees flattened, and paths in code.
@@ -403,6 +429,61 @@ fn no_module_reaches_up_a_layer() {
     assert!(wrong.is_empty(), "layers broken:\n{}", wrong.into_iter().collect::<Vec<_>>().join("\n"));
 }
 
+/// The leaves (the first layer of [`LAYERS`]) import no other module of the crate: each is
+/// a thing on its own (a text rule, a path, a lock stamp, one HTTP client over another), so
+/// anything may use it without pulling in more.
+#[test]
+fn leaves_import_no_other_module() {
+    let tree = Tree::read(&source_root());
+    let mut wrong = BTreeSet::new();
+    for (from, targets) in arrows(&tree) {
+        let Some(first) = from.first().filter(|first| LAYERS[0].contains(&first.as_str())) else { continue };
+        for to in targets.iter().filter(|to| to.first() != Some(first)) {
+            wrong.insert(format!("{} imports {}", from.join("::"), to.join("::")));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "a leaf imports another module (move what it needs into the leaf, or pass it in):\n{}",
+        wrong.into_iter().collect::<Vec<_>>().join("\n")
+    );
+}
+
+/// No file of `host/src` is over [`MAX_LINES`] lines, its tests included.
+#[test]
+fn no_file_is_over_the_line_limit() {
+    let root = source_root();
+    let mut over = Vec::new();
+    for file in rust_files(&root) {
+        let relative = file.strip_prefix(&root).unwrap_or(&file).to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let lines = text.lines().count();
+        if lines > MAX_LINES {
+            over.push(format!("{relative}: {lines} lines"));
+        }
+    }
+    assert!(
+        over.is_empty(),
+        "files over {MAX_LINES} lines (split them by concern, each file a module named for what it does):\n{}",
+        over.join("\n")
+    );
+}
+
+/// Every `.rs` file under `dir`, the binary's included.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    for entry in entries {
+        let path = entry.unwrap_or_else(|e| panic!("{}: {e}", dir.display())).path();
+        if path.is_dir() {
+            found.extend(rust_files(&path));
+        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            found.push(path);
+        }
+    }
+    found
+}
+
 /// What the library's files (all but [`BINARY`]'s) print, and which standard streams or
 /// terminal they reach for, one `file: what` line each.
 fn library_terminal_uses(root: &Path) -> (Vec<String>, Vec<String>) {
@@ -568,7 +649,9 @@ fn a_circle_through_a_reexport_is_found() {
     // A test module's `super` is its file: no arrow from `y` up to the facade `a`.
     write("a/y.rs", "pub struct Other; fn f() -> crate::a::Thing { todo!() } mod tests { use super::*; }");
     write("b.rs", "use crate::c::C; pub struct B;");
-    write("c.rs", "pub struct C; #[cfg(test)] mod tests { use crate::b::B; }");
+    write("c.rs", "pub struct C; #[cfg(test)] mod tests { use crate::b::B; } #[cfg(test)] mod more;");
+    // A test module in a file of its own is left out too.
+    write("c/more.rs", "use crate::b::B;");
     let found = cycles_of(&Tree::read(dir.path()));
     assert_eq!(found, BTreeSet::from(["a: x y".to_string()]));
     write("c.rs", "use crate::b::B; pub struct C;");

@@ -13,9 +13,8 @@ use serde_json::Value;
 use super::confirm_setting::{CONFIRM_KEY, ConfirmSetting};
 use super::error::ConfigError;
 use super::fields::{Fields, Trim};
-use super::model::{Secrets, SecretsMode, Surface, TrustMode, WorkspaceSettings};
+use super::model::{AuditChoice, Secrets, SecretsMode, Surface, TrustMode, WorkspaceSettings};
 use super::store::parse_json;
-use crate::observe::AuditChoice;
 use crate::paths::{WORKSPACE_DIR, WORKSPACE_FILE};
 use crate::text::escape_line;
 

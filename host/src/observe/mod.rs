@@ -3,8 +3,10 @@
 //! OTLP and by `serve --http --metrics` as Prometheus text) and traces (spans bridged from
 //! `tracing` to OpenTelemetry; `otlp_env` says whether and how to export).
 //!
-//! A leaf: the runtime, the hosts and `auth` hand it what happened ([`Exchange`]) and it never
-//! reaches back. Values never enter it unless the operator asked for them (`audit.values`).
+//! Just above `config`, whose workspace `audit` setting each exchange carries, and below
+//! everything that observes: the runtime, the hosts and `auth` hand it what happened
+//! ([`Exchange`]) and it never reaches back. Values never enter it unless the operator asked
+//! for them (`audit.values`).
 
 pub mod audit_log;
 pub mod call_context;
@@ -16,7 +18,7 @@ pub mod traces;
 
 pub use call_context::{CallContext, Caller};
 pub use error::ObserveError;
-pub use exchange::{AuditChoice, Exchange, Kind, Outcome, json_size};
+pub use exchange::{Exchange, Kind, Outcome, json_size};
 
 /// One exchange ended: it goes to the audit log and the metrics.
 pub fn finished(exchange: &Exchange<'_>) {

@@ -13,6 +13,7 @@ use rmcp::transport::streamable_http_client::{StreamableHttpError, StreamableHtt
 
 use super::connect_error::ConnectError;
 use super::header_rules::header_rule_broken;
+use super::trace_headers::trace_headers;
 use crate::http_layer::{Headers, HttpLayer, Layered, Request};
 
 /// A tool whose annotations break a rule, with the rule.
@@ -139,6 +140,7 @@ impl HttpLayer for AuditingClient {
         auth_header: Option<String>,
         headers: Headers,
     ) -> impl Future<Output = Result<R::Output, StreamableHttpError<reqwest::Error>>> + Send {
+        let headers = trace_headers(request.message(), headers);
         request.send_via(&self.inner, auth_header, headers)
     }
 

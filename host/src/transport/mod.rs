@@ -19,6 +19,7 @@ mod stderr_tail;
 mod stdio;
 mod stdout_drain;
 mod stdout_noise;
+mod trace_headers;
 mod wasm;
 
 pub use challenge::login;

@@ -9,7 +9,8 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
-use crate::observe::{self, AuditChoice, CallContext, Exchange, Kind, Outcome};
+use crate::config::AuditChoice;
+use crate::observe::{self, CallContext, Exchange, Kind, Outcome};
 use crate::runtime::results::outcome::{CallError, CallOutcome};
 use crate::runtime::supervisor::Supervisor;
 use crate::trust::secrets::{SecretBook, mask_keys, redact_object, redact_string};

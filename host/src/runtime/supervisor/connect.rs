@@ -12,7 +12,7 @@ use futures::{FutureExt as _, StreamExt as _};
 use rmcp::model::Tool;
 use tokio::sync::mpsc;
 
-use super::Supervisor;
+use super::state::Supervisor;
 use crate::config::ResolvedServer;
 use crate::plugin::PluginHost;
 use crate::runtime::catalog::catalog_list;

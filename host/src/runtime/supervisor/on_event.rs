@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::{State, Supervisor};
+use super::state::{State, Supervisor};
 use crate::runtime::catalog::catalog_list;
 use crate::runtime::connection::Connection;
 use crate::runtime::event::Event;
