@@ -1,6 +1,6 @@
 """How long `toolport serve --http` takes to leave on SIGTERM when its OTLP collector is down
 (issue 44 item 10): the last metrics and spans are flushed within 300 ms after a signal
-(README, "Traces"), whatever the collector does.
+(docs/src/observe.md "Traces"), whatever the collector does.
 
     python3 bench/dead_collector.py --toolport target/release/toolport [--runs N] [--baseline BIN]
 

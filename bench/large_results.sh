@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What bounding a large result costs (`maxResultTokens`, README "Large results"): one
+# What bounding a large result costs (`maxResultTokens`, docs/src/configure/calls.md "Large results"): one
 # `toolport call big` of a 30 MiB text result from demo-server `--big-lines`, bounded at the
 # default 25,000 tokens (preview + note, the whole stored under <home>/results/), against the
 # same call with a bound the result fits in (passed through whole, no tokenizer). Wall time

@@ -31,7 +31,7 @@ GONE = "the toolport replica serving this request went away before it answered (
 
 
 class Nginx:
-    """nginx round robin over `upstreams`, as README's "Serving a team" shows it."""
+    """nginx round robin over `upstreams`, as docs/src/serve/team.md "Replicas" shows it."""
 
     def __init__(self, binary, upstreams):
         self.dir = tempfile.mkdtemp(prefix="replicas-nginx-")

@@ -15,6 +15,23 @@ pub const AUTHORIZATION_REQUIRED: &str = "authorization required";
 /// rmcp does not link two of its wrappers as `source()` (the transport error inside an
 /// initialize error, the HTTP client's error inside its own), so those hops are taken by hand.
 pub fn deepest_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    match deepest(error) {
+        Deepest::AuthorizationRequired => AUTHORIZATION_REQUIRED.to_string(),
+        Deepest::Message(message) => message,
+    }
+}
+
+/// What [`deepest`] found at the bottom of an error's chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Deepest {
+    /// A 401, or a 403 no step-up could answer: a state with a fix, not the server's prose.
+    AuthorizationRequired,
+    /// The innermost error's message, clipped and with URLs redacted.
+    Message(String),
+}
+
+/// [`deepest_cause`], a missing sign-in kept apart so callers can match on it.
+pub fn deepest(error: &(dyn std::error::Error + 'static)) -> Deepest {
     let mut current = error;
     loop {
         // A 401 (or a 403 no step-up could answer) is not the server's prose but a state with
@@ -22,7 +39,7 @@ pub fn deepest_cause(error: &(dyn std::error::Error + 'static)) -> String {
         if current.downcast_ref::<AuthRequiredError>().is_some()
             || current.downcast_ref::<InsufficientScopeError>().is_some()
         {
-            return AUTHORIZATION_REQUIRED.to_string();
+            return Deepest::AuthorizationRequired;
         }
         let next: Option<&(dyn std::error::Error + 'static)> =
             if let Some(rmcp::service::ClientInitializeError::TransportError { error, .. }) =
@@ -45,5 +62,5 @@ pub fn deepest_cause(error: &(dyn std::error::Error + 'static)) -> String {
     let text = if text.trim().is_empty() { error.to_string() } else { text };
     // A server or a proxy wrote this text; it becomes a row's error, so it is clipped here.
     // reqwest quotes the whole URL, which may carry an expanded `${TOKEN}`: redacted here.
-    redact_urls(&clip_foreign(&text)).into_owned()
+    Deepest::Message(redact_urls(&clip_foreign(&text)).into_owned())
 }

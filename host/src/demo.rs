@@ -56,23 +56,19 @@ pub async fn run() -> anyhow::Result<()> {
     section("2. Starting the runtime (all servers connect at once)");
     let paused: BTreeSet<String> = ["later".to_string()].into();
     let resolved = load_resolved(&paths, &paused)?;
-    let options = RuntimeOptions {
-        cache_dir: Some(paths.cache_dir()),
-        credentials: Some(paths.credentials()),
-        // The tour's audit lines and decisions go to its own home, removed with it.
-        observer: toolport::Observer::new()
-            .with_notices(std::sync::Arc::new(|line: &str| eprintln!("{line}")))
-            .with_audit_trail(toolport::AuditTrail {
-                file: paths.audit_trail(),
-                workspace: paths.workspace_root.clone(),
-            })
-            .with_audit_log(toolport::AuditLog {
-                file: Some(toolport::cli_support::audit_log_file(&paths.home)),
-                printer: None,
-                stderr: false,
-            }),
-        ..Default::default()
-    };
+    // The tour's audit lines and decisions go to its own home, removed with it.
+    let observer = toolport::Observer::new()
+        .with_notices(std::sync::Arc::new(|line: &str| eprintln!("{line}")))
+        .with_audit_trail(toolport::AuditTrail {
+            file: paths.audit_trail(),
+            workspace: paths.workspace_root.clone(),
+        })
+        .with_audit_log(toolport::AuditLog {
+            file: Some(toolport::cli_support::audit_log_file(&paths.home)),
+            printer: None,
+            stderr: false,
+        });
+    let options = RuntimeOptions::for_paths(&paths, paths.workspace_root.clone()).with_observer(observer);
     let runtime = Runtime::start(resolved, options).await?;
     let outcome = tour(&runtime, &paths).await;
     runtime.shutdown().await;

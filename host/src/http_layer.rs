@@ -8,40 +8,22 @@
 //! any layer. Each method becomes a [`Request`] that calls the same method on the client
 //! below, so the limits rmcp passes reach reqwest through whichever method rmcp chose.
 //!
-//! A leaf below `auth` and `transport`, which both use it.
+//! A leaf below `auth` and `transport`, which both use it: it imports no other module. What
+//! one request is lives in `request.rs`; the trace context a request's `_meta` carries is put
+//! in its headers by transport's bottom layer (`transport/trace_headers.rs`), which knows
+//! whether traces are on.
 
-use std::collections::HashMap;
+mod request;
+
+pub(crate) use request::{Headers, Request};
+
 use std::sync::Arc;
 
-use http::{HeaderName, HeaderValue};
 use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::common::client_side_sse::BoxedSseResponse;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
-
-/// The extra headers of a request, as rmcp passes them.
-pub(crate) type Headers = HashMap<HeaderName, HeaderValue>;
-
-/// One request of rmcp's streamable HTTP client, its arguments held so a layer can send it (or
-/// send it again) with a token and headers of its own choosing.
-pub(crate) trait Request: Clone + Send + Sync + 'static {
-    /// What the request answers with.
-    type Output: Send + 'static;
-    /// The HTTP method (what a DPoP proof names).
-    const METHOD: &'static str;
-    /// Where it goes.
-    fn uri(&self) -> &str;
-    /// The MCP session it belongs to, if any.
-    fn session_id(&self) -> Option<&str>;
-    /// Sends it through `client` with `auth_header` and `headers`, by the method rmcp called.
-    fn send_via<C: StreamableHttpClient + Sync>(
-        self,
-        client: &C,
-        auth_header: Option<String>,
-        headers: Headers,
-    ) -> impl Future<Output = Result<Self::Output, StreamableHttpError<C::Error>>> + Send;
-}
 
 /// A layer of the client: how every request goes out, and what it does to the answers.
 pub(crate) trait HttpLayer: Clone + Send + Sync + 'static {
@@ -68,163 +50,13 @@ pub(crate) trait HttpLayer: Clone + Send + Sync + 'static {
     }
 }
 
+use request::{Delete, Get, Post, PostLimits};
+
 /// rmcp's streamable HTTP client over the layer `L`.
 #[derive(Clone)]
 pub(crate) struct Layered<L>(pub(crate) L);
 
-/// A `POST` of one JSON-RPC message.
-#[derive(Clone)]
-pub(crate) struct Post {
-    uri: Arc<str>,
-    message: ClientJsonRpcMessage,
-    session_id: Option<Arc<str>>,
-    limits: PostLimits,
-}
-
-/// Which of the three POST methods rmcp called, with its limits.
-#[derive(Clone, Copy)]
-enum PostLimits {
-    None,
-    MaxSseEvent(usize),
-    Response(StreamableHttpResponseLimits),
-}
-
-/// The `DELETE` that ends a session.
-#[derive(Clone)]
-pub(crate) struct Delete {
-    uri: Arc<str>,
-    session_id: Arc<str>,
-}
-
-/// A `GET` of an event stream, with the event size limit when rmcp gave one.
-#[derive(Clone)]
-pub(crate) struct Get {
-    uri: Arc<str>,
-    session_id: Option<Arc<str>>,
-    last_event_id: Option<String>,
-    max_sse_event_size: Option<usize>,
-}
-
-impl Request for Post {
-    type Output = StreamableHttpPostResponse;
-    const METHOD: &'static str = "POST";
-
-    fn uri(&self) -> &str {
-        &self.uri
-    }
-
-    fn session_id(&self) -> Option<&str> {
-        self.session_id.as_deref()
-    }
-
-    async fn send_via<C: StreamableHttpClient + Sync>(
-        self,
-        client: &C,
-        auth_header: Option<String>,
-        headers: Headers,
-    ) -> Result<Self::Output, StreamableHttpError<C::Error>> {
-        let Post { uri, message, session_id, limits } = self;
-        match limits {
-            PostLimits::None => client.post_message(uri, message, session_id, auth_header, headers).await,
-            PostLimits::MaxSseEvent(max) => {
-                client
-                    .post_message_with_max_sse_event_size(uri, message, session_id, auth_header, headers, max)
-                    .await
-            }
-            PostLimits::Response(limits) => {
-                client
-                    .post_message_with_response_limits(uri, message, session_id, auth_header, headers, limits)
-                    .await
-            }
-        }
-    }
-}
-
-impl Request for Delete {
-    type Output = ();
-    const METHOD: &'static str = "DELETE";
-
-    fn uri(&self) -> &str {
-        &self.uri
-    }
-
-    fn session_id(&self) -> Option<&str> {
-        Some(&self.session_id)
-    }
-
-    async fn send_via<C: StreamableHttpClient + Sync>(
-        self,
-        client: &C,
-        auth_header: Option<String>,
-        headers: Headers,
-    ) -> Result<(), StreamableHttpError<C::Error>> {
-        client.delete_session(self.uri, self.session_id, auth_header, headers).await
-    }
-}
-
-impl Request for Get {
-    type Output = BoxedSseResponse;
-    const METHOD: &'static str = "GET";
-
-    fn uri(&self) -> &str {
-        &self.uri
-    }
-
-    fn session_id(&self) -> Option<&str> {
-        self.session_id.as_deref()
-    }
-
-    async fn send_via<C: StreamableHttpClient + Sync>(
-        self,
-        client: &C,
-        auth_header: Option<String>,
-        headers: Headers,
-    ) -> Result<BoxedSseResponse, StreamableHttpError<C::Error>> {
-        let Get { uri, session_id, last_event_id, max_sse_event_size } = self;
-        match max_sse_event_size {
-            None => client.get_stream(uri, session_id, last_event_id, auth_header, headers).await,
-            Some(max) => {
-                client
-                    .get_stream_with_max_sse_event_size(
-                        uri,
-                        session_id,
-                        last_event_id,
-                        auth_header,
-                        headers,
-                        max,
-                    )
-                    .await
-            }
-        }
-    }
-}
-
 type Answer<T, L> = Result<T, StreamableHttpError<<L as HttpLayer>::Error>>;
-
-/// `headers` with the W3C `traceparent`/`tracestate` of the request in `message`, copied from
-/// its `_meta` (SEP-414: over HTTP the headers carry what `_meta` does), while traces are
-/// exported: an HTTP server's tracing sees the call's span as its parent without reading MCP.
-fn trace_headers(message: &ClientJsonRpcMessage, mut headers: Headers) -> Headers {
-    use rmcp::model::{ClientRequest, JsonRpcMessage};
-    if !crate::observe::traces::on() {
-        return headers;
-    }
-    let JsonRpcMessage::Request(request) = message else { return headers };
-    let meta = match &request.request {
-        ClientRequest::CallToolRequest(r) => r.params.meta.as_ref(),
-        ClientRequest::ReadResourceRequest(r) => r.params.meta.as_ref(),
-        ClientRequest::GetPromptRequest(r) => r.params.meta.as_ref(),
-        _ => None,
-    };
-    let Some(meta) = meta else { return headers };
-    for key in [crate::observe::traces::TRACEPARENT, crate::observe::traces::TRACESTATE] {
-        let value = meta.get(key).and_then(|v| v.as_str()).and_then(|v| HeaderValue::from_str(v).ok());
-        if let Some(value) = value {
-            headers.insert(HeaderName::from_static(key), value);
-        }
-    }
-    headers
-}
 
 impl<L: HttpLayer> Layered<L> {
     async fn post(
@@ -233,7 +65,6 @@ impl<L: HttpLayer> Layered<L> {
         auth_header: Option<String>,
         headers: Headers,
     ) -> Answer<StreamableHttpPostResponse, L> {
-        let headers = trace_headers(&post.message, headers);
         let response = self.0.send(post, auth_header, headers).await?;
         Ok(self.0.answered(response))
     }

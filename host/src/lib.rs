@@ -13,7 +13,7 @@
 //! # async fn run() -> anyhow::Result<()> {
 //! let paths = toolport::Paths::discover(None, None)?;
 //! let resolved = toolport::load_resolved(&paths, &Default::default())?;
-//! let options = toolport::RuntimeOptions { cache_dir: Some(paths.cache_dir()), credentials: Some(paths.credentials()), ..Default::default() };
+//! let options = toolport::RuntimeOptions::for_paths(&paths, paths.workspace_root.clone());
 //! let runtime = toolport::Runtime::start(resolved, options).await?;
 //! println!("{}", toolport::render_status(&runtime.status(), None));
 //! let outcome = runtime.call("echo", r#"{"message": "hi"}"#).await?;
@@ -24,14 +24,13 @@
 #![deny(missing_docs)]
 
 mod acp;
-mod ask;
 mod auth;
 mod browser;
 mod cause;
-mod clients;
 mod config;
 mod file_stamp;
 mod fix_command;
+mod gateway;
 mod http_layer;
 mod notice;
 mod observe;
@@ -60,9 +59,11 @@ pub use policy::{
     Target as PolicyTarget, pinned_hints,
 };
 pub use runtime::{
-    CallError, CallOutcome, CallProgress, NotUp, NotUpState, Revision, Runtime, RuntimeOptions, ToolOwners,
-    ToolRecord, check_pins_kept, render_call,
+    CallContext, CallError, CallOutcome, CallProgress, NotUp, NotUpState, Revision, Runtime, RuntimeOptions,
+    ToolOwners, ToolRecord, check_pins_kept, render_call,
 };
+/// Connect progress as events, for a host that shows it (the binary's spinners).
+pub use runtime::{ConnectEvent, ProgressSink};
 /// What the surface costs in tokens, per server and per tool (`tools --tokens`).
 pub use runtime::{ServerCost, TokenCosts, ToolCost};
 // Servers' questions: the elicitation form an embedding host answers (default: decline),
@@ -101,21 +102,20 @@ pub use notice::NoticePrinter;
 // Where the host records what passes through (its `Observer`, in `RuntimeOptions`): the audit
 // log of every call, read, prompt and sign-in (issue 29), the trail of trust decisions, the
 // notices; and the workspace's `audit` setting.
+pub use config::AuditChoice;
+pub use observe::Observer;
 pub use observe::audit_log::{AuditLine, AuditLog, AuditPrinter};
-pub use observe::{AuditChoice, Observer};
 pub use paths::Paths;
 pub use transport::login;
 
-// Entry points built on the runtime: the interactive session and the ACP agent, and the
-// terminal's answers to servers' questions that the binary gives them.
+// Entry points built on the runtime: the interactive session and the ACP agent.
 pub use acp::{AcpLimits, AcpOptions, serve as serve_acp};
-pub use ask::{ElicitPolicy, TerminalElicitor};
 // `toolport serve`: the surface as one MCP server (stdio, or streamable HTTP at `/mcp`).
-pub use serve::{
-    Caller, ConfigWatch, Gateway, HttpAuth, HttpOptions, LAZY_SERVER, OidcOptions, RateLimit, SessionKey,
-    SessionKeyError, lazy_tools,
+pub use gateway::{
+    ConfigWatch, Gateway, HttpAuth, HttpOptions, OidcOptions, RateLimit, SessionKey, SessionKeyError,
 };
-pub use session::{Reply, Session, run_interactive};
+pub use serve::{Caller, LAZY_SERVER, lazy_tools};
+pub use session::{Reply, Session};
 // `toolport scan`: offline checks of what servers' definitions say (issue 28).
 /// The token that stops [`Gateway::serve_http`] (tokio-util's, as rmcp takes it).
 pub use tokio_util::sync::CancellationToken;
@@ -133,10 +133,10 @@ pub use plugin::{
 };
 
 /// The binary's support surface: what the `toolport` command line, its tour and its demo
-/// server use from the library beyond the API above — the config files' edits, the other
-/// agents' config files, the text, redaction and token helpers of its views — and what this
-/// repository's own tests, benchmarks and fuzz targets reach for. Unstable and not an API: it
-/// changes with the binary, without notice.
+/// server use from the library beyond the API above — the config files' edits (toolport's own,
+/// and the locked writes of other agents' files), the text, redaction and token helpers of its
+/// views, what its terminal code needs — and what this repository's own tests, benchmarks and
+/// fuzz targets reach for. Unstable and not an API: it changes with the binary, without notice.
 #[doc(hidden)]
 pub mod cli_support {
     pub use crate::transport::{
@@ -170,13 +170,13 @@ pub mod cli_support {
     /// the files they name.
     pub use crate::config::{parse_json, same_path};
 
-    // Other agents: toolport's entry installed into a client's config file, a client's servers
-    // imported into the store (`toolport install`, `toolport mcp import`).
-    pub use crate::clients::{
-        Client, ClientHomes, ClientScope, ImportCaution, ImportLine, ImportOutcome, ImportReport,
-        ImportRequest, InstallOutcome, InstallRequest, Installed, Launch, NotOnPath, command_on_path,
-        import as import_servers, install as install_client,
-    };
+    // The terminal code that lives in the binary (issue 47): other agents' config files
+    // written under the same lock and link rules as toolport's own (`install`, `mcp import`),
+    // a server's page opened in a browser (URL elicitation), and the session line editor's
+    // completion from what the session knows.
+    pub use crate::browser::{Shown as BrowserShown, open as open_in_browser};
+    pub use crate::config::{LockAt, edit_text, refuse_links_out};
+    pub use crate::session::complete::{Known, complete};
 
     /// Foreign text made safe for a terminal: what every text view of the binary uses.
     pub use crate::text::{escape_line, escape_text};

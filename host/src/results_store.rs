@@ -1,9 +1,9 @@
-//! The folder of results too large for a model's context (`<home>/results/`, README "Large
-//! results"): each one kept whole under a random id, so the model can be handed the beginning
-//! and a way to the rest. Files are written atomically (a temporary file in the folder, then a
-//! rename), so a reader never sees half a result; the folder is kept under a byte bound by
-//! removing the oldest results first. Ids are 128 random bits in hex and are checked before
-//! they name a file: a URI a client made up cannot reach outside the folder.
+//! The folder of results too large for a model's context (`<home>/results/`; the book's
+//! `docs/src/configure/calls.md`, "Large results"): each one kept whole under a random id, so the
+//! model can be handed the beginning and a way to the rest. Files are written atomically (a
+//! temporary file in the folder, then a rename), so a reader never sees half a result; the folder
+//! is kept under a byte bound by removing the oldest results first. Ids are 128 random bits in hex
+//! and are checked before they name a file: a URI a client made up cannot reach outside the folder.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

@@ -182,7 +182,8 @@ pub fn render(servers: &[ServerStatus], trailer: Option<Trailer<'_>>) -> String 
     out
 }
 
-/// The `--json` view: `{"servers":[…],"store":…,"workspaceConfig":…}` (documented in the README).
+/// The `--json` view: `{"servers":[…],"store":…,"workspaceConfig":…}` (documented in
+/// `docs/src/configure/mcp.md`).
 pub fn render_json(servers: &[ServerStatus], trailer: Option<Trailer<'_>>) -> serde_json::Value {
     let mut obj = serde_json::Map::new();
     obj.insert("servers".into(), serde_json::to_value(servers).unwrap_or_default());

@@ -6,11 +6,12 @@
 //! …), and inside each folder its direct children plus the folder's own `mod.rs`. A reference
 //! `crate::a::b::C`, `super::b::C` or `b::C` is an arrow to the deepest module it names; an
 //! item a facade re-exports (`pub use b::C` in `mod.rs`) counts as a reference to `b`.
-//! Code under `#[cfg(test)]` is left out: a unit test may build its subject from the layer
-//! above.
+//! Code under `#[cfg(test)]` is left out, inline or in a file of its own: a unit test may build
+//! its subject from the layer above.
 //!
 //! There is no circle (issue 27 removed the last eleven), and the top-level modules stack in
-//! [`LAYERS`] with no arrow up.
+//! [`LAYERS`] with no arrow up. Only the binary's files print or touch the process's standard
+//! streams and terminal (issue 47): the library takes readers, writers and sinks from it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -20,6 +21,10 @@ use syn::visit::Visit;
 /// The crate's top-level modules from the bottom up: a module may use its own layer's and
 /// lower ones, never a higher one (transport is above auth, as in rmcp: auth knows nothing of
 /// connections). A new module takes its place here.
+///
+/// The first layer holds the leaves: they import no other module of the crate
+/// ([`leaves_import_no_other_module`]), so anything may use them. `observe` sits above
+/// `config`: an exchange carries the workspace's `audit` setting, which is config's type.
 const LAYERS: &[&[&str]] = &[
     &[
         "text",
@@ -28,21 +33,24 @@ const LAYERS: &[&[&str]] = &[
         "redact",
         "paths",
         "notice",
-        "tokens",
         "results_store",
         "browser",
-        "cause",
-        "status",
         "http_layer",
-        "observe",
     ],
+    &["tokens", "cause", "status"],
     &["config"],
-    &["plugin", "auth", "clients", "trust", "policy"],
+    &["observe"],
+    &["plugin", "auth", "trust", "policy"],
     &["transport"],
     &["runtime"],
-    &["ask", "serve", "session"],
+    &["serve", "session"],
+    &["gateway"],
     &["acp"],
 ];
+
+/// The most lines a file of `host/src` may have, tests included (a `*_tests.rs` file or an
+/// inline `mod tests` counts like any other code): past it, a file holds more than one concern.
+const MAX_LINES: usize = 500;
 
 /// The binary's files: the only ones that print.
 const BINARY: &[&str] = &["main.rs", "cli", "demo.rs", "demo_server"];
@@ -57,6 +65,15 @@ impl Tree {
     fn read(root: &Path) -> Self {
         let mut files = BTreeMap::new();
         walk(root, root, &mut files);
+        // A file compiled only for tests (`#[cfg(test)] mod tests;`) is left out, as an inline
+        // test module is.
+        let test_only: Vec<Vec<String>> = files
+            .iter()
+            .flat_map(|(module, file)| {
+                test_files(file).into_iter().map(|name| [module.clone(), vec![name]].concat())
+            })
+            .collect();
+        files.retain(|module, _| !test_only.iter().any(|test| module.starts_with(test)));
         Self { files }
     }
 
@@ -89,6 +106,17 @@ fn walk(root: &Path, dir: &Path, files: &mut BTreeMap<Vec<String>, PathBuf>) {
     }
 }
 
+/// The modules `file` declares in files of their own under `#[cfg(test)]`.
+fn test_files(file: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let parsed = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let declared = parsed.items.iter().filter_map(|item| match item {
+        syn::Item::Mod(m) if m.content.is_none() && is_test_only(&m.attrs) => Some(m.ident.to_string()),
+        _ => None,
+    });
+    declared.collect()
+}
+
 /// Every path a file uses, as written: `use` trees flattened, and paths in code.
 #[derive(Default)]
 struct Paths {
@@ -100,6 +128,9 @@ struct Paths {
     reexports: Vec<(String, String)>,
     /// Printing macros used.
     prints: Vec<String>,
+    /// The process's standard streams or terminal reached for (`std::io::stdout()`,
+    /// `tokio::io::stdin()`, `Term::stderr()`, rmcp's `stdio_pipes()`), as written.
+    handles: Vec<String>,
 }
 
 impl Paths {
@@ -164,14 +195,48 @@ impl<'ast> Visit<'ast> for Paths {
         syn::visit::visit_path(self, path);
     }
 
+    fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+        if let syn::Expr::Path(path) = &*call.func {
+            let segments: Vec<String> = path.path.segments.iter().map(|s| s.ident.to_string()).collect();
+            if is_std_handle(&segments) {
+                self.handles.push(format!("{}()", segments.join("::")));
+            }
+        }
+        syn::visit::visit_expr_call(self, call);
+    }
+
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
         let name = mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
         if ["println", "eprintln", "print", "eprint", "dbg"].contains(&name.as_str()) {
             self.prints.push(name);
         }
+        // A handle passed to a macro (`writeln!(std::io::stderr(), …)`): the arguments read as
+        // expressions where they parse as such (`tracing`'s `target:` and `%x` do not).
+        let arguments =
+            mac.parse_body_with(syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated);
+        for argument in arguments.iter().flatten() {
+            let mut inner = Paths::default();
+            inner.visit_expr(argument);
+            self.handles.extend(inner.handles);
+        }
         // Paths inside macro calls (`format!`, `tracing::warn!`) are tokens, not parsed: a
         // call's arguments that name a module are rare, and `use` lines catch the rest.
         syn::visit::visit_macro(self, mac);
+    }
+}
+
+/// A call path that reaches the process's standard streams or terminal: `stdin`, `stdout` or
+/// `stderr` alone or from an `io` module (std's, tokio's), a `Term` constructor
+/// (console/dialoguer), and rmcp's `stdio_pipes` and `transport::stdio`.
+fn is_std_handle(segments: &[String]) -> bool {
+    let names: Vec<&str> = segments.iter().map(String::as_str).collect();
+    match names.as_slice() {
+        [.., "Term", _] => true,
+        [.., "stdio_pipes"] => true,
+        [.., "transport", "stdio"] => true,
+        [.., before, "stdin" | "stdout" | "stderr"] => *before == "io",
+        ["stdin" | "stdout" | "stderr"] => true,
+        _ => false,
     }
 }
 
@@ -364,24 +429,209 @@ fn no_module_reaches_up_a_layer() {
     assert!(wrong.is_empty(), "layers broken:\n{}", wrong.into_iter().collect::<Vec<_>>().join("\n"));
 }
 
-/// The library prints nothing itself: what it has for a person goes through its notice hook,
-/// and only the binary's files write to stdout and stderr with the printing macros.
+/// The leaves (the first layer of [`LAYERS`]) import no other module of the crate: each is
+/// a thing on its own (a text rule, a path, a lock stamp, one HTTP client over another), so
+/// anything may use it without pulling in more.
 #[test]
-fn only_the_binary_prints() {
+fn leaves_import_no_other_module() {
+    let tree = Tree::read(&source_root());
+    let mut wrong = BTreeSet::new();
+    for (from, targets) in arrows(&tree) {
+        let Some(first) = from.first().filter(|first| LAYERS[0].contains(&first.as_str())) else { continue };
+        for to in targets.iter().filter(|to| to.first() != Some(first)) {
+            wrong.insert(format!("{} imports {}", from.join("::"), to.join("::")));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "a leaf imports another module (move what it needs into the leaf, or pass it in):\n{}",
+        wrong.into_iter().collect::<Vec<_>>().join("\n")
+    );
+}
+
+/// No file of `host/src` is over [`MAX_LINES`] lines, its tests included.
+#[test]
+fn no_file_is_over_the_line_limit() {
     let root = source_root();
-    let tree = Tree::read(&root);
-    let mut printing = Vec::new();
+    let mut over = Vec::new();
+    for file in rust_files(&root) {
+        let relative = file.strip_prefix(&root).unwrap_or(&file).to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let lines = text.lines().count();
+        if lines > MAX_LINES {
+            over.push(format!("{relative}: {lines} lines"));
+        }
+    }
+    assert!(
+        over.is_empty(),
+        "files over {MAX_LINES} lines (split them by concern, each file a module named for what it does):\n{}",
+        over.join("\n")
+    );
+}
+
+/// Every `.rs` file under `dir`, the binary's included.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    for entry in entries {
+        let path = entry.unwrap_or_else(|e| panic!("{}: {e}", dir.display())).path();
+        if path.is_dir() {
+            found.extend(rust_files(&path));
+        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            found.push(path);
+        }
+    }
+    found
+}
+
+/// What the library's files (all but [`BINARY`]'s) print, and which standard streams or
+/// terminal they reach for, one `file: what` line each.
+fn library_terminal_uses(root: &Path) -> (Vec<String>, Vec<String>) {
+    let tree = Tree::read(root);
+    let (mut printing, mut handles) = (Vec::new(), Vec::new());
     for file in tree.files.values() {
-        let relative = file.strip_prefix(&root).unwrap_or(file);
+        let relative = file.strip_prefix(root).unwrap_or(file);
         let first = relative.iter().next().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
         if BINARY.contains(&first.as_str()) {
             continue;
         }
-        for name in parse(file).prints {
-            printing.push(format!("{}: {name}!", relative.display()));
+        let parsed = parse(file);
+        printing.extend(parsed.prints.iter().map(|name| format!("{}: {name}!", relative.display())));
+        handles.extend(parsed.handles.iter().map(|call| format!("{}: {call}", relative.display())));
+    }
+    (printing, handles)
+}
+
+/// The library prints nothing itself: what it has for a person goes through its notice hook,
+/// and only the binary's files write to stdout and stderr with the printing macros. Nor does
+/// it take the process's stdin, stdout, stderr or terminal: the binary passes them in (a
+/// reader and writer for ACP and `serve`, the pasted lines of a sign-in) or draws what the
+/// library reports (connect progress), and the terminal's prompts live in the binary.
+#[test]
+fn only_the_binary_prints() {
+    let (printing, handles) = library_terminal_uses(&source_root());
+    assert!(printing.is_empty(), "the library prints (use crate::notice::tell):\n{}", printing.join("\n"));
+    assert!(
+        handles.is_empty(),
+        "the library reaches for the process's standard streams or terminal (take a reader, a writer \
+         or a sink from the caller, which passes stdin/stdout, or move the terminal code into the \
+         binary's cli/):\n{}",
+        handles.join("\n")
+    );
+}
+
+/// The checker itself: a standard stream or terminal reached for in a library file is found,
+/// written any way (a `use`d name, a macro's argument), and one in the binary or in a test
+/// module is not.
+#[test]
+fn a_library_file_reaching_for_stdout_is_found() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let write = |path: &str, text: &str| {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap_or(dir.path())).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
+    };
+    write("lib.rs", "mod a; mod b;");
+    write(
+        "a.rs",
+        "use std::io::stdin; fn f() { let _ = std::io::stdout(); let _ = stdin(); \
+         let _ = console::Term::stderr(); writeln!(tokio::io::stderr(), \"x\"); \
+         let _ = cmd.stderr(Stdio::piped()); } \
+         #[cfg(test)] mod tests { fn g() { let _ = std::io::stdin(); } }",
+    );
+    write("b.rs", "fn quiet(out: impl std::io::Write) { let _ = out; }");
+    write("cli/mod.rs", "fn main() { let _ = std::io::stdout(); println!(\"ok\"); }");
+    let (printing, handles) = library_terminal_uses(dir.path());
+    assert_eq!(printing, Vec::<String>::new());
+    assert_eq!(
+        handles,
+        [
+            "a.rs: std::io::stdout()",
+            "a.rs: stdin()",
+            "a.rs: console::Term::stderr()",
+            "a.rs: tokio::io::stderr()"
+        ]
+    );
+}
+
+/// At most this many functions of `host/src` (outside `#[cfg(test)]`) return `Result<_, String>`
+/// (issue 47 brought them from 137 to this): an error a caller may branch on, or that crosses a
+/// module, is a type. Lower it when you convert one; never raise it.
+const STRING_ERRORS_AT_MOST: usize = 40;
+
+/// Functions whose return type is `Result<_, String>`, as `file: name`, test code left out.
+#[derive(Default)]
+struct StringErrors {
+    found: Vec<String>,
+}
+
+impl<'ast> Visit<'ast> for StringErrors {
+    fn visit_item_mod(&mut self, item: &'ast syn::ItemMod) {
+        if !is_test_only(&item.attrs) {
+            syn::visit::visit_item_mod(self, item);
         }
     }
-    assert!(printing.is_empty(), "the library prints (use crate::notice::tell):\n{}", printing.join("\n"));
+
+    fn visit_item_impl(&mut self, item: &'ast syn::ItemImpl) {
+        if !is_test_only(&item.attrs) {
+            syn::visit::visit_item_impl(self, item);
+        }
+    }
+
+    fn visit_item_fn(&mut self, item: &'ast syn::ItemFn) {
+        if !is_test_only(&item.attrs) {
+            self.check(&item.sig);
+            syn::visit::visit_item_fn(self, item);
+        }
+    }
+
+    fn visit_impl_item_fn(&mut self, item: &'ast syn::ImplItemFn) {
+        if !is_test_only(&item.attrs) {
+            self.check(&item.sig);
+            syn::visit::visit_impl_item_fn(self, item);
+        }
+    }
+
+    fn visit_trait_item_fn(&mut self, item: &'ast syn::TraitItemFn) {
+        self.check(&item.sig);
+        syn::visit::visit_trait_item_fn(self, item);
+    }
+}
+
+impl StringErrors {
+    fn check(&mut self, sig: &syn::Signature) {
+        let syn::ReturnType::Type(_, ty) = &sig.output else { return };
+        let syn::Type::Path(path) = ty.as_ref() else { return };
+        let Some(last) = path.path.segments.last().filter(|s| s.ident == "Result") else { return };
+        let syn::PathArguments::AngleBracketed(args) = &last.arguments else { return };
+        let is_string = |arg: &syn::GenericArgument| matches!(arg, syn::GenericArgument::Type(syn::Type::Path(p)) if p.path.is_ident("String"));
+        if args.args.len() == 2 && args.args.last().is_some_and(is_string) {
+            self.found.push(sig.ident.to_string());
+        }
+    }
+}
+
+/// A `String` error cannot be matched on and invites comparing texts: their number only falls.
+#[test]
+fn string_errors_stay_few() {
+    let root = source_root();
+    let mut found = Vec::new();
+    for file in Tree::read(&root).files.values() {
+        let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let parsed = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let mut errors = StringErrors::default();
+        errors.visit_file(&parsed);
+        let relative = file.strip_prefix(&root).unwrap_or(file).display().to_string();
+        found.extend(errors.found.into_iter().map(|name| format!("{relative}: {name}")));
+    }
+    assert!(
+        found.len() <= STRING_ERRORS_AT_MOST,
+        "{} functions return Result<_, String> (at most {STRING_ERRORS_AT_MOST}): give these an error \
+         type (the module's own, such as ConfigError, EditError, PluginError, ConnectError, or a \
+         thiserror enum) instead:\n{}",
+        found.len(),
+        found.join("\n")
+    );
 }
 
 /// The checker itself: a circle through a facade's re-export is found, a one-way arrow is not.
@@ -399,7 +649,9 @@ fn a_circle_through_a_reexport_is_found() {
     // A test module's `super` is its file: no arrow from `y` up to the facade `a`.
     write("a/y.rs", "pub struct Other; fn f() -> crate::a::Thing { todo!() } mod tests { use super::*; }");
     write("b.rs", "use crate::c::C; pub struct B;");
-    write("c.rs", "pub struct C; #[cfg(test)] mod tests { use crate::b::B; }");
+    write("c.rs", "pub struct C; #[cfg(test)] mod tests { use crate::b::B; } #[cfg(test)] mod more;");
+    // A test module in a file of its own is left out too.
+    write("c/more.rs", "use crate::b::B;");
     let found = cycles_of(&Tree::read(dir.path()));
     assert_eq!(found, BTreeSet::from(["a: x y".to_string()]));
     write("c.rs", "use crate::b::B; pub struct C;");

@@ -8,6 +8,7 @@ mod architecture;
 mod auth;
 mod clients;
 mod config;
+mod docs;
 mod faults;
 mod observe;
 mod plugins;

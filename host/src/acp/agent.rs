@@ -198,8 +198,7 @@ impl Agent {
             outbox: self.outbox.clone(),
             requests: Arc::clone(&self.requests),
         };
-        let options =
-            RuntimeOptions { elicitor: Some(std::sync::Arc::new(elicitor)), ..self.options.clone() };
+        let options = self.options.clone().with_elicitor(std::sync::Arc::new(elicitor));
         let session = AcpSession::open(&self.home, params, options)
             .await
             .map_err(|e| internal_error(format!("{e:#}")))?;

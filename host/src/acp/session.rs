@@ -58,13 +58,7 @@ impl AcpSession {
         } else {
             client_resolved(params.servers)
         };
-        let options = RuntimeOptions {
-            cache_dir: Some(paths.cache_dir()),
-            credentials: Some(paths.credentials()),
-            workspace_root: Some(params.cwd.clone()),
-            results_dir: Some(paths.results_dir()),
-            ..options
-        };
+        let options = options.with_paths(&paths, params.cwd.clone());
         let runtime = Runtime::start(resolved, options).await?;
         Ok(Self { runtime, cancel: watch::channel(0).0, last_used: Mutex::new(Instant::now()) })
     }

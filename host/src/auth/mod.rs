@@ -36,14 +36,9 @@ pub fn sign_in_hint(server: &str) -> String {
 }
 
 /// `message` with the fix added when it is a bare [`AUTHORIZATION_REQUIRED`] (what
-/// [`crate::cause::deepest_cause`] makes of a 401 or an unanswerable 403): the login
-/// command, or for a machine grant, which has nobody to log in, what was refused.
-pub fn name_the_fix(message: String, def: &ServerDef) -> String {
-    fix_for(message, &def.name, grant(def))
-}
-
-/// [`name_the_fix`] for the server `server` whose definition's grant is `grant` (what a call
-/// keeps of the definition: see [`grant`]).
+/// [`crate::cause::deepest_cause`] makes of a 401 or an unanswerable 403), for the server
+/// `server` whose definition's grant is `grant` (see [`grant`]): the login command, or for a
+/// machine grant, which has nobody to log in, what was refused.
 pub fn fix_for(message: String, server: &str, grant: Option<Grant>) -> String {
     if message != AUTHORIZATION_REQUIRED {
         return message;

@@ -31,14 +31,27 @@ pub const SIGN_IN_TIMEOUT: Duration = Duration::from_secs(300);
 /// The client name toolport registers under (dynamic client registration).
 const CLIENT_NAME: &str = "toolport";
 
+/// Where a pasted redirect address comes from: the lines a person types (the binary gives
+/// its stdin). The library reads them only while a sign-in waits.
+pub type PastedLines = Box<dyn tokio::io::AsyncBufRead + Send + Unpin>;
+
 /// How the person completes the sign-in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Completion {
     /// The browser opens (or the URL is printed) and comes back to the loopback callback.
     Browser,
-    /// `--no-browser`: the URL is printed and the final redirect address is pasted on stdin
-    /// (the loopback callback still listens, for a browser on this same machine).
-    Paste,
+    /// `--no-browser`: the URL is printed and the final redirect address is pasted, one line
+    /// read from these (the loopback callback still listens, for a browser on this same
+    /// machine).
+    Paste(PastedLines),
+}
+
+impl std::fmt::Debug for Completion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Browser => "Browser",
+            Self::Paste(_) => "Paste",
+        })
+    }
 }
 
 /// What a finished sign-in obtained, for the person's confirmation line.
@@ -210,7 +223,7 @@ async fn sign_in_once(
         .and_then(|u| u.query_pairs().find(|(k, _)| k == "state").map(|(_, v)| v.into_owned()))
         .ok_or_else(|| anyhow!("the authorization request carries no state"))?;
     callback.expect_state(&state);
-    show(observer, &def.name, page, completion, &redirect);
+    show(observer, &def.name, page, &completion, &redirect);
     let answer = tokio::time::timeout(SIGN_IN_TIMEOUT, wait(observer, &mut callback, completion, &state))
         .await
         .map_err(|_| {
@@ -285,9 +298,9 @@ fn with_client(request: AuthorizationRequest, id: String, secret: Option<String>
 }
 
 /// Puts the authorization URL in front of the person (stderr: stdout may be a protocol).
-fn show(observer: &Observer, server: &str, url: &str, completion: Completion, redirect: &str) {
+fn show(observer: &Observer, server: &str, url: &str, completion: &Completion, redirect: &str) {
     match completion {
-        Completion::Paste => {
+        Completion::Paste(_) => {
             observer
                 .tell(format_args!("To sign in to {server}, open this address in a browser:\n\n  {url}\n"));
             observer.tell(format_args!(
@@ -315,7 +328,7 @@ fn show(observer: &Observer, server: &str, url: &str, completion: Completion, re
     }
 }
 
-/// The authorization response of this sign-in, from the callback or (in paste mode) stdin,
+/// The authorization response of this sign-in, from the callback or (in paste mode) the pasted lines,
 /// whichever brings one first. The callback hands on only requests with `state`; a pasted
 /// address with another state (an old tab's) is said and the wait goes on.
 async fn wait(
@@ -324,8 +337,10 @@ async fn wait(
     completion: Completion,
     state: &str,
 ) -> Result<Answer> {
-    let mut pasted =
-        (completion == Completion::Paste).then(|| tokio::io::BufReader::new(tokio::io::stdin()).lines());
+    let mut pasted = match completion {
+        Completion::Paste(lines) => Some(lines.lines()),
+        Completion::Browser => None,
+    };
     loop {
         let address = tokio::select! {
             url = callback.next() => url.ok_or_else(|| anyhow!("the sign-in callback stopped"))?,
@@ -343,15 +358,13 @@ async fn wait(
 
 /// The next non-empty pasted line; never, when nothing is pasted (browser mode). Cancel-safe
 /// (`Lines::next_line` is), so a callback winning the race loses no typed line.
-async fn next_pasted(
-    lines: &mut Option<tokio::io::Lines<tokio::io::BufReader<tokio::io::Stdin>>>,
-) -> Result<String> {
+async fn next_pasted(lines: &mut Option<tokio::io::Lines<PastedLines>>) -> Result<String> {
     let Some(lines) = lines else { return std::future::pending().await };
     loop {
         match lines.next_line().await.context("cannot read the pasted address")? {
             Some(line) if line.trim().is_empty() => continue,
             Some(line) => return Ok(line.trim().to_string()),
-            None => bail!("stdin ended before an address was pasted"),
+            None => bail!("the input ended before an address was pasted"),
         }
     }
 }

@@ -8,8 +8,8 @@ use anyhow::{Context as _, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser as _};
 
 use super::ExitError;
+use super::clients::{self, Client, ClientHomes, ClientScope, InstallOutcome, InstallRequest, Launch};
 use toolport::Paths;
-use toolport::cli_support::{self, Client, ClientHomes, ClientScope, InstallOutcome, InstallRequest, Launch};
 
 /// `toolport install --client <name> [--scope user|project|local] [--name NAME] [--force]`.
 #[derive(Debug, clap::Args)]
@@ -49,13 +49,13 @@ pub async fn run(paths: &Paths, args: InstallArgs) -> Result<ExitCode> {
     // is this binary. The user's own files keep the absolute path, which needs no PATH (a
     // desktop app or an editor often starts servers with a bare one).
     let shared = args.scope == ClientScope::Project;
-    let on_path = shared.then(|| cli_support::command_on_path(&exe, std::env::var_os("PATH").as_deref()));
+    let on_path = shared.then(|| clients::command_on_path(&exe, std::env::var_os("PATH").as_deref()));
     if let Some(Ok(name)) = &on_path {
         launch.command = name.clone();
     }
     let req =
         InstallRequest { client: args.client, scope: args.scope, name: args.name, launch, force: args.force };
-    let done = cli_support::install_client(paths, &homes, &req).map_err(super::exit::edit_error)?;
+    let done = clients::install(paths, &homes, &req).map_err(super::exit::edit_error)?;
     let (name, file) = (req.name.trim(), done.file.display());
     let at = format!("({}, {} scope)", req.client, req.scope.name());
     match done.outcome {
@@ -73,8 +73,8 @@ pub async fn run(paths: &Paths, args: InstallArgs) -> Result<ExitCode> {
     if let Some(Err(why)) = &on_path {
         let (cmd, scope) = (req.launch.command.as_str(), req.scope.name());
         let problem = match why {
-            cli_support::NotOnPath::Missing { name } => format!("\"{name}\" is not on PATH"),
-            cli_support::NotOnPath::Other { name, found } => {
+            clients::NotOnPath::Missing { name } => format!("\"{name}\" is not on PATH"),
+            clients::NotOnPath::Other { name, found } => {
                 format!("\"{name}\" on PATH is another binary, {}", found.display())
             }
         };

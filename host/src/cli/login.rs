@@ -17,7 +17,12 @@ pub async fn login(paths: &Paths, name: &str, no_browser: bool) -> Result<ExitCo
     }
     let def = def.expanded(|k| std::env::var(k).ok())?;
     let file = CredentialsFile::new(paths.credentials());
-    let completion = if no_browser { SignInCompletion::Paste } else { SignInCompletion::Browser };
+    // `--no-browser`: the redirect address is pasted on this process's stdin.
+    let completion = if no_browser {
+        SignInCompletion::Paste(Box::new(tokio::io::BufReader::new(tokio::io::stdin())))
+    } else {
+        SignInCompletion::Browser
+    };
     let signed_in = toolport::login(&crate::cli::observer(), &def, &file, completion)
         .await
         .map_err(|e| ExitError::failure(format!("cannot sign in to {name}: {e:#}")))?;

@@ -2,9 +2,11 @@
 //! `run` function per subcommand live in the submodules; this file only wires them.
 
 mod acp;
+mod ask;
 mod audit;
 mod call_progress;
 mod catalog;
+mod clients;
 mod duration;
 mod exit;
 mod grants;
@@ -14,11 +16,13 @@ mod mcp;
 mod observer;
 mod plugin;
 mod policy;
+mod progress;
 mod sandbox;
 mod scan;
 mod serve;
 mod service_identity;
 mod session;
+mod session_editor;
 mod status;
 mod token_env;
 mod tools;

@@ -165,16 +165,10 @@ pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
             eprintln!("{line}");
         }
     }
-    let options = RuntimeOptions {
-        cache_dir: Some(paths.cache_dir()),
-        credentials: Some(paths.credentials()),
-        workspace_root: Some(paths.workspace_root.clone()),
-        results_dir: Some(paths.results_dir()),
-        listings_dir: Some(paths.listings_dir()),
-        from_known_listings: true,
-        observer: crate::cli::observer(),
-        ..Default::default()
-    };
+    let options = RuntimeOptions::for_paths(paths, paths.workspace_root.clone())
+        .with_listings(paths)
+        .from_known_listings()
+        .with_observer(crate::cli::observer());
     let surface = args.lazy.then_some(Surface::Lazy);
     let gateway = Gateway::start_with_surface(resolved, options, surface, args.list_wait).await?;
     if let Some(policy) = &policy {
@@ -195,7 +189,10 @@ pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
     let policy_file = args.policy.clone().unwrap_or_else(|| toolport::Policy::home_file(&paths.home));
     let _policy_watch = if args.no_watch { None } else { Some(gateway.watch_policy(policy_file)?) };
     let served = match http {
-        None => gateway.serve_stdio().await,
+        None => {
+            let (input, output) = rmcp::transport::stdio_pipes();
+            gateway.serve_stdio(input, output).await
+        }
         Some(options) => {
             let ready = |addr| eprintln!("toolport serve: listening on http://{addr}/mcp");
             gateway.serve_http(options, CancellationToken::new(), ready).await

@@ -7,11 +7,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use toolport::cli_support::escape_line;
-use toolport::{
-    ElicitPolicy, LAZY_SERVER, Paths, Resolved, Runtime, RuntimeOptions, Surface, TerminalElicitor, TrustMode,
-};
+use toolport::{LAZY_SERVER, Paths, Resolved, Runtime, RuntimeOptions, Surface, TrustMode};
 
 use super::ExitError;
+use super::ask::{ElicitPolicy, TerminalElicitor};
+use super::progress::Spinners;
 
 /// `toolport tools [--shape NAME] [--json] [--lazy]`.
 #[derive(Debug, clap::Args)]
@@ -82,14 +82,13 @@ pub struct DemoArgs {}
 /// Starts the runtime for a command, printing startup warnings to stderr; a server's
 /// questions are asked on the terminal.
 pub(super) async fn start(paths: &Paths) -> anyhow::Result<Runtime> {
-    start_with(paths, TerminalElicitor::new(ElicitPolicy::Ask).telling(crate::cli::observer()), None, |_| {})
-        .await
+    start_with(paths, TerminalElicitor::new(ElicitPolicy::Ask), None, |_| {}).await
 }
 
 /// [`start`] with the workspace's `trust` off: every listed tool on the surface, and nothing
 /// pinned. What `scan` checks: a held tool is checked too, and a check writes no lock.
 pub(super) async fn start_unpinned(paths: &Paths) -> anyhow::Result<Runtime> {
-    let elicitor = TerminalElicitor::new(ElicitPolicy::Ask).telling(crate::cli::observer());
+    let elicitor = TerminalElicitor::new(ElicitPolicy::Ask);
     start_with(paths, elicitor, None, |resolved| resolved.settings.trust = TrustMode::Off).await
 }
 
@@ -103,17 +102,11 @@ async fn start_with(
 ) -> anyhow::Result<Runtime> {
     let mut resolved = toolport::load_resolved(paths, &BTreeSet::new())?;
     adjust(&mut resolved);
-    let options = RuntimeOptions {
-        progress: true,
-        cache_dir: Some(paths.cache_dir()),
-        credentials: Some(paths.credentials()),
-        elicitor: Some(Arc::new(elicitor)),
-        results_dir: Some(paths.results_dir()),
-        listings_dir: Some(paths.listings_dir()),
-        workspace_root: Some(paths.workspace_root.clone()),
-        observer: crate::cli::observer(),
-        ..Default::default()
-    };
+    let options = RuntimeOptions::for_paths(paths, paths.workspace_root.clone())
+        .with_progress(Spinners::on_stderr())
+        .with_elicitor(Arc::new(elicitor))
+        .with_listings(paths)
+        .with_observer(crate::cli::observer());
     let runtime = match for_call {
         Some(tool) => Runtime::start_for_call(resolved, options, tool).await?,
         None => Runtime::start(resolved, options).await?,
@@ -169,7 +162,7 @@ async fn lazy_costs(runtime: &Runtime, shape: Option<&str>) -> anyhow::Result<to
 /// the tool reports `isError`.
 pub async fn run_call(paths: &Paths, args: CallArgs) -> anyhow::Result<ExitCode> {
     let policy = args.elicit.map(ElicitPolicy::from).unwrap_or_default();
-    let elicitor = TerminalElicitor::new(policy).telling(crate::cli::observer());
+    let elicitor = TerminalElicitor::new(policy);
     let elicitor = if args.yes { elicitor.allowing_calls() } else { elicitor };
     let runtime = start_with(paths, elicitor, Some(&args.tool), |_| {}).await?;
     let outcome =

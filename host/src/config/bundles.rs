@@ -16,6 +16,7 @@ use serde_json::Value;
 use super::fields::{Fields, Trim};
 use super::store_keys::tools::{EXCLUDE, INCLUDE};
 use super::tool_filter::ToolFilter;
+use crate::config::ConfigError;
 
 /// The workspace key.
 pub const BUNDLES_KEY: &str = "bundles";
@@ -42,28 +43,32 @@ impl Bundle {
 }
 
 /// `bundles`, by name; an error names the bundle and its key.
-pub(super) fn read(value: Option<&Value>) -> Result<BTreeMap<String, Bundle>, String> {
+pub(super) fn read(value: Option<&Value>) -> Result<BTreeMap<String, Bundle>, ConfigError> {
     let mut out = BTreeMap::new();
     let Some(value) = value.filter(|v| !v.is_null()) else { return Ok(out) };
     let Value::Object(each) = value else {
-        return Err(format!(
+        return Err(ConfigError(format!(
             "\"{BUNDLES_KEY}\" must be an object like {{\"docs\": {{\"servers\": [\"docs\"]}}}}, not {value}"
-        ));
+        )));
     };
     for (name, bundle) in each {
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
-            return Err(format!(
+            return Err(ConfigError(format!(
                 "\"{BUNDLES_KEY}\": the bundle name {} must be letters, digits, '-' and '_' (it is a URL path segment)",
                 Value::String(name.clone())
-            ));
+            )));
         }
         let owner = format!("bundle \"{name}\": ");
         let Value::Object(obj) = bundle else {
-            return Err(format!("{owner}must be an object like {{\"servers\": [\"docs\"]}}, not {bundle}"));
+            return Err(ConfigError(format!(
+                "{owner}must be an object like {{\"servers\": [\"docs\"]}}, not {bundle}"
+            )));
         };
         let fields = Fields::new(obj, &owner);
         if let Some(unknown) = obj.keys().find(|k| *k != "servers" && *k != "tools") {
-            return Err(format!("{owner}has no key \"{unknown}\" (it takes \"servers\" and \"tools\")"));
+            return Err(ConfigError(format!(
+                "{owner}has no key \"{unknown}\" (it takes \"servers\" and \"tools\")"
+            )));
         }
         let mut servers: Vec<String> = Vec::new();
         for server in fields.strings("servers", Trim::Yes)?.unwrap_or_default() {
@@ -81,7 +86,7 @@ pub(super) fn read(value: Option<&Value>) -> Result<BTreeMap<String, Bundle>, St
 
 /// `tools: { include, exclude }` as a server's filter reads it (`server_def/normalize.rs`),
 /// its messages naming the bundle: read here again, since `server_def` stands above `model`.
-fn tool_filter(fields: &Fields<'_>) -> Result<ToolFilter, String> {
+fn tool_filter(fields: &Fields<'_>) -> Result<ToolFilter, ConfigError> {
     let Some(t) = fields.object("tools")? else { return Ok(ToolFilter::default()) };
     let globs = |key: &str| -> Result<Vec<String>, String> {
         let list = t.strings(key, Trim::Yes)?.unwrap_or_default();

@@ -15,6 +15,7 @@ use globset::GlobSet;
 use serde_json::Value;
 
 use super::tool_filter::compile;
+use crate::config::ConfigError;
 
 /// The workspace key.
 pub const CONFIRM_KEY: &str = "confirm";
@@ -70,7 +71,7 @@ impl std::fmt::Debug for ToolGlobs {
 impl ConfirmSetting {
     /// The value of `confirm` (absent: the default); the error is the message after the file's
     /// name.
-    pub fn read(value: Option<&Value>) -> Result<Self, String> {
+    pub fn read(value: Option<&Value>) -> Result<Self, ConfigError> {
         const EXPECTED: &str =
             "\"confirm\" must be \"destructive\", \"writes\", \"never\" or an array of tool-name globs";
         match value {
@@ -79,7 +80,9 @@ impl ConfirmSetting {
                 "destructive" => Ok(Self::Destructive),
                 "writes" => Ok(Self::Writes),
                 "never" => Ok(Self::Never),
-                _ => Err(format!("{EXPECTED}, not {value}", value = Value::String(word.clone()))),
+                _ => {
+                    Err(ConfigError(format!("{EXPECTED}, not {value}", value = Value::String(word.clone()))))
+                }
             },
             Some(Value::Array(items)) => {
                 let written = items
@@ -93,7 +96,7 @@ impl ConfirmSetting {
                 })?;
                 Ok(Self::Tools(ToolGlobs { written, set }))
             }
-            Some(other) => Err(format!("{EXPECTED}, not {other}")),
+            Some(other) => Err(ConfigError(format!("{EXPECTED}, not {other}"))),
         }
     }
 

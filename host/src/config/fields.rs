@@ -4,6 +4,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::config::ConfigError;
+
 /// Whether the strings of an array are trimmed. Server `args` are kept exactly as written
 /// (no trimming, no de-duplication); names and grants are trimmed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,14 +29,14 @@ impl<'a> Fields<'a> {
     }
 
     /// `<owner>"<field>" must be <what>`.
-    pub fn err(&self, key: &str, what: &str) -> String {
+    pub fn err(&self, key: &str, what: &str) -> ConfigError {
         self.says(key, &format!("must be {what}"))
     }
 
     /// `<owner>"<field>" <text>`: a message about a field whose type is right but whose value
     /// is not (a glob that does not compile).
-    pub fn says(&self, key: &str, text: &str) -> String {
-        format!("{}\"{}{key}\" {text}", self.owner, self.prefix)
+    pub fn says(&self, key: &str, text: &str) -> ConfigError {
+        ConfigError(format!("{}\"{}{key}\" {text}", self.owner, self.prefix))
     }
 
     fn get(&self, key: &str) -> Option<&'a Value> {
@@ -48,7 +50,7 @@ impl<'a> Fields<'a> {
     }
 
     /// A trimmed string; absent and blank are both `None`.
-    pub fn string(&self, key: &str) -> Result<Option<String>, String> {
+    pub fn string(&self, key: &str) -> Result<Option<String>, ConfigError> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.trim().to_string()).filter(|s| !s.is_empty())),
@@ -57,7 +59,7 @@ impl<'a> Fields<'a> {
     }
 
     /// `true` or `false`, `None` when absent.
-    pub fn boolean(&self, key: &str) -> Result<Option<bool>, String> {
+    pub fn boolean(&self, key: &str) -> Result<Option<bool>, ConfigError> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(*b)),
@@ -66,7 +68,7 @@ impl<'a> Fields<'a> {
     }
 
     /// An array of strings, `None` when absent.
-    pub fn strings(&self, key: &str, trim: Trim) -> Result<Option<Vec<String>>, String> {
+    pub fn strings(&self, key: &str, trim: Trim) -> Result<Option<Vec<String>>, ConfigError> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::Array(items)) => items
@@ -83,7 +85,7 @@ impl<'a> Fields<'a> {
 
     /// An object of strings as pairs in file order: keys and values trimmed, blank keys
     /// dropped, and of two keys that trim alike the later wins, like a re-assignment.
-    pub fn string_map(&self, key: &str) -> Result<Vec<(String, String)>, String> {
+    pub fn string_map(&self, key: &str) -> Result<Vec<(String, String)>, ConfigError> {
         let Some(value) = self.get(key) else { return Ok(Vec::new()) };
         let m = value.as_object().ok_or_else(|| self.err(key, "an object of strings"))?;
         let mut out: Vec<(String, String)> = Vec::new();
@@ -99,7 +101,7 @@ impl<'a> Fields<'a> {
     }
 
     /// A nested object whose fields are named `<key>.<field>` in messages.
-    pub fn object(&self, key: &str) -> Result<Option<Fields<'a>>, String> {
+    pub fn object(&self, key: &str) -> Result<Option<Fields<'a>>, ConfigError> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::Object(obj)) => {
@@ -110,7 +112,7 @@ impl<'a> Fields<'a> {
     }
 
     /// An array, `None` when absent.
-    pub fn array(&self, key: &str) -> Result<Option<&'a Vec<Value>>, String> {
+    pub fn array(&self, key: &str) -> Result<Option<&'a Vec<Value>>, ConfigError> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::Array(items)) => Ok(Some(items)),
@@ -124,7 +126,7 @@ impl<'a> Fields<'a> {
     }
 
     /// A positive integer; `unit` is added to the message (` (milliseconds)`).
-    pub fn positive(&self, key: &str, unit: &str) -> Result<Option<u64>, String> {
+    pub fn positive(&self, key: &str, unit: &str) -> Result<Option<u64>, ConfigError> {
         match self.get(key) {
             None => Ok(None),
             Some(v) => v

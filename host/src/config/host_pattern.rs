@@ -4,6 +4,8 @@
 
 use std::net::{IpAddr, SocketAddr};
 
+use crate::config::ConfigError;
+
 /// One parsed `grants.hosts` entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct HostPattern {
@@ -28,8 +30,9 @@ pub(crate) enum HostMatch {
 
 impl HostPattern {
     /// Parses `scheme://host:port`; the port may be `*`, or omitted for the scheme's default.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let bad = |why: &str| format!("bad host grant {text:?}: {why} (expected scheme://host:port)");
+    pub fn parse(text: &str) -> Result<Self, ConfigError> {
+        let bad =
+            |why: &str| ConfigError(format!("bad host grant {text:?}: {why} (expected scheme://host:port)"));
         let (scheme, rest) = text.split_once("://").ok_or_else(|| bad("no scheme"))?;
         let scheme = scheme.to_ascii_lowercase();
         if scheme.is_empty() || rest.is_empty() || rest.contains('/') {

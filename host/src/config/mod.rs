@@ -36,9 +36,11 @@ pub use edit::plugin_edit::{
 pub use edit::sandbox_entry::SandboxEntry;
 pub use edit::server_field::{SERVER_FIELD_KEYS, ServerField, set_server_field};
 pub use edit::store_defaults::set_default_sandbox;
-/// The write path for other agents' config files (`clients/`): same lock, re-read and rename;
-/// a lock held across several edits, for a file of secrets (`auth/`).
-pub(crate) use edit::write::{FileLock, LockAt, Perms, edit_text};
+// The write path for other agents' config files (the binary's `cli/clients/`, through
+// `cli_support`): same lock, re-read and rename; a lock held across several edits, for a
+// file of secrets (`auth/`).
+pub(crate) use edit::write::{FileLock, Perms};
+pub use edit::write::{LockAt, edit_text};
 pub use error::{ConfigError, EditError};
 pub use expand::ExpandedIn;
 #[cfg(fuzzing)]
@@ -54,4 +56,4 @@ pub use server_def::{
 pub use store::{GlobalStore, parse_json};
 pub use tool_filter::ToolFilter;
 /// The workspace root's check of a file written there for another program (`install`).
-pub(crate) use workspace::refuse_links_out;
+pub use workspace::refuse_links_out;

@@ -167,9 +167,31 @@ pub struct WorkspaceSettings {
     pub trust: TrustMode,
     /// `audit`: whether calls get audit lines, with their arguments' values or only their
     /// shape, and on stderr too; default a line each, shape only, file only.
-    pub audit: crate::observe::AuditChoice,
+    pub audit: AuditChoice,
     /// `bundles`: the slices of the surface `serve --http` also serves at `/mcp/<bundle>`.
     pub bundles: std::collections::BTreeMap<String, super::Bundle>,
+}
+
+/// The workspace's `audit` setting (`"audit": {"enabled": …, "values": …, "stderr": …}` in
+/// `.toolport/workspace.json`), read here with the other settings and carried on each
+/// exchange to the observers (`observe::Exchange`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AuditChoice {
+    /// `enabled` (default true): whether the exchange gets an audit line at all. Off, it still
+    /// counts in the metrics.
+    pub enabled: bool,
+    /// `values` (default false): the arguments' values go into the line, not only their shape
+    /// (after the secret guard and the secret scanner: a secret never does).
+    pub values: bool,
+    /// `stderr` (default false): the line is also handed to the host's printer (the binary's
+    /// stderr), as `serve --audit-stderr` does for every line.
+    pub stderr: bool,
+}
+
+impl Default for AuditChoice {
+    fn default() -> Self {
+        Self { enabled: true, values: false, stderr: false }
+    }
 }
 
 /// What the workspace's `trust` asks of the tool pins in `.toolport/tools.lock`.

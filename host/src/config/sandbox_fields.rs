@@ -14,6 +14,7 @@ use super::fields::{Fields, Trim};
 use super::model::{DirGrant, Grants, Limits};
 use super::store_keys::grants::{self as grant_key, dir as dir_key};
 use super::store_keys::{GRANTS, LIMITS, SHA256, limits as limit_key};
+use crate::config::ConfigError;
 
 /// Whose sandbox an entry describes: only servers may have read-write folders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,7 +24,7 @@ pub(super) enum Guest {
 }
 
 /// `grants: { hosts, env, dirs }`; relative folders stay relative until [`resolve_dir`].
-pub(super) fn grants(fields: &Fields<'_>, guest: Guest) -> Result<Grants, String> {
+pub(super) fn grants(fields: &Fields<'_>, guest: Guest) -> Result<Grants, ConfigError> {
     let Some(g) = fields.object(GRANTS)? else { return Ok(Grants::default()) };
     let mut dirs = Vec::new();
     for item in g.array(grant_key::DIRS)?.map(Vec::as_slice).unwrap_or_default() {
@@ -37,7 +38,7 @@ pub(super) fn grants(fields: &Fields<'_>, guest: Guest) -> Result<Grants, String
 }
 
 /// One `grants.dirs` entry: a path, or `{ host, guest, mode }`.
-fn dir(g: &Fields<'_>, item: &Value, guest: Guest) -> Result<DirGrant, String> {
+fn dir(g: &Fields<'_>, item: &Value, guest: Guest) -> Result<DirGrant, ConfigError> {
     const WHAT: &str = "an array of paths or { \"host\", \"guest\", \"mode\" } objects";
     let (written, guest_path, mode) = match item {
         Value::String(path) => (path.trim().to_string(), None, None),
@@ -57,23 +58,23 @@ fn dir(g: &Fields<'_>, item: &Value, guest: Guest) -> Result<DirGrant, String> {
         None | Some("ro") => false,
         Some("rw") if guest == Guest::Server => true,
         Some("rw") => {
-            return Err(format!(
+            return Err(ConfigError(format!(
                 "{}grants.dirs: {written} cannot be \"rw\": a plugin's folders are read-only",
                 g.owner()
-            ));
+            )));
         }
         Some(_) => return Err(g.err(grant_key::DIRS, "entries whose \"mode\" is \"ro\" or \"rw\"")),
     };
     if let Some(path) = &guest_path
         && !path.starts_with('/')
     {
-        return Err(format!("{}grants.dirs: guest path {path:?} must be absolute", g.owner()));
+        return Err(ConfigError(format!("{}grants.dirs: guest path {path:?} must be absolute", g.owner())));
     }
     Ok(DirGrant { host: expand_home(&written), written, guest: guest_path, writable })
 }
 
 /// `limits: { memoryMb, callMs, cpuPercent }` over `defaults`.
-pub(super) fn limits(fields: &Fields<'_>, defaults: Limits) -> Result<Limits, String> {
+pub(super) fn limits(fields: &Fields<'_>, defaults: Limits) -> Result<Limits, ConfigError> {
     let mut limits = defaults;
     if let Some(l) = fields.object(LIMITS)? {
         for (key, slot) in
@@ -96,7 +97,7 @@ pub(super) fn limits(fields: &Fields<'_>, defaults: Limits) -> Result<Limits, St
 }
 
 /// `sha256`: 64 hex digits, kept lower-case.
-pub(super) fn sha256(fields: &Fields<'_>) -> Result<Option<String>, String> {
+pub(super) fn sha256(fields: &Fields<'_>) -> Result<Option<String>, ConfigError> {
     let Some(digest) = fields.string(SHA256)? else { return Ok(None) };
     if digest.len() != 64 || !digest.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(fields.err(SHA256, "64 hexadecimal digits (a SHA-256)"));
@@ -203,7 +204,7 @@ mod tests {
 
     fn read(v: Value, guest: Guest) -> Result<Grants, String> {
         let obj = v.as_object().cloned().unwrap_or_default();
-        grants(&Fields::new(&obj, "server \"s\": "), guest)
+        grants(&Fields::new(&obj, "server \"s\": "), guest).map_err(String::from)
     }
 
     #[test]

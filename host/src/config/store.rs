@@ -56,7 +56,7 @@ impl GlobalStore {
 
     /// Reads an already parsed store document.
     pub fn from_value(path: &Path, doc: &Value) -> Result<GlobalStore, ConfigError> {
-        let at = |msg: String| ConfigError(format!("{}: {msg}", path.display()));
+        let at = |msg: ConfigError| ConfigError(format!("{}: {msg}", path.display()));
         let top = doc.as_object().ok_or_else(|| at("the top level must be a JSON object".into()))?;
         let base = path.parent().unwrap_or(Path::new("."));
         let mut servers: Vec<ServerDef> = Vec::new();
@@ -94,7 +94,7 @@ impl GlobalStore {
 }
 
 /// The top level's `defaults: { sandbox }`; absent or `null` is every default off.
-fn defaults(top: &Map<String, Value>) -> Result<StoreDefaults, String> {
+fn defaults(top: &Map<String, Value>) -> Result<StoreDefaults, ConfigError> {
     let Some(given) = Fields::new(top, "").object(DEFAULTS_SECTION)? else {
         return Ok(StoreDefaults::default());
     };
@@ -119,16 +119,16 @@ pub fn parse_json(path: &Path, text: &str) -> Result<Value, ConfigError> {
 fn section<'a>(
     top: &'a Map<String, Value>,
     key: &str,
-) -> Result<Box<dyn Iterator<Item = (&'a String, &'a Value)> + 'a>, String> {
+) -> Result<Box<dyn Iterator<Item = (&'a String, &'a Value)> + 'a>, ConfigError> {
     match top.get(key) {
         None | Some(Value::Null) => Ok(Box::new(std::iter::empty())),
         Some(Value::Object(m)) => Ok(Box::new(m.iter())),
-        Some(_) => Err(format!("\"{key}\" must be an object")),
+        Some(_) => Err(ConfigError(format!("\"{key}\" must be an object"))),
     }
 }
 
 /// One `plugins` entry, its paths resolved against `base` (the store's folder).
-pub(super) fn plugin_from_json(name: &str, value: &Value, base: &Path) -> Result<PluginDef, String> {
+pub(super) fn plugin_from_json(name: &str, value: &Value, base: &Path) -> Result<PluginDef, ConfigError> {
     let obj = value.as_object().ok_or_else(|| format!("plugin \"{name}\": definition must be an object"))?;
     let owner = format!("plugin \"{name}\": ");
     let fields = Fields::new(obj, &owner);
@@ -139,7 +139,9 @@ pub(super) fn plugin_from_json(name: &str, value: &Value, base: &Path) -> Result
         .and_then(|k| PluginKind::parse(&k))
         .ok_or_else(|| fields.err(key::KIND, "one of \"transport\", \"name-policy\", \"tool-shape\""))?;
     if kind == PluginKind::Transport && TransportKind::is_builtin_name(name) {
-        return Err(format!("plugin \"{name}\": a transport plugin cannot take a built-in transport name"));
+        return Err(ConfigError(format!(
+            "plugin \"{name}\": a transport plugin cannot take a built-in transport name"
+        )));
     }
     let path =
         fields.string(key::PATH).ok().flatten().ok_or_else(|| fields.err(key::PATH, "a non-empty string"))?;

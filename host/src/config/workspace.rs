@@ -13,9 +13,8 @@ use serde_json::Value;
 use super::confirm_setting::{CONFIRM_KEY, ConfirmSetting};
 use super::error::ConfigError;
 use super::fields::{Fields, Trim};
-use super::model::{Secrets, SecretsMode, Surface, TrustMode, WorkspaceSettings};
+use super::model::{AuditChoice, Secrets, SecretsMode, Surface, TrustMode, WorkspaceSettings};
 use super::store::parse_json;
-use crate::observe::AuditChoice;
 use crate::paths::{WORKSPACE_DIR, WORKSPACE_FILE};
 use crate::text::escape_line;
 
@@ -34,7 +33,7 @@ impl WorkspaceSettings {
 
     /// Reads an already parsed workspace document; `path` is for messages.
     pub fn from_value(path: &Path, doc: &Value) -> Result<WorkspaceSettings, ConfigError> {
-        let at = |msg: String| ConfigError(format!("{}: {msg}", path.display()));
+        let at = |msg: ConfigError| ConfigError(format!("{}: {msg}", path.display()));
         let top = doc.as_object().ok_or_else(|| at("the top level must be a JSON object".into()))?;
         let fields = Fields::new(top, "");
         let defaults = WorkspaceSettings::default();
@@ -59,7 +58,10 @@ impl WorkspaceSettings {
             surface: match fields.string("surface").map_err(at)? {
                 None => defaults.surface,
                 Some(text) => Surface::parse(&text).ok_or_else(|| {
-                    at(format!("\"surface\" must be \"full\" or \"lazy\", not {}", Value::String(text)))
+                    at(ConfigError(format!(
+                        "\"surface\" must be \"full\" or \"lazy\", not {}",
+                        Value::String(text)
+                    )))
                 })?,
             },
             secrets: read_secrets(top.get("secrets")).map_err(at)?,
@@ -69,10 +71,10 @@ impl WorkspaceSettings {
             trust: match fields.string("trust").map_err(at)? {
                 None => defaults.trust,
                 Some(text) => TrustMode::parse(&text).ok_or_else(|| {
-                    at(format!(
+                    at(ConfigError(format!(
                         "\"trust\" must be \"pin\", \"off\" or \"strict\", not {}",
                         Value::String(text)
-                    ))
+                    )))
                 })?,
             },
         })
@@ -80,19 +82,19 @@ impl WorkspaceSettings {
 }
 
 /// `secrets`: a mode for both directions, or an object with a mode for each.
-fn read_secrets(value: Option<&Value>) -> Result<Secrets, String> {
+fn read_secrets(value: Option<&Value>) -> Result<Secrets, ConfigError> {
     let defaults = Secrets::default();
     let mode = |key: &str, value: &Value| match value.as_str().and_then(SecretsMode::parse) {
         Some(mode) => Ok(mode),
-        None => Err(format!("\"{key}\" must be \"redact\", \"block\" or \"off\", not {value}")),
+        None => Err(ConfigError(format!("\"{key}\" must be \"redact\", \"block\" or \"off\", not {value}"))),
     };
     match value {
         None => Ok(defaults),
         Some(Value::Object(each)) => {
             if let Some(unknown) = each.keys().find(|k| *k != "arguments" && *k != "results") {
-                return Err(format!(
+                return Err(ConfigError(format!(
                     "\"secrets\" has no key \"{unknown}\" (it takes \"arguments\" and \"results\")"
-                ));
+                )));
             }
             let arguments = each.get("arguments").map(|v| mode("secrets.arguments", v)).transpose()?;
             let results = each.get("results").map(|v| mode("secrets.results", v)).transpose()?;
@@ -109,23 +111,23 @@ fn read_secrets(value: Option<&Value>) -> Result<Secrets, String> {
 }
 
 /// `audit`: an object of booleans, `enabled`, `values` and `stderr`, each optional.
-fn read_audit(value: Option<&Value>) -> Result<AuditChoice, String> {
+fn read_audit(value: Option<&Value>) -> Result<AuditChoice, ConfigError> {
     const KEYS: [&str; 3] = ["enabled", "values", "stderr"];
     let mut choice = AuditChoice::default();
     let Some(value) = value else { return Ok(choice) };
     let Value::Object(each) = value else {
-        return Err(format!(
+        return Err(ConfigError(format!(
             "\"audit\" must be an object like {{\"values\": false, \"stderr\": false}}, not {value}"
-        ));
+        )));
     };
     if let Some(unknown) = each.keys().find(|k| !KEYS.contains(&k.as_str())) {
-        return Err(format!(
+        return Err(ConfigError(format!(
             "\"audit\" has no key \"{unknown}\" (it takes \"enabled\", \"values\" and \"stderr\")"
-        ));
+        )));
     }
     for (key, value) in each {
         let Some(on) = value.as_bool() else {
-            return Err(format!("\"audit.{key}\" must be true or false, not {value}"));
+            return Err(ConfigError(format!("\"audit.{key}\" must be true or false, not {value}")));
         };
         match key.as_str() {
             "enabled" => choice.enabled = on,
@@ -186,7 +188,7 @@ pub(crate) fn read_in(dir: &Dir, root: &Path) -> Result<Option<String>, ConfigEr
 /// the repository's author chose. The same capability on the root decides as for the
 /// workspace file, and the refusal reads the same ([`io_error`]). A link that stays inside is
 /// followed by the write; a missing file (or root) is created by it.
-pub(crate) fn refuse_links_out(root: &Path, path: &Path) -> Result<(), ConfigError> {
+pub fn refuse_links_out(root: &Path, path: &Path) -> Result<(), ConfigError> {
     let Ok(inside) = path.strip_prefix(root) else {
         return Err(ConfigError(format!(
             "refusing to write {}: it is not inside the workspace root {}",

@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use crate::config::AuditChoice;
+
 /// What kind of exchange.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -104,28 +106,6 @@ impl<'a> Exchange<'a> {
             policies: &[],
             audit: AuditChoice::default(),
         }
-    }
-}
-
-/// The workspace's `audit` setting (`"audit": {"enabled": …, "values": …, "stderr": …}` in
-/// `.toolport/workspace.json`), carried on each exchange because the observers are a leaf that
-/// reads no configuration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AuditChoice {
-    /// `enabled` (default true): whether the exchange gets an audit line at all. Off, it still
-    /// counts in the metrics.
-    pub enabled: bool,
-    /// `values` (default false): the arguments' values go into the line, not only their shape
-    /// (after the secret guard and the secret scanner: a secret never does).
-    pub values: bool,
-    /// `stderr` (default false): the line is also handed to the host's printer (the binary's
-    /// stderr), as `serve --audit-stderr` does for every line.
-    pub stderr: bool,
-}
-
-impl Default for AuditChoice {
-    fn default() -> Self {
-        Self { enabled: true, values: false, stderr: false }
     }
 }
 

@@ -24,6 +24,7 @@ use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 
 use super::otlp_env::{self, Protocol, Signal};
 use super::{Exchange, Kind};
+use crate::observe::ObserveError;
 
 /// Latency buckets in seconds: most calls through toolport take milliseconds (a local stdio
 /// server answers in 1-20 ms), remote ones hundreds, and a long tool minutes, up to the default
@@ -84,6 +85,7 @@ static LIVE: Mutex<Option<LiveSource>> = Mutex::new(None);
 /// the Prometheus reader when `prometheus` (`serve --http --metrics`). `Ok(false)`: neither is
 /// on, nothing was built. Once built, later calls change nothing (`Ok(true)`). `Err` names a
 /// variable that asks for what toolport cannot send, or an exporter that cannot be built.
+/// The error stays text: the binary adds it to its own (`cli/mod.rs`).
 pub fn start(prometheus: bool) -> Result<bool, String> {
     if METRICS.get().is_some() {
         return Ok(true);
@@ -99,7 +101,7 @@ pub fn start(prometheus: bool) -> Result<bool, String> {
             Protocol::Grpc => exporter.with_tonic().build(),
             Protocol::HttpProtobuf => exporter.with_http().build(),
         };
-        let exporter = exporter.map_err(|e| format!("cannot export metrics over OTLP: {e}"))?;
+        let exporter = exporter.map_err(|e| ObserveError(format!("cannot export metrics over OTLP: {e}")))?;
         builder = builder.with_reader(PeriodicReader::builder(exporter).build());
     }
     let reader = prometheus.then(prometheus::Reader::default);
@@ -128,7 +130,7 @@ pub fn stop() {
 /// when the Prometheus reader was not started.
 pub fn prometheus_text() -> Option<Result<String, String>> {
     let reader = METRICS.get()?.prometheus.as_ref()?;
-    Some(reader.text())
+    Some(reader.text().map_err(String::from))
 }
 
 /// Reads [`Live`] from `source` whenever a reader collects, from now on.

@@ -3,11 +3,14 @@
 //! OTLP and by `serve --http --metrics` as Prometheus text) and traces (spans bridged from
 //! `tracing` to OpenTelemetry; `otlp_env` says whether and how to export).
 //!
-//! A leaf: the runtime, the hosts and `auth` hand it what happened ([`Exchange`]) through the
-//! host's [`Observer`] and it never reaches back. Values never enter it unless the operator asked for them (`audit.values`).
+//! Just above `config`, whose workspace `audit` setting each exchange carries, and below
+//! everything that observes: the runtime, the hosts and `auth` hand it what happened
+//! ([`Exchange`]) and it never reaches back. Values never enter it unless the operator asked
+//! for them (`audit.values`).
 
 pub mod audit_log;
-pub mod client;
+pub mod call_context;
+mod error;
 mod exchange;
 pub mod metrics;
 mod observer;
@@ -15,5 +18,7 @@ pub mod otlp_env;
 pub mod traces;
 mod writer;
 
-pub use exchange::{AuditChoice, Exchange, Kind, Outcome, json_size};
+pub use call_context::{CallContext, Caller};
+pub use error::ObserveError;
+pub use exchange::{Exchange, Kind, Outcome, json_size};
 pub use observer::{AuditTrail, Observer};

@@ -6,6 +6,8 @@
 //! spec's default `http/protobuf`. The endpoint, headers, timeout and compression variables are
 //! read by the exporters themselves.
 
+use crate::observe::ObserveError;
+
 /// One kind of telemetry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Signal {
@@ -36,12 +38,15 @@ pub enum Protocol {
 
 /// Whether `signal` is exported, and how, given the process's environment. `Err` names the
 /// variable and its value when the protocol is one toolport does not send.
-pub fn otlp(signal: Signal) -> Result<Option<Protocol>, String> {
+pub fn otlp(signal: Signal) -> Result<Option<Protocol>, ObserveError> {
     otlp_in(signal, |name| std::env::var(name).ok())
 }
 
 /// [`otlp`] over any environment (`var` returns a variable's value).
-pub fn otlp_in(signal: Signal, var: impl Fn(&str) -> Option<String>) -> Result<Option<Protocol>, String> {
+pub fn otlp_in(
+    signal: Signal,
+    var: impl Fn(&str) -> Option<String>,
+) -> Result<Option<Protocol>, ObserveError> {
     let set = |name: &str| var(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
     if set("OTEL_SDK_DISABLED").is_some_and(|v| v.eq_ignore_ascii_case("true")) {
         return Ok(None);
@@ -66,7 +71,9 @@ pub fn otlp_in(signal: Signal, var: impl Fn(&str) -> Option<String>) -> Result<O
     match value.as_str() {
         "grpc" => Ok(Some(Protocol::Grpc)),
         "http/protobuf" => Ok(Some(Protocol::HttpProtobuf)),
-        other => Err(format!("{name}={other}: toolport sends OTLP as \"grpc\" or \"http/protobuf\"")),
+        other => {
+            Err(ObserveError(format!("{name}={other}: toolport sends OTLP as \"grpc\" or \"http/protobuf\"")))
+        }
     }
 }
 
@@ -113,7 +120,7 @@ mod tests {
             ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"),
         ]);
         assert_eq!(
-            otlp_in(Signal::Traces, &vars),
+            otlp_in(Signal::Traces, &vars).map_err(String::from),
             Err(
                 "OTEL_EXPORTER_OTLP_PROTOCOL=http/json: toolport sends OTLP as \"grpc\" or \"http/protobuf\""
                     .to_string()

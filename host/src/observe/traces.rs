@@ -25,6 +25,7 @@ use tracing_subscriber::Layer;
 use tracing_subscriber::registry::LookupSpan;
 
 use super::otlp_env::{Protocol, Signal, otlp};
+use crate::observe::ObserveError;
 
 /// The field a span declares to be exported: only spans made for OpenTelemetry carry it, so
 /// the exporter never sees a log line or another span's fields (which may quote a URL).
@@ -54,7 +55,7 @@ pub struct Traces {
 /// runtime's context: the gRPC exporter's channel is bound to it (the batch processor's own
 /// thread then drives the exports, and the HTTP one uses the blocking client). `Err` names the
 /// variable at fault.
-pub fn start() -> Result<Option<Traces>, String> {
+pub fn start() -> Result<Option<Traces>, ObserveError> {
     let Some(protocol) = otlp(Signal::Traces)? else { return Ok(None) };
     let exporter = exporter(protocol)?;
     let provider =
@@ -66,7 +67,7 @@ pub fn start() -> Result<Option<Traces>, String> {
 
 /// The OTLP span exporter for `protocol`; the exporters read the endpoint, headers, timeout and
 /// compression variables themselves.
-fn exporter(protocol: Protocol) -> Result<SpanExporter, String> {
+fn exporter(protocol: Protocol) -> Result<SpanExporter, ObserveError> {
     use opentelemetry_otlp::WithExportConfig as _;
     let built = match protocol {
         Protocol::Grpc => {
@@ -77,7 +78,7 @@ fn exporter(protocol: Protocol) -> Result<SpanExporter, String> {
             .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
             .build(),
     };
-    built.map_err(|e| format!("cannot export traces over OTLP: {e}"))
+    built.map_err(|e| ObserveError(format!("cannot export traces over OTLP: {e}")))
 }
 
 /// `service.name` `toolport` and `service.version`, unless `OTEL_RESOURCE_ATTRIBUTES` or
@@ -120,9 +121,11 @@ impl Traces {
     }
 
     /// Exports what is still queued and stops, waiting at most `timeout`.
-    pub fn shutdown(self, timeout: Duration) -> Result<(), String> {
+    pub fn shutdown(self, timeout: Duration) -> Result<(), ObserveError> {
         ON.store(false, Ordering::Relaxed);
-        self.provider.shutdown_with_timeout(timeout).map_err(|e| format!("cannot flush the traces: {e}"))
+        self.provider
+            .shutdown_with_timeout(timeout)
+            .map_err(|e| ObserveError(format!("cannot flush the traces: {e}")))
     }
 }
 

@@ -17,6 +17,7 @@ use super::kinds::server::ServerComponent;
 use super::kinds::shape::ToolShape;
 use super::kinds::transport::TransportPlugin;
 use crate::config::{Grants, Limits, PluginDef, PluginKind, ServerDef, WasmDef};
+use crate::plugin::SetupError;
 
 /// A summary of one available plugin, for `toolport plugin list`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,7 +146,7 @@ impl PluginHost {
 
     /// The component of the sandboxed server `def` (`type: wasm`), loaded on first use and
     /// again whenever its file or its definition changed. The message names the file.
-    pub(crate) fn wasm_server(&self, def: &ServerDef) -> Result<(Arc<ServerComponent>, WasmDef), String> {
+    pub(crate) fn wasm_server(&self, def: &ServerDef) -> Result<(Arc<ServerComponent>, WasmDef), SetupError> {
         let wasm = def.wasm.clone().ok_or("wasm server requires component or builtin")?;
         let stamp = Stamp::of(&wasm);
         let servers = || self.inner.servers.lock().unwrap_or_else(|poisoned| poisoned.into_inner());

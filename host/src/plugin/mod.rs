@@ -30,6 +30,7 @@ mod log;
 mod messages;
 mod model;
 mod sandbox;
+mod setup_error;
 mod wire;
 
 pub use builtin::{PLUGIN_BUILD_DIR, builtin_bytes};
@@ -48,3 +49,4 @@ pub use model::{ToolInfo, Verdict};
 pub(crate) use sandbox::context::Denials;
 pub use sandbox::log_sink::PluginLogLine;
 pub use sandbox::socket_budget::raise_fd_limit;
+pub use setup_error::SetupError;

@@ -48,6 +48,13 @@ pub const ANONYMOUS: &str = "anonymous";
 #[error("{0}")]
 pub struct PolicyError(pub String);
 
+/// Cedar's own errors, as text, become the policy's.
+impl From<String> for PolicyError {
+    fn from(message: String) -> Self {
+        Self(message)
+    }
+}
+
 /// Who asks.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Principal {
@@ -303,7 +310,7 @@ impl Policy {
     fn cedar(&self, who: &Principal, action: Action, what: &Target<'_>) -> Decision {
         let request = match entities(who, action, what) {
             Ok(built) => built,
-            Err(e) => return Decision { allowed: false, policies: Vec::new(), errors: vec![e] },
+            Err(e) => return Decision { allowed: false, policies: Vec::new(), errors: vec![e.0] },
         };
         let (principal, action, resource, entities) = request;
         let request = match Request::new(principal, action, resource, Context::empty(), None) {
@@ -339,7 +346,7 @@ impl Policy {
 /// The request's principal, action and resource, and the entities they stand among.
 type Built = (EntityUid, EntityUid, EntityUid, Entities);
 
-fn entities(who: &Principal, action: Action, what: &Target<'_>) -> Result<Built, String> {
+fn entities(who: &Principal, action: Action, what: &Target<'_>) -> Result<Built, PolicyError> {
     let string = |s: &str| RestrictedExpression::new_string(s.to_string());
     let mut all = Vec::new();
     let groups = who.groups.iter().map(|g| uid("Group", g)).collect::<Result<HashSet<_>, _>>()?;
@@ -380,7 +387,7 @@ fn entities(who: &Principal, action: Action, what: &Target<'_>) -> Result<Built,
     Ok((principal, uid("Action", action.as_str())?, resource, entities))
 }
 
-fn uid(kind: &str, id: &str) -> Result<EntityUid, String> {
+fn uid(kind: &str, id: &str) -> Result<EntityUid, PolicyError> {
     let kind = EntityTypeName::from_str(kind).map_err(|e| e.to_string())?;
     Ok(EntityUid::from_type_name_and_id(kind, EntityId::new(id)))
 }

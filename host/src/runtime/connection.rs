@@ -17,13 +17,14 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use super::client_handler::Handler;
 use super::event::Event;
-use super::failed_request::{is_transport_failure, service_error};
+use super::failed_request::{is_transport_failure, service_cause};
 use super::list_changes::listen_for_list_changes;
 use super::questions::related::InFlight;
 use super::questions::server_requests::Answers;
 use super::tool_call::{self, ProgressRoutes};
+use crate::cause::{AUTHORIZATION_REQUIRED, Deepest};
 use crate::config::{ServerDef, TransportKind};
-use crate::transport;
+use crate::transport::{self, ConnectError};
 
 /// Pages one `tools/list` walk (and each list of `catalog_list.rs`) may take: far beyond any
 /// real server, but finite even when a server keeps inventing new cursors.
@@ -84,10 +85,14 @@ impl Connection {
         generation: u64,
         events: mpsc::UnboundedSender<Event>,
         answers: Arc<Answers>,
-    ) -> Result<(Arc<Connection>, Vec<Tool>), String> {
+    ) -> Result<(Arc<Connection>, Vec<Tool>), ConnectError> {
         let noise = transport::StdoutNoise::default();
         let opened = Self::open_noting(def, kind, plugins, generation, events, answers, &noise).await;
-        opened.map_err(|e| super::slow_start::with_fix(def, noise.explain(e)))
+        opened.map_err(|e| {
+            let e = e.noted(noise.explain());
+            let fix = super::slow_start::fix(def, &e);
+            e.noted(fix)
+        })
     }
 
     /// [`Connection::open`], what the server printed that is not JSON-RPC noted in `noise`.
@@ -99,7 +104,7 @@ impl Connection {
         events: mpsc::UnboundedSender<Event>,
         answers: Arc<Answers>,
         noise: &transport::StdoutNoise,
-    ) -> Result<(Arc<Connection>, Vec<Tool>), String> {
+    ) -> Result<(Arc<Connection>, Vec<Tool>), ConnectError> {
         let progress = ProgressRoutes::default();
         let calls = InFlight::default();
         let credentials = answers.credentials.clone();
@@ -130,7 +135,7 @@ impl Connection {
             ),
         )
         .await
-        .map_err(|_| super::slow_start::connect_timed_out(connect))??;
+        .map_err(|_| ConnectError::TimedOut { after: connect })??;
         // Raised when the connection closes, so the list_changed subscription ends first.
         let (closing_tx, closing_rx) = watch::channel(false);
         let connection = Self::watch(
@@ -153,20 +158,23 @@ impl Connection {
                 listen_for_list_changes(&connection.peer, def.name.clone(), generation, events, closing_rx);
                 Ok((connection, tools))
             }
-            Ok(Err(ListError { message, transport })) => {
+            Ok(Err(ListError { cause, transport })) => {
                 // A dropped connection explains itself (exit status, stderr) once the watcher
                 // has seen it; a server that answered with an error needs no wait.
-                let reason = if message == crate::auth::AUTHORIZATION_REQUIRED || !transport {
-                    message
-                } else {
-                    connection.death_reason().await.unwrap_or(message)
+                let error = match cause {
+                    Deepest::AuthorizationRequired => ConnectError::authorization_required(def),
+                    Deepest::Message(message) if transport => connection
+                        .death_reason()
+                        .await
+                        .map_or(ConnectError::Failed(message), ConnectError::Exited),
+                    Deepest::Message(message) => ConnectError::Failed(message),
                 };
                 connection.close().await;
-                Err(crate::auth::name_the_fix(reason, def))
+                Err(error)
             }
             Err(_) => {
                 connection.close().await;
-                Err(format!("tools/list timed out after {} ms", list.as_millis()))
+                Err(ConnectError::ListTimedOut { after: list })
             }
         }
     }
@@ -290,10 +298,14 @@ impl Connection {
     }
 
     /// Lists every page again (after `list_changed`).
-    pub async fn list(&self, timeout: Duration) -> Result<Vec<Tool>, String> {
+    pub async fn list(&self, timeout: Duration) -> Result<Vec<Tool>, ConnectError> {
         match tokio::time::timeout(timeout, list_all(&self.peer)).await {
-            Ok(listed) => listed.map(|tools| self.header_checked(tools)).map_err(|e| e.message),
-            Err(_) => Err(format!("tools/list timed out after {} ms", timeout.as_millis())),
+            Ok(listed) => listed.map(|tools| self.header_checked(tools)).map_err(|e| match e.cause {
+                // Said bare, as a running server's re-listing always has.
+                Deepest::AuthorizationRequired => ConnectError::Failed(AUTHORIZATION_REQUIRED.to_string()),
+                Deepest::Message(message) => ConnectError::Failed(message),
+            }),
+            Err(_) => Err(ConnectError::ListTimedOut { after: timeout }),
         }
     }
 
@@ -321,14 +333,14 @@ impl Connection {
 
 /// Why a `tools/list` walk failed.
 struct ListError {
-    message: String,
+    cause: Deepest,
     /// The connection is gone (rather than the server refusing).
     transport: bool,
 }
 
 impl ListError {
     fn protocol(message: String) -> Self {
-        Self { message, transport: false }
+        Self { cause: Deepest::Message(message), transport: false }
     }
 }
 
@@ -346,7 +358,7 @@ async fn list_all(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, ListError> {
         let page = peer
             .list_tools(params)
             .await
-            .map_err(|e| ListError { message: service_error(&e), transport: is_transport_failure(&e) })?;
+            .map_err(|e| ListError { cause: service_cause(&e), transport: is_transport_failure(&e) })?;
         tools.extend(page.tools);
         match page.next_cursor {
             None => return Ok(tools),

@@ -3,15 +3,25 @@
 
 use rmcp::service::ServiceError;
 
-use crate::cause::deepest_cause;
+use crate::cause::{AUTHORIZATION_REQUIRED, Deepest, deepest};
 
 /// One line for a failed request: the server's own message for JSON-RPC errors, otherwise the
 /// deepest cause.
 pub fn service_error(error: &ServiceError) -> String {
+    match service_cause(error) {
+        Deepest::AuthorizationRequired => AUTHORIZATION_REQUIRED.to_string(),
+        Deepest::Message(message) => message,
+    }
+}
+
+/// [`service_error`], a missing sign-in (a 401 on the way) kept apart to match on.
+pub fn service_cause(error: &ServiceError) -> Deepest {
     match error {
         // The server's own words, clipped where the error is built.
-        ServiceError::McpError(data) => crate::text::clip_foreign(&data.message).into_owned(),
-        other => deepest_cause(other),
+        ServiceError::McpError(data) => {
+            Deepest::Message(crate::text::clip_foreign(&data.message).into_owned())
+        }
+        other => deepest(other),
     }
 }
 

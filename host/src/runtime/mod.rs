@@ -3,7 +3,9 @@
 //! `list_changed`, retry, config changes).
 //!
 //! This file is the front door and nothing else: [`Runtime::start`] is the one way to get a
-//! runtime, and every entry point (CLI, session, ACP, an embedding host) calls it. The state
+//! runtime, and every entry point (CLI, session, ACP, an embedding host) calls it; calls and
+//! changes go through here, and what the runtime shows (status, warnings, the tool surface and
+//! its costs, the settings now) is `views.rs`'s, both on the handle in `handle.rs`. The state
 //! and what changes it live in `supervisor/`, the routing of calls in `executor.rs` (a
 //! result over `maxResultTokens` stored whole by `large_results.rs`), the deterministic checks
 //! in `pipeline.rs` and `names.rs`; resources and prompts in `catalog.rs`
@@ -19,6 +21,7 @@ mod client_handler;
 mod connection;
 mod event;
 mod failed_request;
+mod handle;
 mod list_changes;
 mod listing_store;
 mod options;
@@ -30,18 +33,22 @@ mod slow_start;
 mod state;
 mod supervisor;
 mod tool_call;
+mod views;
 
+pub use crate::observe::CallContext;
 pub use calls::catalog_calls::{CatalogError, PromptOutcome, ResourceRead};
 pub(crate) use calls::client_span::traced;
 pub use calls::request_state::MAX_INPUT_ROUNDS;
 pub use catalog::merged::{Catalog, Offered};
+pub use handle::Runtime;
 pub use options::{RuntimeOptions, ToolOwners};
+pub use progress::{ConnectEvent, ProgressSink};
 pub use questions::confirmation::{ConfirmAnswer, Confirmation};
 pub use questions::elicitation::{
     Choice, DeclineAll, Elicitation, ElicitationAnswer, ElicitationKind, ElicitationModes, Elicitor, Field,
     FieldKind, Form, confirm_form,
 };
-pub use questions::related::{Caller, Related, for_caller};
+pub use questions::related::{Caller, Related};
 pub use questions::sampling::{NO_MODEL, Sampler};
 pub(crate) use questions::server_requests::HostClients;
 pub use registry::record::ToolRecord;
@@ -58,19 +65,10 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use serde_json::Value;
 
-use crate::config::{ConfigError, Resolved, ServerDef, Surface, missing_rows};
+use crate::config::{ConfigError, Resolved};
 use crate::observe::Observer;
 use crate::plugin::PluginHost;
-use crate::status::{ServerState, ServerStatus, summarize_error};
-use crate::text::escape_line;
-use state::{Link, Slot};
 use supervisor::Supervisor;
-
-/// The live runtime. Cheap to clone; every clone is the same runtime.
-#[derive(Clone)]
-pub struct Runtime {
-    supervisor: Arc<Supervisor>,
-}
 
 impl Runtime {
     /// Loads the plugins `resolved` names, connects every active server concurrently and builds
@@ -140,189 +138,20 @@ impl Runtime {
         let _ = settled.wait_for(|done| *done).await;
     }
 
-    /// One row per defined server in definition order, then the `missing` rows.
-    pub fn status(&self) -> Vec<ServerStatus> {
-        let state = self.supervisor.lock();
-        let mut rows: Vec<ServerStatus> = state.slots.iter().map(Slot::status).collect();
-        rows.extend(missing_rows(&state.resolved));
-        rows
-    }
-
-    /// `Warning: MCP unavailable: <name> (<error>)` for every server in `error` or `missing`,
-    /// the error clipped to the status view's 120 columns.
-    /// Then per connected server `Warning: MCP tool held: <tool> from <server> (<reason>; …)`
-    /// for each tool the pins hold, `Warning: MCP instructions changed since pinned: <server>`,
-    /// and `Warning: MCP tool left out: <tool> from <server> (<rule>)` for every tool it listed
-    /// whose `x-mcp-header` annotations break SEP-2243 (the rest of that server stays).
-    pub fn warnings(&self) -> Vec<String> {
-        let mut out: Vec<String> = self
-            .status()
-            .into_iter()
-            .filter(|s| matches!(s.state, ServerState::Error | ServerState::Missing))
-            // Still connecting is not unavailable (a call that did not need to wait for it).
-            .filter(|s| s.error.as_deref() != Some(CONNECTING))
-            .map(|s| {
-                // Clipped and escaped like the status view: the error is a server's or a
-                // plugin's text, printed to a terminal.
-                let error = summarize_error(&s.error.unwrap_or_default());
-                format!("Warning: MCP unavailable: {} ({error})", escape_line(&s.name))
-            })
-            .collect();
-        let state = self.supervisor.lock();
-        for slot in &state.slots {
-            for held in slot.trust.iter().flat_map(|t| t.held.iter()) {
-                out.push(format!(
-                    "Warning: MCP tool held: {} from {} ({}; `toolport mcp diff {}` shows why)",
-                    escape_line(&held.tool),
-                    escape_line(slot.name()),
-                    held.reason.phrase(),
-                    escape_line(slot.name())
-                ));
-            }
-            if slot
-                .trust
-                .as_ref()
-                .is_some_and(|t| t.instructions == crate::trust::InstructionsVerdict::Changed)
-            {
-                out.push(format!(
-                    "Warning: MCP instructions changed since pinned: {0} (`toolport mcp diff {0}` shows how)",
-                    escape_line(slot.name())
-                ));
-            }
-            if let Link::Live { conn, tools } = &slot.link {
-                for bad in conn.left_out(tools) {
-                    out.push(format!(
-                        "Warning: MCP tool left out: {} from {} ({})",
-                        escape_line(&bad.tool),
-                        escape_line(slot.name()),
-                        summarize_error(&bad.rule)
-                    ));
-                }
-            }
-        }
-        out
-    }
-
-    /// Every tool on the surface, in surface order.
-    pub fn records(&self) -> Vec<ToolRecord> {
-        self.supervisor.lock().registry.records().to_vec()
-    }
-
-    /// The record named `name` on the surface, if any (one lookup, no copy of the others).
-    pub fn record(&self, name: &str) -> Option<ToolRecord> {
-        self.supervisor.lock().registry.route(name).map(|(record, _)| record.clone())
-    }
-
-    /// The final tool names, in surface order (completion, listings).
-    pub fn tool_names(&self) -> Vec<String> {
-        self.supervisor.lock().registry.records().iter().map(|r| r.name.clone()).collect()
-    }
-
-    /// The tool surface in the workspace's shape (default OpenAI function tools).
-    pub fn tools(&self) -> Vec<Value> {
-        self.supervisor.lock().registry.records().iter().map(|r| r.shaped.clone()).collect()
-    }
-
-    /// The tool surface in `shape` (a tool-shape plugin, e.g. `anthropic`), or in the
-    /// workspace's shape when `None`: what `tools --shape`, `/tools [shape]` and ACP's
-    /// `_toolport/tools/list` show.
-    pub async fn tools_in(&self, shape: Option<&str>) -> anyhow::Result<Vec<Value>> {
-        let Some(shape) = shape else { return Ok(self.tools()) };
-        Ok(self.converted(shape).await?.into_iter().map(|(_, shaped)| shaped).collect())
-    }
-
-    /// Every record with its definition in `shape`, converted server by server (a tool-shape
-    /// plugin sees one server's tools at a time, as when the surface was built).
-    async fn converted(&self, shape: &str) -> anyhow::Result<Vec<(ToolRecord, Value)>> {
-        let registry = self.supervisor.lock().registry.clone();
-        let mut out = Vec::new();
-        for (def, records) in registry.by_server() {
-            let infos: Vec<_> = records.iter().map(ToolRecord::info).collect();
-            let converted =
-                self.supervisor.plugins.convert(shape, def, &infos).await.map_err(anyhow::Error::msg)?;
-            out.extend(records.iter().cloned().zip(converted));
-        }
-        Ok(out)
-    }
-
-    /// What each tool's definition costs in tokens, in `shape` (or the workspace's): what
-    /// `tools --tokens` and `/tools tokens` print.
-    pub async fn token_costs(&self, shape: Option<&str>) -> anyhow::Result<TokenCosts> {
-        let Some(shape) = shape else {
-            let (records, workspace_shape) = {
-                let state = self.supervisor.lock();
-                (state.registry.records().to_vec(), state.resolved.settings.tool_shape.clone())
-            };
-            let tools = records.iter().map(|r| (r.server.as_str(), r.name.as_str(), &r.shaped));
-            return Ok(TokenCosts::count(&workspace_shape, tools));
-        };
-        let shaped = self.converted(shape).await?;
-        Ok(TokenCosts::count(shape, shaped.iter().map(|(r, v)| (r.server.as_str(), r.name.as_str(), v))))
-    }
-
-    /// [`Runtime::token_costs`] as a person reads it in the session and in an ACP reply.
-    pub async fn token_costs_text(&self, shape: Option<&str>) -> String {
-        match self.token_costs(shape).await {
-            Ok(costs) => costs.render_text(),
-            Err(e) => format!("{e:#}"),
-        }
-    }
-
-    /// The workspace's tool shape now (`toolShape`, default `openai`).
-    pub fn tool_shape(&self) -> String {
-        self.supervisor.lock().resolved.settings.tool_shape.clone()
-    }
-
-    /// The workspace's `reservedToolNames` now: names no server may take (the collision rules
-    /// add the host's own tools to them), and what `toolport scan` looks for in definitions.
-    pub fn reserved_tool_names(&self) -> Vec<String> {
-        self.supervisor.lock().resolved.settings.reserved_tool_names.clone()
-    }
-
-    /// The workspace's `surface` now: what `serve` asks on every listing and call, without
-    /// copying the rest of the settings.
-    pub fn surface(&self) -> Surface {
-        self.supervisor.lock().resolved.settings.surface
-    }
-
-    /// The workspace's `audit` setting now (what a host's own audit lines follow).
-    pub fn audit_choice(&self) -> crate::observe::AuditChoice {
-        self.supervisor.lock().resolved.settings.audit
-    }
-
-    /// The workspace's bundle `name` now (`bundles`; `serve --http` at `/mcp/<name>`), read
-    /// on every request so an edited file takes effect.
-    pub fn bundle(&self, name: &str) -> Option<crate::config::Bundle> {
-        self.supervisor.lock().resolved.settings.bundles.get(name).cloned()
-    }
-
-    /// Tools of the host's own (the lazy surface's three) in `shape`, or in the workspace's
-    /// shape when `None`, converted by the same tool-shape plugin as every server's tools, as
-    /// if a server named `server` listed them.
-    pub async fn shape_own(
-        &self,
-        server: &str,
-        tools: &[rmcp::model::Tool],
-        shape: Option<&str>,
-    ) -> anyhow::Result<Vec<Value>> {
-        let shape = shape.map_or_else(|| self.tool_shape(), str::to_string);
-        let def = ServerDef { name: server.to_string(), ..ServerDef::default() };
-        let infos: Vec<_> = tools.iter().map(registry::record::tool_info).collect();
-        self.supervisor.plugins.convert(&shape, &def, &infos).await.map_err(anyhow::Error::msg)
-    }
-
-    /// [`Runtime::tools_in`] as a person reads it in the session and in an ACP reply: pretty
-    /// JSON, or why the shape could not be produced.
-    pub async fn tools_text(&self, shape: Option<&str>) -> String {
-        match self.tools_in(shape).await {
-            Ok(tools) => serde_json::to_string_pretty(&tools).unwrap_or_default(),
-            Err(e) => format!("{e:#}"),
-        }
-    }
-
     /// Calls a tool by its final name. `arguments` is JSON text; blank means `{}`.
     pub async fn call(&self, name: &str, arguments: &str) -> Result<CallOutcome, CallError> {
-        calls::executor::call(&self.supervisor, name, arguments, None).await
+        self.call_with(name, arguments, &CallContext::default()).await
+    }
+
+    /// [`Runtime::call`] for the caller `context` names: the audit log records its client and
+    /// the policies that let it through, and the server's questions during the call are its.
+    pub async fn call_with(
+        &self,
+        name: &str,
+        arguments: &str,
+        context: &CallContext,
+    ) -> Result<CallOutcome, CallError> {
+        calls::executor::call(&self.supervisor, name, arguments, None, context).await
     }
 
     /// [`Runtime::call`], with the server's progress reports for this call sent to `progress`
@@ -333,7 +162,8 @@ impl Runtime {
         arguments: &str,
         progress: tokio::sync::mpsc::UnboundedSender<CallProgress>,
     ) -> Result<CallOutcome, CallError> {
-        calls::executor::call(&self.supervisor, name, arguments, Some(progress)).await
+        let context = CallContext::default();
+        calls::executor::call(&self.supervisor, name, arguments, Some(progress), &context).await
     }
 
     /// Every connected server's resources, resource templates and prompts, in definition
@@ -345,13 +175,13 @@ impl Runtime {
 
     /// Reads the resource `uri` from `server` under its call timeout.
     pub async fn read(&self, server: &str, uri: &str) -> Result<ResourceRead, CatalogError> {
-        calls::catalog_calls::read(&self.supervisor, server, uri).await
+        calls::catalog_calls::read(&self.supervisor, server, uri, &CallContext::default()).await
     }
 
     /// Gets the prompt `name` (as [`Runtime::catalog`] lists it) from the server that offers
     /// it. `arguments` is a JSON object of strings as text; blank means none.
     pub async fn prompt(&self, name: &str, arguments: &str) -> Result<PromptOutcome, CatalogError> {
-        calls::catalog_calls::prompt(&self.supervisor, name, arguments).await
+        calls::catalog_calls::prompt(&self.supervisor, name, arguments, &CallContext::default()).await
     }
 
     /// Reconnects only `name` (closing its old session first), then re-checks every server in
@@ -415,10 +245,10 @@ impl Runtime {
         results::large_results::read(self.supervisor.options.results_dir.clone(), uri).await
     }
 
-    /// Runs exactly `record` (the tool serve authorised for this caller) with the arguments
-    /// already a JSON object, and the log level the caller asked for on its request (passed on
-    /// to a server on the stateless revision). Refused as an unknown tool when the surface no
-    /// longer holds the record as it was.
+    /// Runs exactly `record` (the tool serve authorised for the caller `context` names) with the
+    /// arguments already a JSON object, and the log level the caller asked for on its request
+    /// (passed on to a server on the stateless revision). Refused as an unknown tool when the
+    /// surface no longer holds the record as it was.
     #[allow(deprecated)] // LoggingLevel
     pub(crate) async fn call_record(
         &self,
@@ -426,8 +256,9 @@ impl Runtime {
         arguments: serde_json::Map<String, Value>,
         progress: Option<tokio::sync::mpsc::UnboundedSender<CallProgress>>,
         level: Option<rmcp::model::LoggingLevel>,
+        context: &CallContext,
     ) -> Result<CallOutcome, CallError> {
-        calls::executor::call_record(&self.supervisor, record, arguments, progress, level).await
+        calls::executor::call_record(&self.supervisor, record, arguments, progress, level, context).await
     }
 
     /// Why no tool on the surface is named `name`, the refusal observed as the executor
@@ -470,13 +301,15 @@ impl Runtime {
 
     /// [`Runtime::forward`] of a `resources/read` or `prompts/get` (`kind`) of `name` that
     /// `serve` passes through, observed as [`Runtime::read`] and [`Runtime::prompt`] are (the
-    /// audit log, the metrics); a server's JSON-RPC error is the inner `Err`.
+    /// audit log, the metrics) as asked by the caller `context` names; a server's JSON-RPC
+    /// error is the inner `Err`.
     pub(crate) async fn forward_observed<R, E, F, Fut>(
         &self,
         kind: crate::observe::Kind,
         server: &str,
         name: &str,
         arguments: Option<&serde_json::Map<String, Value>>,
+        context: &CallContext,
         request: F,
     ) -> Result<Result<R, E>, CatalogError>
     where
@@ -490,47 +323,10 @@ impl Runtime {
             _ => format!("prompt {}", crate::text::escape_line(name)),
         };
         let supervisor = &self.supervisor;
-        calls::catalog_calls::forward_observed(supervisor, kind, server, name, arguments, subject, request)
-            .await
-    }
-
-    /// The active servers whose connection failed or died (not those the host's rules put in
-    /// `error`: reconnecting cannot change a name conflict). What `serve` retries.
-    pub(crate) fn failed(&self) -> Vec<String> {
-        let state = self.supervisor.lock();
-        state
-            .slots
-            .iter()
-            .filter(|s| s.resolved.active() && matches!(s.link, Link::Failed(_)))
-            .map(|s| s.name().to_string())
-            .collect()
-    }
-
-    /// Each connected server's `instructions` (its `initialize` or `server/discover` answer),
-    /// in definition order, leaving out servers that gave none: text a client may put before its
-    /// model, which `toolport scan` checks like a tool's description.
-    pub fn instructions(&self) -> Vec<(String, String)> {
-        self.each_start_answer(|info| info.instructions.clone())
-    }
-
-    /// The connected servers and what each said it can do, in definition order.
-    pub(crate) fn connected(&self) -> Vec<(String, rmcp::model::ServerCapabilities)> {
-        self.each_start_answer(|info| Some(info.capabilities.clone()))
-    }
-
-    /// What `pick` takes from each connected server's answer to the start of its session, in
-    /// definition order; servers for which it takes nothing are left out.
-    fn each_start_answer<T>(
-        &self,
-        pick: impl Fn(&rmcp::model::ServerPeerInfo) -> Option<T>,
-    ) -> Vec<(String, T)> {
-        let state = self.supervisor.lock();
-        let connected = state.slots.iter().filter(|s| matches!(s.checked, Some(Ok(_))));
-        let picked = connected.filter_map(|s| {
-            let info = s.conn()?.peer.peer_info()?;
-            Some((s.name().to_string(), pick(&info)?))
-        });
-        picked.collect()
+        calls::catalog_calls::forward_observed(
+            supervisor, kind, server, name, arguments, context, subject, request,
+        )
+        .await
     }
 
     /// Passes what servers say on their own (log messages, resource updates) to `clients` as

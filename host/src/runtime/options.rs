@@ -4,20 +4,23 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::progress::ProgressSink;
 use super::questions::elicitation::Elicitor;
 use super::questions::sampling::Sampler;
 use crate::observe::Observer;
+use crate::paths::Paths;
 
 /// A host's choices for one runtime. `Default` is what a library user wants: no built-in tools
-/// of its own, no spinners, plugins compiled in memory, every elicitation declined, sampling
+/// of its own, no progress reports, plugins compiled in memory, every elicitation declined, sampling
 /// refused, no root, nothing recorded on file.
 #[derive(Clone, Default)]
 pub struct RuntimeOptions {
     /// The embedding agent's own tool names: reserved like the workspace's reserved names, so
     /// no MCP tool can shadow a built-in.
     pub builtin_tools: Vec<String>,
-    /// Show per-server spinners while connecting (only when stderr is a terminal).
-    pub progress: bool,
+    /// Who is told of each server's connect as it starts and ends (the binary draws
+    /// spinners from it). `None`: nobody.
+    pub progress: Option<Arc<dyn ProgressSink>>,
     /// Where compiled plugins are cached between runs (`<home>/cache`; the built-ins then use
     /// the user's shared cache, see `PluginHost::new`). `None` compiles every plugin in memory
     /// on each start, which costs tens of milliseconds per plugin.
@@ -70,6 +73,58 @@ impl RuntimeOptions {
     }
 }
 
+impl RuntimeOptions {
+    /// The options of a host that keeps its files in `paths`' home, with `workspace_root` as
+    /// the one root: compiled plugins cached in `<home>/cache`, OAuth tokens in
+    /// `<home>/credentials.json`, large results kept in `<home>/results/`. Every other choice
+    /// is [`Default`]'s until a setter below changes it. Every entry point starts from this,
+    /// so none forgets a folder.
+    pub fn for_paths(paths: &Paths, workspace_root: impl Into<PathBuf>) -> Self {
+        Self::default().with_paths(paths, workspace_root)
+    }
+
+    /// These options with the folders [`RuntimeOptions::for_paths`] fills: what an entry point
+    /// given a host's other choices applies (the session, an ACP session's own `cwd`).
+    pub fn with_paths(mut self, paths: &Paths, workspace_root: impl Into<PathBuf>) -> Self {
+        self.cache_dir = Some(paths.cache_dir());
+        self.credentials = Some(paths.credentials());
+        self.results_dir = Some(paths.results_dir());
+        self.workspace_root = Some(workspace_root.into());
+        self
+    }
+
+    /// Each server's listing recorded in `<home>/listings/` when it is listed live
+    /// ([`RuntimeOptions::listings_dir`]).
+    pub fn with_listings(mut self, paths: &Paths) -> Self {
+        self.listings_dir = Some(paths.listings_dir());
+        self
+    }
+
+    /// Start from the listings last recorded ([`RuntimeOptions::from_known_listings`]).
+    pub fn from_known_listings(mut self) -> Self {
+        self.from_known_listings = true;
+        self
+    }
+
+    /// Connect progress reported to `sink` ([`RuntimeOptions::progress`]).
+    pub fn with_progress(mut self, sink: Option<Arc<dyn ProgressSink>>) -> Self {
+        self.progress = sink;
+        self
+    }
+
+    /// The servers' elicitations answered by `elicitor` ([`RuntimeOptions::elicitor`]).
+    pub fn with_elicitor(mut self, elicitor: Arc<dyn Elicitor>) -> Self {
+        self.elicitor = Some(elicitor);
+        self
+    }
+
+    /// Whether a person is at hand to sign in ([`RuntimeOptions::sign_in`]).
+    pub fn with_sign_in(mut self, sign_in: bool) -> Self {
+        self.sign_in = sign_in;
+        self
+    }
+}
+
 /// Which servers list a tool under a final name, from what a host kept (a last-known listing):
 /// one source of the owner a call of a tool whose server is not up is told about. Any
 /// `Fn(&str) -> Vec<String>` is one.
@@ -88,7 +143,7 @@ impl std::fmt::Debug for RuntimeOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RuntimeOptions")
             .field("builtin_tools", &self.builtin_tools)
-            .field("progress", &self.progress)
+            .field("progress", &self.progress.is_some())
             .field("cache_dir", &self.cache_dir)
             .field("elicitor", &self.elicitor.as_ref().map(|e| e.modes()))
             .field("sampler", &self.sampler.is_some())

@@ -4,30 +4,22 @@
 //! raises `timeouts.connectMs`, runnable as printed.
 
 use std::path::Path;
-use std::time::Duration;
 
 use crate::config::ServerDef;
 use crate::fix_command::{connect_timeout_fix, longer_connect_timeout};
-use crate::status::CONNECT_TIMED_OUT;
+use crate::transport::ConnectError;
 
 /// The programs that fetch a package before running it, by file name.
 const PACKAGE_RUNNERS: [&str; 4] = ["npx", "uvx", "pipx", "bunx"];
 
-/// `connect timed out after MS ms`.
-pub(super) fn connect_timed_out(after: Duration) -> String {
-    format!("{CONNECT_TIMED_OUT}{} ms", after.as_millis())
-}
-
-/// `error`, when it is a package runner's connect timeout, with the download and the fix
-/// appended: last, after anything else said of the failure, so the command ends the line.
-pub(super) fn with_fix(def: &ServerDef, mut error: String) -> String {
-    if let (true, Some(runner)) = (error.starts_with(CONNECT_TIMED_OUT), package_runner(def)) {
-        let fix = connect_timeout_fix(&def.name, longer_connect_timeout(def.timeouts.connect));
-        error.push_str(&format!(
-            ". {runner} downloads the server's packages on its first run, which can take longer. Fix: {fix}"
-        ));
-    }
-    error
+/// When `error` is a package runner's connect timeout, the download and the fix, to append
+/// last, after anything else said of the failure, so the command ends the line.
+pub(super) fn fix(def: &ServerDef, error: &ConnectError) -> Option<String> {
+    let runner = package_runner(def).filter(|_| error.is_timeout())?;
+    let fix = connect_timeout_fix(&def.name, longer_connect_timeout(def.timeouts.connect));
+    Some(format!(
+        ". {runner} downloads the server's packages on its first run, which can take longer. Fix: {fix}"
+    ))
 }
 
 /// The runner a stdio server's command is (`npx`, `/usr/bin/npx`, `npx.cmd`), if it is one.
@@ -39,6 +31,8 @@ fn package_runner(def: &ServerDef) -> Option<&'static str> {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     fn def(command: &str) -> ServerDef {
@@ -48,9 +42,15 @@ mod tests {
         def
     }
 
+    /// `error` as a row shows it, the fix appended when there is one.
+    fn with_fix(def: &ServerDef, error: ConnectError) -> String {
+        let fix = fix(def, &error);
+        error.noted(fix).to_string()
+    }
+
     #[test]
     fn package_runners_get_the_download_and_the_fix_last() {
-        let timed_out = connect_timed_out(Duration::from_millis(30_000));
+        let timed_out = ConnectError::TimedOut { after: Duration::from_millis(30_000) };
         assert_eq!(
             with_fix(&def("/usr/local/bin/uvx"), timed_out.clone()),
             "connect timed out after 30000 ms. uvx downloads the server's packages on its first run, which \
@@ -59,7 +59,9 @@ mod tests {
         assert_eq!(
             with_fix(
                 &def("npx"),
-                format!("{timed_out}; the server printed 1 line that is not JSON-RPC on stdout: \"hi\"")
+                timed_out.clone().noted(Some(
+                    "; the server printed 1 line that is not JSON-RPC on stdout: \"hi\"".to_string()
+                ))
             ),
             "connect timed out after 30000 ms; the server printed 1 line that is not JSON-RPC on stdout: \"hi\". \
              npx downloads the server's packages on its first run, which can take longer. Fix: toolport mcp set \
@@ -68,6 +70,6 @@ mod tests {
         assert_eq!(package_runner(&def("npx.cmd")), Some("npx"));
         assert_eq!(package_runner(&def("npxx")), None);
         assert_eq!(with_fix(&def("node"), timed_out), "connect timed out after 30000 ms");
-        assert_eq!(with_fix(&def("npx"), "exited".into()), "exited");
+        assert_eq!(with_fix(&def("npx"), ConnectError::Exited("exited".into())), "exited");
     }
 }

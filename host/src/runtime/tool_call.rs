@@ -20,7 +20,7 @@ use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
 use tokio::sync::Notify;
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::questions::related::InFlight;
+use super::questions::related::{Caller, InFlight};
 use crate::text::escape_line;
 
 /// How far a running call has got, as its server reports it (`notifications/progress`).
@@ -127,19 +127,21 @@ impl Drop for Abandoned {
 /// Sends one `tools/call` and waits for its answer, the server's progress reports going to
 /// `progress` meanwhile. Dropping the future before the answer (the caller's timeout, which
 /// leaves out the time a person spends answering, or a cancel) cancels the call at the server.
+/// The server's questions while it runs are `caller`'s (`related`).
 pub(crate) async fn call_once(
     peer: &Peer<RoleClient>,
     routes: &ProgressRoutes,
     calls: &InFlight,
     params: CallToolRequestParams,
     progress: Option<UnboundedSender<CallProgress>>,
+    caller: Option<Caller>,
 ) -> Result<CallToolResponse, ServiceError> {
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let handle = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;
     sent_as(&handle.id);
     let _route = progress.map(|to| routes.route(handle.progress_token.clone(), to));
     // Whose call this is, for the server's questions while it runs (`related`).
-    let _entered = calls.enter(handle.id.clone());
+    let _entered = calls.enter(handle.id.clone(), caller);
     let mut abandoned = Abandoned { peer: peer.clone(), id: Some(handle.id.clone()) };
     let answer = handle.await_response().await;
     abandoned.id = None;

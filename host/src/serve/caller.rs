@@ -2,6 +2,9 @@
 //! decides on, a rate limit counts against and the audit log names. The HTTP side puts it in
 //! the request's extensions; rmcp hands every request's `http::request::Parts` to the handler,
 //! so a `Front` finds it there. Over stdio, or with a shared token, there is no caller.
+//!
+//! The type is the front's, though the gateway makes it (`gateway/bearer.rs`, `gateway/oidc/`):
+//! the front reads who is calling without knowing how a token is checked.
 
 use std::sync::Arc;
 
@@ -48,7 +51,7 @@ pub struct Owner {
 }
 
 impl Owner {
-    /// The owner of a request whose extensions are `extensions` (`bearer.rs` put its caller
+    /// The owner of a request whose extensions are `extensions` (the gateway's `bearer.rs` put its caller
     /// there).
     pub fn of(extensions: &axum::http::Extensions) -> Option<Owner> {
         extensions.get::<Caller>().map(Caller::owner)

@@ -10,67 +10,34 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    ContentBlock, DiscoverResult, GetPromptRequestParams, GetPromptResponse, Implementation,
-    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference,
-    ResourceContents, ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
-    SubscriptionFilter, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, DiscoverResult,
+    GetPromptRequestParams, GetPromptResponse, Implementation, InitializeRequestParams, InitializeResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, Reference,
+    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, ServiceError, SubscriptionContext};
 use rmcp::{ErrorData as McpError, Peer, RoleClient, RoleServer, ServerHandler};
 use tokio::sync::mpsc;
 
-use super::access::{Access, Callable, Verdict, audit_refusal};
+use super::answer::{catalog_error, respond, stored_contents, unknown_resource};
 use super::changes;
-use super::in_flight::Board;
-use super::input_rounds::{Rounds, Step};
-use super::lazy::{Lazy, Route};
-use super::relay::Relay;
+use super::input_rounds::Step;
+use super::lazy::Route;
+use super::progress;
 use super::request_span::{self, Target};
-use super::resource_watch;
 use super::result_type::Complete;
+use super::shared::Shared;
 use super::surface;
-use crate::observe::Kind;
-use crate::runtime::{CallError, CallProgress, CatalogError, Runtime, StoredText, ToolRecord, traced};
-
-/// How long after serve started a listing waits for servers still connecting that have no
-/// last-known listing (`serve --list-wait`; a server with one is listed from it at once). A
-/// client lists right after `initialize`, which is answered at once, and many clients list
-/// only once (Codex, the Python SDK's default client), so what is missing from that first
-/// listing is missing for good: 8 s fits a `uvx` or `npx` server started from a warm cache
-/// (2 to 5 s) with room, and stays under Codex's 10 s `startup_timeout_sec`, which bounds
-/// `initialize` and that first `tools/list` together. The wait ends as soon as every server
-/// has connected or failed, so it costs nothing when they are quick; a hung one delays only
-/// the listings of these first seconds, by no more than this. What comes up later is
-/// announced by `list_changed`.
-pub const DEFAULT_LIST_WAIT: std::time::Duration = std::time::Duration::from_secs(8);
-
-/// What every session shares.
-pub struct Shared {
-    /// The one runtime behind every client.
-    pub runtime: Runtime,
-    /// Where servers' questions and notices go.
-    pub relay: Arc<Relay>,
-    /// Calls of 2026-07-28 clients waiting for an answer between two requests.
-    pub rounds: Arc<Rounds>,
-    /// Whether the lazy surface is shown, and its search index.
-    pub lazy: Lazy,
-    /// The clients connected and the requests in flight, for operators (`operator.rs`).
-    pub board: Arc<Board>,
-    /// The policy, and each request's scope under it (`access.rs`).
-    pub access: Access,
-    /// How long after the start a listing waits for servers still connecting with no
-    /// last-known listing ([`DEFAULT_LIST_WAIT`]).
-    pub list_wait: std::time::Duration,
-}
+use crate::observe::{CallContext, Kind};
+use crate::runtime::{CatalogError, Runtime, traced};
 
 /// One client session's handler.
 #[derive(Clone)]
 pub struct Front {
-    shared: Arc<Shared>,
-    session: u64,
+    pub(super) shared: Arc<Shared>,
+    pub(super) session: u64,
 }
 
 impl Front {
@@ -80,7 +47,7 @@ impl Front {
         Self { shared, session }
     }
 
-    fn runtime(&self) -> &Runtime {
+    pub(super) fn runtime(&self) -> &Runtime {
         &self.shared.runtime
     }
 
@@ -96,7 +63,7 @@ impl Front {
     }
 
     /// The server that owns `uri`, or the protocol's "not found".
-    async fn resource_owner(&self, uri: &str) -> Result<String, McpError> {
+    pub(super) async fn resource_owner(&self, uri: &str) -> Result<String, McpError> {
         self.known(|runtime| surface::resource_owner(&runtime.catalog(), uri))
             .await
             .ok_or_else(|| unknown_resource(uri))
@@ -106,7 +73,7 @@ impl Front {
     /// client with its own code and message; a timeout or a dead server is toolport's error.
     /// The server's result is passed on whole (its `_meta` too), marked complete where it
     /// does not say (`result_type.rs`).
-    async fn forward<T: Complete, Fut>(
+    pub(super) async fn forward<T: Complete, Fut>(
         &self,
         server: &str,
         subject: String,
@@ -125,10 +92,10 @@ impl Front {
     }
 
     /// [`Front::forward`] of a read or a prompt (`kind` of `name`), observed (the audit log,
-    /// the metrics) as asked by this request's client.
+    /// the metrics) as asked by the caller `asker` names.
     async fn forward_observed<T: Complete + serde::Serialize + serde::de::DeserializeOwned, Fut>(
         &self,
-        context: &RequestContext<RoleServer>,
+        asker: &CallContext,
         kind: Kind,
         server: &str,
         name: &str,
@@ -138,36 +105,13 @@ impl Front {
     where
         Fut: Future<Output = Result<T, ServiceError>>,
     {
-        let kept = self.runtime().forward_observed(kind, server, name, arguments, |peer| async move {
+        let kept = self.runtime().forward_observed(kind, server, name, arguments, asker, |peer| async move {
             match request(peer).await {
                 Err(ServiceError::McpError(e)) => Ok(Err(e)),
                 other => other.map(Ok),
             }
         });
-        let kept = crate::observe::client::acting_for(client_of(context), kept);
         kept.await.map_err(catalog_error)?.map(Complete::completed)
-    }
-
-    /// The tool this request may call under exactly `name` (`access.rs`) and the policies
-    /// that allowed it: the record to run, never the name again. Fails closed: a refused tool
-    /// is "unknown tool" (audited as `denied`); a name that is no tool's is refused here too,
-    /// why (held, its server not connected) told only to a request with the whole surface in
-    /// scope.
-    async fn may_call(
-        &self,
-        context: &RequestContext<RoleServer>,
-        name: &str,
-    ) -> Result<(ToolRecord, Vec<String>), CallError> {
-        let scope = self.shared.access.scope(self.runtime(), context);
-        match scope.callable(self.runtime(), name, self.shared.list_wait).await {
-            Callable::Allowed { record, by } => Ok((record, by)),
-            Callable::Refused { record, verdict } => {
-                let client = client_of(context);
-                audit_refusal(self.runtime(), client.as_deref(), Kind::Call, &record.server, name, &verdict);
-                Err(CallError::UnknownTool(name.to_string()))
-            }
-            Callable::Unknown => Err(self.runtime().refuse_call(name, scope.is_open())),
-        }
     }
 
     /// Keeps the client's roots, when it has any, for the servers set to `roots: "client"`
@@ -189,26 +133,11 @@ impl Front {
     }
 }
 
-/// The protocol's "not found" for `uri`: also what a resource outside the caller's scope gets.
-fn unknown_resource(uri: &str) -> McpError {
-    McpError::resource_not_found(format!("Unknown MCP resource: {uri}"), None)
-}
-
-fn catalog_error(e: CatalogError) -> McpError {
-    match e {
-        CatalogError::UnknownPrompt(_)
-        | CatalogError::MissingName
-        | CatalogError::MissingUri
-        | CatalogError::InvalidArguments(_) => McpError::invalid_params(e.to_string(), None),
-        _ => McpError::internal_error(e.to_string(), None),
-    }
-}
-
 impl Front {
     /// The instructions naming the servers behind: only in `initialize` and `server/discover`,
     /// not in [`ServerHandler::get_info`], which rmcp asks again with every stateless request
     /// (they read every server's status).
-    /// Only the servers the request's scope can use are named (`access.rs`).
+    /// Only the servers the request's scope can use are named (`scope.rs`).
     fn instructions(&self, context: &RequestContext<RoleServer>) -> String {
         let scope = self.shared.access.scope(self.runtime(), context);
         let runtime = self.runtime();
@@ -316,9 +245,9 @@ impl ServerHandler for Front {
             false => (name, arguments),
         };
         // Boxed, as the forwards below: inline, its state overflowed a debug build's worker stack.
-        let (record, permitted) = match Box::pin(self.may_call(&context, &name)).await {
+        let (record, permitted) = match Box::pin(self.may_call(&context, &span, &name)).await {
             Ok(allowed) => allowed,
-            Err(refused) => return respond(Step::Done(Err(refused))),
+            Err(refused) => return refused,
         };
         let (asks_to, asks) = mpsc::unbounded_channel();
         let capabilities = context.client_capabilities().unwrap_or_default();
@@ -332,28 +261,26 @@ impl ServerHandler for Front {
         let (progress, reports) = match context.meta.get_progress_token() {
             Some(token) => {
                 let (tx, rx) = mpsc::unbounded_channel();
-                (Some(tx), Some(pass_progress(rx, token, context.peer.clone())))
+                (Some(tx), Some(progress::pass(rx, token, context.peer.clone())))
             }
             None => (None, None),
         };
         let level = context.meta.log_level();
-        let client = client_of(&context);
+        // The server's questions during the call go to this client (`relay.rs`).
+        let asker = call_context(&context, permitted).with_caller(waiting.caller());
         let runtime = self.runtime().clone();
         // The reports are passed on inside the call, so it ends only once the last one is
         // written: a client drops a report that comes after the result.
         let call = async move {
+            // The client is the caller of the server's questions until the call ends.
+            let _waiting = waiting;
             let passed = async {
                 if let Some(reports) = reports {
                     reports.await;
                 }
             };
-            // Boxed: under the policies' task-local too, its state overflowed a debug build's
-            // worker stack.
-            let call = Box::pin(runtime.call_record(&record, arguments, progress, level));
-            let call = crate::observe::client::permitted_by(permitted, call);
-            let call = crate::observe::client::acting_for(client, call);
-            // The server's questions during the call go to this client (`runtime::for_caller`).
-            let call = crate::runtime::for_caller(waiting.caller(), call);
+            // Boxed: inline, its state overflowed a debug build's worker stack.
+            let call = Box::pin(runtime.call_record(&record, arguments, progress, level, &asker));
             let (outcome, ()) = tokio::join!(call, passed);
             outcome
         };
@@ -409,20 +336,17 @@ impl ServerHandler for Front {
         }
         let server = self.resource_owner(&request.uri).await?;
         let verdict = self.shared.access.scope(self.runtime(), &context).read(&server, &request.uri);
-        let permitted = match verdict {
-            Verdict::Allowed(by) => by,
-            refused => {
-                let client = client_of(&context);
-                audit_refusal(self.runtime(), client.as_deref(), Kind::Read, &server, &request.uri, &refused);
-                return Err(unknown_resource(&request.uri));
-            }
+        let permitted = match self.guard(&context, &span, &server, &request.uri, verdict) {
+            Ok(by) => by,
+            Err(refused) => return refused,
         };
         let uri = request.uri.clone();
         let read = |peer: Peer<RoleClient>| traced(&server, peer, request);
         // Boxed: the forward's state is large, and unboxed it overflowed a worker's stack in a
         // debug build once the spans and the audit's watch were part of it.
-        let result = Box::pin(self.forward_observed(&context, Kind::Read, &server, &uri, None, read));
-        let result = crate::observe::client::permitted_by(permitted, span.within(result));
+        let asker = call_context(&context, permitted);
+        let result = Box::pin(self.forward_observed(&asker, Kind::Read, &server, &uri, None, read));
+        let result = span.within(result);
         span.ended(result.await.map(ReadResourceResponse::Complete))
     }
 
@@ -449,27 +373,17 @@ impl ServerHandler for Front {
         let Some(server) = owner.await else {
             return Err(catalog_error(CatalogError::UnknownPrompt(request.name)));
         };
-        let permitted =
-            match self.shared.access.scope(self.runtime(), &context).prompt(&server, &request.name) {
-                Verdict::Allowed(by) => by,
-                refused => {
-                    let client = client_of(&context);
-                    audit_refusal(
-                        self.runtime(),
-                        client.as_deref(),
-                        Kind::Prompt,
-                        &server,
-                        &request.name,
-                        &refused,
-                    );
-                    return Err(catalog_error(CatalogError::UnknownPrompt(request.name)));
-                }
-            };
+        let verdict = self.shared.access.scope(self.runtime(), &context).prompt(&server, &request.name);
+        let permitted = match self.guard(&context, &span, &server, &request.name, verdict) {
+            Ok(by) => by,
+            Err(refused) => return refused,
+        };
         let (name, arguments) = (request.name.clone(), request.arguments.clone());
         let get = |peer: Peer<RoleClient>| traced(&server, peer, request);
+        let asker = call_context(&context, permitted);
         let result =
-            Box::pin(self.forward_observed(&context, Kind::Prompt, &server, &name, arguments.as_ref(), get));
-        let result = crate::observe::client::permitted_by(permitted, span.within(result));
+            Box::pin(self.forward_observed(&asker, Kind::Prompt, &server, &name, arguments.as_ref(), get));
+        let result = span.within(result);
         span.ended(result.await.map(GetPromptResponse::Complete))
     }
 
@@ -526,28 +440,7 @@ impl ServerHandler for Front {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let server = self.resource_owner(&request.uri).await?;
-        if !matches!(
-            self.shared.access.scope(self.runtime(), &context).read(&server, &request.uri),
-            Verdict::Allowed(_)
-        ) {
-            return Err(unknown_resource(&request.uri));
-        }
-        let relay = self.shared.relay.clone();
-        if relay.subscribe(&request.uri, self.session, context.peer.clone()) {
-            let subject = format!("subscription to {}", crate::text::escape_line(&request.uri));
-            let uri = request.uri.clone();
-            let watcher = relay.clone();
-            let sent =
-                self.forward(&server, subject, |peer| resource_watch::subscribe(peer, request, watcher));
-            // A refused subscription leaves no subscriber behind, or the next client's
-            // subscription would be taken as already made.
-            if let Err(e) = sent.await {
-                relay.unsubscribe(&uri, self.session);
-                return Err(e);
-            }
-        }
-        Ok(())
+        self.subscribe_client(request, &context).await
     }
 
     async fn unsubscribe(
@@ -555,20 +448,20 @@ impl ServerHandler for Front {
         request: UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let server = self.resource_owner(&request.uri).await?;
-        let relay = &self.shared.relay;
-        if relay.unsubscribe(&request.uri, self.session) && !relay.unwatch(&request.uri) {
-            let subject = format!("subscription to {}", crate::text::escape_line(&request.uri));
-            self.forward(&server, subject, |peer| async move { peer.unsubscribe(request).await }).await?;
-        }
-        Ok(())
+        self.unsubscribe_client(request).await
     }
+}
+
+/// Who is asking, let through by the policies `permitted`: the [`CallContext`] the runtime
+/// records in the audit log.
+fn call_context(context: &RequestContext<RoleServer>, permitted: Vec<String>) -> CallContext {
+    CallContext::default().with_client(client_of(context)).with_permitted_by(permitted)
 }
 
 /// Who is asking, for the audit log: the caller's subject when its token named one
 /// (`--auth oidc`), the client's `clientInfo` name and, over HTTP, its `Mcp-Session-Id`
-/// (`observe::client::label`).
-fn client_of(context: &RequestContext<RoleServer>) -> Option<Arc<str>> {
+/// (`observe::call_context::label`).
+pub(super) fn client_of(context: &RequestContext<RoleServer>) -> Option<Arc<str>> {
     let info = context.client_info();
     let session = context
         .extensions
@@ -577,68 +470,5 @@ fn client_of(context: &RequestContext<RoleServer>) -> Option<Arc<str>> {
         .and_then(|value| value.to_str().ok());
     let caller = crate::serve::Caller::of(context);
     let subject = caller.as_ref().map(|c| c.subject.as_str());
-    crate::observe::client::label(subject, info.as_ref().map(|i| i.name.as_str()), session)
-}
-
-/// What the client is answered: the result, a question to answer first, or why not.
-fn respond(step: Step) -> Result<CallToolResponse, McpError> {
-    let outcome = match step {
-        Step::Done(outcome) => outcome,
-        Step::Input(asked) => return Ok(CallToolResponse::InputRequired(asked)),
-        Step::Cancelled => return Err(McpError::internal_error("the client cancelled the call", None)),
-    };
-    let error_result = |e: CallError| {
-        CallToolResponse::Complete(CallToolResult::error(vec![ContentBlock::text(e.to_string())]))
-    };
-    match outcome {
-        Ok(outcome) => {
-            let result = outcome
-                .with_result_links()
-                .into_result()
-                .map_err(|e| McpError::internal_error(format!("cannot pass the result on: {e}"), None))?;
-            Ok(CallToolResponse::Complete(result.completed()))
-        }
-        // An unknown tool is a result the model reads, as most servers answer it.
-        Err(e @ CallError::UnknownTool(_)) => Ok(error_result(e)),
-        Err(e @ (CallError::MissingName | CallError::InvalidArguments(_))) => {
-            Err(McpError::invalid_params(e.to_string(), None))
-        }
-        Err(e @ CallError::Protocol { .. }) => Err(McpError::internal_error(e.to_string(), None)),
-        // The model should read why: not connected, timed out, a result that breaks its schema.
-        Err(e) => Ok(error_result(e)),
-    }
-}
-
-/// A result stored whole by the runtime (`toolport://results/<id>`) as `resources/read`
-/// answers it; an id it does not hold is the protocol's "not found".
-fn stored_contents(uri: &str, stored: Result<StoredText, String>) -> Result<ReadResourceResponse, McpError> {
-    let stored = stored.map_err(|message| McpError::resource_not_found(message, None))?;
-    let contents = ResourceContents::TextResourceContents {
-        uri: uri.to_string(),
-        mime_type: Some(stored.mime_type.to_string()),
-        text: stored.text,
-        meta: None,
-    };
-    Ok(ReadResourceResponse::Complete(ReadResourceResult::new(vec![contents])))
-}
-
-/// A downstream call's progress, sent to the client under the client's own token, until the
-/// call drops its end of `reports`.
-async fn pass_progress(
-    mut reports: mpsc::UnboundedReceiver<CallProgress>,
-    token: ProgressToken,
-    peer: Peer<RoleServer>,
-) {
-    while let Some(report) = reports.recv().await {
-        let mut params = ProgressNotificationParam::new(token.clone(), report.progress);
-        if let Some(total) = report.total {
-            params = params.with_total(total);
-        }
-        if let Some(message) = report.message {
-            params = params.with_message(message);
-        }
-        if peer.notify_progress(params).await.is_err() {
-            return;
-        }
-    }
+    crate::observe::call_context::label(subject, info.as_ref().map(|i| i.name.as_str()), session)
 }

@@ -64,8 +64,8 @@ pub enum Step {
 }
 
 /// Parked calls allowed until serve sets its own cap (`--max-sessions`, whose default this is:
-/// `http.rs` checks that they agree).
-pub(super) const DEFAULT_LIMIT: usize = 512;
+/// the gateway's `http.rs` checks that they agree).
+pub const DEFAULT_LIMIT: usize = 512;
 
 /// Why a `requestState` resumed nothing.
 #[derive(Debug, PartialEq, Eq)]
@@ -215,7 +215,7 @@ fn new_token(bytes: usize) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use rmcp::model::{ElicitRequest, ElicitRequestParams};
+    use rmcp::model::{ContentBlock, ElicitRequest, ElicitRequestParams};
 
     use super::*;
 
@@ -235,6 +235,7 @@ mod tests {
             let (answer, answered) = oneshot::channel();
             let _ = asks_to.send(Ask { request: question(), answer });
             let said = answered.await.unwrap_or_default();
+            let said = ContentBlock::text(said.to_string());
             Ok(CallOutcome { content: vec![said], structured: None, is_error: false, meta: None })
         });
         let never = CancellationToken::new();
@@ -260,7 +261,7 @@ mod tests {
         let Step::Done(Ok(outcome)) = rounds.drive(call, asks, &never, alice.clone()).await else {
             panic!("not done")
         };
-        assert_eq!(outcome.content, vec![json!({"action": "accept"})]);
+        assert_eq!(outcome.texts().collect::<Vec<_>>(), [json!({"action": "accept"}).to_string()]);
         assert_eq!(rounds.resume(&token, &alice, None).err(), Some(Unresumed::Ended), "good for one retry");
     }
 

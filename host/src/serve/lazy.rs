@@ -12,7 +12,7 @@ use rmcp::ErrorData as McpError;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
-use super::access::Scope;
+use super::scope::Scope;
 use crate::config::Surface;
 use crate::runtime::{Runtime, ToolIndex};
 

@@ -1,169 +1,45 @@
-//! `toolport serve`: the checked surface as one MCP server, for any agent that speaks MCP.
-//! One runtime behind every client; what a client sees is the runtime's after every host rule
-//! (`surface.rs`), and what it asks goes to the server that owns it (`front.rs`). Servers'
-//! questions and notices go back to the client whose call they belong to (`relay.rs`); changes
-//! of the surface reach every client as `list_changed` (`changes.rs`), including those that
-//! come from editing the config files (`config_watch.rs`). A 2026-07-28 client, which cannot
-//! be sent a question, gets it as an input-required result instead (`input_rounds.rs`), and
-//! every complete result with `resultType: "complete"`, a server's too (`result_type.rs`).
-//! With the lazy surface a client sees three tools that search, describe and call the rest
-//! (`lazy.rs`). Over stdio, or streamable HTTP at `/mcp` with the checks a port needs
-//! (`http.rs`). A server that fails or dies is reconnected with a backoff (`revive.rs`). Both
+//! The MCP front: the checked surface as one MCP server, for any agent that speaks MCP. One
+//! runtime behind every client; what a client sees is the runtime's after every host rule
+//! (`surface.rs`), and what it asks goes to the server that owns it (`front.rs`, over what
+//! every session shares: `shared.rs`), each call, read and prompt on one guarded path
+//! (`guarded.rs`) under the request's scope (`scope.rs`), answered in its method's words
+//! (`answer.rs`), a call's progress passed on under the client's token (`progress.rs`).
+//! Servers' questions and notices go back to the client whose call they belong to
+//! (`relay.rs`, `resource_watch.rs`); changes of the surface reach every client as
+//! `list_changed` (`changes.rs`). A 2026-07-28 client, which cannot be sent a question, gets
+//! it as an input-required result instead (`input_rounds.rs`), and every complete result with
+//! `resultType: "complete"`, a server's too (`result_type.rs`). With the lazy surface a client
+//! sees three tools that search, describe and call the rest (`lazy.rs`). Each request has its
+//! span (`request_span.rs`) and a place on the board operators read (`in_flight.rs`). Both
 //! protocol revisions, as rmcp serves them: 2025-11-25 sessions and stateless 2026-07-28
 //! requests.
+//!
+//! The front serves any transport and knows no token, URL or policy file: who the caller is
+//! ([`Caller`]) and what a request may reach ([`Scopes`]) are given to it by the side that
+//! serves it, `gateway/`, which sits above and imports this module, never the other way.
 
-mod access;
-mod bearer;
-mod bound_sessions;
+mod answer;
 mod caller;
 mod changes;
-mod config_watch;
-mod ended_sessions;
 mod front;
-mod http;
+mod guarded;
 mod in_flight;
 mod input_rounds;
-mod lazy;
-mod listener;
-mod oidc;
-mod operator;
-mod policy_watch;
-mod question_ids;
-mod rate_limit;
+pub(crate) mod lazy;
+mod progress;
 mod relay;
 mod request_span;
 mod resource_watch;
 mod result_type;
-mod revive;
-mod sealed_sessions;
-mod session_key;
+mod scope;
+mod shared;
 mod surface;
 
-use std::net::SocketAddr;
-use std::sync::Arc;
-
-use anyhow::Context as _;
-use rmcp::ServiceExt as _;
-use tokio_util::sync::CancellationToken;
-
-pub use bearer::HttpAuth;
-pub use caller::Caller;
-pub use config_watch::ConfigWatch;
-pub use http::HttpOptions;
-pub use lazy::{LAZY_SERVER, lazy_tools};
-pub use oidc::OidcOptions;
-pub use rate_limit::RateLimit;
-pub use session_key::{SessionKey, SessionKeyError};
-
-use crate::config::{Resolved, Surface};
-use crate::paths::Paths;
-use crate::runtime::{Runtime, RuntimeOptions};
-use front::{Front, Shared};
-use lazy::Lazy;
-use relay::Relay;
-
-/// toolport as an MCP server: a runtime whose servers' questions go to the serving side's
-/// clients.
-pub struct Gateway {
-    shared: Arc<Shared>,
-    /// The gateway's own tasks (the operator's change lines, reconnecting): ended with it.
-    tasks: Vec<tokio::task::AbortHandle>,
-}
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        for task in &self.tasks {
-            task.abort();
-        }
-    }
-}
-
-impl Gateway {
-    /// Starts the runtime like [`Runtime::start_in_background`]: it returns before any server
-    /// is up, so a client's `initialize` is answered at once however slow or hung a server
-    /// is, and each server's tools join as it connects. `options.elicitor` and `options.sampler`
-    /// are replaced: a server's question goes to the client whose call asked it (declined
-    /// when that client cannot answer).
-    pub async fn start(resolved: Resolved, options: RuntimeOptions) -> anyhow::Result<Gateway> {
-        Self::start_with_surface(resolved, options, None, front::DEFAULT_LIST_WAIT).await
-    }
-
-    /// [`Gateway::start`] showing `surface` whatever the workspace's `surface` says (`None`:
-    /// follow it, as it is edited too). [`Surface::Lazy`] lists `search_tools`, `describe_tool`
-    /// and `call_tool` instead of every tool (`serve --lazy`). A listing waits at most
-    /// `list_wait` after the start for a server still connecting that has no last-known
-    /// listing (`serve --list-wait`).
-    pub async fn start_with_surface(
-        resolved: Resolved,
-        mut options: RuntimeOptions,
-        surface: Option<Surface>,
-        list_wait: std::time::Duration,
-    ) -> anyhow::Result<Gateway> {
-        let relay = Arc::new(Relay::default());
-        options.elicitor = Some(relay.elicitor());
-        options.sampler = Some(relay.sampler());
-        let runtime = Runtime::start_in_background(resolved, options)?;
-        // The servers' last-known listings on the surface before any client is answered.
-        runtime.primed().await;
-        runtime.set_clients(relay.clients());
-        let tasks = vec![
-            tokio::spawn(changes::report(runtime.clone())).abort_handle(),
-            tokio::spawn(revive::run(runtime.clone())).abort_handle(),
-        ];
-        let lazy = Lazy::new(surface);
-        let board = Default::default();
-        let access = Default::default();
-        let rounds = Default::default();
-        let shared = Arc::new(Shared { runtime, relay, rounds, lazy, board, access, list_wait });
-        operator::watch(&shared);
-        Ok(Gateway { shared, tasks })
-    }
-
-    /// Decides every request by `policy` from now on (`None`: everything allowed, the
-    /// default): lists are filtered per caller, calls, reads and prompts checked (`access.rs`).
-    pub fn set_policy(&self, policy: Option<crate::policy::Policy>) {
-        self.shared.access.set_policy(policy);
-    }
-
-    /// The runtime behind it.
-    pub fn runtime(&self) -> &Runtime {
-        &self.shared.runtime
-    }
-
-    /// Follows edits of `paths`' store and workspace file while the returned handle is held.
-    pub fn watch(&self, paths: Paths) -> anyhow::Result<ConfigWatch> {
-        config_watch::watch(self.shared.runtime.clone(), paths)
-    }
-
-    /// Follows edits of the policy file (`--policy FILE`, else `<home>/policy.cedar`) while the
-    /// returned handle is held (`policy_watch.rs`).
-    pub fn watch_policy(&self, file: std::path::PathBuf) -> anyhow::Result<ConfigWatch> {
-        policy_watch::watch(self.shared.clone(), file)
-    }
-
-    /// Serves one client on stdin/stdout until it closes them. Over pipes (how clients start
-    /// a server) they are read and written on the runtime's reactor (`stdio_pipes`), not by
-    /// Tokio's blocking threads: that hand-off cost two thread wake-ups per message each way,
-    /// the largest part of what the hop added to a call (BENCHMARKS.md "## Serve"). Anything
-    /// else (a terminal, a file, a socket) falls back to the blocking handles.
-    pub async fn serve_stdio(&self) -> anyhow::Result<()> {
-        let running = Front::new(self.shared.clone())
-            .serve(rmcp::transport::stdio_pipes())
-            .await
-            .context("cannot start serving on stdio")?;
-        running.waiting().await.context("serving on stdio failed")?;
-        Ok(())
-    }
-
-    /// Serves streamable HTTP at `http://<addr>/mcp` until `stop` is cancelled; `ready` gets
-    /// the bound address once the port is open.
-    pub async fn serve_http(
-        &self,
-        options: HttpOptions,
-        stop: CancellationToken,
-        ready: impl FnOnce(SocketAddr),
-    ) -> anyhow::Result<()> {
-        self.shared.rounds.set_limit(options.max_sessions);
-        http::serve(self.shared.clone(), options, stop, ready).await
-    }
-}
+pub use caller::{Caller, Owner};
+pub use changes::report as report_changes;
+pub use front::Front;
+pub use input_rounds::DEFAULT_LIMIT as DEFAULT_ROUNDS_LIMIT;
+pub use lazy::{LAZY_SERVER, Lazy, lazy_tools};
+pub use relay::Relay;
+pub use scope::{Callable, Scope, Scopes};
+pub use shared::{DEFAULT_LIST_WAIT, Shared};

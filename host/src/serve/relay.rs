@@ -81,7 +81,7 @@ pub struct Waiting {
 }
 
 impl Waiting {
-    /// The call as the runtime knows it: run it under [`crate::runtime::for_caller`] with this.
+    /// The call as the runtime knows it: pass it in the call's `CallContext`.
     pub fn caller(&self) -> runtime::Caller {
         runtime::Caller(self.id)
     }

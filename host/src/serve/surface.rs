@@ -1,5 +1,5 @@
 //! What `serve` shows a client, read from the runtime: the catalog's resources, templates and
-//! prompts (the tools are the request's scope's, `access.rs`),
+//! prompts (the tools are the request's scope's, `scope.rs`),
 //! where a resource URI or a completion goes, and the instructions naming the servers behind.
 
 use rmcp::model::{Prompt, Resource, ResourceTemplate};
@@ -8,7 +8,7 @@ use crate::runtime::{CONNECTING, Catalog};
 use crate::status::{ServerState, ServerStatus, summarize_error};
 
 /// The catalog's resources, templates and prompts as MCP lists them, those `listed(server,
-/// uri or name)` keeps (the request's scope, `access.rs`).
+/// uri or name)` keeps (the request's scope, `scope.rs`).
 pub fn resources(catalog: &Catalog, listed: impl Fn(&str, &str) -> bool) -> Vec<Resource> {
     catalog.resources.iter().filter(|r| listed(&r.server, &r.item.uri)).map(|r| r.item.clone()).collect()
 }

@@ -45,14 +45,7 @@ impl Session {
     pub async fn start(paths: Paths, options: RuntimeOptions) -> Result<Self> {
         let paused = BTreeSet::new();
         let resolved = load_resolved(&paths, &paused)?;
-        let options = RuntimeOptions {
-            cache_dir: Some(paths.cache_dir()),
-            credentials: Some(paths.credentials()),
-            workspace_root: Some(paths.workspace_root.clone()),
-            results_dir: Some(paths.results_dir()),
-            listings_dir: Some(paths.listings_dir()),
-            ..options
-        };
+        let options = options.with_paths(&paths, paths.workspace_root.clone()).with_listings(&paths);
         let runtime = Runtime::start(resolved, options).await?;
         Ok(Self { paths, paused, runtime })
     }

@@ -4,6 +4,7 @@
 use anyhow::{Result, anyhow};
 use rmcp::ClientServiceExt;
 
+use super::connect_error::ConnectError;
 use super::http;
 use super::http_audit::HeaderAudit;
 use super::lifecycle;
@@ -14,7 +15,7 @@ use crate::observe::Observer;
 /// Whether `def`'s server asks for a sign-in: its `WWW-Authenticate` challenge when a plain
 /// connect or its first listing is refused with 401 (or 403), else `None` (it answered, or it
 /// is down: the sign-in's discovery says which). Used by `toolport mcp login`.
-async fn challenge(def: &ServerDef) -> Result<Option<String>, String> {
+async fn challenge(def: &ServerDef) -> Result<Option<String>, ConnectError> {
     let config = http::config(def)?;
     let transport = http::unsigned(config, HeaderAudit::default())?;
     match ().serve_with_lifecycle(transport, lifecycle::lifecycle()).await {

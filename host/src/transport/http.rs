@@ -6,6 +6,7 @@ use http::{HeaderName, HeaderValue};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
+use super::connect_error::ConnectError;
 use super::http_audit::{AuditingClient, HeaderAudit};
 use crate::auth::{CredentialsFile, OAuthHttp};
 use crate::config::ServerDef;
@@ -13,14 +14,14 @@ use crate::observe::Observer;
 
 /// The transport configuration for `def` (already `${VAR}`-expanded). Header values are marked
 /// sensitive so they never show up in debug output; error messages name only the header.
-pub fn config(def: &ServerDef) -> Result<StreamableHttpClientTransportConfig, String> {
+pub fn config(def: &ServerDef) -> Result<StreamableHttpClientTransportConfig, ConnectError> {
     let url = def.url.as_deref().ok_or("streamable_http transport requires url")?;
     let mut headers = HashMap::new();
     for (name, value) in &def.headers {
-        let header =
-            HeaderName::try_from(name.as_str()).map_err(|_| format!("invalid header name: {name}"))?;
-        let mut value =
-            HeaderValue::try_from(value.as_str()).map_err(|_| format!("invalid value for header {name}"))?;
+        let header = HeaderName::try_from(name.as_str())
+            .map_err(|_| ConnectError::Failed(format!("invalid header name: {name}")))?;
+        let mut value = HeaderValue::try_from(value.as_str())
+            .map_err(|_| ConnectError::Failed(format!("invalid value for header {name}")))?;
         value.set_sensitive(true);
         headers.insert(header, value);
     }
@@ -44,7 +45,7 @@ pub async fn transport(
     signing: Signing<'_>,
     config: StreamableHttpClientTransportConfig,
     audit: HeaderAudit,
-) -> Result<impl rmcp::transport::Transport<rmcp::RoleClient> + 'static, String> {
+) -> Result<impl rmcp::transport::Transport<rmcp::RoleClient> + 'static, ConnectError> {
     let client =
         OAuthHttp::new(def, signing.credentials, signing.observer, AuditingClient::new(audit)?).await?;
     Ok(StreamableHttpClientTransport::with_client(client, config))
@@ -54,7 +55,7 @@ pub async fn transport(
 pub fn unsigned(
     config: StreamableHttpClientTransportConfig,
     audit: HeaderAudit,
-) -> Result<impl rmcp::transport::Transport<rmcp::RoleClient> + 'static, String> {
+) -> Result<impl rmcp::transport::Transport<rmcp::RoleClient> + 'static, ConnectError> {
     Ok(StreamableHttpClientTransport::with_client(AuditingClient::new(audit)?, config))
 }
 
@@ -66,10 +67,10 @@ mod tests {
     fn bad_headers_name_the_header_never_the_value() {
         let mut def = ServerDef { url: Some("http://127.0.0.1:1/mcp".into()), ..ServerDef::default() };
         def.headers.push(("Authorization".into(), "Bearer secret\n".into()));
-        let err = config(&def).err().unwrap_or_default();
+        let err = config(&def).err().map(String::from).unwrap_or_default();
         assert_eq!(err, "invalid value for header Authorization");
         def.headers = vec![("bad name".into(), "x".into())];
-        assert_eq!(config(&def).err().as_deref(), Some("invalid header name: bad name"));
+        assert_eq!(config(&def).err().map(String::from).as_deref(), Some("invalid header name: bad name"));
     }
 
     #[test]

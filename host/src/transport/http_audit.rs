@@ -11,7 +11,9 @@ use rmcp::model::{ServerJsonRpcMessage, ServerResult};
 use rmcp::transport::common::client_side_sse::BoxedSseResponse;
 use rmcp::transport::streamable_http_client::{StreamableHttpError, StreamableHttpPostResponse};
 
+use super::connect_error::ConnectError;
 use super::header_rules::header_rule_broken;
+use super::trace_headers::trace_headers;
 use crate::http_layer::{Headers, HttpLayer, Layered, Request};
 
 /// A tool whose annotations break a rule, with the rule.
@@ -102,7 +104,7 @@ impl AuditingClient {
     /// A client that fills `audit`, built as rmcp builds its default one: no idle pool (it
     /// stalls on delayed ACKs), and only same-origin 307/308 redirects (they keep the method and
     /// body; another origin would receive the session id and our headers).
-    pub fn new(audit: HeaderAudit) -> Result<Layered<Self>, String> {
+    pub fn new(audit: HeaderAudit) -> Result<Layered<Self>, ConnectError> {
         let redirects = reqwest::redirect::Policy::custom(|attempt| {
             let same_origin =
                 attempt.previous().first().is_some_and(|first| first.origin() == attempt.url().origin());
@@ -119,7 +121,12 @@ impl AuditingClient {
             .pool_max_idle_per_host(0)
             .redirect(redirects)
             .build()
-            .map_err(|e| format!("cannot build the HTTP client: {}", crate::cause::deepest_cause(&e)))?;
+            .map_err(|e| {
+                ConnectError::Failed(format!(
+                    "cannot build the HTTP client: {}",
+                    crate::cause::deepest_cause(&e)
+                ))
+            })?;
         Ok(Layered(Self { inner, audit }))
     }
 }
@@ -133,6 +140,7 @@ impl HttpLayer for AuditingClient {
         auth_header: Option<String>,
         headers: Headers,
     ) -> impl Future<Output = Result<R::Output, StreamableHttpError<reqwest::Error>>> + Send {
+        let headers = trace_headers(request.message(), headers);
         request.send_via(&self.inner, auth_header, headers)
     }
 

@@ -11,8 +11,8 @@ use rmcp::service::{ClientInitializeError, RunningService};
 use rmcp::transport::Transport;
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, Peer, RoleClient};
 
+use super::connect_error::ConnectError;
 use super::in_order::{InOrder, ProgressTap};
-use crate::cause::deepest_cause;
 use crate::config::ServerDef;
 
 /// The handshake revision offered to servers without `server/discover`. A server that speaks
@@ -102,12 +102,11 @@ impl<H: ClientHandler> Start<H> {
     }
 }
 
-/// Why one connection attempt failed: the one-line message, and the lifecycle another attempt
-/// may succeed with.
+/// Why one connection attempt failed, and the lifecycle another attempt may succeed with.
 #[derive(Debug)]
 pub struct StartError {
-    /// The deepest cause, one line.
-    pub message: String,
+    /// What went wrong.
+    pub error: ConnectError,
     /// See [`retry_lifecycle`].
     pub retry: Option<ClientLifecycleMode>,
 }
@@ -115,12 +114,18 @@ pub struct StartError {
 impl StartError {
     /// A failure another handshake cannot fix (spawn, URL, transport, refusal).
     pub fn other(message: impl Into<String>) -> Self {
-        Self { message: message.into(), retry: None }
+        Self::from(ConnectError::Failed(message.into()))
     }
 
-    /// rmcp's start error, classified.
-    pub fn from_init(error: &ClientInitializeError) -> Self {
-        Self { message: deepest_cause(error), retry: retry_lifecycle(error) }
+    /// rmcp's start error for `def`, classified.
+    pub fn from_init(error: &ClientInitializeError, def: &ServerDef) -> Self {
+        Self { error: ConnectError::from_cause(error, def), retry: retry_lifecycle(error) }
+    }
+}
+
+impl From<ConnectError> for StartError {
+    fn from(error: ConnectError) -> Self {
+        Self { error, retry: None }
     }
 }
 

@@ -5,6 +5,7 @@
 
 mod challenge;
 mod confine;
+mod connect_error;
 mod connected;
 mod egress;
 mod header_rules;
@@ -18,12 +19,14 @@ mod stderr_tail;
 mod stdio;
 mod stdout_drain;
 mod stdout_noise;
+mod trace_headers;
 mod wasm;
 
 pub use challenge::login;
 pub use confine::launcher::Ended as SandboxEnded;
 pub use confine::spec::LAUNCHER_ARG;
 pub use confine::{CheckReport, check as check_sandbox, launch as launch_sandboxed};
+pub use connect_error::ConnectError;
 pub use connected::{Connected, Refused};
 pub use header_rules::header_rule_broken;
 pub use http::Signing;
@@ -39,7 +42,6 @@ pub use stdout_noise::StdoutNoise;
 
 use rmcp::ClientHandler;
 
-use crate::cause::deepest_cause;
 use crate::config::{ServerDef, TransportKind};
 use crate::plugin::PluginHost;
 use connected::End;
@@ -53,8 +55,8 @@ use stdio::{HANDSHAKE_EXIT_WAIT, MAX_STDIO_MESSAGE_BYTES};
 /// after rmcp's 10 s probe wait gets one without that wait ([`lifecycle::retry_lifecycle`]).
 /// A definition that names its `protocolVersion` gets that revision's lifecycle, once
 /// ([`lifecycle::pinned`]).
-/// The error is one line naming the deepest cause, e.g. `Connection refused (os error 111)`
-/// or `process exited with status 1; stderr: …`. Callers bound it with the connect timeout;
+/// The error says what went wrong ([`ConnectError`]), in one line naming the deepest cause,
+/// e.g. `Connection refused (os error 111)` or `process exited with status 1; stderr: …`. Callers bound it with the connect timeout;
 /// dropping the future kills a half-started child. The server's progress reports go to `tap`
 /// in the order they arrive ([`in_order`]). What a stdio server writes to stdout that is not
 /// JSON-RPC is noted in `noise` ([`stdout_noise`]), which the caller keeps to explain a
@@ -67,22 +69,21 @@ pub async fn connect<H: ClientHandler + Clone>(
     handler: H,
     tap: ProgressTap,
     noise: &StdoutNoise,
-) -> Result<Connected<H>, String> {
+) -> Result<Connected<H>, ConnectError> {
     if let Some(lifecycle) = lifecycle::pinned(def) {
         let only = Start { handler, lifecycle, tap };
-        let result = open(def, kind, plugins, signing, only, noise).await;
-        return result.map_err(|e| crate::auth::name_the_fix(e.message, def));
+        return open(def, kind, plugins, signing, only, noise).await.map_err(|e| e.error);
     }
     let first = Start { handler: handler.clone(), lifecycle: lifecycle::lifecycle(), tap: tap.clone() };
     let result = match open(def, kind, plugins, signing, first, noise).await {
-        Err(StartError { message, retry: Some(lifecycle) }) => {
-            tracing::info!(server = %def.name, "the first start failed ({message}); connecting again with {lifecycle:?}");
+        Err(StartError { error, retry: Some(lifecycle) }) => {
+            tracing::info!(server = %def.name, "the first start failed ({error}); connecting again with {lifecycle:?}");
             let again = Start { handler, lifecycle, tap };
             open(def, kind, plugins, signing, again, noise).await
         }
         other => other,
     };
-    result.map_err(|e| crate::auth::name_the_fix(e.message, def))
+    result.map_err(|e| e.error)
 }
 
 /// One connection attempt.
@@ -96,7 +97,7 @@ async fn open<H: ClientHandler>(
 ) -> Result<Connected<H>, StartError> {
     match kind {
         TransportKind::Stdio => {
-            let (child, stdout, stdin) = stdio::spawn(def).map_err(StartError::other)?;
+            let (child, stdout, stdin) = stdio::spawn(def)?;
             // Drained after the transport lets go (the server may still be writing as it exits),
             // and sifted for lines that are not JSON-RPC while it is read.
             let stdout = stdout_noise::Sieve::new(stdout_drain::DrainOnDrop::new(stdout), def, noise.clone());
@@ -106,27 +107,31 @@ async fn open<H: ClientHandler>(
                 Ok(service) => Ok(Connected { service, end: End::Child(child) }),
                 Err(e) if lifecycle::retry_lifecycle(&e).is_some() => {
                     child.stop().await;
-                    Err(StartError::from_init(&e))
+                    Err(StartError::from_init(&e, def))
                 }
                 Err(e) => {
                     // A child that died during the handshake explains itself better than
                     // rmcp's "connection closed"; a sandboxed one's first refusal (its package
                     // runner's registry, say) comes first, with the grant that allows it.
                     let exited = tokio::time::timeout(HANDSHAKE_EXIT_WAIT, child.exited()).await;
-                    let reason = exited.unwrap_or_else(|_| deepest_cause(&e));
-                    Err(StartError::other(match child.refusals().and_then(|r| r.all().into_iter().next()) {
-                        Some(refused) => format!("{}; {reason}", egress::with_fix(&refused, &def.name)),
+                    let reason =
+                        exited.map_or_else(|_| ConnectError::from_cause(&e, def), ConnectError::Exited);
+                    Err(match child.refusals().and_then(|r| r.all().into_iter().next()) {
+                        Some(refused) => ConnectError::Refused {
+                            refusal: egress::with_fix(&refused, &def.name),
+                            then: Some(Box::new(reason)),
+                        },
                         None => reason,
-                    }))
+                    }
+                    .into())
                 }
             }
         }
         TransportKind::StreamableHttp => {
             let audit = HeaderAudit::default();
-            let config = http::config(def).map_err(StartError::other)?;
-            let transport =
-                http::transport(def, signing, config, audit.clone()).await.map_err(StartError::other)?;
-            let service = start.serve(transport).await.map_err(|e| StartError::from_init(&e))?;
+            let config = http::config(def)?;
+            let transport = http::transport(def, signing, config, audit.clone()).await?;
+            let service = start.serve(transport).await.map_err(|e| StartError::from_init(&e, def))?;
             Ok(Connected { service, end: End::Http(audit) })
         }
         TransportKind::Wasm => wasm::connect(plugins, def, start).await,
@@ -166,6 +171,7 @@ mod tests {
         )
         .await
         .err()
+        .map(|e| e.to_string())
         .unwrap_or_default();
         assert_eq!(err, "Connection refused (os error 111)");
     }
@@ -183,7 +189,8 @@ mod tests {
             &StdoutNoise::default(),
         )
         .await
-        .err();
+        .err()
+        .map(|e| e.to_string());
         assert_eq!(err.as_deref(), Some("transport plugin sse: sse transport requires url"));
     }
 }

@@ -19,8 +19,8 @@ use rmcp::{ClientHandler, RoleClient};
 use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
 
+use super::connect_error::ConnectError;
 use super::lifecycle::{Start, StartError, retry_lifecycle};
-use crate::cause::deepest_cause;
 use crate::config::ServerDef;
 use crate::plugin::{MAX_MESSAGE_BYTES, PluginHost, QueueReceiver};
 
@@ -84,15 +84,15 @@ pub async fn connect<H: ClientHandler>(
     def: &ServerDef,
     start: Start<H>,
 ) -> Result<(RunningService<RoleClient, H>, Pump), StartError> {
-    let transport = PluginTransport::open(plugins, plugin, def).map_err(StartError::other)?;
+    let transport = PluginTransport::open(plugins, plugin, def)?;
     let pump = transport.pump.clone();
     match start.serve(transport).await {
         Ok(service) => Ok((service, pump)),
-        Err(e) if retry_lifecycle(&e).is_some() => Err(StartError::from_init(&e)),
+        Err(e) if retry_lifecycle(&e).is_some() => Err(StartError::from_init(&e, def)),
         // rmcp gave up first (and dropped the transport) unless the plugin had a reason.
         Err(e) => match tokio::time::timeout(FAILURE_REPORT_WAIT, pump.failure()).await {
             Ok(Some(reason)) => Err(StartError::other(reason)),
-            _ => Err(StartError::other(deepest_cause(&e))),
+            _ => Err(ConnectError::from_cause(&e, def).into()),
         },
     }
 }
@@ -145,7 +145,7 @@ pub struct PumpError(String);
 
 impl PluginTransport {
     /// Starts the plugin's pump for `def` on a task of its own.
-    pub fn open(plugins: &PluginHost, plugin: &str, def: &ServerDef) -> Result<Self, String> {
+    pub fn open(plugins: &PluginHost, plugin: &str, def: &ServerDef) -> Result<Self, ConnectError> {
         let transport = plugins.transport(plugin).map_err(|e| e.to_string())?;
         let (to_plugin, inbox) = mpsc::unbounded_channel();
         let (outbox, from_plugin) = crate::plugin::queue();

@@ -16,6 +16,7 @@ use tokio::process::{ChildStdin, ChildStdout, Command};
 use tokio::sync::{oneshot, watch};
 
 use super::confine::{self, Confinement};
+use super::connect_error::ConnectError;
 use super::egress::EgressRefusals;
 use super::process_group::{self, Group};
 use super::stderr_tail::StderrTail;
@@ -58,7 +59,7 @@ pub struct StdioChild {
 
 /// Spawns the child for `def` (already `${VAR}`-expanded). The pipes are returned apart so the
 /// caller can hand them to rmcp as the transport.
-pub fn spawn(def: &ServerDef) -> Result<(StdioChild, ChildStdout, ChildStdin), String> {
+pub fn spawn(def: &ServerDef) -> Result<(StdioChild, ChildStdout, ChildStdin), ConnectError> {
     let program = def.command.as_deref().ok_or("stdio transport requires command")?;
     // A sandboxed server is started by the launcher, which applies its environment, folder
     // and arguments itself once it is confined.
@@ -73,7 +74,7 @@ pub fn spawn(def: &ServerDef) -> Result<(StdioChild, ChildStdout, ChildStdin), S
     // group itself is then ended by `process_group::end_all` at exit.
     cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
     process_group::isolate(&mut cmd);
-    let mut child = cmd.spawn().map_err(|e| format!("cannot start {program}: {e}"))?;
+    let mut child = cmd.spawn().map_err(|e| ConnectError::Failed(format!("cannot start {program}: {e}")))?;
     let confinement = match (confined, child.id()) {
         (Some(pending), Some(pid)) => Some(pending.started(pid)),
         _ => None,
@@ -119,7 +120,7 @@ pub fn spawn(def: &ServerDef) -> Result<(StdioChild, ChildStdout, ChildStdin), S
 }
 
 /// The server's own command, unconfined.
-fn plain_command(program: &str, def: &ServerDef) -> Result<Command, String> {
+fn plain_command(program: &str, def: &ServerDef) -> Result<Command, ConnectError> {
     let mut cmd = Command::new(program);
     // Arguments exactly as configured: never de-duplicated or re-split (reference B.2).
     cmd.args(&def.args);
@@ -137,7 +138,7 @@ fn plain_command(program: &str, def: &ServerDef) -> Result<Command, String> {
     }
     if let Some(cwd) = &def.cwd {
         if !Path::new(cwd).is_dir() {
-            return Err(format!("cwd {cwd} is not a folder"));
+            return Err(ConnectError::Failed(format!("cwd {cwd} is not a folder")));
         }
         cmd.current_dir(cwd);
     }
@@ -284,11 +285,14 @@ mod tests {
     #[tokio::test]
     async fn missing_program_and_cwd_are_clear() {
         let def = ServerDef { command: Some("/nonexistent/prog".into()), ..ServerDef::default() };
-        let err = spawn(&def).err().unwrap_or_default();
+        let err = spawn(&def).err().map(String::from).unwrap_or_default();
         assert!(err.starts_with("cannot start /nonexistent/prog: "), "{err}");
         let mut def = sh("true");
         def.cwd = Some("/nonexistent/dir".into());
-        assert_eq!(spawn(&def).err().as_deref(), Some("cwd /nonexistent/dir is not a folder"));
+        assert_eq!(
+            spawn(&def).err().map(String::from).as_deref(),
+            Some("cwd /nonexistent/dir is not a folder")
+        );
     }
 
     #[tokio::test]

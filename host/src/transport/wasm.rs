@@ -5,12 +5,12 @@
 
 use rmcp::ClientHandler;
 
+use super::connect_error::ConnectError;
 use super::connected::{Connected, End};
 use super::lifecycle::{Start, StartError, retry_lifecycle};
 use super::stderr_tail::StderrTail;
 use super::stdio::StdioChild;
 use super::stdio::{HANDSHAKE_EXIT_WAIT, MAX_STDIO_MESSAGE_BYTES};
-use crate::cause::deepest_cause;
 use crate::config::ServerDef;
 use crate::plugin::{PluginHost, Started};
 
@@ -35,17 +35,17 @@ pub async fn connect<H: ClientHandler>(
         Ok(service) => Ok(Connected { service, end: End::Wasm { run: child, refusals } }),
         Err(e) if retry_lifecycle(&e).is_some() => {
             child.stop().await;
-            Err(StartError::from_init(&e))
+            Err(StartError::from_init(&e, def))
         }
         Err(e) => {
             // The host's own record of a refusal explains a failed start best, then the end.
             let ended = tokio::time::timeout(HANDSHAKE_EXIT_WAIT, child.exited()).await;
-            let reason = match refusals.all().into_iter().next() {
-                Some(refused) => refused,
-                None => ended.unwrap_or_else(|_| deepest_cause(&e)),
+            let error = match refusals.all().into_iter().next() {
+                Some(refusal) => ConnectError::Refused { refusal, then: None },
+                None => ended.map_or_else(|_| ConnectError::from_cause(&e, def), ConnectError::Exited),
             };
             child.stop().await;
-            Err(StartError::other(reason))
+            Err(error.into())
         }
     }
 }

@@ -51,7 +51,7 @@ fn toolport_ok(env: &Env, user: &Path, args: &[&str]) {
     assert_eq!(code, Some(0), "toolport {args:?}\n{out}\n{err}");
 }
 
-/// The settings a user with slow servers gives Codex's entry (README, "serve"): serve's first
+/// The settings a user with slow servers gives Codex's entry (`docs/src/serve/serve.md`): serve's first
 /// listing may wait 20 s for a server with no history (`--list-wait`; the default, 8 s, fits
 /// a 6 s server on a quiet machine, and the tests' machine is busy), and Codex waits 30 s for
 /// it (`startup_timeout_sec`, 10 s by default) — both added beside what `install` wrote.

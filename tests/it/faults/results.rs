@@ -1,7 +1,7 @@
-//! What the folder of large results (`<home>/results`, README "Large results") must not give
-//! away or put up with: the home's absolute path in what a caller reads (the note, its
-//! `_meta`, an error), and a folder or result files others can read. The server is the real
-//! demo-server's `big`.
+//! What the folder of large results (`<home>/results`, `docs/src/configure/calls.md` "Large
+//! results") must not give away or put up with: the home's absolute path in what a caller reads
+//! (the note, its `_meta`, an error), and a folder or result files others can read. The server is
+//! the real demo-server's `big`.
 
 use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! A collector that is down when `serve --http` is told to stop: serve still leaves on SIGTERM,
 //! with the signal's status, its last metrics and spans given up once the flush's 300 ms are
-//! spent (README, "Traces"), whether the port refuses connections or takes them and never
+//! spent (`docs/src/observe.md` "Traces"), whether the port refuses connections or takes them and never
 //! answers. How long it takes is measured by `bench/dead_collector.py`, not asserted here.
 
 use std::net::TcpListener;

@@ -1,7 +1,7 @@
-//! A result over the workspace's `maxResultTokens` (README "Large results"): the caller gets
-//! its beginning and a note, the whole of it is stored byte for byte under `<home>/results/`,
-//! and `serve` adds a resource link that `resources/read` answers with the whole text. The
-//! server is the real demo-server, sending 30 MB.
+//! A result over the workspace's `maxResultTokens` (`docs/src/configure/calls.md` "Large results"):
+//! the caller gets its beginning and a note, the whole of it is stored byte for byte under
+//! `<home>/results/`, and `serve` adds a resource link that `resources/read` answers with the whole
+//! text. The server is the real demo-server, sending 30 MB.
 
 use std::path::PathBuf;
 use std::time::Duration;

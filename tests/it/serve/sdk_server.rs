@@ -85,7 +85,7 @@ fn ask(serve: &ServeHttp, client: &str, tool: &str, args: Value, answer: Value) 
 fn a_session_servers_questions_reach_the_calling_client_of_either_revision() {
     let server = SdkServer::start();
     let env = Env::new();
-    // Named as README says, through `mcp add`; a revision rmcp does not speak writes nothing.
+    // Named as `docs/src/configure/mcp.md` "MCP revisions" says, through `mcp add`; a revision rmcp does not speak writes nothing.
     let add = |revision: &str| {
         let args = ["mcp", "add", "--protocol-version", revision, "--transport", "http", "sdk", &server.url];
         env.run(&args, Duration::from_secs(30))

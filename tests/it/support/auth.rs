@@ -195,7 +195,7 @@ pub const SIGN_IN_ROW: &str = "- remote | type=streamable_http | state=error | w
 pub const CONNECTED_ROW: &str =
     "- remote | type=streamable_http | state=connected | workspace=enabled | paused=no | tools=2";
 
-/// The session's prompt on a terminal (`session/editor.rs`).
+/// The session's prompt on a terminal (`cli/session_editor.rs`).
 pub const SESSION_PROMPT: &str = "toolport> ";
 
 /// `toolport --home H --workspace W args…` on a pseudo-terminal (`script -q -e`, `TERM=xterm`),

@@ -4,9 +4,10 @@
 //! `"delete_note\u0000"`) is no tool's: the policy, the bundle and the executor all see that
 //! exact name, so it cannot run the tool the policy forbids or the bundle leaves out. Real
 //! pieces: the notes server (`tests/trust/confirm_server.py`, which logs every call it
-//! receives, so "not run" is read from the server itself), a Cedar policy with README's
-//! `no-destructive` forbid, `confirm: "never"`, a bundle, a shared token, and the Python SDK's
-//! default `mcp.Client` (`tests/team/access_client.py`) beside requests sent byte for byte.
+//! receives, so "not run" is read from the server itself), a Cedar policy with the book's
+//! `no-destructive` forbid (`docs/src/serve/team.md`), `confirm: "never"`, a bundle, a shared
+//! token, and the Python SDK's default `mcp.Client` (`tests/team/access_client.py`) beside requests
+//! sent byte for byte.
 
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
@@ -24,7 +25,7 @@ use crate::support::serve::ServeHttp;
 const TOKEN_VAR: &str = "TOOLPORT_NAMES_TEST_TOKEN";
 const TOKEN: &str = "names-test-token-4f1d2c9a7e";
 
-/// Everyone may do anything but call a destructive tool (README's `no-destructive`).
+/// Everyone may do anything but call a destructive tool (`docs/src/serve/team.md`: `no-destructive`).
 const POLICY: &str = r#"
 @id("everyone")
 permit(principal, action, resource);
@@ -132,7 +133,7 @@ fn raw_call(authority: &str, path: &str, session: &str, id: u64, name: &str) -> 
     (answer["result"]["isError"].clone(), text)
 }
 
-/// The issue's attack through the binary: under README's `no-destructive` forbid with
+/// The issue's attack through the binary: under the book's `no-destructive` forbid with
 /// `confirm: "never"`, `"delete_note "` (the issue's `"admin_wipe "`) and its kin are unknown
 /// tools, at `/mcp` and in a bundle, from the SDK and byte for byte, and none gets past a spent
 /// `--tool-rate-limit`; the server receives only the calls the policy and the bundle allow.

@@ -27,8 +27,8 @@ use crate::support::serve::{ServeHttp, http_post};
 const KEY_VAR: &str = "TOOLPORT_TEST_SESSION_KEY";
 const KEY: &str = "replicas-test-key-0123456789-abcdefghij";
 /// What nginx answers when the replica it sent a request to went away before answering: a
-/// JSON-RPC error, so the SDK shows its message (the nginx snippet of README's "Serving a
-/// team").
+/// JSON-RPC error, so the SDK shows its message (the nginx snippet of `docs/src/serve/team.md`,
+/// "Replicas").
 const GONE: &str = "the toolport replica serving this request went away before it answered (502 from the load balancer): call again";
 
 /// `tests/peers/install_nginx.sh`'s nginx binary.

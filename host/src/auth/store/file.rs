@@ -3,12 +3,13 @@
 //! scopes a server asked for), and logout.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::Arc;
 
 use rmcp::transport::auth::AuthorizationMetadata;
 use serde_json::Value;
 
-use super::format::{At, DPOP_KEY, existing_mut, read_cached, wanted};
+use super::format::{At, DPOP_KEY, Doc, existing_mut, read_cached, wanted};
+use super::lock::HeldLock;
 use crate::auth::dpop::ProofKey;
 use crate::config::{EditError, FileLock};
 
@@ -24,10 +25,8 @@ use crate::config::{EditError, FileLock};
 #[derive(Clone)]
 pub struct CredentialsFile {
     pub(super) path: PathBuf,
-    /// The lock of the refresh guard alive in this process, if any. A `Weak`, so dropping the
-    /// guard releases the lock; writes upgrade it and edit through it. `flock` locks belong to
-    /// an open file: taking a second one here would wait for ourselves.
-    pub(super) held: Arc<Mutex<Weak<FileLock>>>,
+    /// The lock of the refresh guard alive in this process, if any (`lock.rs`).
+    held: HeldLock,
     /// Whether this process may run a sign-in by itself when a server asks for more scope: only
     /// where a person is at hand ([`CredentialsFile::signing_in_here`]). A browser opened by a
     /// background `serve` or a scripted command has nobody to look at it, and a page opened
@@ -44,7 +43,7 @@ impl std::fmt::Debug for CredentialsFile {
 impl CredentialsFile {
     /// The file at `path`; nothing is read or created until it is used.
     pub fn new(path: PathBuf) -> Self {
-        Self { path, held: Arc::new(Mutex::new(Weak::new())), sign_in_here: false }
+        Self { path, held: HeldLock::default(), sign_in_here: false }
     }
 
     /// This file, for a process with a person at hand (the interactive session): a server's
@@ -64,6 +63,26 @@ impl CredentialsFile {
     /// Where the file is, for messages.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Runs `edit` on the file under its lock: the held one while this process's refresh guard
+    /// lives, else a lock of its own.
+    pub(super) fn write<T>(
+        &self,
+        url: &str,
+        edit: impl FnOnce(&At<'_>, &mut Doc) -> Result<T, EditError>,
+    ) -> Result<T, EditError> {
+        let at = At { path: &self.path, url };
+        self.held.edit(&self.path, |doc| {
+            at.check_version(doc)?;
+            edit(&at, doc)
+        })
+    }
+
+    /// Takes the file's exclusive lock for a refresh guard and puts it in the slot every
+    /// clone of this file writes through until the guard is dropped.
+    pub(super) fn hold(&self) -> Result<Arc<FileLock>, EditError> {
+        self.held.hold(&self.path)
     }
 
     /// Keeps the secret of a client registered confidentially (dynamic client registration)

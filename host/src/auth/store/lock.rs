@@ -2,28 +2,30 @@
 //! process's refresh guard holds it, writes edit under that lock instead of waiting for
 //! themselves; file work runs off the async threads.
 
-use std::sync::{Arc, PoisonError};
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use rmcp::transport::auth::AuthError;
 
-use super::file::CredentialsFile;
-use super::format::{At, Doc};
+use super::format::Doc;
 use crate::config::{EditError, FileLock, LockAt, Perms};
 
-impl CredentialsFile {
-    /// Runs `edit` on the file under its lock: the held one while this process's refresh guard
-    /// lives, else a lock of its own.
-    pub(super) fn write<T>(
+/// The lock of the refresh guard alive in this process, if any, shared by every clone of a
+/// [`CredentialsFile`](super::CredentialsFile). A `Weak`, so dropping the guard releases the
+/// lock; writes upgrade it and edit through it. `flock` locks belong to an open file: taking a
+/// second one here would wait for ourselves.
+#[derive(Clone, Default)]
+pub(super) struct HeldLock(Arc<Mutex<Weak<FileLock>>>);
+
+impl HeldLock {
+    /// Runs `edit` on the file at `path` under its lock: the held one while this process's
+    /// refresh guard lives, else a lock of its own.
+    pub(super) fn edit<T>(
         &self,
-        url: &str,
-        edit: impl FnOnce(&At<'_>, &mut Doc) -> Result<T, EditError>,
+        path: &Path,
+        edit: impl FnOnce(&mut Doc) -> Result<T, EditError>,
     ) -> Result<T, EditError> {
-        let at = At { path: &self.path, url };
-        let edit = |doc: &mut Doc| {
-            at.check_version(doc)?;
-            edit(&at, doc)
-        };
-        let held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+        let held = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(lock) = held.upgrade() {
             // The slot stays locked for the edit, so two tasks writing under the same guard
             // cannot interleave their read-modify-writes.
@@ -31,14 +33,14 @@ impl CredentialsFile {
         }
         // Not held across the wait: the guard being taken now has to fill the slot.
         drop(held);
-        FileLock::acquire(&self.path, LockAt::Beside)?.edit_doc(Perms::OwnerOnly, edit)
+        FileLock::acquire(path, LockAt::Beside)?.edit_doc(Perms::OwnerOnly, edit)
     }
 
-    /// Takes the file's exclusive lock for a refresh guard and puts it in the slot every
-    /// clone of this file writes through until the guard is dropped.
-    pub(super) fn hold(&self) -> Result<Arc<FileLock>, EditError> {
-        let lock = Arc::new(FileLock::acquire(&self.path, LockAt::Beside)?);
-        *self.held.lock().unwrap_or_else(PoisonError::into_inner) = Arc::downgrade(&lock);
+    /// Takes the exclusive lock of the file at `path` for a refresh guard and puts it in the
+    /// slot every clone of the file writes through until the guard is dropped.
+    pub(super) fn hold(&self, path: &Path) -> Result<Arc<FileLock>, EditError> {
+        let lock = Arc::new(FileLock::acquire(path, LockAt::Beside)?);
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Arc::downgrade(&lock);
         Ok(lock)
     }
 }
@@ -64,6 +66,7 @@ mod tests {
     };
     use serde_json::json;
 
+    use super::super::CredentialsFile;
     use super::super::test_support::{ISSUER_A, PATIENCE, SETTLE, URL, creds, file_json, refresh_token_of};
     use super::*;
 

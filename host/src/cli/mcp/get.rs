@@ -177,12 +177,8 @@ async fn negotiated_version(paths: &Paths, store: &GlobalStore, name: &str) -> R
     let others: BTreeSet<String> =
         store.servers.iter().map(|def| def.name.clone()).filter(|other| other != name).collect();
     let resolved = toolport::load_resolved(paths, &others)?;
-    let options = RuntimeOptions {
-        cache_dir: Some(paths.cache_dir()),
-        credentials: Some(paths.credentials()),
-        observer: crate::cli::observer(),
-        ..Default::default()
-    };
+    let options =
+        RuntimeOptions::for_paths(paths, paths.workspace_root.clone()).with_observer(crate::cli::observer());
     let runtime = Runtime::start(resolved, options).await?;
     let version =
         runtime.status().into_iter().find(|row| row.name == name).and_then(|row| row.protocol_version);

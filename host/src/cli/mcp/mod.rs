@@ -18,12 +18,13 @@ use anyhow::Result;
 use clap::Subcommand;
 use serde_json::{Map, Value};
 
+use crate::cli::ask::{ElicitPolicy, TerminalElicitor};
+use crate::cli::clients::{self, Client, ClientHomes, ClientScope, ImportRequest};
 use crate::cli::exit::{ExitError, edit_error};
 use crate::cli::grants::{self, Change, GrantFlags};
-use toolport::cli_support::{
-    self, Client, ClientHomes, ClientScope, ImportRequest, SandboxChoice, SandboxEntry, parse_add_args,
-};
-use toolport::{ConfigError, ElicitPolicy, Paths, Runtime, RuntimeOptions, TerminalElicitor, Trailer};
+use crate::cli::progress::Spinners;
+use toolport::cli_support::{self, SandboxChoice, SandboxEntry, parse_add_args};
+use toolport::{ConfigError, Paths, Runtime, RuntimeOptions, Trailer};
 
 /// The usage line printed with an `add` argument error.
 const CLI_ADD_USAGE: &str = "Usage: toolport mcp add [--transport <stdio|sse|http|streamable_http|PLUGIN>] <name> \
@@ -42,7 +43,7 @@ pub struct McpArgs {
 enum McpCommand {
     /// Print the status view of every defined or enabled server.
     List {
-        /// Machine-readable output (documented in the README).
+        /// Machine-readable output (documented in docs/src/configure/mcp.md).
         #[arg(long)]
         json: bool,
     },
@@ -283,7 +284,7 @@ pub async fn run(paths: &Paths, args: McpArgs) -> Result<ExitCode> {
             let self_exe = std::env::current_exe().ok();
             let req = ImportRequest { client: from, scope, file, enable, trust, self_exe };
             let homes = ClientHomes::from_env(&paths.workspace_root)?;
-            let report = cli_support::import_servers(paths, &homes, &req).map_err(edit_error)?;
+            let report = clients::import(paths, &homes, &req).map_err(edit_error)?;
             eprint!("{}", import::import_warnings(&report));
             print!("{}", import::import_view(paths, &report));
         }
@@ -295,18 +296,14 @@ pub async fn run(paths: &Paths, args: McpArgs) -> Result<ExitCode> {
 /// them.
 async fn start_workspace(paths: &Paths) -> Result<Runtime> {
     let resolved = toolport::load_resolved(paths, &BTreeSet::new())?;
-    let options = RuntimeOptions {
-        progress: true,
-        cache_dir: Some(paths.cache_dir()),
-        credentials: Some(paths.credentials()),
+    let options = RuntimeOptions::for_paths(paths, paths.workspace_root.clone())
+        .with_progress(Spinners::on_stderr())
         // Advertised as `serve`, `call` and `tools` do: a server that lists some tools only
         // to clients that can answer questions (server-everything) counts them here too.
-        elicitor: Some(Arc::new(TerminalElicitor::new(ElicitPolicy::Ask).telling(crate::cli::observer()))),
+        .with_elicitor(Arc::new(TerminalElicitor::new(ElicitPolicy::Ask)))
         // What it lists is what `serve` then lists at once, before the server is up again.
-        listings_dir: Some(paths.listings_dir()),
-        observer: crate::cli::observer(),
-        ..Default::default()
-    };
+        .with_listings(paths)
+        .with_observer(crate::cli::observer());
     Runtime::start(resolved, options).await
 }
 

@@ -190,13 +190,8 @@ async fn live_tools(paths: &Paths, server: &str) -> Result<(ServerDef, Vec<ToolI
         plugins: store.plugins.clone(),
         workspace_file: None,
     };
-    let options = RuntimeOptions {
-        cache_dir: Some(paths.cache_dir()),
-        credentials: Some(paths.credentials()),
-        workspace_root: Some(paths.workspace_root.clone()),
-        observer: crate::cli::observer(),
-        ..Default::default()
-    };
+    let options =
+        RuntimeOptions::for_paths(paths, paths.workspace_root.clone()).with_observer(crate::cli::observer());
     let runtime = Runtime::start(resolved, options).await?;
     let row = runtime.status().into_iter().find(|r| r.name == def.name);
     if let Some(row) = row.filter(|r| r.state != ServerState::Connected) {

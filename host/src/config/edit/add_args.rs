@@ -17,6 +17,7 @@
 use serde_json::{Map, Value};
 
 use super::server_field::millis;
+use crate::config::ConfigError;
 use crate::config::server_def::{
     NativeSandbox, Roots, ServerDef, Timeouts, TransportKind, known_revision, normalize_type,
 };
@@ -62,7 +63,7 @@ impl AddRequest {
 
 /// Parses `add`'s arguments (without the word `add`). Without `--transport` the server is
 /// `stdio`. Errors are one sentence saying what is wrong; callers add their usage line.
-pub fn parse_add_args(args: &[String]) -> Result<AddRequest, String> {
+pub fn parse_add_args(args: &[String]) -> Result<AddRequest, ConfigError> {
     let mut transport: Option<String> = None;
     let mut env = Vec::new();
     let mut headers = Vec::new();
@@ -104,7 +105,7 @@ pub fn parse_add_args(args: &[String]) -> Result<AddRequest, String> {
                 let (k, v) = kv.split_once('=').ok_or("--env expects KEY=VALUE")?;
                 let k = k.trim();
                 if k.is_empty() {
-                    return Err("--env expects KEY=VALUE with a non-empty KEY".to_string());
+                    return Err("--env expects KEY=VALUE with a non-empty KEY".into());
                 }
                 env.push((k.to_string(), v.trim().to_string()));
             }
@@ -113,7 +114,7 @@ pub fn parse_add_args(args: &[String]) -> Result<AddRequest, String> {
                 let (k, v) = kv.split_once(':').ok_or("--header expects \"Name: value\"")?;
                 let k = k.trim();
                 if k.is_empty() {
-                    return Err("--header expects \"Name: value\" with a non-empty name".to_string());
+                    return Err("--header expects \"Name: value\" with a non-empty name".into());
                 }
                 headers.push((k.to_string(), v.trim().to_string()));
             }
@@ -135,12 +136,12 @@ pub fn parse_add_args(args: &[String]) -> Result<AddRequest, String> {
             "--sandbox" | "--no-sandbox" if inline.is_none() => {
                 let asked = if flag == "--sandbox" { SandboxChoice::On } else { SandboxChoice::Off };
                 if sandbox != SandboxChoice::StoreDefault && sandbox != asked {
-                    return Err("--sandbox and --no-sandbox contradict each other".to_string());
+                    return Err("--sandbox and --no-sandbox contradict each other".into());
                 }
                 sandbox = asked;
             }
             f if f.starts_with('-') && f.len() > 1 && positional.len() < 2 => {
-                return Err(format!("unknown option {f}"));
+                return Err(ConfigError(format!("unknown option {f}")));
             }
             _ => positional.push(arg.clone()),
         }
@@ -176,46 +177,46 @@ pub fn parse_add_args(args: &[String]) -> Result<AddRequest, String> {
         def.args = cmd.collect();
     } else {
         if verbatim.is_some() {
-            return Err(format!("{transport} takes a url, not a command after --"));
+            return Err(ConfigError(format!("{transport} takes a url, not a command after --")));
         }
         let mut rest = rest.into_iter();
         def.url = rest.next().map(|u| u.trim().to_string()).filter(|u| !u.is_empty());
         def.url.as_ref().ok_or_else(|| format!("missing url for {transport}"))?;
         if let Some(extra) = rest.next() {
-            return Err(format!("unexpected argument after the url: {extra}"));
+            return Err(ConfigError(format!("unexpected argument after the url: {extra}")));
         }
     }
     if sandbox == SandboxChoice::On && transport != TransportKind::Stdio.as_str() {
-        return Err(format!(
+        return Err(ConfigError(format!(
             "--sandbox is for stdio servers only: a server of type {transport} runs elsewhere"
-        ));
+        )));
     }
     Ok(AddRequest { name, def, force, sandbox })
 }
 
 /// The `--roots` values: none is the default, one keyword is that setting, anything else is a
 /// list of paths (a folder named like a keyword is written `./none`).
-fn roots_setting(values: Vec<String>) -> Result<Roots, String> {
+fn roots_setting(values: Vec<String>) -> Result<Roots, ConfigError> {
     let values: Vec<String> = values.iter().map(|v| v.trim().to_string()).collect();
     if values.iter().any(String::is_empty) {
-        return Err("--roots needs a value".to_string());
+        return Err("--roots needs a value".into());
     }
     let keywords: Vec<&String> = values.iter().filter(|v| Roots::from_keyword(v).is_some()).collect();
     match (values.as_slice(), keywords.first()) {
         ([], _) => Ok(Roots::Workspace),
         ([one], Some(_)) => Ok(Roots::from_keyword(one).unwrap_or_default()),
-        (_, Some(word)) => Err(format!(
+        (_, Some(word)) => Err(ConfigError(format!(
             "--roots {word} cannot be combined with other --roots values (a folder of that name is ./{word})"
-        )),
+        ))),
         (_, None) => Ok(Roots::Paths(values)),
     }
 }
 
 /// One `--include`/`--exclude` value, trimmed as the file's globs are; blank is refused.
-fn glob(value: String, flag: &str) -> Result<String, String> {
+fn glob(value: String, flag: &str) -> Result<String, ConfigError> {
     let glob = value.trim();
     if glob.is_empty() {
-        return Err(format!("{flag} needs a glob"));
+        return Err(ConfigError(format!("{flag} needs a glob")));
     }
     Ok(glob.to_string())
 }
@@ -232,7 +233,7 @@ mod tests {
 
     fn p(line: &str) -> Result<AddRequest, String> {
         let args: Vec<String> = shlex::split(line).unwrap_or_default();
-        parse_add_args(&args)
+        parse_add_args(&args).map_err(String::from)
     }
 
     #[test]

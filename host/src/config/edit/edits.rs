@@ -42,14 +42,12 @@ pub fn put_server(
     if name.is_empty() {
         return Err(ConfigError("MCP server name must not be blank".into()).into());
     }
-    let def = ServerDef::from_json(name, &Value::Object(definition.clone())).map_err(ConfigError)?;
+    let def = ServerDef::from_json(name, &Value::Object(definition.clone()))?;
     edit_store(store_path, |doc| {
         // Plugins and defaults come from the file as it is now, under the lock.
         let store = GlobalStore::from_value(store_path, &Value::Object(doc.clone()))?;
         let (def, definition) = match sandboxed(&def, definition, sandbox, store.defaults.sandbox) {
-            Some(with) => {
-                (ServerDef::from_json(name, &Value::Object(with.clone())).map_err(ConfigError)?, with)
-            }
+            Some(with) => (ServerDef::from_json(name, &Value::Object(with.clone()))?, with),
             None => (def.clone(), definition.clone()),
         };
         if let Err(msg) = validate(&def, &store.plugins) {

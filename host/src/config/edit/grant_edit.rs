@@ -46,7 +46,7 @@ pub fn grant_sandbox(
         }
         for pattern in &request.hosts {
             let pattern = pattern.trim();
-            check_host_pattern(pattern).map_err(ConfigError)?;
+            check_host_pattern(pattern)?;
             changes.push(e.grant_listed(grant_key::HOSTS, pattern)?);
         }
         for name in &request.env {

@@ -69,7 +69,7 @@ pub fn same_path(a: &Path, b: &Path) -> bool {
 }
 
 /// Checks a `grants.hosts` entry by the sandbox's own rule and words.
-pub(crate) fn check_host_pattern(text: &str) -> Result<(), String> {
+pub(crate) fn check_host_pattern(text: &str) -> Result<(), ConfigError> {
     crate::config::host_pattern::HostPattern::parse(text).map(|_| ())
 }
 

@@ -79,7 +79,7 @@ pub fn plugin_entry(
     }
     if !g.hosts.is_empty() {
         for host in &g.hosts {
-            check_host_pattern(host).map_err(ConfigError)?;
+            check_host_pattern(host)?;
         }
         grants.insert(grant_key::HOSTS.into(), g.hosts.iter().cloned().map(Value::String).collect());
     }
@@ -119,7 +119,7 @@ pub fn plugin_entry(
         entry.insert(SHA256.into(), sha256.clone().into());
     }
     // Every path in it is absolute now (or `~/…`): the base is never used.
-    let def = plugin_from_json(name, &Value::Object(entry.clone()), cwd).map_err(ConfigError)?;
+    let def = plugin_from_json(name, &Value::Object(entry.clone()), cwd)?;
     Ok((entry, def))
 }
 

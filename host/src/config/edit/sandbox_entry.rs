@@ -61,7 +61,7 @@ pub(super) fn edit_entry<T>(
             SandboxEntry::Server(_) => ConfigError(format!("Unknown MCP server: {name}")),
             SandboxEntry::Plugin(_) => ConfigError(format!("Unknown plugin: {name}")),
         })?;
-        let at = |msg: String| ConfigError(format!("{}: {msg}", store_path.display()));
+        let at = |msg: ConfigError| ConfigError(format!("{}: {msg}", store_path.display()));
         let value = Value::Object(obj.clone());
         let parsed = match entry {
             SandboxEntry::Server(_) => {

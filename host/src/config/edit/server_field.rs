@@ -46,7 +46,7 @@ pub enum ServerField {
 
 impl ServerField {
     /// The field a key names, or the error that lists the keys.
-    pub fn parse(key: &str) -> Result<Self, String> {
+    pub fn parse(key: &str) -> Result<Self, ConfigError> {
         let named = |prefix: &str| key.strip_prefix(prefix).filter(|rest| !rest.trim().is_empty());
         Ok(match key {
             "timeouts.connectMs" => Self::Timeout(timeout_key::CONNECT_MS),
@@ -61,7 +61,11 @@ impl ServerField {
             _ => match (named("env."), named("headers.")) {
                 (Some(var), _) => Self::Env(var.trim().to_string()),
                 (_, Some(name)) => Self::Header(name.trim().to_string()),
-                _ => return Err(format!("unknown key \"{key}\"; the keys are: {SERVER_FIELD_KEYS}")),
+                _ => {
+                    return Err(ConfigError(format!(
+                        "unknown key \"{key}\"; the keys are: {SERVER_FIELD_KEYS}"
+                    )));
+                }
             },
         })
     }
@@ -87,12 +91,12 @@ impl ServerField {
 
     /// The JSON `values` make for this field, checked as the store will check it. A message
     /// never quotes a secret value.
-    pub fn value(&self, values: &[String]) -> Result<Value, String> {
+    pub fn value(&self, values: &[String]) -> Result<Value, ConfigError> {
         let key = self.key();
         let one = || match values {
             [one] => Ok(one.clone()),
-            [] => Err(format!("{key} needs a value")),
-            more => Err(format!("{key} takes one value, not {}", more.len())),
+            [] => Err(ConfigError(format!("{key} needs a value"))),
+            more => Err(ConfigError(format!("{key} takes one value, not {}", more.len()))),
         };
         match self {
             Self::Timeout(_) => {
@@ -100,11 +104,13 @@ impl ServerField {
             }
             Self::ToolGlobs(which) => {
                 if values.is_empty() {
-                    return Err(format!("{key} needs at least one glob (unset removes the list)"));
+                    return Err(ConfigError(format!(
+                        "{key} needs at least one glob (unset removes the list)"
+                    )));
                 }
                 let globs: Vec<String> = values.iter().map(|g| g.trim().to_string()).collect();
                 if globs.iter().any(String::is_empty) {
-                    return Err(format!("{key} needs a glob, not a blank"));
+                    return Err(ConfigError(format!("{key} needs a glob, not a blank")));
                 }
                 let (include, exclude) = if *which == tools_key::INCLUDE {
                     (globs.clone(), Vec::new())
@@ -117,7 +123,7 @@ impl ServerField {
             }
             Self::Args => {
                 if values.is_empty() {
-                    return Err(format!("{key} needs at least one value (unset removes them)"));
+                    return Err(ConfigError(format!("{key} needs at least one value (unset removes them)")));
                 }
                 Ok(values.iter().cloned().map(Value::String).collect())
             }
@@ -125,14 +131,14 @@ impl ServerField {
             Self::Cwd | Self::Url => {
                 let v = one()?.trim().to_string();
                 if v.is_empty() {
-                    return Err(format!("{key} needs a value, not a blank"));
+                    return Err(ConfigError(format!("{key} needs a value, not a blank")));
                 }
                 Ok(Value::String(v))
             }
             Self::Sandbox => match one()?.trim() {
                 "true" => Ok(Value::Bool(true)),
                 "false" => Ok(Value::Bool(false)),
-                other => Err(format!("{key} must be true or false, not \"{other}\"")),
+                other => Err(ConfigError(format!("{key} must be true or false, not \"{other}\""))),
             },
         }
     }
@@ -162,14 +168,10 @@ impl ServerField {
 
 /// A number of milliseconds as `mcp set` and `mcp add`'s timeout flags take it: a positive
 /// whole number (`what` names the key or the flag in the error).
-pub fn millis(what: &str, value: &str) -> Result<Duration, String> {
-    value
-        .trim()
-        .parse::<u64>()
-        .ok()
-        .filter(|ms| *ms > 0)
-        .map(Duration::from_millis)
-        .ok_or_else(|| format!("{what} must be a positive whole number of milliseconds, not \"{value}\""))
+pub fn millis(what: &str, value: &str) -> Result<Duration, ConfigError> {
+    value.trim().parse::<u64>().ok().filter(|ms| *ms > 0).map(Duration::from_millis).ok_or_else(|| {
+        ConfigError(format!("{what} must be a positive whole number of milliseconds, not \"{value}\""))
+    })
 }
 
 /// Sets (`Some`) or removes (`None`) `field` of the server `name` in the store, under the lock,
@@ -189,7 +191,7 @@ pub fn set_server_field(
             .ok_or_else(|| EditError::Unknown(name.to_string()))?;
         let mut edited = entry.clone();
         let old = put(&mut edited, field, value);
-        let def = ServerDef::from_json(name, &Value::Object(edited.clone())).map_err(ConfigError)?;
+        let def = ServerDef::from_json(name, &Value::Object(edited.clone()))?;
         validate(&def, &store.plugins)
             .map_err(|msg| ConfigError(format!("invalid MCP server \"{name}\": {msg}")))?;
         *entry = edited;

@@ -1,5 +1,5 @@
 //! The only way toolport changes a config file, its own or another agent's ([`edit_text`],
-//! used by `clients/` for their JSON, JSONC and TOML). Every edit:
+//! used by the binary's `cli/clients/` for their JSON, JSONC and TOML). Every edit:
 //! 1. takes an exclusive lock on a sibling lock file (`mcp.json.lock`, `workspace.json.lock`),
 //!    so concurrent toolport processes queue instead of losing each other's changes
 //!    (another program's file is locked in toolport's home instead, see [`LockAt`]);
@@ -65,7 +65,7 @@ pub enum LockAt<'a> {
 }
 
 /// The one write path under [`edit_store`], open to a file of any format (other agents'
-/// JSON, JSONC and TOML in `clients/`). Under the lock, `edit` gets the file's real path and
+/// JSON, JSONC and TOML in the binary's `cli/clients/`). Under the lock, `edit` gets the file's real path and
 /// its text as it is now (`None`: missing) and returns the new bytes, or `None` to leave it
 /// alone; new bytes equal to the old are not written either. Parent folders are created.
 pub fn edit_text<T>(

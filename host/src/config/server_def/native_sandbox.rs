@@ -13,6 +13,7 @@
 use serde_json::{Map, Value};
 
 use super::transport_kind::TransportKind;
+use crate::config::ConfigError;
 use crate::config::fields::Fields;
 use crate::config::model::Grants;
 use crate::config::sandbox_fields::{self, Guest};
@@ -78,7 +79,10 @@ const SANDBOX_MUST_BE: &str = "true, false or an object such as {\"required\": f
 
 /// `sandbox`, with `grants` and `limits` when it is on; `None` when it is absent, `null` or
 /// `false`. `transport` is the definition's normalised `type`: only `stdio` takes it.
-pub(super) fn read(fields: &Fields<'_>, transport: Option<&str>) -> Result<Option<NativeSandbox>, String> {
+pub(super) fn read(
+    fields: &Fields<'_>,
+    transport: Option<&str>,
+) -> Result<Option<NativeSandbox>, ConfigError> {
     let required = match fields.raw(SANDBOX) {
         None | Some(Value::Bool(false)) => return Ok(None),
         Some(Value::Bool(true)) => true,
@@ -98,19 +102,19 @@ pub(super) fn read(fields: &Fields<'_>, transport: Option<&str>) -> Result<Optio
     }
     let grants = sandbox_fields::grants(fields, Guest::Server)?;
     if let Some(dir) = grants.dirs.iter().find(|d| d.guest.is_some()) {
-        return Err(format!(
+        return Err(ConfigError(format!(
             "{}{GRANTS}.{} \"{}\" has a \"guest\" path, but a sandboxed stdio server sees real paths: \
              remove \"guest\"",
             fields.owner(),
             grant_key::DIRS,
             dir.written
-        ));
+        )));
     }
     Ok(Some(NativeSandbox { grants, limits: limits(fields)?, required }))
 }
 
 /// `limits: { memoryMb, processes, openFiles }`, each a positive integer over its default.
-fn limits(fields: &Fields<'_>) -> Result<NativeLimits, String> {
+fn limits(fields: &Fields<'_>) -> Result<NativeLimits, ConfigError> {
     let mut limits = NativeLimits::default();
     let Some(given) = fields.object(LIMITS)? else { return Ok(limits) };
     for (key, slot) in [
@@ -161,7 +165,7 @@ mod tests {
     use crate::config::server_def::ServerDef;
 
     fn read(v: Value) -> Result<Option<NativeSandbox>, String> {
-        ServerDef::from_json("fs", &v).map(|d| d.sandbox)
+        ServerDef::from_json("fs", &v).map(|d| d.sandbox).map_err(String::from)
     }
 
     fn on(v: Value) -> NativeSandbox {

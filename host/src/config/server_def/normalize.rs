@@ -8,6 +8,7 @@ use super::model::{Roots, ServerDef, Timeouts, WasmDef};
 use super::native_sandbox;
 use super::oauth_fields::oauth;
 use super::transport_kind::{TransportKind, normalize_type};
+use crate::config::ConfigError;
 use crate::config::fields::{Fields, Trim};
 use crate::config::model::Limits;
 use crate::config::sandbox_fields::{self, Guest};
@@ -17,7 +18,7 @@ use crate::config::tool_filter::ToolFilter;
 impl ServerDef {
     /// Reads one `mcpServers` entry. `name` is trimmed by the caller's rules here too; errors
     /// read `server "<name>": "<field>" must be …` so the user can find the line to fix.
-    pub fn from_json(name: &str, value: &Value) -> Result<ServerDef, String> {
+    pub fn from_json(name: &str, value: &Value) -> Result<ServerDef, ConfigError> {
         let name = name.trim();
         let obj =
             value.as_object().ok_or_else(|| format!("server \"{name}\": definition must be an object"))?;
@@ -89,7 +90,7 @@ const ROOTS_MUST_BE: &str = "\"workspace\", \"none\", \"client\" or an array of 
 
 /// `roots`: one of the keywords, or an array of non-blank paths (trimmed; `~` and relative
 /// paths are resolved when a server asks). Absent is `"workspace"`.
-fn roots(fields: &Fields<'_>) -> Result<Roots, String> {
+fn roots(fields: &Fields<'_>) -> Result<Roots, ConfigError> {
     let bad = || fields.err(key::ROOTS, ROOTS_MUST_BE);
     match fields.raw(key::ROOTS) {
         None => Ok(Roots::Workspace),
@@ -106,7 +107,7 @@ fn roots(fields: &Fields<'_>) -> Result<Roots, String> {
 }
 
 /// `protocolVersion`: one of the revisions rmcp knows, as written (trimmed).
-fn protocol_version(fields: &Fields<'_>) -> Result<Option<String>, String> {
+fn protocol_version(fields: &Fields<'_>) -> Result<Option<String>, ConfigError> {
     let Some(written) = fields.string(key::PROTOCOL_VERSION)? else { return Ok(None) };
     match known_revision(&written) {
         Ok(()) => Ok(Some(written)),
@@ -116,17 +117,17 @@ fn protocol_version(fields: &Fields<'_>) -> Result<Option<String>, String> {
 
 /// Whether `written` is an MCP revision rmcp speaks; `Err` lists those it does, for the
 /// message of the file's key and of `mcp add --protocol-version` alike.
-pub fn known_revision(written: &str) -> Result<(), String> {
+pub fn known_revision(written: &str) -> Result<(), ConfigError> {
     let known = rmcp::model::ProtocolVersion::KNOWN_VERSIONS;
     if known.iter().any(|v| v.as_str() == written) {
         return Ok(());
     }
-    Err(known.iter().map(|v| v.as_str()).collect::<Vec<_>>().join(", "))
+    Err(known.iter().map(|v| v.as_str()).collect::<Vec<_>>().join(", ").into())
 }
 
 /// `tools: { include, exclude }`: arrays of globs, trimmed, blanks dropped; an empty or absent
 /// `include` keeps every tool. A glob that does not compile names the field, the glob and why.
-fn tool_filter(fields: &Fields<'_>) -> Result<ToolFilter, String> {
+fn tool_filter(fields: &Fields<'_>) -> Result<ToolFilter, ConfigError> {
     let Some(t) = fields.object(key::TOOLS)? else { return Ok(ToolFilter::default()) };
     let globs = |key: &str| -> Result<Vec<String>, String> {
         let list = t.strings(key, Trim::Yes)?.unwrap_or_default();
@@ -137,7 +138,7 @@ fn tool_filter(fields: &Fields<'_>) -> Result<ToolFilter, String> {
 }
 
 /// `timeouts: { connectMs, listMs, callMs }`, each defaulted when absent.
-fn timeouts(fields: &Fields<'_>) -> Result<Timeouts, String> {
+fn timeouts(fields: &Fields<'_>) -> Result<Timeouts, ConfigError> {
     let mut t = Timeouts::default();
     let Some(given) = fields.object(key::TIMEOUTS)? else { return Ok(t) };
     for (key, slot) in [
@@ -228,7 +229,7 @@ mod tests {
             (json!("npx"), "server \"s\": definition must be an object"),
         ];
         for (v, msg) in cases {
-            assert_eq!(ServerDef::from_json("s", &v), Err(msg.to_string()));
+            assert_eq!(ServerDef::from_json("s", &v).map_err(String::from), Err(msg.to_string()));
         }
     }
 

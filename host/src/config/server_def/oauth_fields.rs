@@ -5,6 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::oauth_def::{Grant, IdpDef, OAuthDef};
+use crate::config::ConfigError;
 use crate::config::fields::{Fields, Trim};
 use crate::config::store_keys::OAUTH;
 use crate::config::store_keys::oauth::{self as key, idp as idp_key};
@@ -13,7 +14,7 @@ use crate::config::store_keys::oauth::{self as key, idp as idp_key};
 const GRANTS: &str = "\"authorization_code\", \"client_credentials\", \"jwt_bearer\" or \"enterprise\"";
 
 /// `oauth: {…}`, every field optional.
-pub(super) fn oauth(fields: &Fields<'_>) -> Result<Option<OAuthDef>, String> {
+pub(super) fn oauth(fields: &Fields<'_>) -> Result<Option<OAuthDef>, ConfigError> {
     let Some(o) = fields.object(OAUTH)? else { return Ok(None) };
     let grant = match o.string(key::GRANT)?.as_deref() {
         None => Grant::default(),
@@ -66,7 +67,7 @@ const ISSUER_REQUIRED: &str = "is required for oauth.grant \"jwt_bearer\": the a
 /// addresses only, `http` only on this machine. Whether the server is on this machine too
 /// (what `http` also needs) and which addresses a name reaches are checked when connecting
 /// (`auth/address_policy.rs`): the server's url may be `${VAR}`.
-fn pinned_issuer(o: &Fields<'_>, def: &OAuthDef) -> Result<(), String> {
+fn pinned_issuer(o: &Fields<'_>, def: &OAuthDef) -> Result<(), ConfigError> {
     let pins = [(key::ISSUER, &def.issuer), (key::TOKEN_ENDPOINT, &def.token_endpoint)];
     if def.grant != Grant::JwtBearer {
         return match pins.iter().find(|(_, value)| value.is_some()) {
@@ -87,11 +88,11 @@ fn pinned_issuer(o: &Fields<'_>, def: &OAuthDef) -> Result<(), String> {
 
 /// Why `text` is not an address a token may be sent to: not an absolute `https` URL with a host
 /// (or `http` to this machine), or with a fragment, or for an issuer a query (RFC 8414 §2).
-fn web_address(text: &str, issuer: bool) -> Result<(), String> {
+fn web_address(text: &str, issuer: bool) -> Result<(), ConfigError> {
     const WANTED: &str = "an https URL (http only on this machine)";
     let url = url::Url::parse(text).map_err(|e| format!("must be {WANTED}: {text} ({e})"))?;
     let local = match url.host() {
-        None => return Err(format!("must be {WANTED}: {text} has no host")),
+        None => return Err(ConfigError(format!("must be {WANTED}: {text} has no host"))),
         Some(url::Host::Domain(d)) => {
             let d = d.trim_end_matches('.').to_ascii_lowercase();
             d == "localhost" || d.ends_with(".localhost")
@@ -102,11 +103,11 @@ fn web_address(text: &str, issuer: bool) -> Result<(), String> {
     match url.scheme() {
         "https" => {}
         "http" if local => {}
-        _ => return Err(format!("must be {WANTED}: {text}")),
+        _ => return Err(ConfigError(format!("must be {WANTED}: {text}"))),
     }
     if url.fragment().is_some() || (issuer && url.query().is_some()) {
         let what = if issuer { "a query or fragment" } else { "a fragment" };
-        return Err(format!("must be {WANTED} without {what}: {text}"));
+        return Err(ConfigError(format!("must be {WANTED} without {what}: {text}")));
     }
     Ok(())
 }

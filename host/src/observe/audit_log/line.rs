@@ -105,7 +105,8 @@ fn logged_uri(uri: &str, values: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observe::{AuditChoice, Outcome};
+    use crate::config::AuditChoice;
+    use crate::observe::Outcome;
     use serde_json::json;
     use std::time::Duration;
 

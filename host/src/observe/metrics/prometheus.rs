@@ -17,6 +17,8 @@ use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::{Registry, Unit};
 
+use crate::observe::ObserveError;
+
 /// A `ManualReader` the provider and the `/metrics` handler share.
 #[derive(Debug, Clone, Default)]
 pub struct Reader(Arc<ManualReader>);
@@ -45,9 +47,11 @@ impl MetricReader for Reader {
 
 impl Reader {
     /// Collects every instrument now and renders it.
-    pub fn text(&self) -> Result<String, String> {
+    pub fn text(&self) -> Result<String, ObserveError> {
         let mut collected = ResourceMetrics::default();
-        self.0.collect(&mut collected).map_err(|e| format!("cannot collect the metrics: {e}"))?;
+        self.0
+            .collect(&mut collected)
+            .map_err(|e| ObserveError(format!("cannot collect the metrics: {e}")))?;
         let families: Vec<Family> =
             collected.scope_metrics().flat_map(|scope| scope.metrics()).filter_map(family).collect();
         render(families)
@@ -55,7 +59,7 @@ impl Reader {
 }
 
 /// `families` in the text format.
-fn render(families: Vec<Family>) -> Result<String, String> {
+fn render(families: Vec<Family>) -> Result<String, ObserveError> {
     let mut registry = Registry::default();
     registry.register_collector(Box::new(Families(families)));
     let mut text = String::new();

@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::{Mode, OFlags};
 
+use crate::plugin::SetupError;
+
 /// Bytes of the MAC key: the HMAC-SHA256 output size; a longer key adds nothing.
 pub(in crate::plugin) const KEY_LEN: usize = 32;
 
@@ -36,7 +38,7 @@ pub(in crate::plugin) fn key_path(dir: &Path) -> PathBuf {
 
 /// Makes sure `dir` is a folder only the user can write (creating it 0700) and loads the key,
 /// creating it on first use. The error says which check failed, for the one warning.
-pub(in crate::plugin) fn open(dir: &Path) -> Result<Key, String> {
+pub(in crate::plugin) fn open(dir: &Path) -> Result<Key, SetupError> {
     private_dir(dir)?;
     let path = key_path(dir);
     match read_key(&path)? {
@@ -52,34 +54,40 @@ pub(in crate::plugin) fn open_no_follow(path: &Path) -> std::io::Result<File> {
     Ok(File::from(rustix::fs::open(path, flags, Mode::empty())?))
 }
 
-fn private_dir(dir: &Path) -> Result<(), String> {
+fn private_dir(dir: &Path) -> Result<(), SetupError> {
     if let Some(parent) = dir.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        std::fs::create_dir_all(parent)
+            .map_err(|e| SetupError(format!("cannot create {}: {e}", parent.display())))?;
     }
     match DirBuilder::new().mode(0o700).create(dir) {
         Ok(()) => {}
         Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(format!("cannot create {}: {e}", dir.display())),
+        Err(e) => return Err(SetupError(format!("cannot create {}: {e}", dir.display()))),
     }
-    let meta = std::fs::metadata(dir).map_err(|e| format!("cannot inspect {}: {e}", dir.display()))?;
+    let meta =
+        std::fs::metadata(dir).map_err(|e| SetupError(format!("cannot inspect {}: {e}", dir.display())))?;
     if !meta.is_dir() {
-        return Err(format!("{} is not a folder", dir.display()));
+        return Err(SetupError(format!("{} is not a folder", dir.display())));
     }
     owned_by_user(dir, &meta)?;
     if meta.mode() & 0o022 != 0 {
-        return Err(format!(
+        return Err(SetupError(format!(
             "{} can be written by other users (mode {:o}); run `chmod go-w` on it",
             dir.display(),
             meta.mode() & 0o777
-        ));
+        )));
     }
     Ok(())
 }
 
-fn owned_by_user(path: &Path, meta: &std::fs::Metadata) -> Result<(), String> {
+fn owned_by_user(path: &Path, meta: &std::fs::Metadata) -> Result<(), SetupError> {
     let me = rustix::process::geteuid().as_raw();
     if meta.uid() != me {
-        return Err(format!("{} is owned by uid {}, not by you (uid {me})", path.display(), meta.uid()));
+        return Err(SetupError(format!(
+            "{} is owned by uid {}, not by you (uid {me})",
+            path.display(),
+            meta.uid()
+        )));
     }
     Ok(())
 }
@@ -87,41 +95,41 @@ fn owned_by_user(path: &Path, meta: &std::fs::Metadata) -> Result<(), String> {
 /// The key at `path`; `None` when there is none yet. A key that is a link, not a regular
 /// file, someone else's, readable by others or of the wrong length is refused: anyone who can
 /// read it can forge entries.
-fn read_key(path: &Path) -> Result<Option<Key>, String> {
+fn read_key(path: &Path) -> Result<Option<Key>, SetupError> {
     let mut file = match open_no_follow(path) {
         Ok(file) => file,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot open {}: {e}", path.display())),
+        Err(e) => return Err(SetupError(format!("cannot open {}: {e}", path.display()))),
     };
-    let meta = file.metadata().map_err(|e| format!("cannot inspect {}: {e}", path.display()))?;
+    let meta = file.metadata().map_err(|e| SetupError(format!("cannot inspect {}: {e}", path.display())))?;
     if !meta.is_file() {
-        return Err(format!("{} is not a regular file", path.display()));
+        return Err(SetupError(format!("{} is not a regular file", path.display())));
     }
     owned_by_user(path, &meta)?;
     if meta.mode() & 0o077 != 0 {
-        return Err(format!(
+        return Err(SetupError(format!(
             "{} can be read or written by other users (mode {:o}); delete it to get a new one",
             path.display(),
             meta.mode() & 0o777
-        ));
+        )));
     }
     // One byte more than a key, to tell a long file from a key.
     let mut bytes = Vec::with_capacity(KEY_LEN + 1);
     (&mut file)
         .take(KEY_LEN as u64 + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let key: [u8; KEY_LEN] = bytes
-        .try_into()
-        .map_err(|_| format!("{} is not a cache key; delete it to get a new one", path.display()))?;
+        .map_err(|e| SetupError(format!("cannot read {}: {e}", path.display())))?;
+    let key: [u8; KEY_LEN] = bytes.try_into().map_err(|_| {
+        SetupError(format!("{} is not a cache key; delete it to get a new one", path.display()))
+    })?;
     Ok(Some(Key(key)))
 }
 
 /// Writes a fresh random key to `path` (0600, the temporary file's mode) in one step: it
 /// appears complete or not at all. When another toolport created it first, that key wins.
-fn create_key(path: &Path) -> Result<Key, String> {
+fn create_key(path: &Path) -> Result<Key, SetupError> {
     let mut key = [0u8; KEY_LEN];
-    getrandom::fill(&mut key).map_err(|e| format!("no randomness for a cache key: {e}"))?;
+    getrandom::fill(&mut key).map_err(|e| SetupError(format!("no randomness for a cache key: {e}")))?;
     let parent = path.parent().unwrap_or(Path::new("."));
     let write = || -> std::io::Result<tempfile::NamedTempFile> {
         let mut tmp = tempfile::NamedTempFile::new_in(parent)?;
@@ -129,13 +137,12 @@ fn create_key(path: &Path) -> Result<Key, String> {
         tmp.as_file().sync_all()?;
         Ok(tmp)
     };
-    let tmp = write().map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let tmp = write().map_err(|e| SetupError(format!("cannot write {}: {e}", path.display())))?;
     match tmp.persist_noclobber(path) {
         Ok(_) => Ok(Key(key)),
-        Err(e) if e.error.kind() == ErrorKind::AlreadyExists => {
-            read_key(path)?.ok_or_else(|| format!("{} vanished while being created", path.display()))
-        }
-        Err(e) => Err(format!("cannot write {}: {}", path.display(), e.error)),
+        Err(e) if e.error.kind() == ErrorKind::AlreadyExists => read_key(path)?
+            .ok_or_else(|| SetupError(format!("{} vanished while being created", path.display()))),
+        Err(e) => Err(SetupError(format!("cannot write {}: {}", path.display(), e.error))),
     }
 }
 

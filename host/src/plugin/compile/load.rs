@@ -91,7 +91,7 @@ pub(crate) fn load(spec: Spec<'_>, bytes: &[u8], cache: Option<&Cache>) -> Resul
     let name = spec.name.to_string();
     let load_err = |message: String| PluginError::new(&name, spec.kind, Fault::Load { message });
     check_header(&name, spec.kind, &spec.origin, bytes)?;
-    let sandbox = Sandbox::new(&name, spec.grants).map_err(&load_err)?;
+    let sandbox = Sandbox::new(&name, spec.grants).map_err(|e| load_err(e.0))?;
     let engine = engine().map_err(|e| load_err(format!("{e:#}")))?;
     let (component, outcome) = compiled(engine, bytes, cache, spec.digest)
         .map_err(|e| load_err(format!("cannot compile: {e:#}")))?;

@@ -21,6 +21,7 @@ use wasmtime_wasi::cli::{AsyncStdinStream, AsyncStdoutStream};
 use wasmtime_wasi::p2::bindings::CommandPre;
 
 use crate::config::{Grants, Limits, ServerDef, WasmDef};
+use crate::plugin::SetupError;
 use crate::plugin::builtin;
 use crate::plugin::compile::cache::{Cache, compiled};
 use crate::plugin::compile::engine::engine;
@@ -86,7 +87,7 @@ impl Refusals {
 impl ServerComponent {
     /// Loads `def`'s component: its file (or the built-in), checked against its `sha256` pin,
     /// compiled through `cache`, and linked against the sandbox. Messages name the file.
-    pub fn load(def: &ServerDef, wasm: &WasmDef, cache: Option<&Cache>) -> Result<Self, String> {
+    pub fn load(def: &ServerDef, wasm: &WasmDef, cache: Option<&Cache>) -> Result<Self, SetupError> {
         let (origin, program, bytes, known_digest) = match (&wasm.builtin, &wasm.component_path) {
             (Some(name), _) => {
                 let found = builtin::find_server(name).ok_or_else(|| {
@@ -96,25 +97,25 @@ impl ServerComponent {
                 (format!("built-in {name}"), name.clone(), found.bytes.to_vec(), Some(found.digest))
             }
             (None, Some(path)) => {
-                let bytes =
-                    std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+                let bytes = std::fs::read(path)
+                    .map_err(|e| SetupError(format!("cannot read {}: {e}", path.display())))?;
                 (path.display().to_string(), program_name(path), bytes, None)
             }
-            (None, None) => return Err("wasm server requires component or builtin".to_string()),
+            (None, None) => return Err("wasm server requires component or builtin".into()),
         };
         if let Some(detail) = header_problem(&bytes) {
-            return Err(Fault::NotComponent { origin, detail: detail.to_string() }.to_string());
+            return Err(Fault::NotComponent { origin, detail: detail.to_string() }.to_string().into());
         }
         let digest: [u8; 32] = known_digest.unwrap_or_else(|| Sha256::digest(&bytes).into());
         check_pin(&origin, &digest, wasm.sha256.as_deref(), &format!("toolport mcp pin {}", def.name))
             .map_err(|fault| fault.to_string())?;
-        let engine = engine().map_err(|e| format!("{e:#}"))?;
+        let engine = engine().map_err(|e| SetupError(format!("{e:#}")))?;
         let (component, _) = compiled(engine, &bytes, cache, Some(digest))
-            .map_err(|e| format!("cannot compile {origin}: {e:#}"))?;
-        let linker = linker(engine).map_err(|e| format!("{e:#}"))?;
-        let pre = linker
-            .instantiate_pre(&component)
-            .map_err(|e| format!("{origin} needs an import the sandbox does not provide: {e:#}"))?;
+            .map_err(|e| SetupError(format!("cannot compile {origin}: {e:#}")))?;
+        let linker = linker(engine).map_err(|e| SetupError(format!("{e:#}")))?;
+        let pre = linker.instantiate_pre(&component).map_err(|e| {
+            SetupError(format!("{origin} needs an import the sandbox does not provide: {e:#}"))
+        })?;
         let pre = CommandPre::new(pre).map_err(|_| {
             let exports = exported_interfaces(engine, &component);
             let exports = if exports.is_empty() { "nothing".to_string() } else { exports.join(", ") };
@@ -125,7 +126,7 @@ impl ServerComponent {
 
     /// Starts one run for `def` (already `${VAR}`-expanded): a fresh store under `wasm`'s
     /// grants and limits, the command's `run` on a task of its own.
-    pub fn start(&self, def: &ServerDef, wasm: &WasmDef) -> Result<Started, String> {
+    pub fn start(&self, def: &ServerDef, wasm: &WasmDef) -> Result<Started, SetupError> {
         // A name both configured and granted gets the configured value only (not both: a
         // guest's `getenv` would see whichever came first).
         let mut grants = wasm.grants.clone();
@@ -136,7 +137,7 @@ impl ServerComponent {
         let (guest_stderr, stderr) = tokio::io::duplex(STREAM_BUFFER);
         let mut args = vec![self.program.clone()];
         args.extend(def.args.iter().cloned());
-        let engine = engine().map_err(|e| format!("{e:#}"))?;
+        let engine = engine().map_err(|e| SetupError(format!("{e:#}")))?;
         let mut store =
             State::store_with(engine, &self.name, &self.admission, &sandbox, wasm.limits.memory_mb, |b| {
                 b.args(&args);

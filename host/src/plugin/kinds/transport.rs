@@ -61,7 +61,7 @@ impl TransportPlugin {
         let sandbox = p
             .sandbox
             .with_origin(server.url.as_deref().and_then(origin_of))
-            .map_err(|message| p.error(Fault::Sandbox { message }))?;
+            .map_err(|e| p.error(Fault::Sandbox { message: e.0 }))?;
         let wit_server = wire::server(server, true);
         let mut store = State::store(p.engine, &p.name, &p.admission, &sandbox, p.limits.memory_mb)
             .map_err(|fault| p.error(fault))?;

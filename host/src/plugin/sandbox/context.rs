@@ -26,6 +26,7 @@ use super::socket_budget::SocketBudget;
 use super::stderr::StderrTail;
 use crate::config::Grants;
 use crate::config::{HostMatch, HostPattern};
+use crate::plugin::SetupError;
 
 /// Denied destinations remembered per sandbox: the first explains a failure; more is noise.
 const DENIALS_KEPT: usize = 8;
@@ -89,8 +90,13 @@ pub(crate) struct Sandbox {
 
 impl Sandbox {
     /// Parses the grants; a malformed host pattern is a config error naming the plugin.
-    pub fn new(plugin: &str, grants: &Grants) -> Result<Self, String> {
-        let hosts = grants.hosts.iter().map(|h| HostPattern::parse(h)).collect::<Result<Vec<_>, _>>()?;
+    pub fn new(plugin: &str, grants: &Grants) -> Result<Self, SetupError> {
+        let hosts = grants
+            .hosts
+            .iter()
+            .map(|h| HostPattern::parse(h))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| SetupError(e.0))?;
         Ok(Self {
             plugin: plugin.into(),
             hosts: hosts.into(),
@@ -103,7 +109,7 @@ impl Sandbox {
     /// The same grants plus `origin` (when there is one), with a denial record of its own: the
     /// sandbox of one transport connection, which may always reach its own server and whose
     /// refusals must not be mistaken for another connection's.
-    pub fn with_origin(&self, origin: Option<String>) -> Result<Self, String> {
+    pub fn with_origin(&self, origin: Option<String>) -> Result<Self, SetupError> {
         let mut grants = self.grants.clone();
         grants.hosts.extend(origin);
         Self::new(&self.plugin, &grants)
@@ -112,7 +118,7 @@ impl Sandbox {
     /// A fresh WASI context with exactly the granted capabilities, and the tail of the
     /// guest's stderr (bounded, never refusing a write). `extra` then adds what a sandboxed
     /// server has and a plugin does not: its arguments, environment and stdio.
-    pub fn wasi_ctx(&self, extra: impl FnOnce(&mut WasiCtxBuilder)) -> Result<GuestCtx, String> {
+    pub fn wasi_ctx(&self, extra: impl FnOnce(&mut WasiCtxBuilder)) -> Result<GuestCtx, SetupError> {
         let mut b = WasiCtxBuilder::new();
         let stderr = StderrTail::default();
         b.stderr(stderr.clone());
@@ -129,8 +135,9 @@ impl Sandbox {
         b.allow_blocking_current_thread(files_on_thread);
         for dir in &self.grants.dirs {
             let perms = if dir.writable { FsPerms::ReadWrite } else { FsPerms::ReadOnly };
-            b.preopened_dir(&dir.host, dir.guest_path(), perms)
-                .map_err(|e| format!("cannot open granted folder {}: {e:#}", dir.host.display()))?;
+            b.preopened_dir(&dir.host, dir.guest_path(), perms).map_err(|e| {
+                SetupError(format!("cannot open granted folder {}: {e:#}", dir.host.display()))
+            })?;
         }
         // Both socket kinds stay on even with no grant that could use them: a connect then
         // reaches the address check below, which refuses it *and records it*, where wasmtime's

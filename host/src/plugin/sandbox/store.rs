@@ -87,7 +87,7 @@ impl State {
         extra: impl FnOnce(&mut WasiCtxBuilder),
     ) -> Result<Store<State>, Fault> {
         let ticket = admission.admit()?;
-        let made = sandbox.wasi_ctx(extra).map_err(|message| Fault::Sandbox { message })?;
+        let made = sandbox.wasi_ctx(extra).map_err(|e| Fault::Sandbox { message: e.0 })?;
         let mut table = ResourceTable::new();
         table.set_max_capacity(MAX_HANDLES);
         let state = State {

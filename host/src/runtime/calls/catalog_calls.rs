@@ -13,7 +13,7 @@ use super::client_span::traced;
 use super::observed::Watch;
 use super::reply_guard::{ReplyGuard, Withheld};
 use super::send::{Deadline, ServerError, send};
-use crate::observe::{Kind, Outcome, json_size};
+use crate::observe::{CallContext, Kind, Outcome, json_size};
 use crate::runtime::catalog::merged::Catalog;
 use crate::runtime::connection::Connection;
 use crate::runtime::failed_request::service_error;
@@ -31,8 +31,13 @@ pub fn catalog(supervisor: &Supervisor) -> Catalog {
 
 /// `resources/read` of `uri` on `server`. The server is named because a resource template's
 /// URIs are listed by no one; a URI two servers list goes to the one the caller names.
-pub async fn read(supervisor: &Supervisor, server: &str, uri: &str) -> Result<ResourceRead, CatalogError> {
-    let mut watch = Watch::start(supervisor, Kind::Read, uri.trim(), server, None);
+pub async fn read(
+    supervisor: &Supervisor,
+    server: &str,
+    uri: &str,
+    context: &CallContext,
+) -> Result<ResourceRead, CatalogError> {
+    let mut watch = Watch::start(supervisor, Kind::Read, uri.trim(), server, None, context);
     let result = read_routed(supervisor, server, uri).await;
     match &result {
         Ok(read) => watch.finish(Outcome::Ok, None, json_size(&read.contents)),
@@ -62,9 +67,10 @@ pub async fn prompt(
     supervisor: &Supervisor,
     name: &str,
     arguments: &str,
+    context: &CallContext,
 ) -> Result<PromptOutcome, CatalogError> {
     let parsed = parse_arguments(arguments).ok();
-    let mut watch = Watch::start(supervisor, Kind::Prompt, name.trim(), "", parsed.as_ref());
+    let mut watch = Watch::start(supervisor, Kind::Prompt, name.trim(), "", parsed.as_ref(), context);
     let result = prompt_routed(supervisor, name, arguments, &mut watch).await;
     match &result {
         Ok(got) => {
@@ -145,6 +151,7 @@ pub async fn forward_observed<R, E, F, Fut>(
     server: &str,
     name: &str,
     arguments: Option<&JsonObject>,
+    context: &CallContext,
     subject: String,
     request: F,
 ) -> Result<Result<R, E>, CatalogError>
@@ -154,7 +161,7 @@ where
     F: FnOnce(rmcp::Peer<rmcp::RoleClient>) -> Fut,
     Fut: Future<Output = Result<Result<R, E>, ServiceError>>,
 {
-    let mut watch = Watch::start(supervisor, kind, name, server, arguments);
+    let mut watch = Watch::start(supervisor, kind, name, server, arguments, context);
     let guard =
         ReplyGuard::new(supervisor, server, if kind == Kind::Read { "resource read" } else { "prompt" });
     let result = match forward(supervisor, server, subject.clone(), request).await {

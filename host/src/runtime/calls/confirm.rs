@@ -8,7 +8,7 @@
 use serde_json::{Map, Value};
 
 use crate::runtime::questions::confirmation::{ConfirmAnswer, Confirmation};
-use crate::runtime::questions::related;
+use crate::runtime::questions::related::Caller;
 use crate::runtime::results::outcome::CallError;
 use crate::runtime::supervisor::Supervisor;
 use crate::trust::CONFIRM_RULE;
@@ -16,7 +16,7 @@ use crate::trust::audit::{self, Action, Decision};
 
 /// `Ok` when the person allowed the call of the tool `name` (its final name; `original` on
 /// `server`) with `arguments`, which the workspace's `confirm` rule names for `reason` (the
-/// executor reads the rule under the same lock as the route).
+/// executor reads the rule under the same lock as the route). The person asked is `caller`'s.
 pub(super) async fn ask_first(
     supervisor: &Supervisor,
     name: &str,
@@ -24,6 +24,7 @@ pub(super) async fn ask_first(
     server: &str,
     reason: &'static str,
     arguments: &Map<String, Value>,
+    caller: Option<Caller>,
 ) -> Result<(), CallError> {
     let server = server.to_string();
     let request = Confirmation {
@@ -31,7 +32,7 @@ pub(super) async fn ask_first(
         tool: name.to_string(),
         arguments: arguments.clone(),
         reason,
-        caller: related::current(),
+        caller,
     };
     let answer = supervisor.answers.confirm(request).await;
     let (action, said) = recorded(&answer);

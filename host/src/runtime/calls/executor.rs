@@ -17,7 +17,7 @@ use super::request_state;
 use super::secret_guard::Guard;
 use super::send::{Deadline, ServerError, send};
 use crate::config::{Grant, Roots};
-use crate::observe::Kind;
+use crate::observe::{CallContext, Caller, Kind};
 use crate::runtime::connection::Connection;
 use crate::runtime::registry::record::ToolRecord;
 use crate::runtime::registry::surface::Served;
@@ -42,21 +42,25 @@ use crate::trust::confirm_reason;
 /// around or in it is no tool's (the registry holds none such, `names::name_fault`), so
 /// `" echo"` is an unknown tool, not `echo`. One rule for every entry point: the CLI, the
 /// session, ACP and serve (which passes the record it authorised, [`call_record`]).
+///
+/// `context` says whose call it is: the audit log records it, and the server's questions during
+/// the call are its caller's.
 pub async fn call(
     supervisor: &Supervisor,
     name: &str,
     arguments: &str,
     progress: Option<UnboundedSender<CallProgress>>,
+    context: &CallContext,
 ) -> Result<CallOutcome, CallError> {
     if name.trim().is_empty() {
         return Err(CallError::MissingName);
     }
     let args = parse_arguments(arguments)?;
-    let mut watch = Watch::start(supervisor, Kind::Call, name, "", Some(&args));
+    let mut watch = Watch::start(supervisor, Kind::Call, name, "", Some(&args), context);
     let result = match resolve(supervisor, name, &mut watch).await {
         Ok(route) => {
             watch.server.clone_from(&route.record.server);
-            run(supervisor, route, args, progress, None).await
+            run(supervisor, route, args, progress, None, context.caller).await
         }
         Err(e) => Err(e),
     };
@@ -81,10 +85,11 @@ pub async fn call_record(
     args: Map<String, Value>,
     progress: Option<UnboundedSender<CallProgress>>,
     level: Option<LoggingLevel>,
+    context: &CallContext,
 ) -> Result<CallOutcome, CallError> {
-    let mut watch = Watch::start(supervisor, Kind::Call, &record.name, &record.server, Some(&args));
+    let mut watch = Watch::start(supervisor, Kind::Call, &record.name, &record.server, Some(&args), context);
     let result = match resolve_record(supervisor, record, &mut watch).await {
-        Ok(route) => run(supervisor, route, args, progress, level).await,
+        Ok(route) => run(supervisor, route, args, progress, level, context.caller).await,
         Err(e) => Err(e),
     };
     watch.finish_call(&result);
@@ -95,7 +100,7 @@ pub async fn call_record(
 /// log, the metrics): blank, held by the trust step, its server not connected, or unknown.
 /// `explain: false` says only "unknown" (a caller out of scope learns nothing more).
 pub fn refused(supervisor: &Supervisor, name: &str, explain: bool) -> CallError {
-    let mut watch = Watch::start(supervisor, Kind::Call, name, "", None);
+    let mut watch = Watch::start(supervisor, Kind::Call, name, "", None, &CallContext::default());
     let why = match (explain, name.trim().is_empty()) {
         (_, true) => CallError::MissingName,
         (true, false) => why_not(supervisor, name, &mut watch),
@@ -271,6 +276,7 @@ fn why_not(supervisor: &Supervisor, name: &str, watch: &mut Watch) -> CallError 
     }
 }
 
+/// Sends the call on `route`; the server's questions during it are `caller`'s.
 #[allow(deprecated)] // LoggingLevel
 async fn run(
     supervisor: &Supervisor,
@@ -278,6 +284,7 @@ async fn run(
     mut args: Map<String, Value>,
     progress: Option<UnboundedSender<CallProgress>>,
     level: Option<LoggingLevel>,
+    caller: Option<Caller>,
 ) -> Result<CallOutcome, CallError> {
     let Route { record, conn, timeout, roots, grant, confirm } = route;
     let (name, original, server) = (record.name.as_str(), record.original.clone(), record.server.clone());
@@ -287,7 +294,7 @@ async fn run(
     let mut guard = Guard::new(supervisor, name, &original, &server);
     guard.arguments(&mut args)?;
     if let Some(reason) = confirm {
-        super::confirm::ask_first(supervisor, name, &original, &server, reason, &args).await?;
+        super::confirm::ask_first(supervisor, name, &original, &server, reason, &args, caller).await?;
     }
     let mut params = CallToolRequestParams::new(original.clone()).with_arguments(args);
     if let Some(level) = level.or_else(|| conn.log_level()).filter(|_| conn.stateless()) {
@@ -296,7 +303,7 @@ async fn run(
     let answers = &supervisor.answers;
     let refusals_before = conn.refusal_count();
     // The call timeout counts the server's time, not the person's answering its questions.
-    let rounds = request_state::call_tool(&conn, answers, &server, &roots, params, progress);
+    let rounds = request_state::call_tool(&conn, answers, &server, &roots, params, progress, caller);
     let deadline = Deadline { timeout, clock: Some(&answers.clock) };
     match send(supervisor, &conn, &server, deadline, rounds).await {
         Err(ServerError::Timeout) => {

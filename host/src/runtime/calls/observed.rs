@@ -9,7 +9,8 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
-use crate::observe::{self, AuditChoice, Exchange, Kind, Observer, Outcome};
+use crate::config::AuditChoice;
+use crate::observe::{self, CallContext, Exchange, Kind, Observer, Outcome};
 use crate::runtime::results::outcome::{CallError, CallOutcome};
 use crate::runtime::supervisor::Supervisor;
 use crate::trust::secrets::{SecretBook, mask_keys, redact_object, redact_string};
@@ -20,7 +21,7 @@ pub(super) struct Watch {
     started: Instant,
     client: Option<Arc<str>>,
     /// The policies that let it through (`serve`'s policy file).
-    policies: Option<Arc<[String]>>,
+    policies: Arc<[String]>,
     name: String,
     /// Known once the request is routed.
     pub(super) server: String,
@@ -36,13 +37,14 @@ pub(super) struct Watch {
 
 impl Watch {
     /// Starts the clock on an exchange of `kind` about `name` (a final tool name, a URI, a
-    /// prompt name) with `arguments`, asked by the client the task acts for.
+    /// prompt name) with `arguments`, asked by the client `context` names.
     pub(super) fn start(
         supervisor: &Supervisor,
         kind: Kind,
         name: &str,
         server: &str,
         arguments: Option<&Map<String, Value>>,
+        context: &CallContext,
     ) -> Self {
         let started = Instant::now();
         let (audit, book) = {
@@ -63,8 +65,8 @@ impl Watch {
         Self {
             kind,
             started,
-            client: observe::client::current(),
-            policies: observe::client::permitting(),
+            client: context.client.clone(),
+            policies: Arc::clone(&context.permitted_by),
             name,
             server: server.to_string(),
             bytes_in,
@@ -89,7 +91,7 @@ impl Watch {
             bytes_out,
             arguments: self.arguments.as_ref(),
             error,
-            policies: self.policies.as_deref().unwrap_or_default(),
+            policies: &self.policies,
             audit: self.audit,
         });
     }

@@ -20,7 +20,7 @@ use super::send::MaybeGone;
 use crate::config::Roots;
 use crate::runtime::connection::Connection;
 use crate::runtime::failed_request::service_error;
-use crate::runtime::questions::related;
+use crate::runtime::questions::related::Caller;
 use crate::runtime::questions::server_requests::Answers;
 use crate::runtime::tool_call::{CallProgress, call_once};
 
@@ -68,7 +68,8 @@ impl MaybeGone for RoundsError {
 }
 
 /// `tools/call`, answering input-required results until the server finishes; every round's
-/// progress goes to `progress` and is cancelled when dropped (`tool_call`).
+/// progress goes to `progress` and is cancelled when dropped (`tool_call`). The server's
+/// questions, in rounds or as requests during a round, are `caller`'s.
 pub async fn call_tool(
     conn: &Connection,
     answers: &Answers,
@@ -76,12 +77,14 @@ pub async fn call_tool(
     roots: &Roots,
     mut params: CallToolRequestParams,
     progress: Option<UnboundedSender<CallProgress>>,
+    caller: Option<Caller>,
 ) -> Result<CallToolResult, RoundsError> {
     for round in 0..=MAX_INPUT_ROUNDS {
         let mut sent = params.clone();
         let span = ClientSpan::start(server, &mut sent);
-        let answer =
-            span.within(call_once(&conn.peer, &conn.progress, &conn.calls, sent, progress.clone())).await;
+        let answer = span
+            .within(call_once(&conn.peer, &conn.progress, &conn.calls, sent, progress.clone(), caller))
+            .await;
         span.ended(&answer);
         if let Ok(CallToolResponse::Complete(result)) = &answer
             && result.is_error == Some(true)
@@ -108,23 +111,23 @@ pub async fn call_tool(
             }
             tokio::time::sleep(STATE_ONLY_PAUSE).await;
         }
-        let responses = answer_all(answers, server, roots, requests).await?;
+        let responses = answer_all(answers, server, roots, requests, caller).await?;
         params.input_responses = (!responses.is_empty()).then_some(responses);
         params.request_state = request_state;
     }
     Err(RoundsError::TooManyRounds)
 }
 
-/// Answers each input request in turn (one person answers one question at a time).
+/// Answers each input request in turn (one person answers one question at a time), as
+/// `caller`'s: the call asking is the one `caller` made, known for sure.
 async fn answer_all(
     answers: &Answers,
     server: &str,
     roots: &Roots,
     requests: BTreeMap<String, InputRequest>,
+    caller: Option<Caller>,
 ) -> Result<BTreeMap<String, Value>, RoundsError> {
     let mut responses = BTreeMap::new();
-    // The call asking is this task's: its caller is known for sure.
-    let caller = related::current();
     for (key, request) in requests {
         let response = match request {
             InputRequest::Elicitation(request) => {

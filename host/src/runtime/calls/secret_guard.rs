@@ -1,4 +1,4 @@
-//! Secrets kept out of calls (README "Secrets in calls"): the call-time half of
+//! Secrets kept out of calls (`docs/src/trust.md` "Secrets in calls"): the call-time half of
 //! `trust/secrets`. Before a call is sent, an argument that carries a secret configured for
 //! another server is blocked (or masked, or let through) per the workspace's
 //! `secrets.arguments`; when the result is back, every secret in it — gitleaks' patterns, a
@@ -16,7 +16,8 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
+use rmcp::model::ContentBlock;
+use serde_json::{Map, Value};
 
 use crate::config::{Secrets, SecretsMode};
 use crate::observe::Observer;
@@ -108,7 +109,7 @@ impl<'a> Guard<'a> {
         if self.modes.results != SecretsMode::Off {
             let block = self.modes.results == SecretsMode::Block;
             for item in &mut outcome.content {
-                rules.extend(redact_json(item, &self.book, !block));
+                rules.extend(redact_block(item, &self.book, !block));
             }
             if let Some(structured) = outcome.structured.as_mut() {
                 rules.extend(redact_json(structured, &self.book, !block));
@@ -138,7 +139,7 @@ impl<'a> Guard<'a> {
             notes.push(format!("{count} {what} in this result replaced by *** ({named})"));
         }
         for note in notes {
-            outcome.content.push(json!({ "type": "text", "text": format!("[toolport: {note}]") }));
+            outcome.content.push(ContentBlock::text(format!("[toolport: {note}]")));
         }
         Ok(outcome)
     }
@@ -184,6 +185,31 @@ impl<'a> Guard<'a> {
             Decision { action, server: self.server, tool: Some(self.original), rule: Some(rule), reason },
         );
     }
+}
+
+/// Every secret in one block of a result, found, and masked when `mask`: the same walk as
+/// [`redact_json`] over the block's JSON, in the same order. A text block (nearly every block)
+/// is walked as it is typed, its text and its `_meta`; any other is walked as JSON, and read
+/// back only when something in it was masked.
+fn redact_block(block: &mut ContentBlock, book: &SecretBook, mask: bool) -> Found {
+    if let ContentBlock::Text(text) = block
+        && text.annotations.is_none()
+    {
+        let mut found = redact_string(&mut text.text, book, mask);
+        if let Some(meta) = text.meta.as_mut() {
+            found.extend(redact_object(&mut meta.0, book, mask));
+        }
+        return found;
+    }
+    let Ok(mut json) = serde_json::to_value(&*block) else { return Found::new() };
+    let found = redact_json(&mut json, book, mask);
+    if mask && !found.is_empty() {
+        // A mask that leaves no block of MCP's (a `***` where rmcp wants one of its words)
+        // still passes on masked, as the block's JSON in a text block.
+        *block =
+            serde_json::from_value(json.clone()).unwrap_or_else(|_| ContentBlock::text(json.to_string()));
+    }
+    found
 }
 
 /// The audit rule of a hit: gitleaks' id, or [`CONFIGURED`] for a `$VARIABLE`.
@@ -244,6 +270,8 @@ fn strings_within<'a>(mut stack: Vec<&'a mut Value>, out: &mut Vec<&'a mut Strin
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
@@ -255,6 +283,29 @@ mod tests {
         seen.sort();
         assert_eq!(seen, ["x", "y", "z"]);
         assert_eq!(strings_mut(&mut args).len(), 3);
+    }
+
+    /// A block walked as typed finds and masks what the walk of its JSON does, in its order.
+    #[test]
+    fn a_block_is_masked_as_its_json_would_be() {
+        let book = SecretBook::default();
+        let key = format!("{}{}", "AKIA", "QYLPMN5HHHFPZAM2");
+        let blocks = json!([
+            {"type": "text", "text": format!("k={key}"), "_meta": {"token": key.clone(), key.clone(): 1}},
+            {"type": "text", "text": format!("k={key}"), "annotations": {"priority": 0.5}},
+            {"type": "resource_link", "uri": format!("leak://doc/{key}"), "name": "doc"},
+            {"type": "image", "data": "AA==", "mimeType": "image/png"},
+        ]);
+        let items = blocks.as_array().cloned().unwrap_or_default();
+        assert_eq!(items.len(), 4);
+        for json in items {
+            let mut block: ContentBlock =
+                serde_json::from_value(json.clone()).unwrap_or_else(|e| panic!("{e}"));
+            let mut walked = json;
+            let expected = redact_json(&mut walked, &book, true);
+            assert_eq!(redact_block(&mut block, &book, true), expected);
+            assert_eq!(serde_json::to_value(&block).ok(), Some(walked));
+        }
     }
 
     #[test]

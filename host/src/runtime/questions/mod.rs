@@ -4,6 +4,7 @@
 
 pub(super) mod confirmation;
 pub(super) mod elicitation;
+pub(super) mod elicitation_wire;
 pub(super) mod person_clock;
 pub(super) mod related;
 pub(super) mod sampling;

@@ -4,15 +4,16 @@
 //! password asked during one client's call shown to another, and its answer sent back, is the
 //! leak this module exists to stop.
 //!
-//! A host names the caller of each call it makes ([`for_caller`]); the call registers its
-//! request id here while it runs ([`InFlight::enter`]). A server's request is then matched:
+//! A host numbers each call it makes (`CallContext::caller`); the call registers its request
+//! id and that number here while it runs ([`InFlight::enter`]). A server's request is then
+//! matched:
 //! - over streamable HTTP, by the response stream it arrived on (rmcp marks each with
 //!   `InboundStreamOrigin`, SEP-2260): the call whose POST it came back on;
 //! - over a transport that cannot tell (stdio, plugins), or on HTTP's standalone stream (where
 //!   servers that do not relate their requests send them), only when exactly one call is in
 //!   flight on that connection;
-//! - in an input-required round (2026-07-28), by the call that is asking, which is the task
-//!   doing it.
+//! - in an input-required round (2026-07-28), by the call that is asking, which passes its
+//!   own number.
 //!
 //! Anything else is unknown, and the host declines it rather than guess. `roots/list` is matched
 //! by its stream only ([`InFlight::of_request_marked`]): its answer outlives the call.
@@ -22,26 +23,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use rmcp::model::{Extensions, RequestId};
 use rmcp::service::InboundStreamOrigin;
 
-/// One call of the host's, as the host named it ([`for_caller`]): `serve` gives every client
-/// call its own number. Calls made outside [`for_caller`] (the CLI, the session: one person)
-/// have none.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Caller(pub u64);
-
-tokio::task_local! {
-    static CALLER: Caller;
-}
-
-/// Runs `call` (a tool call of the runtime) as `caller`'s: the server's questions during it
-/// are marked with `caller`.
-pub async fn for_caller<F: Future>(caller: Caller, call: F) -> F::Output {
-    CALLER.scope(caller, call).await
-}
-
-/// The caller of the call this task is running, if its host named one.
-pub(crate) fn current() -> Option<Caller> {
-    CALLER.try_with(|caller| *caller).ok()
-}
+pub use crate::observe::Caller;
 
 /// What a server's message relates to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,9 +59,10 @@ impl InFlight {
         self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Records the request `id`, sent for this task's caller, until the guard drops.
-    pub fn enter(&self, id: RequestId) -> Entered {
-        self.lock().push((id.clone(), current()));
+    /// Records the request `id`, sent for `caller` (`None`: a call the host did not number),
+    /// until the guard drops.
+    pub fn enter(&self, id: RequestId, caller: Option<Caller>) -> Entered {
+        self.lock().push((id.clone(), caller));
         Entered { calls: self.clone(), id }
     }
 
@@ -149,14 +132,14 @@ mod tests {
         extensions
     }
 
-    #[tokio::test]
-    async fn a_request_is_matched_by_its_stream_or_by_being_the_only_call() {
+    #[test]
+    fn a_request_is_matched_by_its_stream_or_by_being_the_only_call() {
         let calls = InFlight::default();
         assert_eq!(calls.of_request(&Extensions::new()), Related::NoCall);
-        let one = for_caller(Caller(1), async { calls.enter(RequestId::Number(10)) }).await;
+        let one = calls.enter(RequestId::Number(10), Some(Caller(1)));
         assert_eq!(calls.of_request(&Extensions::new()), Related::Caller(Caller(1)));
         assert_eq!(calls.of_notification(), Related::Caller(Caller(1)));
-        let two = for_caller(Caller(2), async { calls.enter(RequestId::Number(11)) }).await;
+        let two = calls.enter(RequestId::Number(11), Some(Caller(2)));
         // Two calls and a transport that cannot tell: nobody is guessed.
         assert_eq!(calls.of_request(&Extensions::new()), Related::Unknown);
         assert_eq!(calls.of_notification(), Related::Unknown);
@@ -178,7 +161,7 @@ mod tests {
     #[test]
     fn a_call_the_host_did_not_name_is_unknown() {
         let calls = InFlight::default();
-        let _entered = calls.enter(RequestId::Number(1));
+        let _entered = calls.enter(RequestId::Number(1), None);
         assert_eq!(calls.of_request(&Extensions::new()), Related::Unknown);
     }
 }

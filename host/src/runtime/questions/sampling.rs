@@ -17,7 +17,7 @@ pub trait Sampler: Send + Sync + 'static {
     /// `request` is the request's params as JSON (`messages`, `systemPrompt`, `maxTokens`, …);
     /// the result must be a `CreateMessageResult` as JSON (`role`, `content`, `model`). An
     /// `Err` is sent to the server as the refusal's message. `caller`: whose call it came
-    /// during, when the host named its callers ([`crate::runtime::for_caller`]) and it is known.
+    /// during, when the host named its callers (`CallContext::caller`) and it is known.
     fn create_message(
         &self,
         server: &str,

@@ -19,7 +19,8 @@ use rmcp::model::{
 };
 
 use super::confirmation::{ConfirmAnswer, Confirmation};
-use super::elicitation::{self, DeclineAll, Elicitor};
+use super::elicitation::{DeclineAll, Elicitor};
+use super::elicitation_wire;
 use super::person_clock::PersonClock;
 use super::related::{Caller, Related};
 use super::sampling::{NO_MODEL, Sampler};
@@ -129,7 +130,7 @@ impl Answers {
         caller: Option<Caller>,
         params: ElicitRequestParams,
     ) -> ElicitResult {
-        let Some(mut asked) = elicitation::from_params(server, params) else {
+        let Some(mut asked) = elicitation_wire::from_params(server, params) else {
             tracing::warn!(server = %server, "declined an elicitation of a mode toolport does not know");
             return ElicitResult::new(rmcp::model::ElicitationAction::Decline);
         };
@@ -140,7 +141,7 @@ impl Answers {
             let _asking = self.clock.asking();
             self.elicitor.elicit(asked).await
         };
-        elicitation::to_result(answer, &kind)
+        elicitation_wire::to_result(answer, &kind)
     }
 
     /// Asks the person, through the host's elicitor, to allow a call toolport is about to

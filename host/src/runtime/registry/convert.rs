@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::config::ServerDef;
-use crate::plugin::{PluginHost, ToolInfo, Verdict};
+use crate::plugin::{PluginError, PluginHost, ToolInfo, Verdict};
 
 /// The plugin host, shared by every task of one runtime.
 #[derive(Clone)]
@@ -32,9 +32,8 @@ impl Plugins {
         policy: &str,
         def: &ServerDef,
         tools: &[ToolInfo],
-    ) -> Result<Vec<Verdict>, String> {
-        let plugin = self.host.name_policy(policy).map_err(|e| e.to_string())?;
-        plugin.review(def, tools).await.map_err(|e| e.to_string())
+    ) -> Result<Vec<Verdict>, PluginError> {
+        self.host.name_policy(policy)?.review(def, tools).await
     }
 
     /// Converts one server's tools (final names) with tool shape `shape`: one JSON object per
@@ -45,11 +44,10 @@ impl Plugins {
         shape: &str,
         def: &ServerDef,
         tools: &[ToolInfo],
-    ) -> Result<Vec<Value>, String> {
+    ) -> Result<Vec<Value>, PluginError> {
         if tools.is_empty() {
             return Ok(Vec::new());
         }
-        let plugin = self.host.tool_shape(shape).map_err(|e| e.to_string())?;
-        plugin.convert(def, tools).await.map_err(|e| e.to_string())
+        self.host.tool_shape(shape)?.convert(def, tools).await
     }
 }

@@ -187,7 +187,7 @@ async fn apply_policy(
     records: Vec<ToolRecord>,
 ) -> Result<Vec<ToolRecord>, String> {
     let infos: Vec<_> = records.iter().map(|r| tool_info(&r.tool)).collect();
-    let verdicts = plugins.review(policy, def, &infos).await?;
+    let verdicts = plugins.review(policy, def, &infos).await.map_err(|e| e.to_string())?;
     let mut named = Vec::with_capacity(records.len());
     for (mut record, verdict) in records.into_iter().zip(verdicts) {
         match verdict {
@@ -235,7 +235,7 @@ async fn shape(
     mut records: Vec<ToolRecord>,
 ) -> Result<Vec<ToolRecord>, String> {
     let infos: Vec<_> = records.iter().map(ToolRecord::info).collect();
-    let converted = plugins.convert(shape, def, &infos).await?;
+    let converted = plugins.convert(shape, def, &infos).await.map_err(|e| e.to_string())?;
     for (record, shaped) in records.iter_mut().zip(converted) {
         record.shaped = shaped;
     }

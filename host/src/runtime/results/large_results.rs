@@ -1,8 +1,8 @@
-//! Results too large for a model's context (README "Large results"): a content block that
-//! does not fit in what is left of the workspace's `maxResultTokens` is stored whole in
-//! `<home>/results/` (`results_store.rs`) and replaced by its beginning and a note saying
-//! where the rest is. Applied once, in the executor's call path, so `call`, the session's
-//! `/call`, ACP and `serve` all get the same result.
+//! Results too large for a model's context (`docs/src/configure/calls.md` "Large results"): a
+//! content block that does not fit in what is left of the workspace's `maxResultTokens` is stored
+//! whole in `<home>/results/` (`results_store.rs`) and replaced by its beginning and a note saying
+//! where the rest is. Applied once, in the executor's call path, so `call`, the session's `/call`,
+//! ACP and `serve` all get the same result.
 //!
 //! What counts is what a model reads: a text block's text, and any other block (an image's or
 //! audio's base64, an embedded resource) as its JSON, all in one budget in content order.
@@ -12,9 +12,10 @@
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
+use rmcp::model::{ContentBlock, MetaObject, Resource, TextContent};
 use serde_json::{Map, Value, json};
 
-use super::outcome::{CallError, CallOutcome};
+use super::outcome::{CallError, CallOutcome, block_json, block_meta, block_type};
 use crate::results_store::{ReadError, ResultsStore, Stored, StoredKind, URI_PREFIX};
 use crate::tokens;
 
@@ -80,9 +81,9 @@ impl Bound {
         let mut left = self.max_tokens;
         let mut content = Vec::with_capacity(outcome.content.len() + 1);
         for block in outcome.content {
-            let (text, kind) = match text_of(&block) {
-                Some(text) => (Cow::Borrowed(text), StoredKind::Text),
-                None => (Cow::Owned(block.to_string()), StoredKind::Json),
+            let (text, kind) = match block.as_text() {
+                Some(text) => (Cow::Borrowed(text.text.as_str()), StoredKind::Text),
+                None => (Cow::Owned(block_json(&block)), StoredKind::Json),
             };
             let Some(fits) = tokens::within(&text, left) else {
                 left = left.saturating_sub(tokens::count(&text));
@@ -92,23 +93,24 @@ impl Bound {
             let keep = left - NOTE_RESERVE.min(left / 2);
             left = 0;
             // A prefix of base64 or of a JSON object tells a model nothing: only text is previewed.
-            if kind == StoredKind::Text {
+            if let Some(whole) = block.as_text() {
                 // Cut from what fits, not from the whole text: the tokenizer reads a budget's
                 // worth once.
                 let preview = tokens::within(fits, keep).unwrap_or(fits);
                 if !preview.is_empty() {
-                    let mut cut = block.clone();
-                    cut["text"] = Value::String(preview.to_string());
-                    content.push(cut);
+                    // The block's `_meta` and annotations kept, its text cut.
+                    let mut cut = whole.clone();
+                    cut.text = preview.to_string();
+                    content.push(ContentBlock::Text(cut));
                 }
             }
-            let what = block.get("type").and_then(Value::as_str).unwrap_or("content").to_string();
+            let what = block_type(&block);
             content.push(match self.store.put(text.as_bytes(), kind) {
-                Ok(stored) => note(&stored, &what, estimate(&text)),
+                Ok(stored) => note(&stored, what, estimate(&text)),
                 Err(e) => {
                     // The operator's log keeps the real path; the caller gets the shown one.
                     tracing::warn!("cannot store a large result: {e:#}");
-                    unstored_note(&text, &what, kind, &shown(&format!("{e:#}"), self.store.dir()))
+                    unstored_note(&text, what, kind, &shown(&format!("{e:#}"), self.store.dir()))
                 }
             });
         }
@@ -116,24 +118,16 @@ impl Bound {
     }
 }
 
-/// The text of a text block.
-fn text_of(block: &Value) -> Option<&str> {
-    match (block.get("type").and_then(Value::as_str), block.get("text")) {
-        (Some("text"), Some(Value::String(text))) => Some(text),
-        _ => None,
-    }
-}
-
 /// What [`Bound::apply`] measures, in bytes.
-fn block_len(block: &Value) -> usize {
-    text_of(block).map_or_else(|| block.to_string().len(), str::len)
+fn block_len(block: &ContentBlock) -> usize {
+    block.as_text().map_or_else(|| block_json(block).len(), |text| text.text.len())
 }
 
 /// `[result truncated: 31457280 bytes, ~6990507 tokens; the whole result is stored at
 /// <home>/results/<id>.txt (toolport://results/<id>)]`, or for a block that is not text
 /// `[image block left out: …; the whole block is stored at …]`; the stored result's place also
 /// in `_meta`. The file is named under [`SHOWN_DIR`], never by its absolute path.
-fn note(stored: &Stored, what: &str, tokens: usize) -> Value {
+fn note(stored: &Stored, what: &str, tokens: usize) -> ContentBlock {
     let whole = if stored.kind == StoredKind::Text { "result" } else { "block" };
     let size = format!("{} bytes, ~{tokens} tokens", stored.bytes);
     let file = stored.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -145,7 +139,11 @@ fn note(stored: &Stored, what: &str, tokens: usize) -> Value {
         "bytes": stored.bytes,
         "mimeType": stored.kind.mime_type(),
     });
-    json!({ "type": "text", "text": cut_text(stored.kind, what, &size, &place), "_meta": { STORED_META: meta } })
+    let mut named = Map::new();
+    named.insert(STORED_META.to_string(), meta);
+    ContentBlock::Text(
+        TextContent::new(cut_text(stored.kind, what, &size, &place)).with_meta(MetaObject(named)),
+    )
 }
 
 /// `text` (an error about the folder `dir`) with `dir` named as [`SHOWN_DIR`]: what the
@@ -158,10 +156,10 @@ fn shown(text: &str, dir: &Path) -> String {
 
 /// The note when the folder could not take the result: the cut is still said, and `why`
 /// (already [`shown`]).
-fn unstored_note(text: &str, what: &str, kind: StoredKind, why: &str) -> Value {
+fn unstored_note(text: &str, what: &str, kind: StoredKind, why: &str) -> ContentBlock {
     let size = format!("{} bytes, ~{} tokens", text.len(), estimate(text));
     let why = format!("it could not be stored: {}", crate::text::escape_line(why));
-    json!({ "type": "text", "text": cut_text(kind, what, &size, &why) })
+    ContentBlock::text(cut_text(kind, what, &size, &why))
 }
 
 /// `[result truncated: <size>; <rest>]` for a text block, `[<what> block left out: <size>;
@@ -189,7 +187,7 @@ impl CallOutcome {
     pub(crate) fn with_result_links(self) -> Self {
         let mut content = Vec::with_capacity(self.content.len() + 1);
         for block in self.content {
-            let link = block.get("_meta").and_then(|m| m.get(STORED_META)).map(link);
+            let link = block_meta(&block).and_then(|m| m.get(STORED_META)).map(link);
             content.push(block);
             content.extend(link);
         }
@@ -197,18 +195,19 @@ impl CallOutcome {
     }
 }
 
-fn link(meta: &Value) -> Value {
+/// The `resource_link` to the stored result a note's `_meta` names.
+fn link(meta: &Value) -> ContentBlock {
     let uri = meta.get("uri").and_then(Value::as_str).unwrap_or_default();
-    let mut link = Map::new();
-    link.insert("type".into(), json!("resource_link"));
-    link.insert("uri".into(), json!(uri));
-    link.insert("name".into(), json!(format!("result-{}", uri.trim_start_matches(URI_PREFIX))));
-    link.insert("description".into(), json!("The whole result, as the server sent it"));
-    link.insert("mimeType".into(), meta.get("mimeType").cloned().unwrap_or(json!("text/plain")));
-    if let Some(bytes) = meta.get("bytes") {
-        link.insert("size".into(), bytes.clone());
-    }
-    Value::Object(link)
+    let name = format!("result-{}", uri.trim_start_matches(URI_PREFIX));
+    let mime_type = meta.get("mimeType").and_then(Value::as_str).unwrap_or("text/plain");
+    let link = Resource::new(uri, name)
+        .with_description("The whole result, as the server sent it")
+        .with_mime_type(mime_type);
+    let link = match meta.get("bytes").and_then(Value::as_u64) {
+        Some(bytes) => link.with_size(bytes),
+        None => link,
+    };
+    ContentBlock::ResourceLink(link)
 }
 
 /// What `resources/read` of a stored result answers: its text and MIME type.
@@ -246,8 +245,15 @@ mod tests {
         Bound { max_tokens, store: ResultsStore::new(dir, u64::MAX) }
     }
 
+    /// An outcome of the blocks `content` spells in JSON.
     fn outcome(content: Vec<Value>) -> CallOutcome {
+        let content = serde_json::from_value(Value::Array(content)).unwrap_or_else(|e| panic!("{e}"));
         CallOutcome { content, structured: Some(json!({"kept": true})), is_error: false, meta: None }
+    }
+
+    /// The blocks of `outcome` as JSON, as a client reads them.
+    fn blocks(outcome: &CallOutcome) -> Vec<Value> {
+        outcome.content.iter().map(|b| serde_json::to_value(b).unwrap_or_else(|e| panic!("{e}"))).collect()
     }
 
     #[test]
@@ -269,21 +275,22 @@ mod tests {
         let annotated = json!({"type": "text", "text": text, "annotations": {"priority": 1.0}});
         let result = bound(tmp.path(), 300).apply(outcome(vec![annotated]));
         assert_eq!(result.structured, Some(json!({"kept": true})));
-        assert_eq!(result.content.len(), 2, "{:?}", result.content);
-        let preview = result.content[0]["text"].as_str().unwrap_or_default();
+        let content = blocks(&result);
+        assert_eq!(content.len(), 2, "{content:?}");
+        let preview = content[0]["text"].as_str().unwrap_or_default();
         assert!(text.starts_with(preview) && !preview.is_empty());
         assert!(
             tokens::count(preview) <= 150,
             "the note's reserve (half of a small budget) comes off the preview"
         );
-        assert_eq!(result.content[0]["annotations"], json!({"priority": 1.0}));
-        let meta = &result.content[1]["_meta"][STORED_META];
+        assert_eq!(content[0]["annotations"], json!({"priority": 1.0}));
+        let meta = &content[1]["_meta"][STORED_META];
         let uri = meta["uri"].as_str().unwrap_or_default();
         let shown_path = format!("<home>/results/{}.txt", uri.trim_start_matches(URI_PREFIX));
         assert_eq!(meta["path"], shown_path.as_str());
         let path = tmp.path().join(format!("{}.txt", uri.trim_start_matches(URI_PREFIX)));
         assert_eq!(std::fs::read(&path)?, text.as_bytes());
-        let note = result.content[1]["text"].as_str().unwrap_or_default();
+        let note = content[1]["text"].as_str().unwrap_or_default();
         let expected = format!(
             "[result truncated: {} bytes, ~{} tokens; the whole result is stored at {shown_path} ({uri})]",
             text.len(),
@@ -304,8 +311,9 @@ mod tests {
         let text = "word ".repeat(400);
         let result =
             bound(&blocker.join("results"), 50).apply(outcome(vec![json!({"type": "text", "text": text})]));
-        assert_eq!(result.content.len(), 2, "{:?}", result.content);
-        let note = result.content[1]["text"].as_str().unwrap_or_default();
+        let content = blocks(&result);
+        assert_eq!(content.len(), 2, "{content:?}");
+        let note = content[1]["text"].as_str().unwrap_or_default();
         let start = format!(
             "[result truncated: 2000 bytes, ~{} tokens; it could not be stored: cannot create <home>/results: ",
             estimate(&text)
@@ -313,7 +321,7 @@ mod tests {
         assert!(note.starts_with(&start) && note.ends_with(']'), "{note}");
         let tmp_path = tmp.path().display().to_string();
         assert!(!note.contains(&tmp_path), "the folder's absolute path reached the caller: {note}");
-        assert!(result.content[1].get("_meta").is_none(), "no stored result is named");
+        assert!(content[1].get("_meta").is_none(), "no stored result is named");
         Ok(())
     }
 
@@ -323,12 +331,13 @@ mod tests {
         let image = json!({"type": "image", "data": "QUFB".repeat(5000), "mimeType": "image/png"});
         let result = bound(tmp.path(), 500)
             .apply(outcome(vec![json!({"type": "text", "text": "see:"}), image.clone()]));
-        assert_eq!(result.content[0], json!({"type": "text", "text": "see:"}));
-        assert_eq!(result.content.len(), 2);
-        let note = result.content[1]["text"].as_str().unwrap_or_default();
+        let content = blocks(&result);
+        assert_eq!(content[0], json!({"type": "text", "text": "see:"}));
+        assert_eq!(content.len(), 2);
+        let note = content[1]["text"].as_str().unwrap_or_default();
         assert!(note.starts_with("[image block left out: 20049 bytes, ~"), "{note}");
         assert!(note.contains(" tokens; the whole block is stored at "), "{note}");
-        let meta = &result.content[1]["_meta"][STORED_META];
+        let meta = &content[1]["_meta"][STORED_META];
         assert_eq!(meta["mimeType"], "application/json");
         let file = meta["path"].as_str().unwrap_or_default().trim_start_matches("<home>/results/");
         let stored: Value = serde_json::from_slice(&std::fs::read(tmp.path().join(file))?)?;
@@ -341,13 +350,13 @@ mod tests {
         let tmp = tempfile::tempdir()?;
         let text = "abc def ".repeat(5000);
         let result = bound(tmp.path(), 250).apply(outcome(vec![json!({"type": "text", "text": text})]));
-        let uri = result.content[1]["_meta"][STORED_META]["uri"].as_str().unwrap_or_default().to_string();
+        let uri = blocks(&result)[1]["_meta"][STORED_META]["uri"].as_str().unwrap_or_default().to_string();
         let linked = result.clone().with_result_links();
         assert_eq!(linked.content.len(), 3);
         assert_eq!(linked.content[..2], result.content[..]);
         let id = uri.trim_start_matches(URI_PREFIX);
         assert_eq!(
-            linked.content[2],
+            blocks(&linked)[2],
             json!({"type": "resource_link", "uri": uri, "name": format!("result-{id}"),
                    "description": "The whole result, as the server sent it",
                    "mimeType": "text/plain", "size": text.len()})

@@ -2,6 +2,7 @@
 //! ([`CallError`]). A leaf every step of a call shares (the executor, output checks, large
 //! results, the views), so none of them imports another for it.
 
+use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 
 /// A call's result as a person reads it in the session and in an ACP reply: the result's text,
@@ -15,11 +16,12 @@ pub fn render_call(result: &Result<CallOutcome, CallError>) -> String {
 }
 
 /// A tool's result with nothing dropped: every content block, `structuredContent`, `isError`,
-/// `_meta`.
+/// `_meta`. The blocks are rmcp's own, as the server's answer was read: nothing converts them
+/// to JSON and back on the way from the server to `serve`'s client.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallOutcome {
     /// Every content block, as the server sent it (text, image, audio, resource, link).
-    pub content: Vec<Value>,
+    pub content: Vec<ContentBlock>,
     /// `structuredContent`, when the server sent one.
     pub structured: Option<Value>,
     /// The server's `isError`: the tool ran and failed (an LLM should see this).
@@ -37,26 +39,26 @@ impl CallOutcome {
         if !self.is_error {
             return;
         }
-        let said = |r: &String| {
-            self.content
-                .iter()
-                .any(|b| b.get("text").and_then(Value::as_str).is_some_and(|t| t.contains(r.as_str())))
-        };
-        let unsaid: Vec<String> = refusals.into_iter().filter(|r| !said(r)).collect();
+        let unsaid: Vec<String> =
+            refusals.into_iter().filter(|r| !self.texts().any(|t| t.contains(r.as_str()))).collect();
         for refusal in unsaid.into_iter().rev() {
-            self.content.insert(0, serde_json::json!({"type": "text", "text": refusal}));
+            self.content.insert(0, ContentBlock::text(refusal));
         }
     }
 
-    /// From rmcp's result type.
-    pub(crate) fn from_result(result: rmcp::model::CallToolResult) -> Self {
-        let content = result.content.iter().filter_map(|block| serde_json::to_value(block).ok()).collect();
+    /// From rmcp's result type: its blocks moved, not copied.
+    pub(crate) fn from_result(result: CallToolResult) -> Self {
         Self {
-            content,
+            content: result.content,
             structured: result.structured_content,
             is_error: result.is_error.unwrap_or(false),
             meta: result.meta.map(|meta| meta.0),
         }
+    }
+
+    /// The text of each text block, in order (the other blocks left out).
+    pub fn texts(&self) -> impl Iterator<Item = &str> {
+        self.content.iter().filter_map(|block| block.as_text()).map(|text| text.text.as_str())
     }
 
     /// Text blocks plainly, every other block as one line of JSON; blocks separated by
@@ -67,9 +69,9 @@ impl CallOutcome {
         let mut parts: Vec<String> = self
             .content
             .iter()
-            .map(|block| match (block.get("type").and_then(Value::as_str), block.get("text")) {
-                (Some("text"), Some(Value::String(text))) => text.clone(),
-                _ => block.to_string(),
+            .map(|block| match block.as_text() {
+                Some(text) => text.text.clone(),
+                None => block_json(block),
             })
             .collect();
         if parts.is_empty()
@@ -79,6 +81,37 @@ impl CallOutcome {
         }
         crate::text::escape_text(&parts.join("\n")).into_owned()
     }
+}
+
+/// `block` as one line of JSON, as MCP spells it (empty in the one case serde cannot write it,
+/// which rmcp's types never reach: a map with keys that are not strings).
+pub(crate) fn block_json(block: &ContentBlock) -> String {
+    serde_json::to_string(block).unwrap_or_default()
+}
+
+/// A block's `type`, as MCP spells it (`text`, `image`, `audio`, `resource`, `resource_link`).
+pub(crate) fn block_type(block: &ContentBlock) -> &'static str {
+    match block {
+        ContentBlock::Text(_) => "text",
+        ContentBlock::Image(_) => "image",
+        ContentBlock::Audio(_) => "audio",
+        ContentBlock::Resource(_) => "resource",
+        ContentBlock::ResourceLink(_) => "resource_link",
+        _ => "content",
+    }
+}
+
+/// A block's own `_meta`, whatever its kind.
+pub(crate) fn block_meta(block: &ContentBlock) -> Option<&Map<String, Value>> {
+    let meta = match block {
+        ContentBlock::Text(text) => text.meta.as_ref(),
+        ContentBlock::Image(image) => image.meta.as_ref(),
+        ContentBlock::Audio(audio) => audio.meta.as_ref(),
+        ContentBlock::Resource(resource) => resource.meta.as_ref(),
+        ContentBlock::ResourceLink(link) => link.meta.as_ref(),
+        _ => None,
+    };
+    meta.map(|meta| &meta.0)
 }
 
 /// Why a call did not produce a result. Callers branch on these (an agent shows
@@ -276,7 +309,6 @@ fn json_kind(value: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn blank_arguments_are_an_empty_object() {
@@ -296,10 +328,7 @@ mod tests {
     #[test]
     fn render_keeps_every_block() {
         let outcome = CallOutcome {
-            content: vec![
-                json!({"type": "text", "text": "hello"}),
-                json!({"type": "image", "data": "AA==", "mimeType": "image/png"}),
-            ],
+            content: vec![ContentBlock::text("hello"), ContentBlock::image("AA==", "image/png")],
             structured: None,
             is_error: false,
             meta: None,

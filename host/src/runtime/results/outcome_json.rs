@@ -14,7 +14,8 @@ impl CallOutcome {
     /// does.
     pub fn to_json(&self) -> Value {
         let mut result = Map::new();
-        result.insert("content".into(), Value::Array(self.content.clone()));
+        let content = self.content.iter().filter_map(|block| serde_json::to_value(block).ok()).collect();
+        result.insert("content".into(), Value::Array(content));
         if let Some(structured) = &self.structured {
             result.insert("structuredContent".into(), structured.clone());
         }
@@ -25,22 +26,21 @@ impl CallOutcome {
         Value::Object(result)
     }
 
-    /// The same result as rmcp's type, for `serve` to answer with: the blocks moved, not
-    /// cloned into [`CallOutcome::to_json`]'s object and read back whole (each block is still
-    /// read once, as `ContentBlock`). `resultType` is left for the caller to set.
-    pub fn into_result(self) -> Result<CallToolResult, serde_json::Error> {
-        let content = self.content.into_iter().map(serde_json::from_value).collect::<Result<Vec<_>, _>>()?;
-        let mut result = CallToolResult::success(content);
+    /// The same result as rmcp's type, for `serve` to answer with: the blocks moved as they
+    /// came, never written as JSON and read back. `resultType` is left for the caller to set.
+    pub fn into_result(self) -> CallToolResult {
+        let mut result = CallToolResult::success(self.content);
         result.result_type = None;
         result.structured_content = self.structured;
         result.is_error = Some(self.is_error);
         result.meta = self.meta.map(MetaObject);
-        Ok(result)
+        result
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use rmcp::model::ContentBlock;
     use serde_json::json;
 
     use super::*;
@@ -48,7 +48,7 @@ mod tests {
     #[test]
     fn every_part_of_the_result_is_kept() {
         let outcome = CallOutcome {
-            content: vec![json!({"type": "text", "text": "5"})],
+            content: vec![ContentBlock::text("5")],
             structured: Some(json!({"sum": 5})),
             is_error: false,
             meta: json!({"example.com/trace": "t-1"}).as_object().cloned(),
@@ -64,12 +64,13 @@ mod tests {
     /// `into_result` is what reading `to_json` back as rmcp's type gives, without the copy.
     #[test]
     fn the_result_for_serve_is_the_json_read_back() -> Result<(), serde_json::Error> {
+        let blocks = json!([
+            {"type": "text", "text": "5", "_meta": {"k": 1}},
+            {"type": "resource_link", "uri": "toolport://results/1", "name": "r"},
+        ]);
         let outcomes = [
             CallOutcome {
-                content: vec![
-                    json!({"type": "text", "text": "5", "_meta": {"k": 1}}),
-                    json!({"type": "resource_link", "uri": "toolport://results/1", "name": "r"}),
-                ],
+                content: serde_json::from_value(blocks)?,
                 structured: Some(json!({"sum": 5})),
                 is_error: false,
                 meta: json!({"example.com/trace": "t-1"}).as_object().cloned(),
@@ -78,7 +79,7 @@ mod tests {
         ];
         for outcome in outcomes {
             let read_back: CallToolResult = serde_json::from_value(outcome.to_json())?;
-            assert_eq!(outcome.into_result()?, read_back);
+            assert_eq!(outcome.into_result(), read_back);
         }
         Ok(())
     }

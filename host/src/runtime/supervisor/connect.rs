@@ -12,7 +12,7 @@ use futures::{FutureExt as _, StreamExt as _};
 use rmcp::model::Tool;
 use tokio::sync::mpsc;
 
-use super::Supervisor;
+use super::state::Supervisor;
 use crate::config::ResolvedServer;
 use crate::plugin::PluginHost;
 use crate::runtime::catalog::catalog_list;
@@ -20,9 +20,10 @@ use crate::runtime::catalog::merged::ServerCatalog;
 use crate::runtime::connection::Connection;
 use crate::runtime::event::Event;
 use crate::runtime::listing_store::KnownListing;
-use crate::runtime::progress::{self, Progress};
+use crate::runtime::progress::Progress;
 use crate::runtime::questions::server_requests::Answers;
 use crate::runtime::state::Link;
+use crate::transport::ConnectError;
 
 impl Supervisor {
     /// Connects the named active servers concurrently, each under its own timeouts, and
@@ -32,7 +33,7 @@ impl Supervisor {
         if targets.is_empty() {
             return;
         }
-        let progress = Progress::new(self.options.progress);
+        let progress = Progress::new(self.options.progress.clone());
         let attempts = targets.iter().map(|(name, server)| self.attempt(&progress, name, server));
         let outcomes = join_all(attempts).await;
         progress.finish();
@@ -50,7 +51,7 @@ impl Supervisor {
     /// slower the rebuilds the more each one takes in, and the surface ends the same.
     pub(super) async fn connect_each(&self, names: &[String]) {
         let targets = self.targets(names);
-        let progress = Progress::new(self.options.progress);
+        let progress = Progress::new(self.options.progress.clone());
         let shown = &progress;
         let mut attempts: FuturesUnordered<_> = targets
             .iter()
@@ -79,9 +80,9 @@ impl Supervisor {
             .collect()
     }
 
-    /// One server's connect, list and catalog listing, drawn on `progress`.
+    /// One server's connect, list and catalog listing, reported to `progress`.
     async fn attempt(&self, progress: &Progress, name: &str, server: &ResolvedServer) -> Attempt {
-        let bar = progress.server(name);
+        progress.server(name);
         let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
         let events = self.events.clone();
         let answers = self.answers.clone();
@@ -89,8 +90,8 @@ impl Supervisor {
         if let (Ok((conn, tools)), Some(store)) = (&outcome, &self.listings) {
             store.save(&server.def, &known_listing(&server.def.name, conn, tools));
         }
-        progress::done(bar, name, &outcome.as_ref().map(|(_, tools)| tools.len()).map_err(Clone::clone));
-        // Resources and prompts after the tools, so the spinner's outcome is the tools'; a
+        progress.done(name, &outcome.as_ref().map(|(_, tools)| tools.len()).map_err(ToString::to_string));
+        // Resources and prompts after the tools, so the reported outcome is the tools'; a
         // failure here is only a warning (`catalog_list`).
         let catalog = match &outcome {
             Ok((conn, _)) => catalog_list::list_catalog(name, conn, server.def.timeouts.list).await,
@@ -103,7 +104,7 @@ impl Supervisor {
     fn install(
         &self,
         name: &str,
-        outcome: Result<(Arc<Connection>, Vec<Tool>), String>,
+        outcome: Result<(Arc<Connection>, Vec<Tool>), ConnectError>,
         catalog: ServerCatalog,
     ) {
         let mut state = self.lock();
@@ -113,7 +114,12 @@ impl Supervisor {
             slot.catalog = catalog;
             slot.link = match outcome {
                 Ok((conn, tools)) => Link::Live { conn, tools },
-                Err(reason) => Link::Failed(reason),
+                Err(error) => {
+                    if error.is_authorization_required() {
+                        tracing::debug!(server = %name, "waits for a sign-in");
+                    }
+                    Link::Failed(error.to_string())
+                }
             };
         }
     }
@@ -144,14 +150,14 @@ async fn open(
     generation: u64,
     events: mpsc::UnboundedSender<Event>,
     answers: Arc<Answers>,
-) -> Result<(Arc<Connection>, Vec<Tool>), String> {
-    let kind = server.transport.as_ref().map_err(Clone::clone)?;
-    let def = server.def.expanded(|name| std::env::var(name).ok()).map_err(|e| e.0)?;
+) -> Result<(Arc<Connection>, Vec<Tool>), ConnectError> {
+    let kind = server.transport.as_ref().map_err(|e| ConnectError::Failed(e.clone()))?;
+    let def = server.def.expanded(|name| std::env::var(name).ok()).map_err(|e| ConnectError::Failed(e.0))?;
     Connection::open(&def, kind, plugins, generation, events, answers).await
 }
 
 /// What one connect attempt ends with: the session and its tools (or why not), and its catalog.
-type Attempt = (Result<(Arc<Connection>, Vec<Tool>), String>, ServerCatalog);
+type Attempt = (Result<(Arc<Connection>, Vec<Tool>), ConnectError>, ServerCatalog);
 
 #[cfg(test)]
 mod tests {

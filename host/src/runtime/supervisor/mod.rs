@@ -5,24 +5,33 @@
 //! Everything that connects, closes or rebuilds holds the `ops` lock, so those steps never
 //! interleave; calls never take it, so a slow reconnect never delays a tool call.
 //!
-//! This file holds the state, the start, the rebuild and the surface's [`Revision`]; what
-//! changes the state has a file each: `connect.rs` (connecting servers and recording each
-//! outcome), `reconcile.rs` (a retry, a new resolution), `on_event.rs` (a connection's
-//! events) and `pins.rs` (the tool pins read before a rebuild and written after it; approvals),
-//! over `lock_file.rs` (where the pins live and how they are read).
+//! Its files stack, each using only those below it, and this one composes them (no file
+//! imports it, and none calls one above it):
+//! - `state.rs`: [`Supervisor`] and its [`State`], what every other file works on;
+//! - `lock_file.rs` (where the pins live and how they are read) under `pins.rs` (the tool pins
+//!   read before a rebuild and written after it);
+//! - `rebuild.rs`: the pipeline over every server, the surface and its [`Revision`];
+//! - `connect.rs`: connecting servers and recording each outcome;
+//! - `reconcile.rs` (a retry, a new resolution), `approve.rs` (`mcp approve`, `mcp diff`) and
+//!   `on_event.rs` (a connection's events);
+//! - this file: the start, the waits for it, and shutdown.
 
+mod approve;
 mod connect;
 mod lock_file;
 mod on_event;
 mod pins;
+mod rebuild;
 mod reconcile;
+mod state;
 
 pub use lock_file::Approved;
 pub(crate) use lock_file::check_lock;
 pub use lock_file::check_pins_kept;
+pub use state::{Revision, State, Supervisor};
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use futures::future::join_all;
 use tokio::sync::{mpsc, watch};
@@ -35,105 +44,16 @@ use super::listing_store::ListingStore;
 use super::options::RuntimeOptions;
 use super::questions::server_requests::Answers;
 use super::registry::convert::Plugins;
-use super::registry::pipeline::{self, LiveServer};
-use super::registry::record::ToolRecord;
 use super::registry::surface::Registry;
 use super::results::large_results;
 use super::results::structured_output::OutputChecks;
-use super::state::{FromHistory, Gone, Link, Slot, live_catalog};
+use super::state::{FromHistory, Gone, Link, Slot};
 use crate::config::{Resolved, Surface};
 use crate::plugin::PluginHost;
 use crate::trust::Lock;
-use crate::trust::secrets::SecretBook;
 
 /// How long shutdown waits for an operation in progress before closing anyway.
 const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
-
-/// The runtime's state and the operations that change it.
-pub struct Supervisor {
-    pub(super) plugins: Plugins,
-    pub(super) options: RuntimeOptions,
-    state: Mutex<State>,
-    ops: tokio::sync::Mutex<()>,
-    /// Connection events (and the executor's evidence of a dead server) arrive here.
-    pub(super) events: mpsc::UnboundedSender<Event>,
-    /// What every connection answers servers' questions with (elicitation, sampling, roots).
-    pub(super) answers: Arc<Answers>,
-    generation: AtomicU64,
-    /// Each listed tool's compiled `outputSchema`, kept across rebuilds.
-    output_checks: OutputChecks,
-    /// Bumped whenever what a client of the runtime sees changes (`serve`'s `list_changed`).
-    revision: watch::Sender<Revision>,
-    /// What the last [`Revision`] was taken of.
-    published: Mutex<(Vec<ToolRecord>, Catalog, Surface)>,
-    /// `true` once every server the start connects has connected or failed.
-    settled: watch::Sender<bool>,
-    /// When the start began (a listing waits for servers at most a fixed time after it).
-    pub(super) started: tokio::time::Instant,
-    /// Cancelled by shutdown: a background start stops connecting.
-    stop: CancellationToken,
-    /// The tool pins as last read (or, without a workspace file, as kept in memory), with
-    /// `unsaved` laid over them.
-    pins: Mutex<Lock>,
-    /// First sights the lock could not be written with (`pins.rs`): kept for the runtime's
-    /// life, so a change of such a tool while it runs is still held.
-    unsaved: Mutex<Lock>,
-    /// Where each server's listing is recorded as it is listed live (`listing_store.rs`).
-    pub(super) listings: Option<ListingStore>,
-    /// `true` once the surface holds the last-known listings of the servers still connecting
-    /// (at once when there are none): what a listing waits for ([`Supervisor::listable`]).
-    primed: AtomicBool,
-}
-
-/// How often each part of the surface has changed since the runtime started: a client that
-/// remembers the last one it saw knows which lists to fetch again. Only real changes count (a
-/// rebuild that produced the same tools bumps nothing).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Revision {
-    /// The tools (names, schemas, anything a `tools/list` shows).
-    pub tools: u64,
-    /// The resources and resource templates.
-    pub resources: u64,
-    /// The prompts.
-    pub prompts: u64,
-}
-
-/// What the supervisor knows, behind one lock.
-pub struct State {
-    /// The resolution the runtime was last started or reconciled with.
-    pub resolved: Resolved,
-    /// One per defined server, in definition order.
-    pub slots: Vec<Slot>,
-    /// The surface, replaced whole by each rebuild.
-    pub registry: Registry,
-    /// Tools of servers that went away, so a call can say why.
-    pub gone: Gone,
-    /// Tools listed from last-known listings, so a call of one its server no longer lists can
-    /// say so.
-    pub from_history: FromHistory,
-    /// Every defined server's configured secrets (`trust::secrets`), read once per resolution
-    /// rather than on every call: each call's guard asks for them, and reading them expands
-    /// every definition's variables.
-    secrets: OnceLock<Arc<SecretBook>>,
-}
-
-impl State {
-    /// The configured secrets of every server of [`State::resolved`], as the host's
-    /// environment gives their variables.
-    pub fn secret_book(&self) -> Arc<SecretBook> {
-        let book = self.secrets.get_or_init(|| {
-            let defs = self.resolved.servers.iter().map(|s| &s.def);
-            Arc::new(SecretBook::of(defs, |name| std::env::var(name).ok()))
-        });
-        Arc::clone(book)
-    }
-
-    /// Takes up a new resolution (the secrets are read again when next asked for).
-    pub fn set_resolved(&mut self, resolved: Resolved) {
-        self.resolved = resolved;
-        self.secrets = OnceLock::new();
-    }
-}
 
 impl Supervisor {
     /// Connects every active server concurrently and builds the registry; the event loop runs
@@ -346,12 +266,6 @@ impl Supervisor {
         }
     }
 
-    /// The state, for reading a consistent snapshot.
-    pub fn lock(&self) -> MutexGuard<'_, State> {
-        // A panic while holding the lock leaves plain data behind; keep serving it.
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
     /// Closes every session and stops every child process. Waits at most [`SHUTDOWN_WAIT`]
     /// for an operation in progress (a retry, a reconcile) to finish first: a stuck one must
     /// not keep `/quit` or the end of a command from closing what is open.
@@ -373,65 +287,6 @@ impl Supervisor {
         join_all(conns.iter().map(|c| c.close())).await;
     }
 
-    /// Runs the pipeline over every live server and installs the result. Callers hold `ops`.
-    async fn rebuild(&self) {
-        let (resolved, live) = {
-            let state = self.lock();
-            let live = state
-                .slots
-                .iter()
-                .enumerate()
-                .filter_map(|(index, slot)| match &slot.link {
-                    Link::Live { conn, tools } => Some(LiveServer {
-                        index,
-                        def: slot.resolved.def.clone(),
-                        conn: Some(conn.clone()),
-                        instructions: conn.peer.peer_info().and_then(|info| info.instructions.clone()),
-                        tools: tools.clone(),
-                    }),
-                    // Still connecting: its last-known listing stands in, through every step.
-                    Link::Idle if slot.resolved.active() => slot.known.as_ref().map(|known| LiveServer {
-                        index,
-                        def: slot.resolved.def.clone(),
-                        conn: None,
-                        instructions: known.instructions.clone(),
-                        tools: known.tools.clone(),
-                    }),
-                    _ => None,
-                })
-                .collect();
-            (state.resolved.clone(), live)
-        };
-        let settings = &resolved.settings;
-        let lock = self.current_pins(&resolved);
-        // An ACP client's own servers (no workspace file) are not the store's to edit.
-        let commands = resolved.workspace_file.is_some();
-        let outcome = pipeline::run(
-            &self.plugins,
-            (settings, commands),
-            &self.options.builtin_tools,
-            &self.output_checks,
-            &lock,
-            live,
-        )
-        .await;
-        let mut state = self.lock();
-        for (index, generation, checked) in outcome.checked {
-            if let Some(slot) = state.slots.get_mut(index)
-                && slot.holds(generation)
-            {
-                slot.checked = Some(checked);
-            }
-        }
-        state.from_history.record(&outcome.registry);
-        state.registry = outcome.registry;
-        drop(state);
-        self.settle_trust(outcome.trust);
-        self.publish();
-        // Wakes whoever waits for a server or for a listing (`wait_for_server`, `listable`).
-        self.settled.send_modify(|_| {});
-    }
-
     /// Every change of the surface from now on, as [`Revision`]s.
     pub fn revisions(&self) -> watch::Receiver<Revision> {
         self.revision.subscribe()
@@ -445,33 +300,6 @@ impl Supervisor {
             r.resources += 1;
             r.prompts += 1;
         });
-    }
-
-    /// Compares the surface with what the last revision was taken of and bumps the parts
-    /// that differ. Called after every step that can change it.
-    fn publish(&self) {
-        let (tools, surface) = {
-            let state = self.lock();
-            (state.registry.records().to_vec(), state.resolved.settings.surface)
-        };
-        let catalog = live_catalog(&self.lock().slots);
-        let mut published = self.published.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let mut next = *self.revision.borrow();
-        let (old_tools, old_catalog, old_surface) = &*published;
-        // The workspace's `surface` switching between full and lazy changes what `serve` lists.
-        if *old_tools != tools || *old_surface != surface {
-            next.tools += 1;
-        }
-        if old_catalog.resources != catalog.resources || old_catalog.templates != catalog.templates {
-            next.resources += 1;
-        }
-        if old_catalog.prompts != catalog.prompts {
-            next.prompts += 1;
-        }
-        *published = (tools, catalog, surface);
-        if next != *self.revision.borrow() {
-            self.revision.send_replace(next);
-        }
     }
 }
 

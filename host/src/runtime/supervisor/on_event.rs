@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::{State, Supervisor};
+use super::state::{State, Supervisor};
 use crate::runtime::catalog::catalog_list;
 use crate::runtime::connection::Connection;
 use crate::runtime::event::Event;
@@ -52,7 +52,7 @@ impl Supervisor {
                         Ok(tools) => slot.link = Link::Live { conn, tools },
                         Err(reason) => {
                             tracing::warn!(server = %server, "re-listing after list_changed failed: {reason}");
-                            slot.link = Link::Failed(reason);
+                            slot.link = Link::Failed(reason.to_string());
                             slot.checked = None;
                         }
                     }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use futures::future::join_all;
 
-use super::Supervisor;
+use super::state::Supervisor;
 use crate::config::{Resolved, ResolvedServer};
 use crate::runtime::connection::Connection;
 use crate::runtime::state::{Link, Slot};

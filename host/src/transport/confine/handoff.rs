@@ -18,13 +18,15 @@ use rustix::net::{
     SendFlags,
 };
 
+use super::error::SandboxError;
+
 /// How long the host waits for its launcher to hand the listener over: the launcher's setup
 /// (namespaces, loopback, one bind) takes a few milliseconds; a launcher that fails says why on
 /// stderr and exits, which the host reports instead.
 pub const WAIT: Duration = Duration::from_secs(10);
 
 /// The launcher's side: `listener` to the host at `path`.
-pub fn send(path: &Path, listener: &TcpListener) -> Result<(), String> {
+pub fn send(path: &Path, listener: &TcpListener) -> Result<(), SandboxError> {
     let fail =
         |e: std::io::Error| format!("cannot hand the proxy listener to toolport at {}: {e}", path.display());
     let stream = UnixStream::connect(path).map_err(fail)?;
@@ -39,22 +41,25 @@ pub fn send(path: &Path, listener: &TcpListener) -> Result<(), String> {
 
 /// The host's side: the listener from the launcher whose pid is `launcher`, on a connection
 /// already accepted. Anything else (another process, no descriptor) is refused.
-pub fn receive(stream: &UnixStream, launcher: u32) -> Result<TcpListener, String> {
-    let peer =
-        rustix::net::sockopt::socket_peercred(stream).map_err(|e| format!("cannot read the peer: {e}"))?;
+pub fn receive(stream: &UnixStream, launcher: u32) -> Result<TcpListener, SandboxError> {
+    let peer = rustix::net::sockopt::socket_peercred(stream)
+        .map_err(|e| SandboxError(format!("cannot read the peer: {e}")))?;
     if u32::try_from(peer.pid.as_raw_nonzero().get()).ok() != Some(launcher) {
-        return Err(format!("a process other than the launcher ({}) connected", peer.pid.as_raw_nonzero()));
+        return Err(SandboxError(format!(
+            "a process other than the launcher ({}) connected",
+            peer.pid.as_raw_nonzero()
+        )));
     }
     let mut byte = [0u8; 1];
     let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
     let mut control = RecvAncillaryBuffer::new(&mut space);
     rustix::net::recvmsg(stream, &mut [IoSliceMut::new(&mut byte)], &mut control, RecvFlags::CMSG_CLOEXEC)
-        .map_err(|e| format!("cannot receive the proxy listener: {e}"))?;
+        .map_err(|e| SandboxError(format!("cannot receive the proxy listener: {e}")))?;
     let mut received: Option<OwnedFd> = None;
     for message in control.drain() {
         if let RecvAncillaryMessage::ScmRights(mut fds) = message {
             received = received.or_else(|| fds.next());
         }
     }
-    received.map(TcpListener::from).ok_or_else(|| "the launcher sent no listener".to_string())
+    received.map(TcpListener::from).ok_or_else(|| SandboxError::from("the launcher sent no listener"))
 }

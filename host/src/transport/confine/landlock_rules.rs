@@ -11,6 +11,8 @@ use landlock::{
     RulesetStatus, Scope, path_beneath_rules,
 };
 
+use super::error::SandboxError;
+
 /// The newest Landlock this build knows; an older kernel gets what it has (best effort), as
 /// long as it enforces files at all.
 const NEWEST: ABI = ABI::V10;
@@ -31,7 +33,7 @@ pub fn restrict(
     read_only: &[PathBuf],
     read_write: &[PathBuf],
     devices: &[PathBuf],
-) -> Result<Enforced, String> {
+) -> Result<Enforced, SandboxError> {
     let read = AccessFs::from_read(NEWEST);
     let all = AccessFs::from_all(NEWEST);
     let device = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate;
@@ -54,7 +56,7 @@ pub fn restrict(
         _ => 0,
     };
     match status.ruleset {
-        RulesetStatus::NotEnforced => Err(unavailable("the kernel enforced no Landlock rule")),
+        RulesetStatus::NotEnforced => Err(unavailable("the kernel enforced no Landlock rule").into()),
         RulesetStatus::PartiallyEnforced => Ok(Enforced { fully: false, abi }),
         RulesetStatus::FullyEnforced => Ok(Enforced { fully: true, abi }),
     }

@@ -20,6 +20,7 @@
 
 use std::process::ExitStatus;
 
+use super::error::SandboxError;
 use super::spec::{LaunchSpec, SPEC_VAR};
 
 /// Why a sandboxed server cannot start on this system.
@@ -48,15 +49,15 @@ pub enum Ended {
 }
 
 /// The spec from the environment.
-pub fn spec_from_env() -> Result<LaunchSpec, String> {
+pub fn spec_from_env() -> Result<LaunchSpec, SandboxError> {
     let text = std::env::var(SPEC_VAR)
-        .map_err(|_| format!("{SPEC_VAR} is not set: this command is toolport's own"))?;
-    serde_json::from_str(&text).map_err(|e| format!("{SPEC_VAR} is malformed: {e}"))
+        .map_err(|_| SandboxError(format!("{SPEC_VAR} is not set: this command is toolport's own")))?;
+    serde_json::from_str(&text).map_err(|e| SandboxError(format!("{SPEC_VAR} is malformed: {e}")))
 }
 
 /// Elsewhere than on Linux: the refusal, with the way out.
 #[cfg(not(target_os = "linux"))]
-pub fn run(_spec: &LaunchSpec) -> Result<Ended, String> {
+pub fn run(_spec: &LaunchSpec) -> Result<Ended, SandboxError> {
     Err(not_linux())
 }
 
@@ -73,35 +74,38 @@ mod linux {
     use nix::sys::resource::{Resource, setrlimit};
     use nix::sys::signal::{SigSet, Signal};
 
+    use super::super::error::SandboxError;
     use super::super::spec::{LaunchSpec, SpecLimits, UNCONFINED_HINT};
     use super::super::{handoff, landlock_rules, loopback, pids_cgroup, seccomp};
     use super::Ended;
 
     /// Confines this process as `spec` says and runs the server to its end.
-    pub fn run(spec: &LaunchSpec) -> Result<Ended, String> {
+    pub fn run(spec: &LaunchSpec) -> Result<Ended, SandboxError> {
         // What toolport's own parent left open (an agent's file, a pipe) must not reach the server:
         // a descriptor opened before Landlock is not checked by it.
         close_fds::set_fds_cloexec(3, &[]);
         let stops = SigSet::from_iter([Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP, Signal::SIGCHLD]);
-        stops.thread_block().map_err(|e| format!("cannot block signals: {e}"))?;
+        stops.thread_block().map_err(|e| SandboxError(format!("cannot block signals: {e}")))?;
         if !spec.check_only {
             nix::sys::prctl::set_pdeathsig(Signal::SIGTERM)
-                .map_err(|e| format!("cannot watch toolport: {e}"))?;
+                .map_err(|e| SandboxError(format!("cannot watch toolport: {e}")))?;
             if nix::unistd::getppid().as_raw() != spec.parent {
-                return Err("toolport ended before the server started".to_string());
+                return Err("toolport ended before the server started".into());
             }
         }
         // Before the user namespace: writing the cgroup needs root's rights where they are.
         pids_cgroup::enter(spec.limits.processes)?;
         enter_namespaces()?;
         loopback::bring_up()?;
-        let listener =
-            TcpListener::bind(("127.0.0.1", 0)).map_err(|e| format!("cannot bind the egress proxy: {e}"))?;
+        let listener = TcpListener::bind(("127.0.0.1", 0))
+            .map_err(|e| SandboxError(format!("cannot bind the egress proxy: {e}")))?;
         if !spec.check_only {
             handoff::send(&spec.handoff, &listener)?;
         }
-        let port =
-            listener.local_addr().map_err(|e| format!("cannot read the egress proxy's port: {e}"))?.port();
+        let port = listener
+            .local_addr()
+            .map_err(|e| SandboxError(format!("cannot read the egress proxy's port: {e}")))?
+            .port();
         drop(listener);
         limit(spec.limits)?;
         let enforced = landlock_rules::restrict(&spec.read_only, &spec.read_write, &spec.devices)?;
@@ -113,7 +117,7 @@ mod linux {
         Ok(Ended::Server(wait(child, &stops)))
     }
 
-    fn enter_namespaces() -> Result<(), String> {
+    fn enter_namespaces() -> Result<(), SandboxError> {
         let uid = nix::unistd::getuid();
         let gid = nix::unistd::getgid();
         let flags = CloneFlags::CLONE_NEWUSER
@@ -130,16 +134,17 @@ mod linux {
     })?;
         let write = |file: &str, text: String| {
             std::fs::write(format!("/proc/self/{file}"), text)
-                .map_err(|e| format!("cannot write /proc/self/{file}: {e}"))
+                .map_err(|e| SandboxError(format!("cannot write /proc/self/{file}: {e}")))
         };
         write("setgroups", "deny".to_string())?;
         write("uid_map", format!("{uid} {uid} 1"))?;
         write("gid_map", format!("{gid} {gid} 1"))
     }
 
-    fn limit(limits: SpecLimits) -> Result<(), String> {
+    fn limit(limits: SpecLimits) -> Result<(), SandboxError> {
         let set = |what: Resource, name: &str, value: u64| {
-            setrlimit(what, value, value).map_err(|e| format!("cannot set {name} to {value}: {e}"))
+            setrlimit(what, value, value)
+                .map_err(|e| SandboxError(format!("cannot set {name} to {value}: {e}")))
         };
         set(Resource::RLIMIT_DATA, "the memory limit", limits.memory_mb.saturating_mul(1024 * 1024))?;
         set(Resource::RLIMIT_NPROC, "the process limit", limits.processes)?;
@@ -150,7 +155,7 @@ mod linux {
     /// Starts the server with its environment and the proxy's variables, in both spellings
     /// (curl reads only the lower-case ones; Node reads them with `NODE_USE_ENV_PROXY`). Nothing
     /// bypasses the proxy unless the definition's own `NO_PROXY` says so.
-    fn start(spec: &LaunchSpec, port: u16) -> Result<Child, String> {
+    fn start(spec: &LaunchSpec, port: u16) -> Result<Child, SandboxError> {
         let mut cmd = Command::new(&spec.program);
         cmd.args(&spec.args).env_clear().envs(spec.env.iter().map(|(k, v)| (k, v)));
         let proxy = format!("http://127.0.0.1:{port}");
@@ -166,7 +171,7 @@ mod linux {
         if let Some(cwd) = &spec.cwd {
             cmd.current_dir(cwd);
         }
-        cmd.spawn().map_err(|e| format!("cannot start {}: {e}", spec.program.display()))
+        cmd.spawn().map_err(|e| SandboxError(format!("cannot start {}: {e}", spec.program.display())))
     }
 
     /// Waits for the server, passing a stop on; returns its status. The signals are blocked in

@@ -7,11 +7,13 @@ use netlink_packet_route::RouteNetlinkMessage;
 use netlink_packet_route::link::{LinkFlags, LinkMessage};
 use netlink_sys::{Socket, SocketAddr, protocols::NETLINK_ROUTE};
 
+use super::error::SandboxError;
+
 /// The loopback interface's index in every namespace.
 const LOOPBACK_INDEX: u32 = 1;
 
 /// Sets `lo` up in the calling process's network namespace.
-pub fn bring_up() -> Result<(), String> {
+pub fn bring_up() -> Result<(), SandboxError> {
     let fail = |what: &str, e: &dyn std::fmt::Display| {
         format!("cannot bring the sandbox's loopback up: {what}: {e}")
     };
@@ -36,7 +38,7 @@ pub fn bring_up() -> Result<(), String> {
     let reply =
         NetlinkMessage::<RouteNetlinkMessage>::deserialize(&answer).map_err(|e| fail("answer", &e))?;
     match reply.payload {
-        NetlinkPayload::Error(e) if e.code.is_some() => Err(fail("refused", &e.to_io())),
+        NetlinkPayload::Error(e) if e.code.is_some() => Err(fail("refused", &e.to_io()).into()),
         _ => Ok(()),
     }
 }

@@ -9,6 +9,7 @@
 //! (`handoff.rs`), serves the proxy on it (`transport/egress.rs`).
 
 #[cfg(target_os = "linux")]
+mod error;
 mod handoff;
 #[cfg(target_os = "linux")]
 mod landlock_rules;
@@ -22,6 +23,7 @@ mod pids_cgroup;
 mod seccomp;
 pub(crate) mod spec;
 
+pub use error::SandboxError;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -89,24 +91,25 @@ pub(crate) fn wanted(def: &ServerDef) -> Option<&NativeSandbox> {
 
 /// Builds the launcher's command for `def` (already `${VAR}`-expanded); the caller sets its
 /// stdio, starts it and hands its pid to [`Pending::started`].
-pub(crate) fn prepare(def: &ServerDef, sandbox: &NativeSandbox) -> Result<(Command, Pending), String> {
+pub(crate) fn prepare(def: &ServerDef, sandbox: &NativeSandbox) -> Result<(Command, Pending), SandboxError> {
     let command = def.command.as_deref().ok_or("stdio transport requires command")?;
     let path_var = std::env::var("PATH").ok();
     let program = paths::find_on_path(command, path_var.as_deref())
         .and_then(|p| std::path::absolute(p).ok())
-        .ok_or_else(|| format!("cannot start {command}: not found on PATH"))?;
+        .ok_or_else(|| SandboxError(format!("cannot start {command}: not found on PATH")))?;
     let dir = tempfile::Builder::new()
         .prefix("toolport-sandbox-")
         .tempdir()
-        .map_err(|e| format!("cannot make the sandbox's private folder: {e}"))?;
+        .map_err(|e| SandboxError(format!("cannot make the sandbox's private folder: {e}")))?;
     let (home, tmp) = (dir.path().join("home"), dir.path().join("tmp"));
     for folder in [&home, &tmp] {
-        std::fs::create_dir(folder).map_err(|e| format!("cannot make {}: {e}", folder.display()))?;
+        std::fs::create_dir(folder)
+            .map_err(|e| SandboxError(format!("cannot make {}: {e}", folder.display())))?;
     }
     let socket = dir.path().join("handoff.sock");
     let handoff = std::os::unix::net::UnixListener::bind(&socket)
         .and_then(|l| l.set_nonblocking(true).map(|()| l))
-        .map_err(|e| format!("cannot listen at {}: {e}", socket.display()))?;
+        .map_err(|e| SandboxError(format!("cannot listen at {}: {e}", socket.display())))?;
 
     let grants = &sandbox.grants;
     let mut read_only = paths::read_only(&program, &def.args, path_var.as_deref());
@@ -166,7 +169,7 @@ impl Pending {
 async fn accept(
     handoff: std::os::unix::net::UnixListener,
     pid: u32,
-) -> Result<std::net::TcpListener, String> {
+) -> Result<std::net::TcpListener, SandboxError> {
     let listener = tokio::net::UnixListener::from_std(handoff).map_err(|e| e.to_string())?;
     let deadline = tokio::time::Instant::now() + handoff::WAIT;
     loop {
@@ -179,7 +182,7 @@ async fn accept(
         match tokio::task::spawn_blocking(move || handoff::receive(&stream, pid)).await {
             Ok(Ok(listener)) => return Ok(listener),
             Ok(Err(e)) => tracing::warn!("refused a sandbox handoff: {e}"),
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(e.to_string().into()),
         }
     }
 }
@@ -189,7 +192,7 @@ async fn accept(
 async fn accept(
     _handoff: std::os::unix::net::UnixListener,
     _pid: u32,
-) -> Result<std::net::TcpListener, String> {
+) -> Result<std::net::TcpListener, SandboxError> {
     Err(launcher::not_linux())
 }
 
@@ -215,30 +218,31 @@ fn environment(def: &ServerDef, sandbox: &NativeSandbox, home: &Path, tmp: &Path
 
 /// The launcher started on `spec`: toolport's own binary, nothing of its environment but the
 /// spec (the launcher hands the server only what the spec says).
-fn launcher_command(spec: &LaunchSpec) -> Result<std::process::Command, String> {
-    let json = serde_json::to_string(spec).map_err(|e| format!("cannot write the sandbox spec: {e}"))?;
+fn launcher_command(spec: &LaunchSpec) -> Result<std::process::Command, SandboxError> {
+    let json = serde_json::to_string(spec)
+        .map_err(|e| SandboxError(format!("cannot write the sandbox spec: {e}")))?;
     let mut command = std::process::Command::new(launcher_binary()?);
     command.arg(LAUNCHER_ARG).env_clear().env(SPEC_VAR, json);
     Ok(command)
 }
 
-fn launcher_binary() -> Result<PathBuf, String> {
+fn launcher_binary() -> Result<PathBuf, SandboxError> {
     if let Some(path) = std::env::var_os(LAUNCHER_VAR) {
         return Ok(PathBuf::from(path));
     }
     std::env::current_exe()
-        .map_err(|e| format!("cannot find toolport's own binary to launch the sandbox: {e}"))
+        .map_err(|e| SandboxError(format!("cannot find toolport's own binary to launch the sandbox: {e}")))
 }
 
 /// The launcher's whole run (`toolport __sandbox-launch`), for the binary.
-pub fn launch() -> Result<launcher::Ended, String> {
+pub fn launch() -> Result<launcher::Ended, SandboxError> {
     launcher::run(&launcher::spec_from_env()?)
 }
 
 /// Whether this machine can sandbox: a launcher run in check mode, once per process. The
 /// reason when it cannot, in the launcher's words.
-pub fn check() -> Result<CheckReport, String> {
-    static CHECKED: OnceLock<Result<CheckReport, String>> = OnceLock::new();
+pub fn check() -> Result<CheckReport, SandboxError> {
+    static CHECKED: OnceLock<Result<CheckReport, SandboxError>> = OnceLock::new();
     CHECKED.get_or_init(run_check).clone()
 }
 
@@ -251,7 +255,7 @@ pub struct CheckReport {
     pub landlock_abi: u32,
 }
 
-fn run_check() -> Result<CheckReport, String> {
+fn run_check() -> Result<CheckReport, SandboxError> {
     let spec = LaunchSpec {
         program: PathBuf::from("/"),
         args: Vec::new(),
@@ -265,18 +269,20 @@ fn run_check() -> Result<CheckReport, String> {
         parent: 0,
         check_only: true,
     };
-    let out = launcher_command(&spec)?.output().map_err(|e| format!("cannot start the launcher: {e}"))?;
+    let out = launcher_command(&spec)?
+        .output()
+        .map_err(|e| SandboxError(format!("cannot start the launcher: {e}")))?;
     let said = String::from_utf8_lossy(&out.stderr);
     let said = said.trim().trim_start_matches("toolport sandbox: ");
     if !out.status.success() {
-        return Err(if said.is_empty() {
+        return Err(SandboxError(if said.is_empty() {
             format!("the launcher failed ({})", out.status)
         } else {
             said.to_string()
-        });
+        }));
     }
     let report: serde_json::Value =
-        serde_json::from_slice(&out.stdout).map_err(|e| format!("the launcher said: {e}"))?;
+        serde_json::from_slice(&out.stdout).map_err(|e| SandboxError(format!("the launcher said: {e}")))?;
     Ok(CheckReport {
         landlock_fully: report["landlockFully"].as_bool().unwrap_or(false),
         landlock_abi: report["landlockAbi"].as_u64().and_then(|v| u32::try_from(v).ok()).unwrap_or(0),

@@ -8,6 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::error::SandboxError;
+
 /// Where a `pids` controller may be: the unified hierarchy (cgroup v2), or v1's own.
 const HIERARCHIES: [&str; 2] = ["/sys/fs/cgroup", "/sys/fs/cgroup/pids"];
 /// A launcher's cgroup is this and its pid.
@@ -45,7 +47,7 @@ fn make_fresh(folder: &Path) -> std::io::Result<()> {
 }
 
 /// The launcher's side: when running as root, joins a new `pids` cgroup limited to `max`.
-pub fn enter(max: u64) -> Result<(), String> {
+pub fn enter(max: u64) -> Result<(), SandboxError> {
     if !nix::unistd::getuid().is_root() {
         return Ok(());
     }
@@ -72,10 +74,10 @@ pub fn enter(max: u64) -> Result<(), String> {
             }
         }
     }
-    Err(format!(
+    Err(SandboxError(format!(
         "cannot limit the server's processes: running as root, rlimits do not bind it, and no pids cgroup could be made ({})",
         if tried.is_empty() { "no pids controller is mounted".to_string() } else { tried.join("; ") }
-    ))
+    )))
 }
 
 /// The host's side: removes the launcher's cgroup, once its last process is gone (the PID

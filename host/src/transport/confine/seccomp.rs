@@ -18,6 +18,8 @@ use seccompiler::{
     TargetArch,
 };
 
+use super::error::SandboxError;
+
 /// System calls refused outright.
 const REFUSED: &[libc::c_long] = &[
     libc::SYS_ptrace,
@@ -61,27 +63,30 @@ const REFUSED: &[libc::c_long] = &[
 
 /// Installs the filters on the calling thread; its children inherit them. `no_new_privs` is
 /// already set (Landlock's restriction sets it), which an unprivileged filter needs.
-pub fn install() -> Result<(), String> {
+pub fn install() -> Result<(), SandboxError> {
     for program in [refusals()?, clone3()?] {
-        seccompiler::apply_filter(&program).map_err(|e| format!("cannot install the seccomp filter: {e}"))?;
+        seccompiler::apply_filter(&program)
+            .map_err(|e| SandboxError(format!("cannot install the seccomp filter: {e}")))?;
     }
     Ok(())
 }
 
-fn arch() -> Result<TargetArch, String> {
+fn arch() -> Result<TargetArch, SandboxError> {
     TargetArch::try_from(std::env::consts::ARCH)
-        .map_err(|_| format!("no seccomp filter for {} yet", std::env::consts::ARCH))
+        .map_err(|_| SandboxError(format!("no seccomp filter for {} yet", std::env::consts::ARCH)))
 }
 
 /// `rules` compiled into one filter that answers `errno` to what they match, and lets the rest
 /// through.
-fn compile(rules: BTreeMap<i64, Vec<SeccompRule>>, errno: i32) -> Result<BpfProgram, String> {
+fn compile(rules: BTreeMap<i64, Vec<SeccompRule>>, errno: i32) -> Result<BpfProgram, SandboxError> {
     let filter = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(errno as u32), arch()?)
-        .map_err(|e| format!("the seccomp filter is malformed: {e}"))?;
-    filter.try_into().map_err(|e: seccompiler::BackendError| format!("the seccomp filter is malformed: {e}"))
+        .map_err(|e| SandboxError(format!("the seccomp filter is malformed: {e}")))?;
+    filter
+        .try_into()
+        .map_err(|e: seccompiler::BackendError| SandboxError(format!("the seccomp filter is malformed: {e}")))
 }
 
-fn refusals() -> Result<BpfProgram, String> {
+fn refusals() -> Result<BpfProgram, SandboxError> {
     let bad = |e: seccompiler::BackendError| format!("the seccomp filter is malformed: {e}");
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = REFUSED.iter().map(|&n| (n, Vec::new())).collect();
     // `clone(flags, …)`: one rule per namespace flag (a rule matches when all its conditions do).
@@ -107,7 +112,7 @@ fn refusals() -> Result<BpfProgram, String> {
     compile(rules, libc::EPERM)
 }
 
-fn clone3() -> Result<BpfProgram, String> {
+fn clone3() -> Result<BpfProgram, SandboxError> {
     compile(BTreeMap::from([(libc::SYS_clone3, Vec::new())]), libc::ENOSYS)
 }
 
