@@ -32,6 +32,7 @@ mod file_stamp;
 mod fix_command;
 mod gateway;
 mod http_layer;
+mod message_error;
 mod notice;
 mod observe;
 mod paths;

@@ -36,6 +36,7 @@ const LAYERS: &[&[&str]] = &[
         "results_store",
         "browser",
         "http_layer",
+        "message_error",
     ],
     &["tokens", "cause", "status"],
     &["config"],

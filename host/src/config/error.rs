@@ -6,46 +6,7 @@
 #[error("{0}")]
 pub struct ConfigError(pub String);
 
-/// A private helper's message (it names the field already) becomes the error as it is.
-impl From<String> for ConfigError {
-    fn from(message: String) -> Self {
-        Self(message)
-    }
-}
-
-impl From<&str> for ConfigError {
-    fn from(message: &str) -> Self {
-        Self(message.to_string())
-    }
-}
-
-/// The message as users read it (tests compare it, callers add to it).
-impl std::ops::Deref for ConfigError {
-    type Target = str;
-
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl PartialEq<String> for ConfigError {
-    fn eq(&self, other: &String) -> bool {
-        self.0 == *other
-    }
-}
-
-impl PartialEq<&str> for ConfigError {
-    fn eq(&self, other: &&str) -> bool {
-        self.0 == *other
-    }
-}
-
-/// For the callers that add a usage line or a prefix to the message and keep it as text.
-impl From<ConfigError> for String {
-    fn from(error: ConfigError) -> Self {
-        error.0
-    }
-}
+crate::message_error::message_error!(ConfigError);
 
 /// Why an edit was refused. `Config` is bad configuration or input (exit 2); the rest are
 /// run-time refusals (exit 1).

@@ -7,37 +7,4 @@
 #[error("{0}")]
 pub struct ObserveError(pub String);
 
-/// A helper's message (it names what failed already) becomes the error as it is.
-impl From<String> for ObserveError {
-    fn from(message: String) -> Self {
-        Self(message)
-    }
-}
-
-impl From<&str> for ObserveError {
-    fn from(message: &str) -> Self {
-        Self(message.to_string())
-    }
-}
-
-/// For the callers that keep the message as text.
-impl From<ObserveError> for String {
-    fn from(error: ObserveError) -> Self {
-        error.0
-    }
-}
-
-/// The message as users read it (tests compare it).
-impl std::ops::Deref for ObserveError {
-    type Target = str;
-
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl PartialEq<&str> for ObserveError {
-    fn eq(&self, other: &&str) -> bool {
-        self.0 == *other
-    }
-}
+crate::message_error::message_error!(ObserveError);

@@ -8,37 +8,10 @@
 #[error("{0}")]
 pub struct SandboxError(pub String);
 
-/// A helper's message (it names the step already) becomes the error as it is.
-impl From<String> for SandboxError {
-    fn from(message: String) -> Self {
-        Self(message)
-    }
-}
-
-impl From<&str> for SandboxError {
-    fn from(message: &str) -> Self {
-        Self(message.to_string())
-    }
-}
+crate::message_error::message_error!(SandboxError);
 
 impl From<SandboxError> for crate::transport::ConnectError {
     fn from(error: SandboxError) -> Self {
         Self::Failed(error.0)
-    }
-}
-
-/// For the callers that keep the message as text (a test's `Result<(), String>`).
-impl From<SandboxError> for String {
-    fn from(error: SandboxError) -> Self {
-        error.0
-    }
-}
-
-/// The message as users read it (tests compare it).
-impl std::ops::Deref for SandboxError {
-    type Target = str;
-
-    fn deref(&self) -> &str {
-        &self.0
     }
 }
