@@ -190,9 +190,6 @@ pub mod cli_support {
     /// URL secrets (query values, userinfo) masked: the binary's printed errors; with the
     /// authorization code a library logs, its log writer.
     pub use crate::redact::{redact_log, redact_urls};
-    // The metrics' provider: started before the command (OTLP, `serve --http --metrics`),
-    // flushed and stopped after it.
-    pub use crate::observe::metrics::{start as start_metrics, stop as stop_metrics};
 
     /// The audit log's file under a home, its rotated files (`<file>.<n>`, 1 the newest) and
     /// how many are kept: what `toolport audit tail` reads.

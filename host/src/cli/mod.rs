@@ -165,12 +165,12 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// Starts the metrics when OTLP (`OTEL_*`) or `serve --http --metrics` asks for them, inside
-/// the async runtime (the gRPC exporter needs it); nothing is built otherwise.
+/// Builds the observer's meter when OTLP (`OTEL_*`) or `serve --http --metrics` asks for it,
+/// inside the async runtime (the gRPC exporter needs it); nothing is built otherwise.
 fn start_metrics(runtime: &tokio::runtime::Runtime, command: &Command) -> Result<(), String> {
     let prometheus = matches!(command, Command::Serve(args) if args.metrics());
     let _inside = runtime.enter();
-    cli_support::start_metrics(prometheus).map(|_| ())
+    observer::start_metrics(prometheus)
 }
 
 /// Exports the metrics' last points and the last spans, both at once, and waits for them at
@@ -195,7 +195,9 @@ fn flush_telemetry(runtime: &tokio::runtime::Runtime, traces: Option<toolport::T
             Err(e) => tracing::warn!("cannot flush the {name}: {e}"),
         }
     };
-    spawn("metrics", Box::new(cli_support::stop_metrics));
+    // The observer's shutdown: its lines are written already (`observer::flush`), its meter
+    // exports its last points.
+    spawn("metrics", Box::new(observer::shutdown));
     if let Some(traces) = traces {
         spawn(
             "traces",

@@ -1,13 +1,26 @@
 //! The binary's observer: the audit log and the trail of decisions under its home, notices on
-//! stderr. One process runs one command, so it is built once, when the home is known
-//! ([`install`]), and handed to every runtime, elicitor and sign-in the command starts; before
-//! that (or without a home) only the notices go anywhere.
+//! stderr, and the meter when OTLP or `serve --http --metrics` asks for one. One process runs
+//! one command, so the meter is built once before it ([`start_metrics`]) and the rest once the
+//! home is known ([`install`]); that observer is handed to every runtime, elicitor and sign-in
+//! the command starts. Before that (or without a home) the notices and the meter go on.
 
 use std::sync::{Arc, OnceLock};
 
 use toolport::{AuditLog, AuditTrail, Observer, Paths, cli_support};
 
 static OBSERVER: OnceLock<Observer> = OnceLock::new();
+/// The observer with the command's meter alone, if it has one: what every observer handed
+/// out starts from, so all of them count into the one meter.
+static METERED: OnceLock<Observer> = OnceLock::new();
+
+/// Builds the command's meter: the OTLP exporter when the `OTEL_*` variables ask for metrics,
+/// the Prometheus reader when `prometheus` (`serve --http --metrics`); none when neither.
+/// Called once, inside the async runtime (the gRPC exporter binds to it), before the command.
+pub(crate) fn start_metrics(prometheus: bool) -> Result<(), String> {
+    let metered = Observer::new().with_metrics(prometheus).map_err(String::from)?;
+    let _ = METERED.set(metered);
+    Ok(())
+}
 
 /// The command's observer ([`install`]ed), or one that only shows notices.
 pub(crate) fn observer() -> Observer {
@@ -39,7 +52,14 @@ pub(crate) fn flush() {
     }
 }
 
-/// The library's notices (sign-in addresses, serve's reconnects) are for the person here.
+/// The command is over: the last lines written and the meter's last points exported (the
+/// final OTLP push). May wait on a slow collector: `cli/mod.rs` bounds it.
+pub(crate) fn shutdown() {
+    observer().shutdown();
+}
+
+/// The library's notices (sign-in addresses, serve's reconnects) are for the person here;
+/// the command's meter counts.
 fn notices_only() -> Observer {
-    Observer::new().with_notices(Arc::new(|line: &str| eprintln!("{line}")))
+    METERED.get().cloned().unwrap_or_default().with_notices(Arc::new(|line: &str| eprintln!("{line}")))
 }

@@ -62,7 +62,9 @@ pub struct HttpOptions {
     pub max_connections_per_peer: usize,
     /// Sessions (2025-11-25 clients) held at once; an `initialize` beyond them gets 503.
     pub max_sessions: usize,
-    /// Whether `GET /metrics` serves the Prometheus text (`--metrics`; `operator.rs`).
+    /// Whether `GET /metrics` serves the Prometheus text (`--metrics`; `operator.rs`): the
+    /// runtime's observer's meter, which must have the Prometheus reader
+    /// (`Observer::with_metrics(true)`).
     pub metrics: bool,
     /// The key replicas share (`--session-key-env`): session ids sealed so that any replica
     /// can restore a session (`sealed_sessions.rs`). `None`: sessions live in this process.
@@ -151,8 +153,12 @@ pub async fn serve(
     ready: impl FnOnce(SocketAddr),
 ) -> anyhow::Result<()> {
     options.check()?;
-    if options.metrics {
-        crate::observe::metrics::start(true).map_err(anyhow::Error::msg)?;
+    let observer = shared.runtime.observer().clone();
+    if options.metrics && !observer.has_prometheus() {
+        anyhow::bail!(
+            "serve --http --metrics needs a meter with the Prometheus reader in the runtime's observer: \
+             build it with Observer::with_metrics(true)"
+        );
     }
     let mut hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect();
     if !options.addr.ip().is_loopback() && !options.addr.ip().is_unspecified() {
@@ -193,7 +199,7 @@ pub async fn serve(
         places: Arc::new(Semaphore::new(options.max_requests)),
         streams: Arc::new(Semaphore::new(options.max_requests)),
         max_body_bytes: options.max_body_bytes,
-        limits: Limiters::new(options.rate_limit, options.tool_rate_limit),
+        limits: Limiters::new(options.rate_limit, options.tool_rate_limit, observer),
         shared: routes,
     };
     if let Some(limits) = &gate.limits {

@@ -5,8 +5,8 @@
 //!   cannot check a token would answer every caller 503); 503 before. The body names each
 //!   server and its state, and whether the issuer's keys are known, nothing more (it is
 //!   unauthenticated).
-//! - `GET /metrics` (only with `--metrics`, else 404): every instrument in the Prometheus text
-//!   format (`observe::metrics`).
+//! - `GET /metrics` (only with `--metrics`, else 404): every instrument of the runtime's
+//!   observer's meter in the Prometheus text format (`observe::metrics`).
 //! - `GET /status`: servers with their states and tool counts, the clients connected and the
 //!   requests in flight with their age, as JSON (what `toolport status --url` reads).
 //!
@@ -34,7 +34,7 @@ use serde_json::{Value, json};
 
 use super::access::Access;
 use super::bearer::Bearer;
-use crate::observe::metrics::{self, Live};
+use crate::observe::metrics::Live;
 use crate::serve::{Caller, Shared};
 use crate::status::ServerState;
 
@@ -68,11 +68,13 @@ pub fn router(operator: Arc<Operator>) -> axum::Router {
         .with_state(operator)
 }
 
-/// The metrics' gauges read serve's servers, held tools, clients and calls in flight from
-/// now on (while the gateway lives).
+/// The gauges of the runtime's observer read serve's servers, held tools, clients and calls
+/// in flight from now on (while the gateway lives: the source holds it weakly, so the
+/// observer's meter, which the runtime holds, keeps nothing alive).
 pub fn watch(shared: &Arc<Shared>) {
+    let observer = shared.runtime.observer().clone();
     let shared: Weak<Shared> = Arc::downgrade(shared);
-    metrics::set_live(Arc::new(move || {
+    observer.set_live(Arc::new(move || {
         let Some(shared) = shared.upgrade() else { return Live::default() };
         let rows = shared.runtime.status();
         let states = [
@@ -143,7 +145,7 @@ async fn prometheus(State(operator): State<Arc<Operator>>) -> Response {
     if !operator.metrics {
         return (StatusCode::NOT_FOUND, "/metrics is off: start serve with --metrics\n").into_response();
     }
-    match metrics::prometheus_text() {
+    match operator.shared.runtime.observer().prometheus_text() {
         Some(Ok(text)) => {
             let kind = HeaderValue::from_static(prometheus_client::encoding::prometheus_text::CONTENT_TYPE);
             ([(header::CONTENT_TYPE, kind)], text).into_response()

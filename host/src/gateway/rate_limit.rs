@@ -35,7 +35,7 @@ use axum::response::{IntoResponse, Response};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use tokio_util::sync::CancellationToken;
 
-use crate::observe::metrics;
+use crate::observe::Observer;
 use crate::serve::{Callable, Caller, Shared, lazy};
 
 /// How often the limiters forget callers who are back at a full burst: often enough that a
@@ -145,17 +145,25 @@ type ToolKey = (Option<String>, String);
 pub struct Limiters {
     callers: Option<(RateLimit, DefaultKeyedRateLimiter<CallerKey>)>,
     tools: Option<(RateLimit, DefaultKeyedRateLimiter<(CallerKey, ToolKey)>)>,
+    /// Where each refusal is counted (the runtime's observer).
+    observer: Observer,
 }
 
 impl Limiters {
-    /// Limiters for the rates given (`None`: no limit of that kind); `None` when neither is.
-    pub fn new(per_caller: Option<RateLimit>, per_tool: Option<RateLimit>) -> Option<Arc<Self>> {
+    /// Limiters for the rates given (`None`: no limit of that kind), each refusal counted in
+    /// `observer`'s metrics; `None` when neither is.
+    pub fn new(
+        per_caller: Option<RateLimit>,
+        per_tool: Option<RateLimit>,
+        observer: Observer,
+    ) -> Option<Arc<Self>> {
         if per_caller.is_none() && per_tool.is_none() {
             return None;
         }
         Some(Arc::new(Self {
             callers: per_caller.map(|rate| (rate, RateLimiter::keyed(rate.quota()))),
             tools: per_tool.map(|rate| (rate, RateLimiter::keyed(rate.quota()))),
+            observer,
         }))
     }
 
@@ -205,7 +213,7 @@ impl Limiters {
         let not_until = limiter.check_key(key).err()?;
         let wait = not_until.wait_time_from(Instant::now());
         let said = format!("too many requests: --rate-limit allows {rate} per caller");
-        metrics::rate_limited("caller");
+        self.observer.rate_limited("caller");
         Some(refused(&said, wait, message))
     }
 
@@ -217,7 +225,7 @@ impl Limiters {
         let shown = tool.shown;
         let said =
             format!("too many calls of tool `{shown}`: --tool-rate-limit allows {rate} per caller per tool");
-        metrics::rate_limited("tool");
+        self.observer.rate_limited("tool");
         Some(refused(&said, wait, message))
     }
 }
@@ -384,7 +392,7 @@ mod tests {
     #[test]
     fn a_tool_limit_counts_per_caller_server_and_tool() {
         let rate = "2/h".parse().ok();
-        let Some(limits) = Limiters::new(None, rate) else { panic!("no limits") };
+        let Some(limits) = Limiters::new(None, rate, Observer::default()) else { panic!("no limits") };
         let alice = || CallerKey::Subject("alice".to_string());
         let message = Message::read(CALL);
         let over = |caller: CallerKey, counted: Counted| limits.over_tool(caller, counted, message.as_ref());
@@ -414,7 +422,9 @@ mod tests {
 
     #[test]
     fn without_a_subject_the_peer_address_is_the_caller() {
-        let Some(limits) = Limiters::new("1/h".parse().ok(), None) else { panic!("no limits") };
+        let Some(limits) = Limiters::new("1/h".parse().ok(), None, Observer::default()) else {
+            panic!("no limits")
+        };
         let over = |peer: &str| limits.over_caller(&CallerKey::of(&parts(None, peer)), None);
         assert!(over("10.0.0.1:5000").is_none());
         let Some(refused) = over("10.0.0.1:6000") else {

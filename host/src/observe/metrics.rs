@@ -4,10 +4,14 @@
 //! when the standard `OTEL_*` variables ask for it (`otlp_env`), and the reader that
 //! `serve --http --metrics` renders as Prometheus text on each scrape (`prometheus.rs`).
 //!
-//! Off costs nothing: unless [`start`] built a provider, [`record`] is one atomic load and no
-//! instrument exists. Errors are not an instrument of their own but the `outcome` label
-//! (`ok`, `tool-error`, `error`), as OpenTelemetry's MCP conventions record `error.type` on
-//! the one duration histogram rather than a second counter.
+//! The meter is a value, [`Metrics`], that an `Observer` holds (`Observer::with_metrics`), not
+//! the process's: two observers with meters of their own count apart, and nothing here is
+//! global (OpenTelemetry's global meter provider is never set). Off costs nothing: an observer
+//! without a meter checks an `Option` and no instrument exists.
+//!
+//! Errors are not an instrument of their own but the `outcome` label (`ok`, `tool-error`,
+//! `error`), as OpenTelemetry's MCP conventions record `error.type` on the one duration
+//! histogram rather than a second counter.
 //!
 //! Plugin fuel is not metered: wasmtime's fuel is off in toolport's engine (a guest is bounded
 //! by epoch deadlines and a CPU share, `plugin/sandbox/`), so what is measured per plugin call
@@ -15,7 +19,7 @@
 
 mod prometheus;
 
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use opentelemetry::KeyValue;
@@ -48,7 +52,7 @@ const MEMORY_BUCKETS: [f64; 10] = [
 ];
 
 /// What toolport holds at a moment, for the gauges: read when a reader collects, from whoever
-/// set [`set_live`] (serve: its runtime and its clients).
+/// set [`Metrics::set_live`] (serve: its runtime and its clients).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Live {
     /// Servers per state (`connected`, `error`, …), every state named even when 0, so a
@@ -65,8 +69,15 @@ pub struct Live {
 /// Where [`Live`] comes from.
 pub type LiveSource = Arc<dyn Fn() -> Live + Send + Sync>;
 
+/// One meter: the provider, its readers and the instruments, built by [`Metrics::start`] and
+/// held by an `Observer` (`Observer::with_metrics`). Cheap to clone: its clones are the same
+/// meter, so every clone of the observer counts into the same instruments, and two meters
+/// never see each other's counts.
+#[derive(Clone)]
+pub struct Metrics(Arc<Instruments>);
+
 /// The instruments and the provider that owns them.
-struct Metrics {
+struct Instruments {
     provider: SdkMeterProvider,
     prometheus: Option<prometheus::Reader>,
     calls: Counter<u64>,
@@ -74,104 +85,106 @@ struct Metrics {
     plugin_memory: Histogram<u64>,
     plugin_duration: Histogram<f64>,
     rate_limited: Counter<u64>,
+    /// What the gauges read when a reader collects ([`Metrics::set_live`]); the gauges'
+    /// callbacks hold it too.
+    live: Arc<Mutex<Option<LiveSource>>>,
     /// Observed through their callbacks; held so they stay registered.
     _gauges: Vec<ObservableGauge<u64>>,
 }
 
-static METRICS: OnceLock<Metrics> = OnceLock::new();
-static LIVE: Mutex<Option<LiveSource>> = Mutex::new(None);
-
-/// Builds the instruments and their readers: OTLP when the `OTEL_*` variables ask for metrics,
-/// the Prometheus reader when `prometheus` (`serve --http --metrics`). `Ok(false)`: neither is
-/// on, nothing was built. Once built, later calls change nothing (`Ok(true)`). `Err` names a
-/// variable that asks for what toolport cannot send, or an exporter that cannot be built.
-/// The error stays text: the binary adds it to its own (`cli/mod.rs`).
-pub fn start(prometheus: bool) -> Result<bool, String> {
-    if METRICS.get().is_some() {
-        return Ok(true);
+impl Metrics {
+    /// Builds a meter and its readers: OTLP when the `OTEL_*` variables ask for metrics
+    /// (`otlp_env`), the Prometheus reader when `prometheus` (`serve --http --metrics`).
+    /// `Ok(None)`: neither is on, nothing was built. `Err` names a variable that asks for what
+    /// toolport cannot send, or an exporter that cannot be built. The gRPC exporter binds to
+    /// the tokio runtime it is built in: call this inside one.
+    pub fn start(prometheus: bool) -> Result<Option<Metrics>, ObserveError> {
+        Self::with_readers(otlp_env::otlp(Signal::Metrics)?, prometheus)
     }
-    let otlp = otlp_env::otlp(Signal::Metrics)?;
-    if otlp.is_none() && !prometheus {
-        return Ok(false);
+
+    /// [`Metrics::start`] with the OTLP protocol given rather than read from the environment.
+    pub(crate) fn with_readers(
+        otlp: Option<Protocol>,
+        prometheus: bool,
+    ) -> Result<Option<Metrics>, ObserveError> {
+        if otlp.is_none() && !prometheus {
+            return Ok(None);
+        }
+        let mut builder = SdkMeterProvider::builder();
+        if let Some(protocol) = otlp {
+            let exporter = opentelemetry_otlp::MetricExporter::builder();
+            let exporter = match protocol {
+                Protocol::Grpc => exporter.with_tonic().build(),
+                Protocol::HttpProtobuf => exporter.with_http().build(),
+            };
+            let exporter =
+                exporter.map_err(|e| ObserveError(format!("cannot export metrics over OTLP: {e}")))?;
+            builder = builder.with_reader(PeriodicReader::builder(exporter).build());
+        }
+        let reader = prometheus.then(prometheus::Reader::default);
+        if let Some(reader) = &reader {
+            builder = builder.with_reader(reader.clone());
+        }
+        Ok(Some(Metrics(Arc::new(instruments(builder.build(), reader)))))
     }
-    let mut builder = SdkMeterProvider::builder();
-    if let Some(protocol) = otlp {
-        let exporter = opentelemetry_otlp::MetricExporter::builder();
-        let exporter = match protocol {
-            Protocol::Grpc => exporter.with_tonic().build(),
-            Protocol::HttpProtobuf => exporter.with_http().build(),
-        };
-        let exporter = exporter.map_err(|e| ObserveError(format!("cannot export metrics over OTLP: {e}")))?;
-        builder = builder.with_reader(PeriodicReader::builder(exporter).build());
+
+    /// Exports what is left and stops the readers (the binary, once its command ends). The
+    /// SDK may wait for a slow exporter: the binary bounds it (`cli/mod.rs`).
+    pub fn shutdown(&self) {
+        if let Err(e) = self.0.provider.shutdown() {
+            tracing::debug!("metrics provider shutdown: {e}");
+        }
     }
-    let reader = prometheus.then(prometheus::Reader::default);
-    if let Some(reader) = &reader {
-        builder = builder.with_reader(reader.clone());
+
+    /// Whether `serve --http --metrics` can render this meter (it has the Prometheus reader).
+    pub fn has_prometheus(&self) -> bool {
+        self.0.prometheus.is_some()
     }
-    let provider = builder.build();
-    let metrics = instruments(provider, reader);
-    if let Err(lost) = METRICS.set(metrics) {
-        // Another thread started them first: its provider is the one.
-        let _ = lost.provider.shutdown();
+
+    /// Every instrument now, in the Prometheus text exposition format (version 0.0.4); `None`
+    /// when this meter has no Prometheus reader.
+    pub fn prometheus_text(&self) -> Option<Result<String, ObserveError>> {
+        Some(self.0.prometheus.as_ref()?.text())
     }
-    Ok(true)
-}
 
-/// Exports what is left and stops the readers (the binary, once its command ends).
-pub fn stop() {
-    if let Some(metrics) = METRICS.get()
-        && let Err(e) = metrics.provider.shutdown()
-    {
-        tracing::debug!("metrics provider shutdown: {e}");
+    /// Reads [`Live`] from `source` whenever a reader collects, from now on.
+    pub fn set_live(&self, source: LiveSource) {
+        *self.0.live.lock().unwrap_or_else(PoisonError::into_inner) = Some(source);
     }
-}
 
-/// Every instrument now, in the Prometheus text exposition format (version 0.0.4); `None`
-/// when the Prometheus reader was not started.
-pub fn prometheus_text() -> Option<Result<String, String>> {
-    let reader = METRICS.get()?.prometheus.as_ref()?;
-    Some(reader.text().map_err(String::from))
-}
+    /// Counts `exchange`.
+    pub fn record(&self, exchange: &Exchange<'_>) {
+        // A resource's URI is not a label: a template makes them unbounded. Nor is a name no
+        // server owns (an unknown tool): a client could make up as many as it likes.
+        let name = if exchange.kind == Kind::Read || exchange.server.is_empty() { "" } else { exchange.name };
+        let labels = [
+            KeyValue::new("server", exchange.server.to_string()),
+            KeyValue::new("tool", name.to_string()),
+            KeyValue::new("kind", exchange.kind.as_str()),
+            KeyValue::new("outcome", exchange.outcome.as_str()),
+        ];
+        self.0.calls.add(1, &labels);
+        self.0.duration.record(exchange.duration.as_secs_f64(), &labels);
+    }
 
-/// Reads [`Live`] from `source` whenever a reader collects, from now on.
-pub fn set_live(source: LiveSource) {
-    *LIVE.lock().unwrap_or_else(PoisonError::into_inner) = Some(source);
-}
+    /// One plugin call ended: the linear memory its store grew to (bytes) and how long it took.
+    pub fn plugin_call(&self, plugin: &str, memory_bytes: u64, duration: Duration) {
+        let labels = [KeyValue::new("plugin", plugin.to_string())];
+        self.0.plugin_memory.record(memory_bytes, &labels);
+        self.0.plugin_duration.record(duration.as_secs_f64(), &labels);
+    }
 
-/// Counts `exchange` in the metrics.
-pub fn record(exchange: &Exchange<'_>) {
-    let Some(metrics) = METRICS.get() else { return };
-    // A resource's URI is not a label: a template makes them unbounded. Nor is a name no server
-    // owns (an unknown tool): a client could make up as many as it likes.
-    let name = if exchange.kind == Kind::Read || exchange.server.is_empty() { "" } else { exchange.name };
-    let labels = [
-        KeyValue::new("server", exchange.server.to_string()),
-        KeyValue::new("tool", name.to_string()),
-        KeyValue::new("kind", exchange.kind.as_str()),
-        KeyValue::new("outcome", exchange.outcome.as_str()),
-    ];
-    metrics.calls.add(1, &labels);
-    metrics.duration.record(exchange.duration.as_secs_f64(), &labels);
-}
-
-/// One plugin call ended: the linear memory its store grew to (bytes) and how long it took.
-pub fn plugin_call(plugin: &str, memory_bytes: u64, duration: Duration) {
-    let Some(metrics) = METRICS.get() else { return };
-    let labels = [KeyValue::new("plugin", plugin.to_string())];
-    metrics.plugin_memory.record(memory_bytes, &labels);
-    metrics.plugin_duration.record(duration.as_secs_f64(), &labels);
-}
-
-/// `serve --http` refused a request over a rate limit: `limit` is `caller` (`--rate-limit`) or
-/// `tool` (`--tool-rate-limit`). The tool is no label: a client names as many as it likes.
-pub fn rate_limited(limit: &'static str) {
-    let Some(metrics) = METRICS.get() else { return };
-    metrics.rate_limited.add(1, &[KeyValue::new("limit", limit)]);
+    /// `serve --http` refused a request over a rate limit: `limit` is `caller` (`--rate-limit`)
+    /// or `tool` (`--tool-rate-limit`). The tool is no label: a client names as many as it likes.
+    pub fn rate_limited(&self, limit: &'static str) {
+        self.0.rate_limited.add(1, &[KeyValue::new("limit", limit)]);
+    }
 }
 
 /// The one definition of each instrument.
-fn instruments(provider: SdkMeterProvider, prometheus: Option<prometheus::Reader>) -> Metrics {
+fn instruments(provider: SdkMeterProvider, prometheus: Option<prometheus::Reader>) -> Instruments {
     let meter: Meter = provider.meter("toolport");
+    let live: Arc<Mutex<Option<LiveSource>>> = Arc::default();
     let calls = meter
         .u64_counter("toolport.calls")
         .with_description(
@@ -204,19 +217,24 @@ fn instruments(provider: SdkMeterProvider, prometheus: Option<prometheus::Reader
         meter
             .u64_observable_gauge("toolport.servers")
             .with_description("Servers per state (connected, error, disabled, paused, missing)")
-            .with_callback(|observer| {
-                for (state, count) in live().map(|l| l.servers).unwrap_or_default() {
-                    observer.observe(count, &[KeyValue::new("state", state)]);
+            .with_callback({
+                let live = live.clone();
+                move |observer| {
+                    for (state, count) in now(&live).map(|l| l.servers).unwrap_or_default() {
+                        observer.observe(count, &[KeyValue::new("state", state)]);
+                    }
                 }
             })
             .build(),
-        gauge(&meter, "toolport.tools.held", "Tools the trust step holds off the surface", |l| l.held_tools),
-        gauge(&meter, "toolport.serve.calls_in_flight", "Requests serve is answering now", |l| {
+        gauge(&meter, &live, "toolport.tools.held", "Tools the trust step holds off the surface", |l| {
+            l.held_tools
+        }),
+        gauge(&meter, &live, "toolport.serve.calls_in_flight", "Requests serve is answering now", |l| {
             l.calls_in_flight
         }),
-        gauge(&meter, "toolport.serve.clients", "Clients connected to serve", |l| l.clients),
+        gauge(&meter, &live, "toolport.serve.clients", "Clients connected to serve", |l| l.clients),
     ];
-    Metrics {
+    Instruments {
         provider,
         prometheus,
         calls,
@@ -224,6 +242,7 @@ fn instruments(provider: SdkMeterProvider, prometheus: Option<prometheus::Reader
         plugin_memory,
         plugin_duration,
         rate_limited,
+        live,
         _gauges: gauges,
     }
 }
@@ -231,23 +250,26 @@ fn instruments(provider: SdkMeterProvider, prometheus: Option<prometheus::Reader
 /// A gauge of one number of [`Live`], observed only while a source is set.
 fn gauge(
     meter: &Meter,
+    live: &Arc<Mutex<Option<LiveSource>>>,
     name: &'static str,
     description: &'static str,
     read: fn(&Live) -> u64,
 ) -> ObservableGauge<u64> {
+    let live = live.clone();
     meter
         .u64_observable_gauge(name)
         .with_description(description)
         .with_callback(move |observer| {
-            if let Some(live) = live() {
+            if let Some(live) = now(&live) {
                 observer.observe(read(&live), &[]);
             }
         })
         .build()
 }
 
-/// What the source says now, if one is set.
-fn live() -> Option<Live> {
-    let source = LIVE.lock().unwrap_or_else(PoisonError::into_inner).clone()?;
+/// What `live`'s source says now, if one is set. The source is called outside the lock: it
+/// reads the runtime, which may take locks of its own.
+fn now(live: &Mutex<Option<LiveSource>>) -> Option<Live> {
+    let source = live.lock().unwrap_or_else(PoisonError::into_inner).clone()?;
     Some(source())
 }

@@ -1,25 +1,32 @@
 //! Where what passes through toolport is recorded, as one value the host hands the runtime
 //! (`RuntimeOptions::observer`) rather than process globals: the audit log of exchanges, the
-//! trail of trust decisions, and the notices for the person running it. Cheap to clone (a few
-//! `Arc`s). `Observer::default()` writes no file and sends notices to `tracing` (`info`, target
-//! `toolport::notice`), which a library user shows, redirects or silences as it likes.
+//! trail of trust decisions, the notices for the person running it, and the metrics. Cheap to
+//! clone (a few `Arc`s). `Observer::default()` writes no file, has no meter and sends notices
+//! to `tracing` (`info`, target `toolport::notice`), which a library user shows, redirects or
+//! silences as it likes.
 //!
 //! Both files are written by one thread (`writer.rs`): an exchange or a decision hands its
 //! line over and goes on. [`Observer::flush`] returns once every line handed over is in its
 //! file: the runtime's shutdown calls it and the binary calls it when a command ends; the last
 //! clone dropped writes what is left too.
 //!
-//! The metrics are not here: an OpenTelemetry meter provider is the process's (`metrics::start`
-//! builds it once, for the OTLP exporter and the Prometheus reader alike); [`Observer::finished`]
-//! counts each exchange in it.
+//! The metrics are a meter of the observer's own ([`Observer::with_metrics`]: an OpenTelemetry
+//! provider with the OTLP exporter and the Prometheus reader as asked, `metrics.rs`), shared by
+//! its clones: [`Observer::finished`] counts each exchange in it, the plugin host each plugin
+//! call, serve's rate limits each refusal, and `serve --http --metrics` renders it. Without a
+//! meter each of those is one `Option` checked. [`Observer::shutdown`] exports its last points
+//! when the host is done.
 
 use std::fmt::Display;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use std::time::Duration;
+
 use super::audit_log::{self, AuditLine, AuditLog};
+use super::metrics::{LiveSource, Metrics};
 use super::writer::{Render, Target, Writer};
-use super::{Exchange, metrics};
+use super::{Exchange, ObserveError};
 use crate::notice::{self, NoticePrinter};
 
 /// Where the host keeps the trail of trust decisions: the file and the workspace its lines
@@ -47,6 +54,8 @@ struct Parts {
     notices: Option<NoticePrinter>,
     /// Started with the first file named: an observer without a file has no thread.
     writer: Option<Arc<Writer>>,
+    /// The meter, when metrics were asked for: no meter, no instrument.
+    metrics: Option<Metrics>,
 }
 
 impl std::fmt::Debug for Observer {
@@ -55,6 +64,7 @@ impl std::fmt::Debug for Observer {
             .field("log", &self.0.log)
             .field("trail", &self.0.trail)
             .field("notices", &self.0.notices.is_some())
+            .field("metrics", &self.0.metrics.is_some())
             .finish()
     }
 }
@@ -94,6 +104,26 @@ impl Observer {
         self
     }
 
+    /// Counts what passes through in a meter of this observer's own: read by OTLP when the
+    /// standard `OTEL_*` variables ask for metrics, and by `serve --http --metrics` as
+    /// Prometheus text when `prometheus`. With neither the observer stays without a meter
+    /// (nothing is counted, nothing costs). `Err` names the `OTEL_*` variable that asks for what
+    /// toolport cannot send, or the exporter that cannot be built. The gRPC exporter binds to
+    /// the tokio runtime it is built in: call this inside one. Its clones share the meter;
+    /// [`Observer::shutdown`] exports what is left.
+    pub fn with_metrics(self, prometheus: bool) -> Result<Self, ObserveError> {
+        Ok(match Metrics::start(prometheus)? {
+            Some(metrics) => self.with_meter(metrics),
+            None => self,
+        })
+    }
+
+    /// Counts in `metrics` (a meter built by the caller: the tests, with the readers they chose).
+    pub(crate) fn with_meter(mut self, metrics: Metrics) -> Self {
+        Arc::make_mut(&mut self.0).metrics = Some(metrics);
+        self
+    }
+
     /// The audit log this observer writes, if any.
     pub fn audit_log(&self) -> Option<&AuditLog> {
         self.0.log.as_ref()
@@ -112,7 +142,42 @@ impl Observer {
     /// One exchange ended: it goes to the audit log and the metrics.
     pub fn finished(&self, exchange: &Exchange<'_>) {
         self.audit(exchange);
-        metrics::record(exchange);
+        if let Some(metrics) = &self.0.metrics {
+            metrics.record(exchange);
+        }
+    }
+
+    /// One plugin call ended: the memory its store grew to and how long it took, counted.
+    pub(crate) fn plugin_call(&self, plugin: &str, memory_bytes: u64, duration: Duration) {
+        if let Some(metrics) = &self.0.metrics {
+            metrics.plugin_call(plugin, memory_bytes, duration);
+        }
+    }
+
+    /// `serve --http` refused a request over the `limit` (`caller` or `tool`), counted.
+    pub(crate) fn rate_limited(&self, limit: &'static str) {
+        if let Some(metrics) = &self.0.metrics {
+            metrics.rate_limited(limit);
+        }
+    }
+
+    /// The gauges read what toolport holds from `source` from now on (serve: its runtime and
+    /// its clients); nothing without a meter.
+    pub(crate) fn set_live(&self, source: LiveSource) {
+        if let Some(metrics) = &self.0.metrics {
+            metrics.set_live(source);
+        }
+    }
+
+    /// Whether [`Observer::prometheus_text`] can render this observer's meter.
+    pub(crate) fn has_prometheus(&self) -> bool {
+        self.0.metrics.as_ref().is_some_and(Metrics::has_prometheus)
+    }
+
+    /// Every instrument now, in the Prometheus text exposition format (version 0.0.4); `None`
+    /// when the observer has no meter or its meter no Prometheus reader.
+    pub(crate) fn prometheus_text(&self) -> Option<Result<String, ObserveError>> {
+        self.0.metrics.as_ref()?.prometheus_text()
     }
 
     /// Appends `exchange`'s line to the audit log, and shows it on stderr when asked.
@@ -163,6 +228,17 @@ impl Observer {
             writer.flush();
         }
     }
+
+    /// The host is done: every line is written ([`Observer::flush`]), and the meter exports
+    /// its last points (a final OTLP push) and stops its readers. What the binary calls once
+    /// its command ends; nothing is counted after it. A runtime's own shutdown only flushes,
+    /// since the observer outlives it (a command may start several runtimes).
+    pub fn shutdown(&self) {
+        self.flush();
+        if let Some(metrics) = &self.0.metrics {
+            metrics.shutdown();
+        }
+    }
 }
 
 impl Parts {
@@ -170,5 +246,97 @@ impl Parts {
         if self.writer.is_none() {
             self.writer = Writer::start().map(Arc::new);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::config::AuditChoice;
+    use crate::observe::metrics::Live;
+    use crate::observe::{Kind, Outcome};
+
+    fn call<'a>(server: &'a str, tool: &'a str) -> Exchange<'a> {
+        Exchange {
+            kind: Kind::Call,
+            client: None,
+            server,
+            name: tool,
+            outcome: Outcome::Ok,
+            duration: Duration::from_millis(3),
+            bytes_in: 0,
+            bytes_out: 0,
+            arguments: None,
+            error: None,
+            policies: &[],
+            audit: AuditChoice::default(),
+        }
+    }
+
+    /// An observer with a meter of its own, read through the Prometheus reader alone.
+    fn metered() -> Observer {
+        match Metrics::with_readers(None, true) {
+            Ok(Some(metrics)) => Observer::new().with_meter(metrics),
+            Ok(None) => panic!("no meter built"),
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    fn text(observer: &Observer) -> String {
+        match observer.prometheus_text() {
+            Some(Ok(text)) => text,
+            Some(Err(e)) => panic!("{e}"),
+            None => panic!("no Prometheus reader"),
+        }
+    }
+
+    fn live(held_tools: u64) -> LiveSource {
+        Arc::new(move || Live { held_tools, ..Default::default() })
+    }
+
+    #[test]
+    fn two_observers_with_meters_of_their_own_count_apart() {
+        let (a, b) = (metered(), metered());
+        a.finished(&call("alpha", "echo"));
+        // A clone is the same observer: it counts into the same meter.
+        a.clone().finished(&call("alpha", "echo"));
+        b.finished(&call("beta", "echo"));
+        a.rate_limited("caller");
+        b.plugin_call("shape", 1 << 20, Duration::from_millis(5));
+        a.set_live(live(7));
+        let (a, b) = (text(&a), text(&b));
+        assert!(
+            a.contains(
+                "toolport_calls_total{server=\"alpha\",tool=\"echo\",kind=\"call\",outcome=\"ok\"} 2\n"
+            ),
+            "{a}"
+        );
+        assert!(
+            b.contains(
+                "toolport_calls_total{server=\"beta\",tool=\"echo\",kind=\"call\",outcome=\"ok\"} 1\n"
+            ),
+            "{b}"
+        );
+        assert!(!a.contains("beta") && !b.contains("alpha"), "{a}\n{b}");
+        assert!(a.contains("toolport_serve_rate_limited_total{limit=\"caller\"} 1\n"), "{a}");
+        assert!(!b.contains("toolport_serve_rate_limited_total{"), "{b}");
+        assert!(b.contains("toolport_plugin_memory_bytes_count{plugin=\"shape\"} 1\n"), "{b}");
+        assert!(!a.contains("plugin=\"shape\""), "{a}");
+        assert!(a.contains("toolport_tools_held 7\n"), "{a}");
+        assert!(!b.contains("toolport_tools_held "), "{b}");
+    }
+
+    #[test]
+    fn an_observer_without_a_meter_counts_nothing_and_renders_nothing() {
+        let observer = Observer::new();
+        observer.finished(&call("alpha", "echo"));
+        observer.plugin_call("shape", 1 << 20, Duration::from_millis(5));
+        observer.rate_limited("tool");
+        observer.set_live(Arc::new(|| panic!("no meter: nothing reads what toolport holds")));
+        assert!(!observer.has_prometheus());
+        assert!(observer.prometheus_text().is_none());
+        observer.shutdown();
     }
 }

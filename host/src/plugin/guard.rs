@@ -12,6 +12,7 @@ use super::messages::queue::queue_fault;
 use super::sandbox::cpu::{cpu_fault, over_cpu};
 use super::sandbox::limits::{arm_deadline, outer_timeout, ran_out_of_time};
 use super::sandbox::store::{State, handle_refusal};
+use crate::observe::Observer;
 
 /// How many answers a per-tool call owes, and what they are called in the message when the
 /// count is off (`5 verdicts for 6 tools`).
@@ -23,9 +24,11 @@ pub(crate) struct PerTool {
 }
 
 /// Runs `call` (instantiate, then call one export) once in a fresh store of `plugin` under its
-/// limits. `call` answers the guest's own `Err(text)`, if it has one, as the inner error.
+/// limits, counted in `observer`'s metrics. `call` answers the guest's own `Err(text)`, if it
+/// has one, as the inner error.
 pub(crate) async fn call_per_tool<T>(
     plugin: &Loaded,
+    observer: &Observer,
     expect: PerTool,
     call: impl AsyncFnOnce(&mut Store<State>) -> wasmtime::Result<Result<Vec<T>, String>>,
 ) -> Result<Vec<T>, PluginError> {
@@ -43,7 +46,7 @@ pub(crate) async fn call_per_tool<T>(
     let call = meter.wrap(call(&mut store));
     let outcome = tokio::time::timeout(outer_timeout(&plugin.limits), call).instrument(span.clone()).await;
     let grown = store.data().memory.grown_bytes();
-    crate::observe::metrics::plugin_call(&plugin.name, grown as u64, started.elapsed());
+    observer.plugin_call(&plugin.name, grown as u64, started.elapsed());
     let answers = classify(plugin, &store, outcome)
         .and_then(|answered| {
             answered.map_err(|message| plugin.guest_error(Fault::Failed { message }, store.data()))

@@ -17,6 +17,7 @@ use super::kinds::server::ServerComponent;
 use super::kinds::shape::ToolShape;
 use super::kinds::transport::TransportPlugin;
 use crate::config::{Grants, Limits, PluginDef, PluginKind, ServerDef, WasmDef};
+use crate::observe::Observer;
 use crate::plugin::SetupError;
 
 /// A summary of one available plugin, for `toolport plugin list`.
@@ -40,6 +41,9 @@ pub struct PluginSummary {
 #[derive(Clone)]
 pub struct PluginHost {
     inner: Arc<Inner>,
+    /// Where the plugins' calls are counted (the runtime's observer); the default counts
+    /// nothing.
+    observer: Observer,
 }
 
 struct Inner {
@@ -124,17 +128,27 @@ impl PluginHost {
                 loaded: Mutex::new(HashMap::new()),
                 servers: Mutex::new(HashMap::new()),
             }),
+            observer: Observer::default(),
         })
+    }
+
+    /// This host with each plugin call it runs counted in `observer`'s metrics (the memory its
+    /// store grew to, how long it took). The runtime hands it its own observer.
+    pub fn with_observer(mut self, observer: Observer) -> Self {
+        self.observer = observer;
+        self
     }
 
     /// The tool-shape plugin `name` (`openai` and `anthropic` are built in).
     pub fn tool_shape(&self, name: &str) -> Result<ToolShape, PluginError> {
-        self.get(name, PluginKind::ToolShape).map(|plugin| ToolShape { plugin })
+        self.get(name, PluginKind::ToolShape)
+            .map(|plugin| ToolShape { plugin, observer: self.observer.clone() })
     }
 
     /// The name-policy plugin `name` (`namespace` is built in).
     pub fn name_policy(&self, name: &str) -> Result<NamePolicy, PluginError> {
-        self.get(name, PluginKind::NamePolicy).map(|plugin| NamePolicy { plugin })
+        self.get(name, PluginKind::NamePolicy)
+            .map(|plugin| NamePolicy { plugin, observer: self.observer.clone() })
     }
 
     /// The transport plugin `name` (a server's `type`, or `sse` for the built-in). Crate-only:

@@ -77,8 +77,7 @@ impl Runtime {
     /// `namePolicy` that names no such plugin, a [`ConfigError`]) or a plugin engine that
     /// cannot start fails the call.
     pub async fn start(resolved: Resolved, options: RuntimeOptions) -> anyhow::Result<Runtime> {
-        let plugins = PluginHost::new(options.cache_dir.clone(), &resolved.plugins)
-            .context("cannot start the plugin host")?;
+        let plugins = plugin_host(&resolved, &options)?;
         registry::plugin_choice::check(&resolved, &plugins)?;
         supervisor::check_lock(&resolved)?;
         Ok(Runtime { supervisor: Supervisor::start(resolved, plugins, options).await })
@@ -90,8 +89,7 @@ impl Runtime {
     /// definition order as ever. Until then its status row says `connecting`. What `serve` uses,
     /// so one hung server cannot hold up a client's `initialize`.
     pub fn start_in_background(resolved: Resolved, options: RuntimeOptions) -> anyhow::Result<Runtime> {
-        let plugins = PluginHost::new(options.cache_dir.clone(), &resolved.plugins)
-            .context("cannot start the plugin host")?;
+        let plugins = plugin_host(&resolved, &options)?;
         registry::plugin_choice::check(&resolved, &plugins)?;
         supervisor::check_lock(&resolved)?;
         Ok(Runtime { supervisor: Supervisor::start_in_background(resolved, plugins, options) })
@@ -376,4 +374,11 @@ impl Runtime {
     pub fn observer(&self) -> &Observer {
         &self.supervisor.options.observer
     }
+}
+
+/// The plugins `resolved` names, cached where `options` says and counted in its observer.
+fn plugin_host(resolved: &Resolved, options: &RuntimeOptions) -> anyhow::Result<PluginHost> {
+    let plugins = PluginHost::new(options.cache_dir.clone(), &resolved.plugins)
+        .context("cannot start the plugin host")?;
+    Ok(plugins.with_observer(options.observer.clone()))
 }

@@ -78,7 +78,9 @@ pub async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
         (None, Some(server)) => live_tools(paths, server.trim()).await?,
         (None, None) => return Err(ExitError::usage("give --tools FILE or --server NAME").into()),
     };
-    let host = PluginHost::new(Some(paths.cache_dir()), &[def]).context("cannot start the plugin host")?;
+    let host = PluginHost::new(Some(paths.cache_dir()), &[def])
+        .context("cannot start the plugin host")?
+        .with_observer(crate::cli::observer());
     // A plugin that does not load is a problem of the file or the flags (exit 2).
     let load = |e: PluginError| ExitError::usage(e.to_string());
     let (outcome, logs, denials) = match kind {

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use crate::config::ServerDef;
+use crate::observe::Observer;
 use crate::plugin::compile::load::{Loaded, Origin, Pre};
 use crate::plugin::error::{Fault, PluginError};
 use crate::plugin::guard::{PerTool, call_per_tool};
@@ -13,6 +14,8 @@ use crate::plugin::wire;
 #[derive(Clone)]
 pub struct NamePolicy {
     pub(crate) plugin: Arc<Loaded>,
+    /// Where each call is counted: the observer of the host that handed it out.
+    pub(crate) observer: Observer,
 }
 
 impl std::fmt::Debug for NamePolicy {
@@ -41,7 +44,7 @@ impl NamePolicy {
         let wit_server = wire::server(server, false);
         let wit_tools: Vec<_> = tools.iter().map(wire::tool).collect();
         let expect = PerTool { tools: tools.len(), noun: "verdicts", export: "review" };
-        let verdicts = call_per_tool(p, expect, async |store| {
+        let verdicts = call_per_tool(p, &self.observer, expect, async |store| {
             let instance = pre.instantiate_async(&mut *store).await?;
             let verdicts =
                 instance.toolport_plugin_policy().call_review(store, &wit_server, &wit_tools).await?;

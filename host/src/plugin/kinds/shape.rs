@@ -5,6 +5,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::config::ServerDef;
+use crate::observe::Observer;
 use crate::plugin::compile::load::{Loaded, Origin, Pre};
 use crate::plugin::error::{Fault, PluginError};
 use crate::plugin::guard::{PerTool, call_per_tool};
@@ -15,6 +16,8 @@ use crate::plugin::wire;
 #[derive(Clone)]
 pub struct ToolShape {
     pub(crate) plugin: Arc<Loaded>,
+    /// Where each call is counted: the observer of the host that handed it out.
+    pub(crate) observer: Observer,
 }
 
 impl std::fmt::Debug for ToolShape {
@@ -43,7 +46,7 @@ impl ToolShape {
         let wit_server = wire::server(server, false);
         let wit_tools: Vec<_> = tools.iter().map(wire::tool).collect();
         let expect = PerTool { tools: tools.len(), noun: "results", export: "convert" };
-        let texts = call_per_tool(p, expect, async |store| {
+        let texts = call_per_tool(p, &self.observer, expect, async |store| {
             let instance = pre.instantiate_async(&mut *store).await?;
             instance.toolport_plugin_shape().call_convert(store, &wit_server, &wit_tools).await
         })
