@@ -296,6 +296,24 @@ mod tests {
         Arc::new(move || Live { held_tools, ..Default::default() })
     }
 
+    /// The value of the sample `name` with exactly `labels`, in any order (the SDK keeps a
+    /// point's attributes in the order it first saw them, or sorted).
+    fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+        let mut wanted: Vec<String> = labels.iter().map(|(k, v)| format!("{k}=\"{v}\"")).collect();
+        wanted.sort();
+        text.lines().filter(|line| !line.starts_with('#')).find_map(|line| {
+            let (series, value) = line.rsplit_once(' ')?;
+            let (found, mut got) = match series.split_once('{') {
+                Some((found, rest)) => {
+                    (found, rest.trim_end_matches('}').split(',').map(str::to_string).collect::<Vec<_>>())
+                }
+                None => (series, Vec::new()),
+            };
+            got.sort();
+            (found == name && got == wanted).then(|| value.parse().ok()).flatten()
+        })
+    }
+
     #[test]
     fn two_observers_with_meters_of_their_own_count_apart() {
         let (a, b) = (metered(), metered());
@@ -307,25 +325,20 @@ mod tests {
         b.plugin_call("shape", 1 << 20, Duration::from_millis(5));
         a.set_live(live(7));
         let (a, b) = (text(&a), text(&b));
-        assert!(
-            a.contains(
-                "toolport_calls_total{server=\"alpha\",tool=\"echo\",kind=\"call\",outcome=\"ok\"} 2\n"
-            ),
-            "{a}"
-        );
-        assert!(
-            b.contains(
-                "toolport_calls_total{server=\"beta\",tool=\"echo\",kind=\"call\",outcome=\"ok\"} 1\n"
-            ),
+        let echo = |server| [("server", server), ("tool", "echo"), ("kind", "call"), ("outcome", "ok")];
+        assert_eq!(sample(&a, "toolport_calls_total", &echo("alpha")), Some(2.0), "{a}");
+        assert_eq!(sample(&b, "toolport_calls_total", &echo("beta")), Some(1.0), "{b}");
+        assert!(!a.contains("beta") && !b.contains("alpha"), "{a}\n{b}");
+        assert_eq!(sample(&a, "toolport_serve_rate_limited_total", &[("limit", "caller")]), Some(1.0), "{a}");
+        assert!(!b.contains("toolport_serve_rate_limited_total{"), "{b}");
+        assert_eq!(
+            sample(&b, "toolport_plugin_memory_bytes_count", &[("plugin", "shape")]),
+            Some(1.0),
             "{b}"
         );
-        assert!(!a.contains("beta") && !b.contains("alpha"), "{a}\n{b}");
-        assert!(a.contains("toolport_serve_rate_limited_total{limit=\"caller\"} 1\n"), "{a}");
-        assert!(!b.contains("toolport_serve_rate_limited_total{"), "{b}");
-        assert!(b.contains("toolport_plugin_memory_bytes_count{plugin=\"shape\"} 1\n"), "{b}");
         assert!(!a.contains("plugin=\"shape\""), "{a}");
-        assert!(a.contains("toolport_tools_held 7\n"), "{a}");
-        assert!(!b.contains("toolport_tools_held "), "{b}");
+        assert_eq!(sample(&a, "toolport_tools_held", &[]), Some(7.0), "{a}");
+        assert_eq!(sample(&b, "toolport_tools_held", &[]), None, "{b}");
     }
 
     #[test]
