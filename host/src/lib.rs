@@ -21,6 +21,12 @@
 //! runtime.shutdown().await;
 //! # Ok(()) }
 //! ```
+//!
+//! The root holds what this example and `host/examples/embed.rs` need; the rest is grouped by
+//! the task a host does: [`store`] (what the definition files hold), [`edit`] (changing them),
+//! [`questions`] (servers' questions to the user), [`serving`] (toolport as an MCP server and an
+//! ACP agent), [`signin`], [`authz`], [`scan`], [`plugins`], [`sandbox`] (the launcher a binary
+//! running sandboxed servers must call), [`audit`] and [`display`].
 #![deny(missing_docs)]
 
 mod acp;
