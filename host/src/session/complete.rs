@@ -42,7 +42,7 @@ pub struct Known {
 
 impl Known {
     /// Completes `line`, the text before the cursor, from these names: what a line editor
-    /// offers on Tab. See [`complete`].
+    /// offers on Tab.
     pub fn complete(&self, line: &str) -> (usize, Vec<String>) {
         complete(line, self)
     }
