@@ -1,4 +1,4 @@
-//! The ACP agent (`toolport::serve_acp`) fed arbitrary bytes as its input stream: framing,
+//! The ACP agent (`toolport::serving::serve_acp`) fed arbitrary bytes as its input stream: framing,
 //! JSON-RPC classification, every method's parameter handling, sessions without servers and
 //! prompts. The agent must never panic or stop early, and every line it writes must be a
 //! JSON-RPC 2.0 message.
@@ -14,7 +14,8 @@ use std::sync::OnceLock;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use tokio::io::AsyncReadExt as _;
-use toolport::{AcpOptions, RuntimeOptions, serve_acp as serve};
+use toolport::RuntimeOptions;
+use toolport::serving::{AcpOptions, serve_acp as serve};
 
 fn home() -> PathBuf {
     static HOME: OnceLock<PathBuf> = OnceLock::new();

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
 use toolport::fuzzing::missing_rows;
-use toolport::{GlobalStore, WorkspaceSettings, resolve, validate};
+use toolport::store::{GlobalStore, WorkspaceSettings, resolve, validate};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };

@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use toolport::WorkspaceSettings;
-use toolport::cli_support::parse_json;
+use toolport::edit::parse_json;
+use toolport::store::WorkspaceSettings;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };

@@ -7,7 +7,7 @@
 //!    definitions in the same shape (aim ≥ 90% fewer). Counted, not timed: exact in every run.
 //! 2. The time of one `search_tools` query over that index (criterion), and of building the
 //!    index (what a `list_changed` costs the next search).
-//! 3. The trust checks over the same listing (the definition checks, `scan_definitions`, and
+//! 3. The trust checks over the same listing (the definition checks, `scan::definitions`, and
 //!    each tool's pin, `ToolPin::of_tool`: what every listing pays at connect and on
 //!    `list_changed`; aim < 5 ms for the 392 tools), against the same tools written out as JSON
 //!    text in the same run (the least any forwarding of a listing costs).
@@ -22,11 +22,11 @@ use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 use serde_json::{Value, json};
-use toolport::cli_support::{ToolPin, count_tokens};
-use toolport::{
-    LAZY_SERVER, ListedTool, Paths, Runtime, RuntimeOptions, ServerDefinitions, ToolIndex, ToolRecord,
-    lazy_tools, load_resolved, scan_definitions,
-};
+use toolport::display::count_tokens;
+use toolport::scan::{self, ListedTool, ServerDefinitions};
+use toolport::serving::{LAZY_SERVER, ToolIndex, lazy_tools};
+use toolport::test_support::ToolPin;
+use toolport::{Paths, Runtime, RuntimeOptions, ToolRecord, load_resolved};
 
 const EXE: &str = env!("CARGO_BIN_EXE_toolport");
 
@@ -130,8 +130,8 @@ fn main() {
     let mut group = criterion.benchmark_group("trust_checks");
     group.sample_size(30).measurement_time(Duration::from_secs(5));
     let pins = || listing.iter().map(|t| ToolPin::of_tool(t, &[])).collect::<Vec<_>>();
-    let checks = || (scan_definitions(&servers, &reserved).unwrap(), pins());
-    group.bench_function("scan_392_tools", |b| b.iter(|| scan_definitions(&servers, &reserved).unwrap()));
+    let checks = || (scan::definitions(&servers, &reserved).unwrap(), pins());
+    group.bench_function("scan_392_tools", |b| b.iter(|| scan::definitions(&servers, &reserved).unwrap()));
     group.bench_function("pins_392_tools", |b| b.iter(pins));
     group.bench_function("checks_392_tools", |b| b.iter(checks));
     group.bench_function("baseline_listing_as_json", |b| b.iter(|| serde_json::to_string(&listing).unwrap()));
@@ -169,7 +169,7 @@ fn main() {
         )
     };
     let scan = timed(&|| {
-        std::hint::black_box(scan_definitions(&servers, &reserved).unwrap());
+        std::hint::black_box(scan::definitions(&servers, &reserved).unwrap());
     });
     let pinned = timed(&|| {
         std::hint::black_box(pins());
@@ -180,7 +180,7 @@ fn main() {
     let as_json = timed(&|| {
         std::hint::black_box(serde_json::to_string(&listing).unwrap());
     });
-    let findings = scan_definitions(&servers, &reserved).unwrap().len();
+    let findings = scan::definitions(&servers, &reserved).unwrap().len();
     rt.block_on(runtime.shutdown());
 
     println!("\nsummary (the lazy surface, {} tools from 10 servers):", records.len());

@@ -10,8 +10,8 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
-use toolport::ServerDef;
-use toolport::{CacheOutcome, PluginHost, ToolInfo};
+use toolport::plugins::{CacheOutcome, PluginHost, ToolInfo};
+use toolport::store::ServerDef;
 
 fn server() -> ServerDef {
     ServerDef { name: "bench".into(), command: Some("bench".into()), ..ServerDef::default() }

@@ -25,8 +25,8 @@ use rmcp::service::ClientServiceExt;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use rmcp::{ClientLifecycleMode, ServiceExt};
 use serde_json::json;
-use toolport::{Resolved, ResolvedServer, ServerDef, TransportKind};
-use toolport::{Runtime, RuntimeOptions};
+use toolport::store::{ServerDef, TransportKind};
+use toolport::{Resolved, ResolvedServer, Runtime, RuntimeOptions};
 
 const EXE: &str = env!("CARGO_BIN_EXE_toolport");
 const CALLS: usize = 1_000;

@@ -18,9 +18,9 @@ use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::json;
 use tokio::net::TcpListener;
-use toolport::cli_support::PLUGIN_BUILD_DIR;
-use toolport::{Grants, Limits, PluginDef, PluginKind, Resolved, ResolvedServer, ServerDef, TransportKind};
-use toolport::{Runtime, RuntimeOptions};
+use toolport::store::{Grants, Limits, PluginDef, PluginKind, ServerDef, TransportKind};
+use toolport::test_support::PLUGIN_BUILD_DIR;
+use toolport::{Resolved, ResolvedServer, Runtime, RuntimeOptions};
 
 const EXE: &str = env!("CARGO_BIN_EXE_toolport");
 const CALLS: usize = 10_000;

@@ -10,8 +10,8 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use serde_json::{Value, json};
-use toolport::{Resolved, ResolvedServer, ServerDef, TransportKind};
-use toolport::{Runtime, RuntimeOptions};
+use toolport::store::{ServerDef, TransportKind};
+use toolport::{Resolved, ResolvedServer, Runtime, RuntimeOptions};
 
 /// The agent's own tools, in the same OpenAI shape the runtime produces.
 fn builtin_tools() -> Vec<Value> {

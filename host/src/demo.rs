@@ -10,6 +10,7 @@ use std::path::Path;
 use anyhow::Context as _;
 use serde_json::{Value, json};
 
+use toolport::audit;
 use toolport::{Paths, Runtime, RuntimeOptions, Trailer, load_resolved, render_status as render};
 
 /// Runs the tour, printing to stdout.
@@ -59,12 +60,12 @@ pub async fn run() -> anyhow::Result<()> {
     // The tour's audit lines and decisions go to its own home, removed with it.
     let observer = toolport::Observer::new()
         .with_notices(std::sync::Arc::new(|line: &str| eprintln!("{line}")))
-        .with_audit_trail(toolport::AuditTrail {
+        .with_audit_trail(audit::AuditTrail {
             file: paths.audit_trail(),
             workspace: paths.workspace_root.clone(),
         })
-        .with_audit_log(toolport::AuditLog {
-            file: Some(toolport::cli_support::audit_log_file(&paths.home)),
+        .with_audit_log(audit::AuditLog {
+            file: Some(audit::log_file(&paths.home)),
             printer: None,
             stderr: false,
         });

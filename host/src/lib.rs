@@ -5,8 +5,8 @@
 //! active server, lists its tools, applies the name policy and the host's collision rules,
 //! shapes the tools with a tool-shape plugin, and serves the surface ([`Runtime::tools`],
 //! [`Runtime::records`]) and the executor ([`Runtime::call`]). The `toolport` binary, the
-//! interactive [`Session`], the ACP agent ([`serve_acp`]) and the MCP server for agents
-//! ([`Gateway`], `toolport serve`) are clients of this API; see
+//! interactive [`Session`], the ACP agent ([`serving::serve_acp`]) and the MCP server for agents
+//! ([`serving::Gateway`], `toolport serve`) are clients of this API; see
 //! `ARCHITECTURE.md` for the map of the modules behind it.
 //!
 //! ```no_run
@@ -21,6 +21,12 @@
 //! runtime.shutdown().await;
 //! # Ok(()) }
 //! ```
+//!
+//! The root holds what this example and `host/examples/embed.rs` need; the rest is grouped by
+//! the task a host does: [`store`] (what the definition files hold), [`edit`] (changing them),
+//! [`questions`] (servers' questions to the user), [`serving`] (toolport as an MCP server and an
+//! ACP agent), [`signin`], [`authz`], [`scan`], [`plugins`], [`sandbox`] (the launcher a binary
+//! running sandboxed servers must call), [`audit`] and [`display`].
 #![deny(missing_docs)]
 
 mod acp;
@@ -49,37 +55,29 @@ mod tokens;
 mod transport;
 mod trust;
 
-// The runtime: start it, read the surface and the status, call tools.
+// The embedder's core: where the files live and what they resolve into; the runtime (start it,
+// read the surface and the status, call tools, read resources and prompts); the interactive
+// session; and the process hygiene a binary owes its servers. Everything else a host may need
+// is in the task modules below, each named for what the host is doing.
+pub use config::{ConfigError, Resolved, ResolvedServer, load_resolved};
+pub use observe::Observer;
+pub use paths::Paths;
 /// Raises the soft limit on open files to the hard one: what a binary calls at start, since
 /// plugins together may hold half of that limit in sockets (the rest stays the host's).
-pub use observe::traces::{Traces, start as start_traces};
 pub use plugin::raise_fd_limit;
-/// Per-caller authorization of `serve` by a Cedar policy file (`serve --policy`, `policy check`).
-pub use policy::{
-    Action as PolicyAction, Decision, Hints, POLICY_FILE, Policy, PolicyError, Principal,
-    Target as PolicyTarget, pinned_hints,
-};
-pub use runtime::{
-    CallContext, CallError, CallOutcome, CallProgress, NotUp, NotUpState, Revision, Runtime, RuntimeOptions,
-    ToolOwners, ToolRecord, check_pins_kept, render_call,
-};
-/// Connect progress as events, for a host that shows it (the binary's spinners).
-pub use runtime::{ConnectEvent, ProgressSink};
-/// What the surface costs in tokens, per server and per tool (`tools --tokens`).
-pub use runtime::{ServerCost, TokenCosts, ToolCost};
-// Servers' questions: the elicitation form an embedding host answers (default: decline),
-// sampling (default: refused, "this host has no model"), the bound on SEP-2322 input rounds.
-pub use runtime::{
-    Choice, ConfirmAnswer, Confirmation, DeclineAll, Elicitation, ElicitationAnswer, ElicitationKind,
-    ElicitationModes, Elicitor, Field, FieldKind, Form, MAX_INPUT_ROUNDS, NO_MODEL, Sampler, confirm_form,
-};
-// Resources and prompts: the merged catalog, a read, a `prompts/get`.
 /// Waits briefly until every call abandoned by its caller has had its `notifications/cancelled`
 /// written: what a binary awaits before ending server processes on a signal.
 pub use runtime::settle_cancellations;
+pub use runtime::{
+    CallContext, CallError, CallOutcome, CallProgress, NotUp, NotUpState, Revision, Runtime, RuntimeOptions,
+    ToolOwners, ToolRecord,
+};
+/// Connect progress as events, for a host that shows it (the binary's spinners).
+pub use runtime::{ConnectEvent, ProgressSink};
+// Resources and prompts: the merged catalog, a read, a `prompts/get`.
 pub use runtime::{Catalog, CatalogError, Offered, PromptOutcome, ResourceRead};
-// The lazy surface's search: BM25 over a registry snapshot (what `search_tools` answers from).
-pub use runtime::{ToolHit, ToolIndex};
+pub use session::complete::Known;
+pub use session::{Reply, Session};
 pub use status::{
     HeldTool, ServerState, ServerStatus, Trailer, render as render_status, render_json as render_status_json,
 };
@@ -90,122 +88,159 @@ pub use transport::end_server_processes;
 /// server reaped; and on a second signal, SIGKILL to them all without waiting.
 pub use transport::{end_server_processes_promptly, kill_server_processes};
 
-// Where the files live, and what they resolve into.
-/// OAuth sign-in for the CLI and embedding hosts.
-pub use auth::{Completion as SignInCompletion, CredentialsFile, SignedIn, no_login, not_remote};
-pub use config::{
-    ConfigError, ConfirmSetting, DirGrant, EditError, GlobalStore, Grant, Grants, IdpDef, Limits,
-    NativeLimits, NativeSandbox, OAuthDef, PluginDef, PluginKind, Resolved, ResolvedServer, Roots, ServerDef,
-    StoreDefaults, Surface, Timeouts, ToolFilter, ToolGlobs, TransportKind, TrustMode, WasmDef,
-    WorkspaceSettings, load_resolved, resolve, validate,
-};
-pub use notice::NoticePrinter;
-// Where the host records what passes through (its `Observer`, in `RuntimeOptions`): the audit
-// log of every call, read, prompt and sign-in (issue 29), the trail of trust decisions, the
-// notices; and the workspace's `audit` setting.
-pub use config::AuditChoice;
-pub use observe::Observer;
-pub use observe::audit_log::{AuditLine, AuditLog, AuditPrinter};
-pub use paths::Paths;
-pub use transport::login;
-
-// Entry points built on the runtime: the interactive session and the ACP agent.
-pub use acp::{AcpLimits, AcpOptions, serve as serve_acp};
-// `toolport serve`: the surface as one MCP server (stdio, or streamable HTTP at `/mcp`).
-pub use gateway::{
-    ConfigWatch, Gateway, HttpAuth, HttpOptions, OidcOptions, RateLimit, SessionKey, SessionKeyError,
-};
-pub use serve::{Caller, LAZY_SERVER, lazy_tools};
-pub use session::{Reply, Session};
-// `toolport scan`: offline checks of what servers' definitions say (issue 28).
-/// The token that stops [`Gateway::serve_http`] (tokio-util's, as rmcp takes it).
-pub use tokio_util::sync::CancellationToken;
-pub use trust::audit::{Action as AuditAction, AuditTrail, TrailEntry};
-pub use trust::{
-    Finding, ListedTool, Rule, RulesError, ServerDefinitions, Severity, Span, rules as scan_rules,
-    scan as scan_definitions,
-};
-
-// Plugins, for hosts and plugin authors who load and run components directly.
-pub use plugin::PACKAGE as WIT_PACKAGE;
-pub use plugin::{
-    CacheOutcome, Fault, Inspection, NamePolicy, Origin, PluginError, PluginHost, PluginLogLine,
-    PluginSummary, ToolInfo, ToolShape, Verdict, WIT_VERSION, inspect, sandbox_uses,
-};
-
-/// The binary's support surface: what the `toolport` command line, its tour and its demo
-/// server use from the library beyond the API above — the config files' edits (toolport's own,
-/// and the locked writes of other agents' files), the text, redaction and token helpers of its
-/// views, what its terminal code needs — and what this repository's own tests, benchmarks and
-/// fuzz targets reach for. Unstable and not an API: it changes with the binary, without notice.
-#[doc(hidden)]
-pub mod cli_support {
-    pub use crate::transport::{
-        CheckReport as SandboxCheck, LAUNCHER_ARG as SANDBOX_LAUNCHER_ARG, SandboxEnded, check_sandbox,
-        launch_sandboxed,
-    };
-    // Changing the files: locked, atomic edits that keep unknown keys (what `mcp add` and `/mcp`
-    // do), and the `mcp add` argument grammar they share.
+pub mod store {
+    //! What the definition files hold: the global store's servers, plugins and defaults, a
+    //! workspace's settings, and the checks that turn them into a [`Resolved`](crate::Resolved)
+    //! (`resolve`, `validate`, and `check_pins_kept` for a surface that must not change).
     pub use crate::config::{
-        ADD_USAGE, AddRequest, SandboxChoice, add_server, disable_server, enable_server, parse_add_args,
-        put_server, remove_server,
+        AuditChoice, ConfirmSetting, DirGrant, GlobalStore, Grant, Grants, IdpDef, Limits, NativeLimits,
+        NativeSandbox, OAuthDef, PluginDef, PluginKind, Roots, ServerDef, StoreDefaults, Surface, Timeouts,
+        ToolFilter, ToolGlobs, TransportKind, TrustMode, WasmDef, WorkspaceSettings, resolve, validate,
     };
-    // The store's `defaults` for servers added from now on (`mcp default`), edited the same way.
-    pub use crate::config::set_default_sandbox;
-    // One field of a server definition set or unset (`mcp set`, `mcp unset`), edited the same way.
-    pub use crate::config::{SERVER_FIELD_KEYS, ServerField, set_server_field};
-    // The store's plugin entries and the workspace's plugin choices (`plugin add|remove`,
-    // `workspace set|unset`), edited the same way.
+    pub use crate::runtime::check_pins_kept;
+}
+
+pub mod edit {
+    //! Changing the files: locked, atomic edits that keep unknown keys and the files'
+    //! permissions. A server added, replaced, enabled, disabled or removed and one field set
+    //! (`mcp add|set|unset`, `/mcp`, with the `mcp add` argument grammar they share); the
+    //! store's defaults; plugin entries and a workspace's plugin choices (`plugin add|remove`,
+    //! `workspace set|unset`); a sandboxed entry's grants and pin. And the same lock and link
+    //! rules for other agents' config files (`install`, `mcp import`): [`LockAt`], [`edit_text`],
+    //! [`refuse_links_out`].
     pub use crate::config::{
-        PluginRequest, PluginUsers, SURFACE_KEY, WorkspacePluginKey, add_plugin, plugin_entry, remove_plugin,
-        set_workspace_plugin, set_workspace_surface,
+        AddRequest, EditError, SandboxChoice, ServerField, add_server, disable_server, enable_server,
+        parse_add_args, put_server, remove_server, set_default_sandbox, set_server_field,
     };
-    // A sandboxed entry's grants and pin (`mcp|plugin grant|revoke|pin`), edited the same way.
-    /// What a secret value is shown as.
-    pub use crate::config::MASK as SECRET_MASK;
     pub use crate::config::{
         GrantChange, GrantItem, GrantOutcome, GrantRequest, Pinned, SandboxEntry, grant_sandbox,
         pin_component, revoke_sandbox,
     };
     /// A config file's JSON read with the file named in its error, and two paths compared as
     /// the files they name.
-    pub use crate::config::{parse_json, same_path};
+    pub use crate::config::{LockAt, edit_text, parse_json, refuse_links_out, same_path};
+    pub use crate::config::{
+        PluginRequest, PluginUsers, SURFACE_KEY, WorkspacePluginKey, add_plugin, plugin_entry, remove_plugin,
+        set_workspace_plugin, set_workspace_surface,
+    };
+}
 
-    // The terminal code that lives in the binary (issue 47): other agents' config files
-    // written under the same lock and link rules as toolport's own (`install`, `mcp import`),
-    // a server's page opened in a browser (URL elicitation), and the session line editor's
-    // completion from what the session knows.
+pub mod questions {
+    //! Servers' questions to the user: the elicitation form an embedding host answers through
+    //! its [`Elicitor`] (default: decline), the confirmation toolport asks before a guarded
+    //! call, sampling through a [`Sampler`] (default: refused, "this host has no model"), the
+    //! bound on SEP-2322 input rounds; and a URL elicitation's page opened in a browser.
     pub use crate::browser::{Shown as BrowserShown, open as open_in_browser};
-    pub use crate::config::{LockAt, edit_text, refuse_links_out};
-    pub use crate::session::complete::{Known, complete};
+    pub use crate::runtime::{
+        Choice, ConfirmAnswer, Confirmation, Elicitation, ElicitationAnswer, ElicitationKind,
+        ElicitationModes, Elicitor, Field, FieldKind, Form, MAX_INPUT_ROUNDS, Sampler,
+    };
+}
 
-    /// Foreign text made safe for a terminal: what every text view of the binary uses.
-    pub use crate::text::{escape_line, escape_text};
-    /// Token counts under the one tokenizer every figure uses (`o200k_base`).
-    pub use crate::tokens::count as count_tokens;
+pub mod serving {
+    //! toolport as a server for agents: the surface as one MCP server ([`Gateway`], `toolport
+    //! serve`, over stdio or streamable HTTP at `/mcp`) with its HTTP options, its lazy surface
+    //! (`search_tools` over a BM25 [`ToolIndex`]), and the ACP agent ([`serve_acp`]).
+    pub use crate::acp::{AcpLimits, AcpOptions, serve as serve_acp};
+    pub use crate::gateway::{
+        ConfigWatch, Gateway, HttpAuth, HttpOptions, OidcOptions, RateLimit, SessionKey, SessionKeyError,
+    };
+    pub use crate::runtime::{ToolHit, ToolIndex};
+    pub use crate::serve::{LAZY_SERVER, lazy_tools};
+    /// The token that stops [`Gateway::serve_http`] (tokio-util's, as rmcp takes it).
+    pub use tokio_util::sync::CancellationToken;
+}
 
-    /// A failure's innermost cause as one line, clipped and redacted (`toolport status`'s "cannot
-    /// reach" message).
+pub mod signin {
+    //! OAuth sign-in to remote servers ([`login`]), and where the credentials are kept.
+    pub use crate::auth::{Completion, CredentialsFile, SignedIn, no_login, not_remote};
+    pub use crate::transport::login;
+}
+
+pub mod authz {
+    //! Per-caller authorization of `toolport serve` by a Cedar policy file (`serve --policy`,
+    //! `policy check`).
+    pub use crate::policy::{
+        Action, Decision, Hints, POLICY_FILE, Policy, PolicyError, Principal, Target, pinned_hints,
+    };
+}
+
+pub mod scan {
+    //! `toolport scan`: offline checks of what servers' definitions say (issue 28).
+    pub use crate::trust::{
+        Finding, ListedTool, Rule, RulesError, ServerDefinitions, Severity, Span, rules, scan as definitions,
+    };
+}
+
+pub mod plugins {
+    //! Plugins, for hosts and plugin authors who load and run components directly: the
+    //! [`PluginHost`], a component inspected, and the WIT package and version it is built against.
+    pub use crate::plugin::PACKAGE as WIT_PACKAGE;
+    pub use crate::plugin::{
+        CacheOutcome, Fault, Inspection, NamePolicy, Origin, PluginError, PluginHost, PluginLogLine,
+        PluginSummary, ToolInfo, ToolShape, Verdict, WIT_VERSION, builtin_bytes, inspect, sandbox_uses,
+    };
+}
+
+pub mod sandbox {
+    //! The native sandbox's launcher. A binary that embeds toolport and runs sandboxed servers
+    //! must hand its own command line to [`launch`] when the first argument is [`LAUNCHER_ARG`]:
+    //! the sandboxed server is started as the binary itself with that argument. And [`check`],
+    //! what this machine's kernel allows (`toolport sandbox check`).
+    pub use crate::transport::{
+        CheckReport, LAUNCHER_ARG, SandboxEnded as Ended, check_sandbox as check, launch_sandboxed as launch,
+    };
+}
+
+pub mod audit {
+    //! What the host records (through its [`Observer`](crate::Observer), in
+    //! [`RuntimeOptions`](crate::RuntimeOptions)): the audit log of every call, read, prompt and
+    //! sign-in (issue 29) with its files and rotation, the trail of trust decisions read back,
+    //! the notices, and the OTLP traces.
+    pub use crate::notice::NoticePrinter;
+    /// The audit log's file under a home, its rotated files (`<file>.<n>`, 1 the newest) and
+    /// how many are kept: what `toolport audit tail` reads.
+    pub use crate::observe::audit_log::{
+        AuditLine, AuditLog, AuditPrinter, KEPT as LOG_KEPT, file_in as log_file, rotated_file,
+    };
+    /// Why an observer's meter could not be built ([`Observer::with_metrics`](crate::Observer::with_metrics)).
+    pub use crate::observe::ObserveError;
+    pub use crate::observe::traces::{Traces, start as start_traces};
+    /// The trail of trust decisions read back, one server's newest first, and a line of it as
+    /// `mcp get` shows it.
+    pub use crate::trust::audit::{
+        Action, AuditTrail, TrailEntry, entry_line as decision_line, recent as recent_decisions,
+    };
+}
+
+pub mod display {
+    //! Text a host shows: foreign text made safe for a terminal, URL secrets masked, a failure's
+    //! innermost cause, a call rendered, and token counts under the one tokenizer every figure
+    //! uses (`o200k_base`), per server and per tool (`tools --tokens`).
+    /// A failure's innermost cause as one line, clipped and redacted (`toolport status`'s
+    /// "cannot reach" message).
     pub use crate::cause::deepest_cause;
+    /// What a secret value is shown as.
+    pub use crate::config::MASK as SECRET_MASK;
     /// URL secrets (query values, userinfo) masked: the binary's printed errors; with the
     /// authorization code a library logs, its log writer.
     pub use crate::redact::{redact_log, redact_urls};
+    pub use crate::runtime::{ServerCost, TokenCosts, ToolCost};
+    pub use crate::text::{escape_line, escape_text};
+    pub use crate::tokens::count as count_tokens;
+}
 
-    /// The audit log's file under a home, its rotated files (`<file>.<n>`, 1 the newest) and
-    /// how many are kept: what `toolport audit tail` reads.
-    pub use crate::observe::audit_log::{KEPT as AUDIT_LOG_KEPT, file_in as audit_log_file, rotated_file};
+/// What this repository's own tests, benchmarks and fuzz targets reach for, and no embedder
+/// should. Unstable and not an API: it changes with them, without notice.
+#[doc(hidden)]
+pub mod test_support {
+    /// Where the build left the guest components (built-ins and test fixtures).
+    pub use crate::plugin::PLUGIN_BUILD_DIR;
     /// A tool's pin as `.toolport/tools.lock` keeps it (its digest): for the checks' benchmark.
     pub use crate::trust::Pin as ToolPin;
-    /// The trail of trust decisions read back, one server's newest first, and a line of it as
-    /// `mcp get` shows it.
-    pub use crate::trust::audit::{entry_line as decision_line, recent as recent_decisions};
     /// The secret scanner (`trust/secrets`), for its benchmark: a text's secrets, and the
     /// text with them replaced by `***`.
     pub use crate::trust::secrets::{redact as redact_secrets, scan as scan_secrets};
-
-    /// Where the build left the guest components (built-ins and test fixtures) and the
-    /// built-ins' embedded bytes: for this repository's own tests and benchmarks.
-    pub use crate::plugin::{PLUGIN_BUILD_DIR, builtin_bytes};
 }
 
 /// The pure parsers, for the fuzz targets in `fuzz/` (cargo-fuzz builds with `--cfg fuzzing`).

@@ -659,3 +659,101 @@ fn a_circle_through_a_reexport_is_found() {
     let found = cycles_of(&Tree::read(dir.path()));
     assert_eq!(found, BTreeSet::from(["a: x y".to_string(), "b c".to_string()]));
 }
+
+/// At most this many names at the root of the library (issue 47 cut them from 151): the
+/// embedder's core, what `host/examples/embed.rs` and the lib.rs example need and the types in
+/// their signatures. Anything else goes in the task module it belongs to (`store`, `edit`,
+/// `questions`, …). Lower it when a name leaves; never raise it.
+const ROOT_EXPORTS_AT_MOST: usize = 38;
+
+/// At most this many names in `#[doc(hidden)] pub mod test_support` (issue 47 cut
+/// `cli_support`'s 64 to this): what this repository's tests, benches and fuzz targets need and
+/// no embedder should. Lower it when a name leaves; never raise it.
+const TEST_SUPPORT_AT_MOST: usize = 4;
+
+/// What the binary may still take from `test_support`: nothing (the metrics' provider left it
+/// for the observer's own meter, `Observer::with_metrics`).
+const BINARY_TEST_SUPPORT: &[&str] = &[];
+
+/// The names a `pub use` item exports, one per leaf (`a::{B, C as D}` is two).
+fn exported(tree: &syn::UseTree, names: &mut Vec<String>) {
+    match tree {
+        syn::UseTree::Path(path) => exported(&path.tree, names),
+        syn::UseTree::Name(name) => names.push(name.ident.to_string()),
+        syn::UseTree::Rename(rename) => names.push(rename.rename.to_string()),
+        syn::UseTree::Glob(_) => names.push("*".to_string()),
+        syn::UseTree::Group(group) => group.items.iter().for_each(|tree| exported(tree, names)),
+    }
+}
+
+/// The names `lib.rs` re-exports among `items`, and the items of its `test_support` module.
+fn exports_of(items: &[syn::Item]) -> (Vec<String>, Option<&[syn::Item]>) {
+    let mut names = Vec::new();
+    let mut test_support = None;
+    for item in items {
+        match item {
+            syn::Item::Use(item) if matches!(item.vis, syn::Visibility::Public(_)) => {
+                exported(&item.tree, &mut names)
+            }
+            syn::Item::Mod(module) if module.ident == "test_support" => {
+                test_support = module.content.as_ref().map(|(_, items)| items.as_slice())
+            }
+            _ => {}
+        }
+    }
+    (names, test_support)
+}
+
+/// The public surface stays cut to what an embedder needs (issue 47): few names at the root,
+/// the rest in documented task modules, and a hidden `test_support` that only this
+/// repository's own tests reach for.
+#[test]
+fn the_public_surface_stays_small() {
+    let lib = source_root().join("lib.rs");
+    let text = std::fs::read_to_string(&lib).unwrap_or_else(|e| panic!("{}: {e}", lib.display()));
+    let file = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", lib.display()));
+    let (root, test_support) = exports_of(&file.items);
+    assert!(
+        root.len() <= ROOT_EXPORTS_AT_MOST,
+        "lib.rs exports {} names at its root (at most {ROOT_EXPORTS_AT_MOST}): put what is not the \
+         embedder's core in the task module it belongs to:\n{}",
+        root.len(),
+        root.join(" ")
+    );
+    let test_support = test_support.unwrap_or_else(|| panic!("lib.rs has no `pub mod test_support {{ … }}`"));
+    let (hidden, _) = exports_of(test_support);
+    assert!(
+        hidden.len() <= TEST_SUPPORT_AT_MOST,
+        "lib.rs's test_support exports {} names (at most {TEST_SUPPORT_AT_MOST}): what the binary or an \
+         embedder needs belongs in a documented module:\n{}",
+        hidden.len(),
+        hidden.join(" ")
+    );
+}
+
+/// The binary is a client of the documented API: it takes nothing from `test_support` but
+/// [`BINARY_TEST_SUPPORT`], by name (not the module itself).
+#[test]
+fn the_binary_uses_no_test_support() {
+    let root = source_root();
+    let mut found = Vec::new();
+    for first in BINARY {
+        let path = root.join(first);
+        let files = if path.is_dir() { rust_files(&path) } else { vec![path] };
+        for file in files {
+            let relative = file.strip_prefix(&root).unwrap_or(&file).display().to_string();
+            for (path, _) in parse(&file).found {
+                let Some(at) = path.iter().position(|s| s == "test_support") else { continue };
+                let name = path.get(at + 1).map(String::as_str).unwrap_or("self");
+                if !BINARY_TEST_SUPPORT.contains(&name) {
+                    found.push(format!("{relative}: {}", path.join("::")));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "the binary uses lib.rs's test_support (export what it needs from a documented module):\n{}",
+        found.join("\n")
+    );
+}

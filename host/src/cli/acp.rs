@@ -3,7 +3,8 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use toolport::{AcpLimits, AcpOptions, Paths, RuntimeOptions, serve_acp};
+use toolport::serving::{AcpLimits, AcpOptions, serve_acp};
+use toolport::{Paths, RuntimeOptions};
 
 use super::duration::parse_duration;
 

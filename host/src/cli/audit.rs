@@ -8,8 +8,9 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use toolport::cli_support::{AUDIT_LOG_KEPT, audit_log_file, escape_line, rotated_file};
-use toolport::{AuditLine, Paths};
+use toolport::Paths;
+use toolport::audit::{self, AuditLine, LOG_KEPT, rotated_file};
+use toolport::display::escape_line;
 
 use super::ExitError;
 
@@ -67,7 +68,7 @@ pub async fn run(paths: &Paths, args: AuditArgs) -> anyhow::Result<ExitCode> {
 
 async fn run_tail(paths: &Paths, args: TailArgs) -> anyhow::Result<ExitCode> {
     let filter = Filter::of(&args)?;
-    let file = audit_log_file(&paths.home);
+    let file = audit::log_file(&paths.home);
     // The live file is opened first and followed from where this read ends, so no line
     // appended in between is lost or shown twice.
     let mut live = File::open(&file).ok();
@@ -139,8 +140,7 @@ impl Filter {
 /// rotated files from the newest back, until there are enough.
 fn newest(file: &Path, live_text: &str, n: usize, filter: &Filter) -> Vec<(String, AuditLine)> {
     let mut found = Vec::new();
-    let rotated =
-        (1..=AUDIT_LOG_KEPT).map(|k| std::fs::read_to_string(rotated_file(file, k)).unwrap_or_default());
+    let rotated = (1..=LOG_KEPT).map(|k| std::fs::read_to_string(rotated_file(file, k)).unwrap_or_default());
     for text in std::iter::once(live_text.to_string()).chain(rotated) {
         if found.len() >= n {
             break;

@@ -1,7 +1,7 @@
 //! Exit statuses and the error that carries one: what every command returns through, kept
 //! in a leaf so the commands and `main` do not import each other for it.
 
-use toolport::EditError;
+use toolport::edit::EditError;
 
 /// Exit status for bad usage or bad configuration.
 pub const EXIT_USAGE: u8 = 2;

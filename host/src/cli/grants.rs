@@ -6,8 +6,9 @@ use anyhow::{Context as _, Result};
 
 use super::exit::edit_error;
 use serde_json::{Value, json};
-use toolport::cli_support::{self, GrantChange, GrantItem, GrantOutcome, GrantRequest, SandboxEntry};
-use toolport::{DirGrant, Grants, NativeSandbox, Paths, WasmDef};
+use toolport::Paths;
+use toolport::edit::{self, GrantChange, GrantItem, GrantOutcome, GrantRequest, SandboxEntry};
+use toolport::store::{DirGrant, Grants, NativeSandbox, WasmDef};
 
 /// What `grant` adds or `revoke` takes back; at least one is required (clap exits 2 with the
 /// usage otherwise).
@@ -46,8 +47,8 @@ pub fn change(paths: &Paths, entry: SandboxEntry<'_>, flags: GrantFlags, change:
     let store = paths.store_file();
     let request = flags.request();
     let changes = match change {
-        Change::Grant => cli_support::grant_sandbox(&store, entry, &request, &cwd),
-        Change::Revoke => cli_support::revoke_sandbox(&store, entry, &request, &cwd),
+        Change::Grant => edit::grant_sandbox(&store, entry, &request, &cwd),
+        Change::Revoke => edit::revoke_sandbox(&store, entry, &request, &cwd),
     }
     .map_err(edit_error)?;
     for c in &changes {
@@ -58,7 +59,7 @@ pub fn change(paths: &Paths, entry: SandboxEntry<'_>, flags: GrantFlags, change:
 
 /// Pins the entry's component: `pinned notes: sha256 <hex>`, with what it replaced.
 pub fn pin(paths: &Paths, entry: SandboxEntry<'_>) -> Result<()> {
-    let pinned = cli_support::pin_component(&paths.store_file(), entry).map_err(edit_error)?;
+    let pinned = edit::pin_component(&paths.store_file(), entry).map_err(edit_error)?;
     let was = match pinned.previous.as_deref() {
         None => String::new(),
         Some(old) if old == pinned.sha256 => " (unchanged)".to_string(),

@@ -1,18 +1,20 @@
 //! `toolport mcp login <name> [--no-browser]` and `mcp logout <name>`: the person's side of
 //! OAuth for one remote server, and the `oauth:` line of `mcp get`. The flow itself is the
-//! library's ([`toolport::login`]); this maps arguments in and lines out.
+//! library's ([`signin::login`]); this maps arguments in and lines out.
 
 use std::process::ExitCode;
 
 use anyhow::Result;
 
 use super::ExitError;
-use toolport::{CredentialsFile, GlobalStore, Paths, ServerDef, SignInCompletion};
+use toolport::Paths;
+use toolport::signin::{self, Completion as SignInCompletion, CredentialsFile};
+use toolport::store::{GlobalStore, ServerDef};
 
 /// Signs in to `name` and stores its tokens.
 pub async fn login(paths: &Paths, name: &str, no_browser: bool) -> Result<ExitCode> {
     let def = stored(paths, name)?;
-    if let Some(why) = toolport::no_login(&def) {
+    if let Some(why) = signin::no_login(&def) {
         return Err(ExitError::usage(why).into());
     }
     let def = def.expanded(|k| std::env::var(k).ok())?;
@@ -23,7 +25,7 @@ pub async fn login(paths: &Paths, name: &str, no_browser: bool) -> Result<ExitCo
     } else {
         SignInCompletion::Browser
     };
-    let signed_in = toolport::login(&crate::cli::observer(), &def, &file, completion)
+    let signed_in = signin::login(&crate::cli::observer(), &def, &file, completion)
         .await
         .map_err(|e| ExitError::failure(format!("cannot sign in to {name}: {e:#}")))?;
     let issuer = signed_in.issuer.as_deref().map(|i| format!(" (issuer {i})")).unwrap_or_default();
@@ -34,7 +36,7 @@ pub async fn login(paths: &Paths, name: &str, no_browser: bool) -> Result<ExitCo
 /// Forgets `name`'s tokens (every issuer's).
 pub fn logout(paths: &Paths, name: &str) -> Result<ExitCode> {
     let def = stored(paths, name)?;
-    if let Some(why) = toolport::not_remote(&def) {
+    if let Some(why) = signin::not_remote(&def) {
         return Err(ExitError::usage(why).into());
     }
     let url = def.url.as_deref().unwrap_or_default();

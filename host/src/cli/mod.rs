@@ -38,7 +38,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 
 use toolport::Paths;
-use toolport::cli_support;
+use toolport::display;
 
 pub use exit::{EXIT_FAILURE, EXIT_USAGE, ExitError};
 
@@ -117,7 +117,7 @@ enum Command {
 /// Parses the command line, runs the command and maps the outcome to an exit status.
 pub fn main() -> ExitCode {
     // toolport started again as a sandboxed server's launcher: nothing else of the CLI runs.
-    if std::env::args_os().nth(1).is_some_and(|a| a == cli_support::SANDBOX_LAUNCHER_ARG) {
+    if std::env::args_os().nth(1).is_some_and(|a| a == toolport::sandbox::LAUNCHER_ARG) {
         return sandbox::launch();
     }
     let cli = Cli::parse();
@@ -129,7 +129,7 @@ pub fn main() -> ExitCode {
         }
     };
     // Inside the runtime's context: the OTLP/gRPC exporter's channel is bound to it.
-    let traces = match runtime.block_on(async { toolport::start_traces() }) {
+    let traces = match runtime.block_on(async { toolport::audit::start_traces() }) {
         Ok(traces) => traces,
         Err(message) => {
             eprintln!("toolport: {message}");
@@ -159,7 +159,7 @@ pub fn main() -> ExitCode {
         Err(err) => {
             // The message may quote a server's words (escaped) and a server URL (redacted).
             let message = format!("{err:#}");
-            eprintln!("toolport: {}", cli_support::escape_text(&cli_support::redact_urls(&message)));
+            eprintln!("toolport: {}", display::escape_text(&display::redact_urls(&message)));
             ExitCode::from(exit_status(&err))
         }
     }
@@ -178,7 +178,11 @@ fn start_metrics(runtime: &tokio::runtime::Runtime, command: &Command) -> Result
 /// whatever it is told, and the OTLP exporter retries an unreachable collector with backoff.
 /// So each runs on a thread of its own, and one still exporting when the budget is spent is
 /// left behind: the process exits without it.
-fn flush_telemetry(runtime: &tokio::runtime::Runtime, traces: Option<toolport::Traces>, budget: Duration) {
+fn flush_telemetry(
+    runtime: &tokio::runtime::Runtime,
+    traces: Option<toolport::audit::Traces>,
+    budget: Duration,
+) {
     let deadline = std::time::Instant::now() + budget;
     let (done, finished) = std::sync::mpsc::channel::<()>();
     let mut flushing = 0;
@@ -390,7 +394,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
 
 /// The log on stderr at the chosen verbosity and, when `traces` are exported, the spans made for
 /// OpenTelemetry handed to the exporter whatever that verbosity.
-fn init_tracing(verbose: u8, traces: Option<&toolport::Traces>) {
+fn init_tracing(verbose: u8, traces: Option<&toolport::audit::Traces>) {
     use tracing_subscriber::EnvFilter;
     // rmcp logs transport failures with the full URL, which may carry an expanded `${VAR}`
     // secret: every line is redacted by `RedactingStderr`, and rmcp stays quiet anyway unless
@@ -423,7 +427,7 @@ fn init_tracing(verbose: u8, traces: Option<&toolport::Traces>) {
 }
 
 /// The log's writer: stderr, with every URL's query values and userinfo and rmcp's logged
-/// authorization code masked ([`toolport::cli_support::redact_log`]) at every verbosity, whoever wrote the
+/// authorization code masked ([`display::redact_log`]) at every verbosity, whoever wrote the
 /// line (rmcp, reqwest, a plugin, us). `tracing_subscriber`'s formatter hands over each event
 /// whole in one write, so a URL or a code is never split across two calls.
 struct RedactingStderr;
@@ -439,7 +443,7 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for RedactingStderr {
 impl std::io::Write for RedactingStderr {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let text = String::from_utf8_lossy(buf);
-        std::io::stderr().lock().write_all(cli_support::redact_log(&text).as_bytes())?;
+        std::io::stderr().lock().write_all(display::redact_log(&text).as_bytes())?;
         Ok(buf.len())
     }
 

@@ -6,7 +6,8 @@
 
 use std::sync::{Arc, OnceLock};
 
-use toolport::{AuditLog, AuditTrail, Observer, Paths, cli_support};
+use toolport::audit::{AuditLog, AuditTrail};
+use toolport::{Observer, Paths};
 
 static OBSERVER: OnceLock<Observer> = OnceLock::new();
 /// The observer with the command's meter alone, if it has one: what every observer handed
@@ -39,7 +40,7 @@ fn for_home(paths: &Paths, audit_stderr: bool) -> Observer {
     notices_only()
         .with_audit_trail(AuditTrail { file: paths.audit_trail(), workspace: paths.workspace_root.clone() })
         .with_audit_log(AuditLog {
-            file: Some(cli_support::audit_log_file(&paths.home)),
+            file: Some(toolport::audit::log_file(&paths.home)),
             printer: Some(Arc::new(|line: &str| eprintln!("{line}"))),
             stderr: audit_stderr,
         })

@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use toolport::{Hints, Paths, Policy, PolicyAction, PolicyTarget, Principal};
+use toolport::Paths;
+use toolport::authz::{self, Action as PolicyAction, Hints, Policy, Principal, Target as PolicyTarget};
 
 use super::ExitError;
 
@@ -118,7 +119,7 @@ fn load(paths: &Paths, given: Option<&std::path::Path>) -> anyhow::Result<Policy
         Ok(Some(policy)) => Ok(policy),
         Ok(None) => Err(ExitError::usage(format!(
             "no policy file: {} does not exist (give --policy FILE)",
-            paths.home.join(toolport::POLICY_FILE).display()
+            paths.home.join(authz::POLICY_FILE).display()
         ))
         .into()),
         Err(e) => Err(ExitError::usage(e.to_string()).into()),
@@ -136,7 +137,7 @@ fn target<'a>(paths: &Paths, args: &'a CheckArgs) -> anyhow::Result<(PolicyTarge
     };
     if let Some(text) = &args.tool {
         let (server, name) = split("tool", text)?;
-        let pinned = toolport::pinned_hints(&paths.workspace_root, server, name)
+        let pinned = authz::pinned_hints(&paths.workspace_root, server, name)
             .map_err(|e| ExitError::usage(e.to_string()))?;
         let mut hints = pinned.unwrap_or_default();
         for given in &args.annotation {

@@ -5,8 +5,7 @@
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-
-use toolport::cli_support::{self, SandboxEnded};
+use toolport::sandbox::{self, Ended};
 
 /// The launcher's exit when it could not confine the server (`EX_CONFIG`); its reason is on
 /// stderr, which toolport quotes on the server's status row.
@@ -33,7 +32,7 @@ pub fn run(args: &SandboxArgs) -> ExitCode {
 }
 
 fn check() -> ExitCode {
-    match cli_support::check_sandbox() {
+    match sandbox::check() {
         Ok(report) => {
             println!("this machine can sandbox stdio servers:");
             let scoped = if report.landlock_abi >= 6 {
@@ -57,15 +56,15 @@ fn check() -> ExitCode {
 
 /// The launcher: confines itself, runs the server, and leaves as the server did.
 pub fn launch() -> ExitCode {
-    match cli_support::launch_sandboxed() {
-        Ok(SandboxEnded::Checked { landlock_fully, landlock_abi }) => {
+    match sandbox::launch() {
+        Ok(Ended::Checked { landlock_fully, landlock_abi }) => {
             println!(
                 "{}",
                 serde_json::json!({ "landlockFully": landlock_fully, "landlockAbi": landlock_abi })
             );
             ExitCode::SUCCESS
         }
-        Ok(SandboxEnded::Server(status)) => exit_as(status),
+        Ok(Ended::Server(status)) => exit_as(status),
         Err(why) => {
             eprintln!("toolport sandbox: {why}");
             ExitCode::from(EXIT_NOT_CONFINED)

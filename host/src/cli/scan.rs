@@ -4,8 +4,9 @@
 use std::process::ExitCode;
 
 use serde_json::{Value, json};
-use toolport::cli_support::escape_line;
-use toolport::{Catalog, Finding, ListedTool, Paths, Rule, ServerDefinitions, Severity, ToolRecord};
+use toolport::display::escape_line;
+use toolport::scan::{self, Finding, ListedTool, Rule, ServerDefinitions, Severity};
+use toolport::{Catalog, Paths, ToolRecord};
 
 use super::ExitError;
 
@@ -56,12 +57,11 @@ pub async fn run_scan(paths: &Paths, args: ScanArgs) -> anyhow::Result<ExitCode>
     runtime.shutdown().await;
     let mut servers = definitions(&order, records, instructions);
     add_catalog(&mut servers, catalog);
-    let findings =
-        toolport::scan_definitions(&servers, &reserved).map_err(|e| ExitError::failure(e.to_string()))?;
+    let findings = scan::definitions(&servers, &reserved).map_err(|e| ExitError::failure(e.to_string()))?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&findings)?);
     } else if args.sarif {
-        let rules = toolport::scan_rules().map_err(|e| ExitError::failure(e.to_string()))?;
+        let rules = scan::rules().map_err(|e| ExitError::failure(e.to_string()))?;
         let enabled_in = paths.workspace_file();
         let enabled_in = enabled_in.strip_prefix(&paths.workspace_root).ok().and_then(|p| p.to_str());
         println!("{}", serde_json::to_string_pretty(&sarif(rules, &findings, enabled_in))?);
@@ -283,7 +283,7 @@ mod tests {
             prompts: vec![prompt],
             ..ServerDefinitions::default()
         };
-        toolport::scan_definitions(&[server], &[]).unwrap()
+        scan::definitions(&[server], &[]).unwrap()
     }
 
     #[test]
@@ -300,7 +300,7 @@ mod tests {
 
     #[test]
     fn sarif_levels_and_locations() {
-        let rules = toolport::scan_rules().unwrap();
+        let rules = scan::rules().unwrap();
         let log = sarif(rules, &findings(), Some(".toolport/workspace.json"));
         assert_eq!(log["version"], "2.1.0");
         assert_eq!(log["runs"][0]["results"][0]["level"], "warning");

@@ -5,10 +5,12 @@ use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 
-use toolport::{
-    CancellationToken, Gateway, HttpAuth, HttpOptions, OidcOptions, Paths, RateLimit, RuntimeOptions,
-    ServerState, ServerStatus, SessionKey, Surface,
+use toolport::authz;
+use toolport::serving::{
+    CancellationToken, Gateway, HttpAuth, HttpOptions, OidcOptions, RateLimit, SessionKey,
 };
+use toolport::store::Surface;
+use toolport::{Paths, RuntimeOptions, ServerState, ServerStatus};
 
 use super::ExitError;
 
@@ -152,13 +154,13 @@ pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let policy = match &args.policy {
-        Some(file) => toolport::Policy::load(file).map(Some),
-        None => toolport::Policy::load_from_home(&paths.home),
+        Some(file) => authz::Policy::load(file).map(Some),
+        None => authz::Policy::load_from_home(&paths.home),
     }
     .map_err(|e| ExitError::usage(e.to_string()))?;
     let resolved = toolport::load_resolved(paths, &BTreeSet::new())?;
     if !args.allow_unpinned {
-        toolport::check_pins_kept(&resolved).map_err(|e| ExitError::usage(e.0))?;
+        toolport::store::check_pins_kept(&resolved).map_err(|e| ExitError::usage(e.0))?;
     }
     if http.as_ref().is_some_and(|options| matches!(options.auth, HttpAuth::Oidc(_))) {
         for line in super::service_identity::personal_sign_ins(paths, &resolved) {
@@ -186,7 +188,7 @@ pub async fn run(paths: &Paths, args: ServeArgs) -> anyhow::Result<ExitCode> {
         eprintln!("toolport serve: {}", settled_line(&runtime.status()));
     });
     let _watch = if args.no_watch { None } else { Some(gateway.watch(paths.clone())?) };
-    let policy_file = args.policy.clone().unwrap_or_else(|| toolport::Policy::home_file(&paths.home));
+    let policy_file = args.policy.clone().unwrap_or_else(|| authz::Policy::home_file(&paths.home));
     let _policy_watch = if args.no_watch { None } else { Some(gateway.watch_policy(policy_file)?) };
     let served = match http {
         None => {

@@ -4,7 +4,9 @@
 //! a person (tokens a `mcp login` stored, or the enterprise grant's ID token) would act as
 //! that person for every caller, so serve says so at start, once per such server.
 
-use toolport::{CredentialsFile, Grant, Paths, Resolved, ResolvedServer};
+use toolport::signin::CredentialsFile;
+use toolport::store::Grant;
+use toolport::{Paths, Resolved, ResolvedServer};
 
 /// The line for each active server of `resolved` that signs in as a person.
 pub fn personal_sign_ins(paths: &Paths, resolved: &Resolved) -> Vec<String> {

@@ -1,5 +1,5 @@
 //! The session's input side. On a terminal: `rustyline` (history kept in the home folder, tab
-//! completion from the library's `complete`) on its own thread, because it blocks; the async side
+//! completion from the library's `Known::complete`) on its own thread, because it blocks; the async side
 //! runs each line and only then lets the editor draw the next prompt, so output and prompt
 //! never interleave. Off a terminal (a script, a pipe): plain lines, no prompt or banner, and
 //! stdout flushed after every command so a driving process sees each answer as it comes.
@@ -19,8 +19,7 @@ use rustyline::{Editor, Helper};
 use tokio::io::AsyncBufReadExt as _;
 use tokio::sync::mpsc;
 
-use toolport::Session;
-use toolport::cli_support::{Known, complete};
+use toolport::{Known, Session};
 
 const PROMPT: &str = "toolport> ";
 const BANNER: &str = "toolport session: /help lists the commands, /quit leaves";
@@ -159,7 +158,7 @@ impl Completer for LineHelper {
         _ctx: &rustyline::Context<'_>,
     ) -> rustyline::Result<(usize, Vec<String>)> {
         let known = self.known.lock().map(|k| k.clone()).unwrap_or_default();
-        Ok(complete(&line[..pos], &known))
+        Ok(known.complete(&line[..pos]))
     }
 }
 

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use serde_json::Value;
-use toolport::cli_support::{deepest_cause, escape_line};
+use toolport::display::{deepest_cause, escape_line};
 
 use super::{ExitError, token_env};
 

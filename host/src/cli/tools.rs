@@ -6,8 +6,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use serde_json::Value;
-use toolport::cli_support::escape_line;
-use toolport::{LAZY_SERVER, Paths, Resolved, Runtime, RuntimeOptions, Surface, TrustMode};
+use toolport::display::{self, escape_line};
+use toolport::serving::{self, LAZY_SERVER};
+use toolport::store::{Surface, TrustMode};
+use toolport::{Paths, Resolved, Runtime, RuntimeOptions};
 
 use super::ExitError;
 use super::ask::{ElicitPolicy, TerminalElicitor};
@@ -135,7 +137,7 @@ pub async fn run_tools(paths: &Paths, args: ToolsArgs) -> anyhow::Result<ExitCod
         return Ok(ExitCode::SUCCESS);
     }
     let tools = if lazy {
-        runtime.shape_own(LAZY_SERVER, &toolport::lazy_tools(), args.shape.as_deref()).await
+        runtime.shape_own(LAZY_SERVER, &serving::lazy_tools(), args.shape.as_deref()).await
     } else {
         runtime.tools_in(args.shape.as_deref()).await
     };
@@ -150,12 +152,12 @@ pub async fn run_tools(paths: &Paths, args: ToolsArgs) -> anyhow::Result<ExitCod
 }
 
 /// What the lazy surface's three definitions cost, counted as the full surface's are.
-async fn lazy_costs(runtime: &Runtime, shape: Option<&str>) -> anyhow::Result<toolport::TokenCosts> {
+async fn lazy_costs(runtime: &Runtime, shape: Option<&str>) -> anyhow::Result<display::TokenCosts> {
     let shape_name = shape.map_or_else(|| runtime.tool_shape(), str::to_string);
-    let own = toolport::lazy_tools();
+    let own = serving::lazy_tools();
     let shaped = runtime.shape_own(LAZY_SERVER, &own, shape).await?;
     let named = own.iter().zip(&shaped).map(|(tool, shaped)| (LAZY_SERVER, tool.name.as_ref(), shaped));
-    Ok(toolport::TokenCosts::count(&shape_name, named))
+    Ok(display::TokenCosts::count(&shape_name, named))
 }
 
 /// Calls one tool and prints its result (its text, or with `--json` all of it); exit 1 when

@@ -10,8 +10,10 @@ use clap::Subcommand;
 
 use super::ExitError;
 use super::exit::edit_error;
-use toolport::cli_support::{self, SURFACE_KEY, WorkspacePluginKey};
-use toolport::{GlobalStore, Paths, PluginHost, Surface, WorkspaceSettings};
+use toolport::Paths;
+use toolport::edit::{self, SURFACE_KEY, WorkspacePluginKey};
+use toolport::plugins::PluginHost;
+use toolport::store::{GlobalStore, Surface, WorkspaceSettings};
 
 /// `toolport workspace <subcommand>`.
 #[derive(Debug, clap::Args)]
@@ -92,13 +94,13 @@ pub async fn run(paths: &Paths, args: WorkspaceArgs) -> Result<ExitCode> {
             let old = match key.key() {
                 Some(plugin_key) => {
                     check_plugin(paths, plugin_key, value)?;
-                    cli_support::set_workspace_plugin(root, plugin_key, Some(value))
+                    edit::set_workspace_plugin(root, plugin_key, Some(value))
                 }
                 None => {
                     let surface = Surface::parse(value).ok_or_else(|| {
                         ExitError::usage(format!("{SURFACE_KEY} \"{value}\": must be \"full\" or \"lazy\""))
                     })?;
-                    cli_support::set_workspace_surface(root, Some(surface))
+                    edit::set_workspace_surface(root, Some(surface))
                 }
             }
             .map_err(edit_error)?;
@@ -107,8 +109,8 @@ pub async fn run(paths: &Paths, args: WorkspaceArgs) -> Result<ExitCode> {
         }
         WorkspaceCommand::Unset { key } => {
             let old = match key.key() {
-                Some(plugin_key) => cli_support::set_workspace_plugin(root, plugin_key, None),
-                None => cli_support::set_workspace_surface(root, None),
+                Some(plugin_key) => edit::set_workspace_plugin(root, plugin_key, None),
+                None => edit::set_workspace_surface(root, None),
             }
             .map_err(edit_error)?;
             let default = key.default();

@@ -34,10 +34,10 @@ pub use edit::plugin_edit::{
     set_workspace_plugin, set_workspace_surface,
 };
 pub use edit::sandbox_entry::SandboxEntry;
-pub use edit::server_field::{SERVER_FIELD_KEYS, ServerField, set_server_field};
+pub use edit::server_field::{ServerField, set_server_field};
 pub use edit::store_defaults::set_default_sandbox;
 // The write path for other agents' config files (the binary's `cli/clients/`, through
-// `cli_support`): same lock, re-read and rename; a lock held across several edits, for a
+// `toolport::edit`): same lock, re-read and rename; a lock held across several edits, for a
 // file of secrets (`auth/`).
 pub(crate) use edit::write::{FileLock, Perms};
 pub use edit::write::{LockAt, edit_text};

@@ -45,8 +45,8 @@ pub use options::{RuntimeOptions, ToolOwners};
 pub use progress::{ConnectEvent, ProgressSink};
 pub use questions::confirmation::{ConfirmAnswer, Confirmation};
 pub use questions::elicitation::{
-    Choice, DeclineAll, Elicitation, ElicitationAnswer, ElicitationKind, ElicitationModes, Elicitor, Field,
-    FieldKind, Form, confirm_form,
+    Choice, Elicitation, ElicitationAnswer, ElicitationKind, ElicitationModes, Elicitor, Field, FieldKind,
+    Form, confirm_form,
 };
 pub use questions::related::{Caller, Related};
 pub use questions::sampling::{NO_MODEL, Sampler};

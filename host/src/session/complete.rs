@@ -40,6 +40,14 @@ pub struct Known {
     pub resources: Vec<(String, String)>,
 }
 
+impl Known {
+    /// Completes `line`, the text before the cursor, from these names: what a line editor
+    /// offers on Tab.
+    pub fn complete(&self, line: &str) -> (usize, Vec<String>) {
+        complete(line, self)
+    }
+}
+
 /// Where the word being completed starts (byte offset into `line`) and its candidates, sorted
 /// as offered. `line` is the text before the cursor.
 pub fn complete(line: &str, known: &Known) -> (usize, Vec<String>) {

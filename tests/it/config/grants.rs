@@ -8,8 +8,10 @@ use std::process::Output;
 
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
-use toolport::cli_support::{GrantRequest, PLUGIN_BUILD_DIR, SandboxEntry};
-use toolport::{Grants, Limits, PluginDef, PluginHost, PluginKind};
+use toolport::edit::{GrantRequest, SandboxEntry};
+use toolport::plugins::PluginHost;
+use toolport::store::{Grants, Limits, PluginDef, PluginKind};
+use toolport::test_support::PLUGIN_BUILD_DIR;
 
 use crate::support::common::Env;
 use crate::support::runtime::demo;
@@ -454,19 +456,11 @@ fn host_patterns_are_refused_exactly_as_the_sandbox_refuses_them() {
     let mut refused = 0;
     for pattern in patterns {
         let request = GrantRequest { hosts: vec![pattern.to_string()], ..GrantRequest::default() };
-        let config = toolport::cli_support::grant_sandbox(
-            &env.store(),
-            SandboxEntry::Plugin("p"),
-            &request,
-            env.root(),
-        );
+        let config =
+            toolport::edit::grant_sandbox(&env.store(), SandboxEntry::Plugin("p"), &request, env.root());
         if config.is_ok() {
-            let undo = toolport::cli_support::revoke_sandbox(
-                &env.store(),
-                SandboxEntry::Plugin("p"),
-                &request,
-                env.root(),
-            );
+            let undo =
+                toolport::edit::revoke_sandbox(&env.store(), SandboxEntry::Plugin("p"), &request, env.root());
             assert!(undo.is_ok(), "{pattern}: {undo:?}");
         }
         let def = PluginDef {

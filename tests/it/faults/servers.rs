@@ -8,8 +8,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use toolport::CallError;
-use toolport::ServerState;
+use toolport::{CallError, ServerState};
 
 use crate::support::common::Env;
 use crate::support::faults::{assert_failed, assert_neighbour_fine, fault, row, start, write_pair};

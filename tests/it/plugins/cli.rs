@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use toolport::cli_support::PLUGIN_BUILD_DIR;
+use toolport::test_support::PLUGIN_BUILD_DIR;
 
 use crate::support::common::Env;
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::{Value, json};
-use toolport::cli_support::PLUGIN_BUILD_DIR;
+use toolport::test_support::PLUGIN_BUILD_DIR;
 
 use crate::support::common::{Env, toolport_path};
 use crate::support::runtime::demo;

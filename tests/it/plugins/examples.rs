@@ -16,7 +16,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use toolport::{WIT_PACKAGE, WIT_VERSION};
+use toolport::plugins::{WIT_PACKAGE, WIT_VERSION};
 
 use crate::support::common::{Env, toolport_path};
 use crate::support::runtime::{demo, write_config};

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use toolport::cli_support::PLUGIN_BUILD_DIR;
-use toolport::{CacheOutcome, Fault, PluginError, PluginHost, ToolInfo, Verdict};
-use toolport::{DirGrant, Grants, Limits, PluginDef, PluginKind, ServerDef};
+use toolport::plugins::{CacheOutcome, Fault, PluginError, PluginHost, ToolInfo, Verdict};
+use toolport::store::{DirGrant, Grants, Limits, PluginDef, PluginKind, ServerDef};
+use toolport::test_support::PLUGIN_BUILD_DIR;
 
 fn wasm(stem: &str) -> PathBuf {
     Path::new(PLUGIN_BUILD_DIR).join(format!("{stem}.wasm"))
@@ -124,14 +124,14 @@ async fn openai_shape_embedded_and_from_file_pass_schemas_through_intact() {
     )]);
     // The embedded built-in is the very component the guest workspace built.
     let file_bytes = std::fs::read(wasm("shape_openai")).unwrap();
-    assert_eq!(toolport::cli_support::builtin_bytes("openai").unwrap(), file_bytes.as_slice());
+    assert_eq!(toolport::plugins::builtin_bytes("openai").unwrap(), file_bytes.as_slice());
     let embedded = h.tool_shape("openai").unwrap();
     assert_eq!(embedded.name(), "openai");
-    assert_eq!(embedded.origin(), &toolport::Origin::Builtin);
+    assert_eq!(embedded.origin(), &toolport::plugins::Origin::Builtin);
     let out = embedded.convert(&server("demo"), &tools()).await.unwrap();
     same_text(&out, &expected_openai());
     let from_file = h.tool_shape("openai-file").unwrap();
-    assert_eq!(from_file.origin(), &toolport::Origin::File(wasm("shape_openai")));
+    assert_eq!(from_file.origin(), &toolport::plugins::Origin::File(wasm("shape_openai")));
     same_text(&from_file.convert(&server("demo"), &tools()).await.unwrap(), &expected_openai());
 }
 
@@ -442,7 +442,7 @@ async fn a_relative_folder_grant_is_the_plain_path_beside_the_store() {
         "kind": "tool-shape", "path": wasm("fixture_hostile"), "grants": {"dirs": ["../cfg"]}
     }}});
     let store =
-        toolport::GlobalStore::parse(&store_file, &text.to_string()).unwrap_or_else(|e| panic!("{e}"));
+        toolport::store::GlobalStore::parse(&store_file, &text.to_string()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(store.plugins[0].grants.dirs[0].host, top.join("cfg"));
     let host = PluginHost::new(shared_cache(), &store.plugins).unwrap_or_else(|e| panic!("{e}"));
     let file = top.join("cfg/settings.txt");

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
-use toolport::cli_support::PLUGIN_BUILD_DIR;
+use toolport::test_support::PLUGIN_BUILD_DIR;
 
 use crate::support::common::Env;
 use crate::support::runtime::demo;

@@ -27,7 +27,7 @@ const HANDLE_LIMIT: usize = 16_384;
 
 /// The fixture, built by host/build.rs with the other guests.
 fn component() -> PathBuf {
-    PathBuf::from(toolport::cli_support::PLUGIN_BUILD_DIR).join("server_hostile.wasm")
+    PathBuf::from(toolport::test_support::PLUGIN_BUILD_DIR).join("server_hostile.wasm")
 }
 
 /// A `wasm` server running the fixture with `args`, plus the keys of `extra` (`limits`,

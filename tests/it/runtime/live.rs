@@ -4,9 +4,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use toolport::ServerState;
-use toolport::load_resolved;
-use toolport::{CallError, RuntimeOptions};
+use toolport::{CallError, RuntimeOptions, ServerState, load_resolved};
 
 use crate::support::common::Env;
 use crate::support::runtime::{

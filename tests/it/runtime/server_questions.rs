@@ -272,7 +272,7 @@ fn input_required_rounds_are_answered_and_retried_with_the_request_state() {
     assert!(
         err.contains(&format!(
             "the server still asked for input after {} answers",
-            toolport::MAX_INPUT_ROUNDS
+            toolport::questions::MAX_INPUT_ROUNDS
         )),
         "{err}"
     );

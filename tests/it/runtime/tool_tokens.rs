@@ -43,7 +43,7 @@ fn check_against(costs: &Value, tools: &[Value]) {
     for tool in tools {
         let name = name_of(tool);
         let cost = counted.iter().find(|c| c["name"] == name).unwrap_or_else(|| panic!("{name} not counted"));
-        assert_eq!(cost["tokens"], toolport::cli_support::count_tokens(&tool.to_string()), "{name}");
+        assert_eq!(cost["tokens"], toolport::display::count_tokens(&tool.to_string()), "{name}");
     }
     let sum: u64 = counted.iter().filter_map(|c| c["tokens"].as_u64()).sum();
     assert_eq!(costs["total"], sum, "the tools add up to the total");

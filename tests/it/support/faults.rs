@@ -5,9 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use toolport::load_resolved;
-use toolport::{Runtime, RuntimeOptions};
-use toolport::{ServerState, ServerStatus};
+use toolport::{Runtime, RuntimeOptions, ServerState, ServerStatus, load_resolved};
 
 use crate::support::common::Env;
 use crate::support::runtime::{call_text, demo, paths};

@@ -159,7 +159,7 @@ async fn serve_ws(socket: TcpStream, mut child: Child) {
 
 /// The folder `build.rs` leaves every built guest component in.
 pub fn built_plugin(stem: &str) -> PathBuf {
-    let path = PathBuf::from(toolport::cli_support::PLUGIN_BUILD_DIR).join(format!("{stem}.wasm"));
+    let path = PathBuf::from(toolport::test_support::PLUGIN_BUILD_DIR).join(format!("{stem}.wasm"));
     assert!(path.exists(), "{} is missing: the host build script builds plugins/", path.display());
     path
 }

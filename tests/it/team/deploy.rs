@@ -233,7 +233,10 @@ fn the_helm_chart_is_valid_and_passes_only_flags_serve_has() {
     }
     for rate in ["perCaller", "perTool"] {
         let rate = values["rateLimit"][rate].as_str().unwrap_or_default();
-        assert!(rate.is_empty() || rate.parse::<toolport::RateLimit>().is_ok(), "values.yaml: {rate}");
+        assert!(
+            rate.is_empty() || rate.parse::<toolport::serving::RateLimit>().is_ok(),
+            "values.yaml: {rate}"
+        );
     }
     let docs = manifests(&chart.join("templates"), true);
     check(&docs, "deploy/helm/toolport");

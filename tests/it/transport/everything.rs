@@ -7,8 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolport::ServerState;
-use toolport::{CallError, Runtime, RuntimeOptions};
+use toolport::{CallError, Runtime, RuntimeOptions, ServerState};
 
 use crate::support::common::Env;
 use crate::support::peers::{Everything, everything_entry, everything_stdio, node};

@@ -7,8 +7,7 @@ use std::net::TcpListener;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolport::{Runtime, RuntimeOptions};
-use toolport::{ServerState, render_status as render};
+use toolport::{Runtime, RuntimeOptions, ServerState, render_status as render};
 
 use crate::support::common::Env;
 use crate::support::peers::{Everything, everything_stdio};

@@ -5,7 +5,7 @@
 use dialoguer::Confirm;
 use dialoguer::console::Term;
 
-use toolport::{ConfirmAnswer, Confirmation};
+use toolport::questions::{ConfirmAnswer, Confirmation};
 
 /// Asks on the terminal; a prompt that fails (the terminal went away) cancels.
 pub fn ask(request: &Confirmation) -> ConfirmAnswer {

@@ -6,8 +6,8 @@ use dialoguer::console::Term;
 use dialoguer::{Confirm, Input, MultiSelect, Select};
 use serde_json::{Map, Value};
 
-use toolport::cli_support::escape_line;
-use toolport::{ElicitationAnswer, Field, FieldKind, Form};
+use toolport::display::escape_line;
+use toolport::questions::{ElicitationAnswer, Field, FieldKind, Form};
 
 /// Asks `form` on the terminal. A prompt that fails (the terminal went away) cancels.
 pub fn ask(server: &str, message: &str, form: &Form) -> ElicitationAnswer {

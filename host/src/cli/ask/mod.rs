@@ -20,8 +20,8 @@ use std::io::IsTerminal as _;
 
 use futures::future::BoxFuture;
 
-use toolport::cli_support::escape_line;
-use toolport::{
+use toolport::display::escape_line;
+use toolport::questions::{
     ConfirmAnswer, Confirmation, Elicitation, ElicitationAnswer, ElicitationKind, ElicitationModes, Elicitor,
 };
 

@@ -5,8 +5,8 @@
 use dialoguer::Select;
 use dialoguer::console::Term;
 
-use toolport::ElicitationAnswer;
-use toolport::cli_support::{BrowserShown, escape_line, open_in_browser};
+use toolport::display::escape_line;
+use toolport::questions::{BrowserShown, ElicitationAnswer, open_in_browser};
 
 /// Prints the page and why the server wants it visited.
 pub fn show(server: &str, message: &str, url: &str) {

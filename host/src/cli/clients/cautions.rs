@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use serde_json::Value;
 
 use super::mapping::Mapped;
-use toolport::ServerDef;
+use toolport::store::ServerDef;
 
 /// What a server from a project file will do when it connects, said before it ever does: a
 /// cloned repository's `.mcp.json` with `"Authorization": "Bearer ${GITHUB_TOKEN}"` sends the

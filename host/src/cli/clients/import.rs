@@ -16,8 +16,8 @@ use super::cautions::{ImportCaution, cautions};
 use super::client::{Client, ClientHomes, ClientScope, Format};
 use super::mapping::to_store;
 use super::{codex_toml, json_file};
-use toolport::cli_support::{add_server, enable_server};
-use toolport::{ConfigError, EditError, Paths};
+use toolport::edit::{EditError, add_server, enable_server};
+use toolport::{ConfigError, Paths};
 
 /// What to import from where.
 #[derive(Debug, Clone)]

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use super::client::{Client, ClientHomes, ClientScope, Format, InstallOutcome, Launch};
 use super::{codex_toml, json_file};
-use toolport::cli_support::{LockAt, edit_text, refuse_links_out};
-use toolport::{ConfigError, EditError, Paths};
+use toolport::edit::{EditError, LockAt, edit_text, refuse_links_out};
+use toolport::{ConfigError, Paths};
 
 /// The folder in toolport's home that holds the locks of other programs' files.
 pub(crate) const LOCKS_DIR: &str = "locks";

@@ -36,7 +36,7 @@ pub(crate) fn parse(path: &Path, text: Option<&str>, dialect: Dialect) -> Result
     if !dialect.comments {
         // The syntax tree keeps comments whatever the options say: strict files are checked
         // by serde_json first, with the same message toolport's own store gets.
-        toolport::cli_support::parse_json(path, text)?;
+        toolport::edit::parse_json(path, text)?;
     }
     let options = ParseOptions {
         allow_comments: dialect.comments,

@@ -18,7 +18,7 @@ pub(super) struct Mapped {
 /// Maps one of `client`'s entries to a store definition: stdio `{type, command, args, env,
 /// cwd}`, remote `{type: http|sse, url, headers}`, timeouts where the client has them. Fields
 /// toolport has no place for are named in a note; type errors are left to
-/// [`add_server`](toolport::cli_support::add_server)'s validation, which names the field.
+/// [`add_server`](toolport::edit::add_server)'s validation, which names the field.
 pub(super) fn to_store(client: Client, entry: &Value) -> Result<Mapped, String> {
     let obj = entry.as_object().ok_or("the definition is not an object")?;
     let has = |k: &str| obj.get(k).is_some_and(|v| !v.is_null());
@@ -261,7 +261,8 @@ mod tests {
         let codex =
             map(Client::Codex, json!({"command":"x","enabled_tools":["read"],"disabled_tools":["rm"]}))?;
         assert_eq!(codex.0["tools"], json!({"include": ["read"], "exclude": ["rm"]}));
-        let filter = toolport::ToolFilter::new(vec!["a\\*b".into()], vec![]).map_err(|e| format!("{e:?}"))?;
+        let filter =
+            toolport::store::ToolFilter::new(vec!["a\\*b".into()], vec![]).map_err(|e| format!("{e:?}"))?;
         assert!(filter.allows("a*b") && !filter.allows("axb"));
         Ok(())
     }

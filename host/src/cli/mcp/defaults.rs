@@ -5,8 +5,9 @@
 use anyhow::Result;
 
 use crate::cli::exit::edit_error;
-use toolport::cli_support::set_default_sandbox;
-use toolport::{GlobalStore, Paths};
+use toolport::Paths;
+use toolport::edit::set_default_sandbox;
+use toolport::store::GlobalStore;
 
 /// The defaults there are, as `mcp default` names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use crate::cli::exit::{ExitError, edit_error};
 use toolport::Paths;
-use toolport::cli_support::{ServerField, set_server_field};
+use toolport::edit::{ServerField, set_server_field};
 
 /// Sets the field and says what it is now and was: `mcp NAME: KEY = VALUE (was OLD) -> STORE`.
 pub fn set(paths: &Paths, name: &str, key: &str, values: &[String]) -> Result<String> {

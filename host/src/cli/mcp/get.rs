@@ -9,12 +9,10 @@ use serde_json::{Map, Value};
 
 use crate::cli::ExitError;
 use crate::cli::grants;
-use toolport::cli_support::SECRET_MASK as MASK;
-use toolport::cli_support::{decision_line, recent_decisions};
-use toolport::{
-    GlobalStore, Paths, Roots, Runtime, RuntimeOptions, ServerDef, ToolFilter, TransportKind,
-    WorkspaceSettings,
-};
+use toolport::audit::{decision_line, recent_decisions};
+use toolport::display::SECRET_MASK as MASK;
+use toolport::store::{self, GlobalStore, Roots, ServerDef, ToolFilter, TransportKind, WorkspaceSettings};
+use toolport::{Paths, Runtime, RuntimeOptions};
 
 /// How many of a server's trust decisions in this workspace `mcp get` shows.
 const DECISIONS_SHOWN: usize = 20;
@@ -26,7 +24,7 @@ pub(super) async fn get_view(paths: &Paths, name: &str, json: bool) -> Result<St
     let store = GlobalStore::load(&paths.store_file())?;
     let def = store.server(name).ok_or_else(|| ExitError::failure(format!("Unknown MCP server: {name}")))?;
     let enabled = WorkspaceSettings::load(&paths.workspace_root)?.enabled.iter().any(|n| n == name);
-    let validity = toolport::validate(def, &store.plugins);
+    let validity = store::validate(def, &store.plugins);
     let masked = masked(def);
     if json {
         let mut out = Map::new();
@@ -191,11 +189,11 @@ fn masked(def: &ServerDef) -> ServerDef {
     let mask =
         |pairs: &[(String, String)]| pairs.iter().map(|(k, _)| (k.clone(), MASK.to_string())).collect();
     let secret = |v: &Option<String>| v.as_ref().map(|_| MASK.to_string());
-    let oauth = def.oauth.as_ref().map(|o| toolport::OAuthDef {
+    let oauth = def.oauth.as_ref().map(|o| store::OAuthDef {
         client_secret: secret(&o.client_secret),
         private_key: secret(&o.private_key),
         assertion: secret(&o.assertion),
-        idp: o.idp.as_ref().map(|i| toolport::IdpDef {
+        idp: o.idp.as_ref().map(|i| store::IdpDef {
             client_secret: secret(&i.client_secret),
             id_token: secret(&i.id_token),
             ..i.clone()

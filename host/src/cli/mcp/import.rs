@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::cli::clients::{ImportCaution, ImportOutcome, ImportReport};
 use toolport::Paths;
-use toolport::cli_support::escape_line;
+use toolport::display::escape_line;
 
 /// The `mcp import` lines: one per server of the client's file (names and keys only, never a
 /// value), then the count.

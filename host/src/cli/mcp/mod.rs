@@ -23,7 +23,7 @@ use crate::cli::clients::{self, Client, ClientHomes, ClientScope, ImportRequest}
 use crate::cli::exit::{ExitError, edit_error};
 use crate::cli::grants::{self, Change, GrantFlags};
 use crate::cli::progress::Spinners;
-use toolport::cli_support::{self, SandboxChoice, SandboxEntry, parse_add_args};
+use toolport::edit::{self, SandboxChoice, SandboxEntry, parse_add_args};
 use toolport::{ConfigError, Paths, Runtime, RuntimeOptions, Trailer};
 
 /// The usage line printed with an `add` argument error.
@@ -245,7 +245,7 @@ pub async fn run(paths: &Paths, args: McpArgs) -> Result<ExitCode> {
             add(paths, &req.name, &req.to_json(), req.force, req.sandbox)?;
         }
         McpCommand::AddJson { name, json, force } => {
-            let doc = cli_support::parse_json(std::path::Path::new("<json argument>"), &json)?;
+            let doc = edit::parse_json(std::path::Path::new("<json argument>"), &json)?;
             let Value::Object(def) = doc else {
                 return Err(ConfigError("the definition must be a JSON object".into()).into());
             };
@@ -260,15 +260,15 @@ pub async fn run(paths: &Paths, args: McpArgs) -> Result<ExitCode> {
         }
         McpCommand::Logout { name } => return crate::cli::login::logout(paths, &name),
         McpCommand::Remove { name } => {
-            cli_support::remove_server(paths, &name).map_err(edit_error)?;
+            edit::remove_server(paths, &name).map_err(edit_error)?;
             println!("mcp removed: {name}");
         }
         McpCommand::Enable { name } => {
-            cli_support::enable_server(paths, &name).map_err(edit_error)?;
+            edit::enable_server(paths, &name).map_err(edit_error)?;
             println!("mcp enabled: {name}");
         }
         McpCommand::Disable { name } => {
-            cli_support::disable_server(paths, &name).map_err(edit_error)?;
+            edit::disable_server(paths, &name).map_err(edit_error)?;
             println!("mcp disabled: {name}");
         }
         McpCommand::Grant { name, what } => {
@@ -331,7 +331,7 @@ fn add(
     sandbox: SandboxChoice,
 ) -> Result<()> {
     let store = paths.store_file();
-    let replaced = cli_support::put_server(&store, name, def, force, sandbox).map_err(edit_error)?;
+    let replaced = edit::put_server(&store, name, def, force, sandbox).map_err(edit_error)?;
     let verb = if replaced { "replaced" } else { "added" };
     println!("mcp {verb}: {} -> {}", name.trim(), store.display());
     Ok(())

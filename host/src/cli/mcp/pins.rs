@@ -5,6 +5,7 @@
 
 use anyhow::Result;
 use toolport::Paths;
+use toolport::display;
 
 use super::start_workspace as start;
 
@@ -23,10 +24,10 @@ pub async fn approve(paths: &Paths, server: &str, tools: &[String]) -> Result<St
     runtime.shutdown().await;
     let approved = approved?;
     let lock = paths.tools_lock();
-    let shown = toolport::cli_support::escape_line(server);
+    let shown = display::escape_line(server);
     let mut out = String::new();
     for (tool, reason) in &approved.tools {
-        let tool = toolport::cli_support::escape_line(tool);
+        let tool = display::escape_line(tool);
         out.push_str(&format!("mcp approved: {tool} of {shown} ({reason}) -> {}\n", lock.display()));
     }
     if approved.instructions {

@@ -11,8 +11,10 @@ use sha2::{Digest as _, Sha256};
 
 use crate::cli::ExitError;
 use crate::cli::exit::edit_error;
-use toolport::cli_support::{self, GrantRequest, PluginRequest};
-use toolport::{Paths, PluginKind, WIT_PACKAGE, WIT_VERSION};
+use toolport::Paths;
+use toolport::edit::{self, GrantRequest, PluginRequest};
+use toolport::plugins::{self, WIT_PACKAGE, WIT_VERSION};
+use toolport::store::PluginKind;
 
 /// A plugin kind as the flags spell it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -112,7 +114,7 @@ pub struct RemoveArgs {
 pub fn component_kind(paths: &Paths, file: &Path, asked: Option<KindArg>) -> Result<(PluginKind, Vec<u8>)> {
     let bytes =
         std::fs::read(file).map_err(|e| ExitError::usage(format!("cannot read {}: {e}", file.display())))?;
-    let found = toolport::inspect(&bytes, Some(&paths.cache_dir()))
+    let found = plugins::inspect(&bytes, Some(&paths.cache_dir()))
         .map_err(|e| ExitError::usage(format!("{}: {e:#}", file.display())))?;
     let world = match found.world.as_deref().and_then(PluginKind::parse) {
         Some(kind) => kind,
@@ -153,7 +155,7 @@ pub fn component_kind(paths: &Paths, file: &Path, asked: Option<KindArg>) -> Res
 
 /// Whether `name` is a built-in plugin's, which configured entries may not take.
 pub fn is_builtin(name: &str) -> bool {
-    cli_support::builtin_bytes(name).is_some()
+    plugins::builtin_bytes(name).is_some()
 }
 
 /// `plugin add`: checks the component, then writes the entry under the store's lock.
@@ -169,9 +171,9 @@ pub fn add(paths: &Paths, args: AddArgs) -> Result<ExitCode> {
     let sha256 = args.pin.then(|| hex::encode(Sha256::digest(&bytes)));
     let cwd = std::env::current_dir().context("cannot read the current folder")?;
     let request = args.sandbox.request(kind, &args.file, sha256);
-    let (entry, def) = cli_support::plugin_entry(&name, &request, &cwd)?;
+    let (entry, def) = edit::plugin_entry(&name, &request, &cwd)?;
     let store = paths.store_file();
-    let replaced = cli_support::add_plugin(&store, &name, &entry, args.force).map_err(edit_error)?;
+    let replaced = edit::add_plugin(&store, &name, &entry, args.force).map_err(edit_error)?;
     let verb = if replaced { "replaced" } else { "added" };
     println!("plugin {verb}: {name} ({}, {}) -> {}", kind.as_str(), def.path.display(), store.display());
     if let Some(pin) = &def.sha256 {
@@ -183,7 +185,7 @@ pub fn add(paths: &Paths, args: AddArgs) -> Result<ExitCode> {
 /// `plugin remove`: refused while something names the plugin, unless `--force`.
 pub fn remove(paths: &Paths, args: RemoveArgs) -> Result<ExitCode> {
     let name = args.name.trim();
-    let users = cli_support::remove_plugin(paths, name, args.force).map_err(edit_error)?;
+    let users = edit::remove_plugin(paths, name, args.force).map_err(edit_error)?;
     println!("plugin removed: {name}");
     if !users.is_empty() {
         eprintln!("Warning: {name} is still named by {}", users.describe(&paths.workspace_file()));

@@ -20,10 +20,10 @@ use sha2::{Digest as _, Sha256};
 use crate::cli::ExitError;
 use crate::cli::grants::{self, Change, GrantFlags};
 
-use toolport::cli_support::{self, SandboxEntry};
-use toolport::{
-    GlobalStore, Grants, Inspection, Origin, Paths, PluginHost, PluginSummary, WIT_PACKAGE, WIT_VERSION,
-};
+use toolport::Paths;
+use toolport::edit::SandboxEntry;
+use toolport::plugins::{self, Inspection, Origin, PluginHost, PluginSummary, WIT_PACKAGE, WIT_VERSION};
+use toolport::store::{GlobalStore, Grants};
 
 /// `toolport plugin <subcommand>`.
 #[derive(Debug, clap::Args)]
@@ -150,10 +150,10 @@ fn list(paths: &Paths, as_json: bool) -> Result<ExitCode> {
 /// from its imports; `Err` says why the file could not be read.
 fn uses(p: &PluginSummary) -> Result<Vec<&'static str>, String> {
     let bytes: Cow<'_, [u8]> = match &p.origin {
-        Origin::Builtin => Cow::Borrowed(cli_support::builtin_bytes(&p.name).ok_or("not built in")?),
+        Origin::Builtin => Cow::Borrowed(plugins::builtin_bytes(&p.name).ok_or("not built in")?),
         Origin::File(path) => Cow::Owned(std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?),
     };
-    toolport::sandbox_uses(&bytes).map_err(|e| format!("not a component: {e}"))
+    plugins::sandbox_uses(&bytes).map_err(|e| format!("not a component: {e}"))
 }
 
 fn uses_text(uses: &Result<Vec<&'static str>, String>) -> String {
@@ -227,13 +227,14 @@ fn inspect(paths: &Paths, file: &std::path::Path, as_json: bool) -> Result<ExitC
     let bytes =
         std::fs::read(file).map_err(|e| ExitError::usage(format!("cannot read {}: {e}", file.display())))?;
     let found =
-        toolport::inspect(&bytes, Some(&paths.cache_dir())).with_context(|| format!("{}", file.display()))?;
+        plugins::inspect(&bytes, Some(&paths.cache_dir())).with_context(|| format!("{}", file.display()))?;
     // What `plugin pin` or `mcp pin` would write for this file, to compare before trusting it.
     let sha256 = hex::encode(Sha256::digest(&bytes));
-    let uses = toolport::sandbox_uses(&bytes).with_context(|| format!("{}", file.display()))?;
+    let uses = plugins::sandbox_uses(&bytes).with_context(|| format!("{}", file.display()))?;
     // The store's entries for this very file: what it would use next to what it is granted.
     let store = GlobalStore::load(&paths.store_file())?;
-    let configured: Vec<_> = store.plugins.iter().filter(|d| cli_support::same_path(&d.path, file)).collect();
+    let configured: Vec<_> =
+        store.plugins.iter().filter(|d| toolport::edit::same_path(&d.path, file)).collect();
     if as_json {
         let mut value = serde_json::to_value(&found)?;
         if let Some(map) = value.as_object_mut() {

@@ -15,7 +15,7 @@ use anyhow::{Context, Result, bail};
 use toml_edit::{DocumentMut, Item};
 
 use crate::cli::ExitError;
-use toolport::WIT_VERSION;
+use toolport::plugins::WIT_VERSION;
 
 /// `toolport plugin new`.
 #[derive(Debug, clap::Args)]

@@ -12,11 +12,10 @@ use serde_json::{Map, Value, json};
 
 use super::edit::{KindArg, SandboxFlags, component_kind, is_builtin};
 use crate::cli::ExitError;
-use toolport::cli_support::{self, escape_line};
-use toolport::{
-    GlobalStore, Paths, PluginError, PluginHost, PluginKind, PluginLogLine, Resolved, ResolvedServer,
-    Runtime, RuntimeOptions, ServerDef, ServerState, ToolInfo, ToolRecord, Verdict, WorkspaceSettings,
-};
+use toolport::display::escape_line;
+use toolport::plugins::{PluginError, PluginHost, PluginLogLine, ToolInfo, Verdict};
+use toolport::store::{GlobalStore, PluginKind, ServerDef, WorkspaceSettings};
+use toolport::{Paths, Resolved, ResolvedServer, Runtime, RuntimeOptions, ServerState, ToolRecord};
 
 /// The server name a plugin sees when the tools come from a file.
 const SAMPLE_SERVER: &str = "sample";
@@ -70,7 +69,7 @@ pub async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot read the current folder")?;
     let name = plugin_name(&args.file);
     let request = args.sandbox.request(kind, &args.file, None);
-    let (_, def) = cli_support::plugin_entry(&name, &request, &cwd)?;
+    let (_, def) = toolport::edit::plugin_entry(&name, &request, &cwd)?;
     let (server, tools) = match (&args.tools, &args.server) {
         (Some(file), _) => {
             (ServerDef { name: args.server_name.trim().to_string(), ..Default::default() }, read_tools(file)?)
@@ -125,7 +124,7 @@ fn plugin_name(file: &Path) -> String {
 fn read_tools(file: &Path) -> Result<Vec<ToolInfo>> {
     let text = std::fs::read_to_string(file)
         .map_err(|e| ExitError::usage(format!("cannot read {}: {e}", file.display())))?;
-    let doc = cli_support::parse_json(file, &text)?;
+    let doc = toolport::edit::parse_json(file, &text)?;
     let bad = |msg: String| ExitError::usage(format!("{}: {msg}", file.display()));
     let list = match &doc {
         Value::Array(list) => Some(list),
@@ -176,7 +175,7 @@ async fn live_tools(paths: &Paths, server: &str) -> Result<(ServerDef, Vec<ToolI
         .cloned()
         .ok_or_else(|| ExitError::usage(format!("Unknown MCP server: {server}")))?;
     // A definition the runtime would not connect is the store's mistake (exit 2).
-    let transport = toolport::validate(&def, &store.plugins)
+    let transport = toolport::store::validate(&def, &store.plugins)
         .map_err(|msg| ExitError::usage(format!("invalid MCP server \"{server}\": {msg}")))?;
     let resolved = Resolved {
         servers: vec![ResolvedServer {

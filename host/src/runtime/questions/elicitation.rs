@@ -26,7 +26,7 @@ pub trait Elicitor: Send + Sync + 'static {
     fn elicit(&self, request: Elicitation) -> BoxFuture<'_, ElicitationAnswer>;
 
     /// Asks the person to allow a call before toolport sends it (the workspace's `confirm`).
-    /// By default a form without fields whose message is the question ([`confirm_form`]), put
+    /// By default a form without fields whose message is the question, put
     /// through [`Elicitor::elicit`]: accepting it allows the call. A host with a plainer way to
     /// ask yes or no (a terminal, ACP's permission request) answers it its own way.
     fn confirm(&self, request: Confirmation) -> BoxFuture<'_, ConfirmAnswer> {

@@ -8,7 +8,8 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use toolport::{CacheOutcome, PluginHost, ServerDef, ToolInfo};
+use toolport::plugins::{CacheOutcome, PluginHost, ToolInfo};
+use toolport::store::ServerDef;
 
 use crate::support::common::Env;
 use crate::support::runtime::{demo as demo_server, write_config};

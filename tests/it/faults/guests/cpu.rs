@@ -8,8 +8,9 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use toolport::cli_support::PLUGIN_BUILD_DIR;
-use toolport::{Grants, Limits, PluginDef, PluginHost, PluginKind, ServerDef, ToolInfo};
+use toolport::plugins::{PluginHost, ToolInfo};
+use toolport::store::{Grants, Limits, PluginDef, PluginKind, ServerDef};
+use toolport::test_support::PLUGIN_BUILD_DIR;
 
 use crate::support::common::Env;
 use crate::support::faults::write;

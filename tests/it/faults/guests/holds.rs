@@ -6,7 +6,8 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolport::{Grants, Limits, PluginDef, PluginHost, PluginKind, ServerDef, ToolInfo};
+use toolport::plugins::{PluginHost, ToolInfo};
+use toolport::store::{Grants, Limits, PluginDef, PluginKind, ServerDef};
 use toolport::{Runtime, RuntimeOptions, ServerState};
 
 use crate::support::common::Env;

@@ -14,7 +14,7 @@ use crate::support::wasm::{SMALL_CONNECT_MS, seed_cache};
 
 /// The fixture, built by host/build.rs with the other guests.
 fn component() -> PathBuf {
-    PathBuf::from(toolport::cli_support::PLUGIN_BUILD_DIR).join("server_hostile.wasm")
+    PathBuf::from(toolport::test_support::PLUGIN_BUILD_DIR).join("server_hostile.wasm")
 }
 
 /// Whether anything, even a dangling link, is at `path`.

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 use toolport::ServerState;
-use toolport::cli_support::PLUGIN_BUILD_DIR;
+use toolport::test_support::PLUGIN_BUILD_DIR;
 
 use crate::support::common::Env;
 use crate::support::faults::{OK, assert_neighbour_fine, healthy, row, start, write};

@@ -161,7 +161,8 @@ async fn a_cut_event_stream_is_resumed_after_the_servers_retry_with_its_last_id(
 /// configured 300 ms, well inside the call's time limit (wasi:http's default would be 600 s).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_guests_between_bytes_timeout_is_honoured() {
-    use toolport::{Grants, Limits, PluginDef, PluginHost, PluginKind, ToolInfo};
+    use toolport::plugins::{PluginHost, ToolInfo};
+    use toolport::store::{Grants, Limits, PluginDef, PluginKind};
     let listener = TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
     let port = listener.local_addr().unwrap_or_else(|e| panic!("{e}")).port();
     let (quiet, hold) = mpsc::channel::<TcpStream>();
@@ -184,11 +185,11 @@ async fn a_guests_between_bytes_timeout_is_honoured() {
     };
     let cache = std::env::temp_dir().join("toolport-it-faults-cache");
     let host = PluginHost::new(Some(cache), &[def]).unwrap_or_else(|e| panic!("{e:#}"));
-    let server = toolport::ServerDef {
+    let server = toolport::store::ServerDef {
         name: "idle".into(),
         command: Some("demo".into()),
         args: vec![format!("http://127.0.0.1:{port}/sse"), "300".into()],
-        ..toolport::ServerDef::default()
+        ..toolport::store::ServerDef::default()
     };
     let tool = ToolInfo {
         name: "x".into(),
