@@ -76,7 +76,7 @@ fn fixture() -> tempfile::TempDir {
 }
 
 /// The records grouped by server, as the trust checks take them.
-fn definitions(records: &[ToolRecord]) -> Vec<ServerDefinitions> {
+fn definitions(records: &[std::sync::Arc<ToolRecord>]) -> Vec<ServerDefinitions> {
     let mut servers: Vec<ServerDefinitions> = Vec::new();
     for r in records {
         let listed = ListedTool { surface_name: r.name.clone(), tool: r.tool.clone() };

@@ -79,7 +79,7 @@ pub async fn run_scan(paths: &Paths, args: ScanArgs) -> anyhow::Result<ExitCode>
 /// surface order.
 fn definitions(
     order: &[String],
-    records: Vec<ToolRecord>,
+    records: Vec<std::sync::Arc<ToolRecord>>,
     instructions: Vec<(String, String)>,
 ) -> Vec<ServerDefinitions> {
     let mut servers: Vec<ServerDefinitions> = order
@@ -94,6 +94,7 @@ fn definitions(
         })
         .collect();
     for record in records {
+        let record = std::sync::Arc::unwrap_or_clone(record);
         let listed = ListedTool { surface_name: record.name, tool: record.tool };
         match servers.iter_mut().find(|s| s.name == record.server) {
             Some(server) => server.tools.push(listed),

@@ -250,9 +250,10 @@ async fn counted(shared: &Shared, parts: &Parts, name: &str, body: &[u8]) -> Opt
     };
     let scope = shared.access.scope_of(runtime, Some(parts));
     match scope.callable(runtime, &name, shared.list_wait).await {
-        Callable::Allowed { record, .. } => {
-            Some(Counted { key: (Some(record.server), record.original), shown: record.name })
-        }
+        Callable::Allowed { record, .. } => Some(Counted {
+            key: (Some(record.server.clone()), record.original.clone()),
+            shown: record.name.clone(),
+        }),
         Callable::Refused { .. } | Callable::Unknown => None,
     }
 }

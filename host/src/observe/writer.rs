@@ -20,12 +20,21 @@ use super::audit_log::{self, rotation::Appender};
 /// line is never dropped): about a second of a busy gateway's calls, a few MiB at most.
 const QUEUE: usize = 4096;
 
-/// After writing, the thread rests this long before it looks at the queue again: lines that
-/// come in meanwhile wait for it without waking it, and go out together. A busy gateway then
-/// pays one wake-up, one `stat` and one `write` per file every few milliseconds rather than per
-/// call; a line after a quiet spell is written at once. Short enough that a person or a test
-/// reading the file after an answer sees its line.
+/// After writing, the thread rests before it looks at the queue again: lines that come in
+/// meanwhile wait for it without waking it, and go out together. The rest grows with the batch
+/// it follows ([`rest_after`]): a line after a quiet spell is written at once and the next
+/// within `REST`, so a person or a test reading the file after an answer sees its line; a busy
+/// gateway (a batch of many lines) pays one wake-up, one `stat` and one `write` per file every
+/// `MAX_REST` rather than per call.
 const REST: Duration = Duration::from_millis(2);
+
+/// The longest rest: how late a line of a busy gateway may reach its file.
+const MAX_REST: Duration = Duration::from_millis(20);
+
+/// The rest after a batch of `lines`: `REST` for each line, at most `MAX_REST`.
+fn rest_after(lines: usize) -> Duration {
+    REST.saturating_mul(u32::try_from(lines).unwrap_or(u32::MAX)).min(MAX_REST)
+}
 
 /// How long a full queue is waited on before a `warn` says the disk is not keeping up (the
 /// wait then goes on: the line is still written).
@@ -131,11 +140,13 @@ fn run(jobs: Receiver<Job>) {
     let mut batch: Vec<(Target, Vec<u8>)> = Vec::new();
     while let Ok(first) = jobs.recv() {
         let mut flushes = Vec::new();
+        let mut lines = 0;
         let mut next = Some(first);
         while let Some(job) = next.take().or_else(|| jobs.try_recv().ok()) {
             match job {
                 Job::Flush(done) => flushes.push(done),
                 Job::Line(target, render) => {
+                    lines += 1;
                     let at = match batch.iter().position(|(t, _)| *t == target) {
                         Some(at) => at,
                         None => {
@@ -147,15 +158,14 @@ fn run(jobs: Receiver<Job>) {
                 }
             }
         }
-        let wrote = !batch.is_empty();
         for (target, text) in batch.drain(..) {
             write_batch(&mut files, target, &text);
         }
         for done in flushes {
             let _ = done.send(());
         }
-        if wrote {
-            std::thread::sleep(REST);
+        if lines > 0 {
+            std::thread::sleep(rest_after(lines));
         }
     }
 }
@@ -205,6 +215,14 @@ pub(crate) fn write_here(target: &Target, render: Render) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lone_line_is_followed_by_a_short_rest_and_a_busy_batch_by_a_longer_one() {
+        assert_eq!(rest_after(1), REST);
+        assert_eq!(rest_after(3), REST * 3);
+        assert_eq!(rest_after(1_000), MAX_REST);
+        assert_eq!(rest_after(usize::MAX), MAX_REST);
+    }
 
     fn line(text: &'static str) -> Render {
         Box::new(move |out: &mut Vec<u8>| {

@@ -3,6 +3,8 @@
 //! workspace's settings as they stand now, and what each connected server said at its start.
 //! Nothing here connects or changes anything; `mod.rs` holds what does.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::handle::Runtime;
@@ -79,13 +81,13 @@ impl Runtime {
     }
 
     /// Every tool on the surface, in surface order.
-    pub fn records(&self) -> Vec<ToolRecord> {
+    pub fn records(&self) -> Vec<Arc<ToolRecord>> {
         self.supervisor.lock().registry.records().to_vec()
     }
 
     /// The record named `name` on the surface, if any (one lookup, no copy of the others).
-    pub fn record(&self, name: &str) -> Option<ToolRecord> {
-        self.supervisor.lock().registry.route(name).map(|(record, _)| record.clone())
+    pub fn record(&self, name: &str) -> Option<Arc<ToolRecord>> {
+        self.supervisor.lock().registry.route(name).map(|(record, _)| Arc::clone(record))
     }
 
     /// The final tool names, in surface order (completion, listings).
@@ -108,11 +110,11 @@ impl Runtime {
 
     /// Every record with its definition in `shape`, converted server by server (a tool-shape
     /// plugin sees one server's tools at a time, as when the surface was built).
-    async fn converted(&self, shape: &str) -> anyhow::Result<Vec<(ToolRecord, Value)>> {
+    async fn converted(&self, shape: &str) -> anyhow::Result<Vec<(Arc<ToolRecord>, Value)>> {
         let registry = self.supervisor.lock().registry.clone();
         let mut out = Vec::new();
         for (def, records) in registry.by_server() {
-            let infos: Vec<_> = records.iter().map(ToolRecord::info).collect();
+            let infos: Vec<_> = records.iter().map(|r| r.info()).collect();
             let converted =
                 self.supervisor.plugins.convert(shape, def, &infos).await.map_err(anyhow::Error::msg)?;
             out.extend(records.iter().cloned().zip(converted));

@@ -23,7 +23,7 @@ use tokio::sync::mpsc;
 
 use super::answer::{catalog_error, respond, stored_contents, unknown_resource};
 use super::changes;
-use super::input_rounds::Step;
+use super::input_rounds::{Call, Step};
 use super::lazy::Route;
 use super::progress;
 use super::request_span::{self, Target};
@@ -285,9 +285,9 @@ impl ServerHandler for Front {
             outcome
         };
         let step = if by_rounds {
-            // A task of its own: on 2026-07-28 the call outlives the request that started it.
-            // Aborting the task drops the call, which cancels it at the server.
-            rounds.drive(span.spawn(call), asks, &context.ct, owner).await
+            // On 2026-07-28 the call outlives its request once its server asks something: it
+            // runs here until then, and in a task of its own after (`input_rounds.rs`).
+            rounds.drive(Call::here(span.within(call)), asks, &context.ct, owner).await
         } else {
             // Earlier revisions: the call ends with its request, so it runs here, in the
             // request's task (a task and a wake-up fewer per call). Dropped when the client

@@ -7,6 +7,7 @@
 //! in its method's own words (an unknown tool's result, a resource not found, an unknown
 //! prompt): a caller learns nothing of what it may not use.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{CallToolResponse, GetPromptResponse, ReadResourceResponse};
@@ -107,7 +108,7 @@ impl Front {
         context: &RequestContext<RoleServer>,
         span: &RequestSpan,
         name: &str,
-    ) -> Result<(ToolRecord, Vec<String>), Refused<CallToolResponse>> {
+    ) -> Result<(Arc<ToolRecord>, Vec<String>), Refused<CallToolResponse>> {
         let scope = self.shared.access.scope(self.runtime(), context);
         match scope.callable(self.runtime(), name, self.shared.list_wait).await {
             Callable::Allowed { record, by } => Ok((record, by)),

@@ -14,8 +14,11 @@
 //! downstream call and its state): one more is cancelled with an error that says so.
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use rmcp::model::{InputRequest, InputRequiredResult, InputResponses};
@@ -41,14 +44,64 @@ pub struct Ask {
     pub answer: oneshot::Sender<Value>,
 }
 
-/// One call running downstream, for as long as it takes.
-pub type Call = JoinHandle<Result<CallOutcome, CallError>>;
+/// What a call ends with.
+type Outcome = Result<CallOutcome, CallError>;
+
+/// One call running downstream, for as long as it takes. It is polled in its request's task
+/// until its server asks something (most calls never do: no task and no wake-up of their own),
+/// and becomes a task of its own when it is parked, as it then outlives its request. Dropping
+/// or aborting it drops the call, which cancels it at the server.
+pub enum Call {
+    /// Still its request's.
+    Here(Pin<Box<dyn Future<Output = Outcome> + Send>>),
+    /// A task of its own: it waited for its client between two requests.
+    Task(JoinHandle<Outcome>),
+}
+
+impl Call {
+    /// `call`, run in the request's task for now.
+    pub fn here(call: impl Future<Output = Outcome> + Send + 'static) -> Self {
+        Call::Here(Box::pin(call))
+    }
+
+    /// The call as a task of its own: spawned now if it was still its request's, where it left
+    /// off.
+    fn into_task(self) -> JoinHandle<Outcome> {
+        match self {
+            Call::Here(call) => tokio::spawn(call),
+            Call::Task(task) => task,
+        }
+    }
+
+    /// Ends the call.
+    fn abort(self) {
+        if let Call::Task(task) = self {
+            task.abort();
+        }
+    }
+}
+
+impl Future for Call {
+    type Output = Outcome;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Outcome> {
+        match self.get_mut() {
+            Call::Here(call) => call.as_mut().poll(cx),
+            Call::Task(task) => Pin::new(task).poll(cx).map(|joined| {
+                joined.unwrap_or_else(|e| {
+                    let message = format!("the call stopped: {e}");
+                    Err(CallError::Protocol { tool: String::new(), server: String::new(), message })
+                })
+            }),
+        }
+    }
+}
 
 /// A call waiting for its client between two requests.
 struct Parked {
     /// Whose call it is: only this caller resumes it.
     owner: Option<Owner>,
-    call: Call,
+    call: JoinHandle<Outcome>,
     asks: mpsc::UnboundedReceiver<Ask>,
     answer: oneshot::Sender<Value>,
 }
@@ -130,9 +183,7 @@ impl Rounds {
         owner: Option<Owner>,
     ) -> Step {
         tokio::select! {
-            joined = &mut call => Step::Done(joined.unwrap_or_else(|e| {
-                Err(CallError::Protocol { tool: String::new(), server: String::new(), message: format!("the call stopped: {e}") })
-            })),
+            outcome = &mut call => Step::Done(outcome),
             Some(ask) = asks.recv() => {
                 if self.lock().len() >= self.limit() {
                     call.abort();
@@ -148,6 +199,7 @@ impl Rounds {
                     return Step::Done(Err(CallError::Protocol { tool: String::new(), server: String::new(), message }));
                 };
                 let requests = [(KEY.to_string(), ask.request)].into_iter().collect();
+                let call = call.into_task();
                 self.park(token.clone(), Parked { owner, call, asks, answer: ask.answer });
                 Step::Input(InputRequiredResult::new(Some(requests), Some(token)))
             }
@@ -185,7 +237,7 @@ impl Rounds {
         let answer =
             responses.and_then(|r| r.get(KEY)).cloned().unwrap_or_else(|| json!({"action": "decline"}));
         let _ = parked.answer.send(answer);
-        Ok((parked.call, parked.asks))
+        Ok((Call::Task(parked.call), parked.asks))
     }
 
     fn park(self: &Arc<Self>, token: String, parked: Parked) {
@@ -231,7 +283,7 @@ mod tests {
     async fn a_question_parks_the_call_and_the_answer_resumes_it() {
         let rounds = Arc::new(Rounds::default());
         let (asks_to, asks) = mpsc::unbounded_channel();
-        let call: Call = tokio::spawn(async move {
+        let call = Call::here(async move {
             let (answer, answered) = oneshot::channel();
             let _ = asks_to.send(Ask { request: question(), answer });
             let said = answered.await.unwrap_or_default();
@@ -273,7 +325,7 @@ mod tests {
         let never = CancellationToken::new();
         let asking = || {
             let (asks_to, asks) = mpsc::unbounded_channel();
-            let call: Call = tokio::spawn(async move {
+            let call = Call::here(async move {
                 let (answer, answered) = oneshot::channel();
                 let _ = asks_to.send(Ask { request: question(), answer });
                 let _ = answered.await;

@@ -192,7 +192,7 @@ fn describe(
 ) -> Result<CallToolResult, McpError> {
     let name = required_name(arguments)?;
     Ok(match runtime.record(&name).filter(|record| scope.lists_tool(record)) {
-        Some(record) => structured(record.shaped),
+        Some(record) => structured(record.shaped.clone()),
         None => {
             let unknown = crate::runtime::CallError::UnknownTool(name);
             CallToolResult::error(vec![ContentBlock::text(unknown.to_string())])

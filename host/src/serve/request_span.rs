@@ -92,16 +92,6 @@ impl RequestSpan {
         tracing::Instrument::instrument(work, self.0.clone())
     }
 
-    /// `work` spawned on the runtime inside this span (a tool call outlives its request on
-    /// 2026-07-28, and its downstream span is still this one's child).
-    pub(super) fn spawn<F>(&self, work: F) -> tokio::task::JoinHandle<F::Output>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        tokio::spawn(self.within(work))
-    }
-
     /// Records how the request ended (`error.type`: the JSON-RPC error's code, or `tool_error`
     /// for a tool's own error result) and passes the answer on.
     pub(super) fn ended<T: Answer>(&self, answer: Result<T, McpError>) -> Result<T, McpError> {

@@ -48,9 +48,9 @@ pub enum Verdict {
 /// What a request may do with the tool it names.
 pub enum Callable {
     /// The tool, allowed (by these `permit`s; none without a policy).
-    Allowed { record: ToolRecord, by: Vec<String> },
+    Allowed { record: Arc<ToolRecord>, by: Vec<String> },
     /// The tool, outside the bundle or denied: answered as unknown, audited as `denied`.
-    Refused { record: ToolRecord, verdict: Verdict },
+    Refused { record: Arc<ToolRecord>, verdict: Verdict },
     /// No tool on the surface has exactly this name.
     Unknown,
 }
@@ -161,7 +161,7 @@ impl Scope {
     pub fn servers(
         &self,
         rows: Vec<ServerStatus>,
-        records: &[ToolRecord],
+        records: &[Arc<ToolRecord>],
         catalog: &Catalog,
     ) -> Vec<ServerStatus> {
         if self.is_open() {
@@ -193,13 +193,13 @@ impl Scope {
 
     /// The tools of `records` this scope lists, each as its server listed it (title,
     /// description, schemas, annotations, icons, `_meta`) under its final name.
-    pub fn tools(&self, records: Vec<ToolRecord>) -> Vec<Tool> {
+    pub fn tools(&self, records: Vec<Arc<ToolRecord>>) -> Vec<Tool> {
         records
             .into_iter()
             .filter(|record| self.lists_tool(record))
             .map(|record| {
-                let mut tool = record.tool;
-                tool.name = record.name.into();
+                let mut tool = record.tool.clone();
+                tool.name = record.name.clone().into();
                 tool
             })
             .collect()

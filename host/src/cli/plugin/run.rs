@@ -206,7 +206,8 @@ async fn live_tools(paths: &Paths, server: &str) -> Result<(ServerDef, Vec<ToolI
         eprintln!("{warning}");
     }
     // No policy ran, so each record's name is the server's own.
-    let tools = runtime.records().iter().filter(|r| r.server == def.name).map(ToolRecord::info).collect();
+    let tools =
+        runtime.records().iter().filter(|r| r.server == def.name).map(|r| ToolRecord::info(r)).collect();
     runtime.shutdown().await;
     Ok((def, tools))
 }

@@ -112,7 +112,7 @@ pub fn refused(supervisor: &Supervisor, name: &str, explain: bool) -> CallError 
 
 /// What one call needs of its tool and server, read under one lock.
 struct Route {
-    record: ToolRecord,
+    record: Arc<ToolRecord>,
     conn: Arc<Connection>,
     timeout: Duration,
     roots: Roots,
@@ -132,7 +132,7 @@ enum Found {
 }
 
 impl Found {
-    fn new(state: &State, record: &ToolRecord, served: &Served) -> Self {
+    fn new(state: &State, record: &Arc<ToolRecord>, served: &Served) -> Self {
         match Route::new(state, record, served) {
             Some(route) => Found::Route(Box::new(route)),
             None => {
@@ -144,10 +144,10 @@ impl Found {
 
 impl Route {
     /// `None` while `served` is still connecting (its tools its last-known listing).
-    fn new(state: &State, record: &ToolRecord, served: &Served) -> Option<Self> {
+    fn new(state: &State, record: &Arc<ToolRecord>, served: &Served) -> Option<Self> {
         let confirm = &state.resolved.settings.confirm;
         Some(Route {
-            record: record.clone(),
+            record: Arc::clone(record),
             conn: served.conn.clone()?,
             timeout: served.def.timeouts.call,
             roots: served.def.roots.clone(),

@@ -22,7 +22,9 @@ pub struct Served {
 /// together) and, per server, the session their calls go to.
 #[derive(Default, Clone)]
 pub struct Registry {
-    records: Vec<ToolRecord>,
+    /// Shared: a call's route and a caller's lookup take a reference, not a copy of the
+    /// tool's schemas and shaped JSON.
+    records: Vec<Arc<ToolRecord>>,
     by_name: HashMap<String, usize>,
     servers: HashMap<String, Served>,
     /// Tools the trust step held, by the name they would have: a call of one says why.
@@ -45,7 +47,7 @@ impl Registry {
     pub fn add_server(&mut self, def: ServerDef, conn: Option<Arc<Connection>>, records: Vec<ToolRecord>) {
         for record in records {
             self.by_name.insert(record.name.clone(), self.records.len());
-            self.records.push(record);
+            self.records.push(Arc::new(record));
         }
         self.servers.insert(def.name.clone(), Served { def, conn });
     }
@@ -62,20 +64,20 @@ impl Registry {
     }
 
     /// Every record, in surface order.
-    pub fn records(&self) -> &[ToolRecord] {
+    pub fn records(&self) -> &[Arc<ToolRecord>] {
         &self.records
     }
 
     /// The record named `name` on the surface and the server that serves it.
-    pub fn route(&self, name: &str) -> Option<(&ToolRecord, &Served)> {
+    pub fn route(&self, name: &str) -> Option<(&Arc<ToolRecord>, &Served)> {
         let record = self.records.get(*self.by_name.get(name)?)?;
         Some((record, self.servers.get(&record.server)?))
     }
 
     /// Each server's records with its definition, in surface order (for converting to another
     /// shape, which runs per server).
-    pub fn by_server(&self) -> Vec<(&ServerDef, &[ToolRecord])> {
-        let mut out: Vec<(&ServerDef, &[ToolRecord])> = Vec::new();
+    pub fn by_server(&self) -> Vec<(&ServerDef, &[Arc<ToolRecord>])> {
+        let mut out: Vec<(&ServerDef, &[Arc<ToolRecord>])> = Vec::new();
         let mut start = 0;
         while let Some(first) = self.records.get(start) {
             let len = self.records[start..].iter().take_while(|r| r.server == first.server).count();

@@ -8,6 +8,8 @@
 //! Snowball stemming) sees them: "weather" then finds `get_weather`, "numbers" finds "Adds two
 //! numbers".
 
+use std::borrow::Borrow;
+
 use bm25::{DefaultTokenizer, Document, Language, SearchEngine, SearchEngineBuilder, Tokenizer};
 use serde_json::Value;
 
@@ -48,10 +50,11 @@ impl std::fmt::Debug for ToolIndex {
 
 impl ToolIndex {
     /// Indexes `records` (the surface, in its order).
-    pub fn build(records: &[ToolRecord]) -> ToolIndex {
+    pub fn build<R: Borrow<ToolRecord>>(records: &[R]) -> ToolIndex {
+        let records = records.iter().map(Borrow::borrow);
         let documents: Vec<Document<u32>> =
-            records.iter().enumerate().map(|(i, r)| Document::new(i as u32, document_text(r))).collect();
-        let tools = records.iter().map(|r| (r.name.clone(), r.server.clone(), one_line(r))).collect();
+            records.clone().enumerate().map(|(i, r)| Document::new(i as u32, document_text(r))).collect();
+        let tools = records.map(|r| (r.name.clone(), r.server.clone(), one_line(r))).collect();
         // An empty corpus has no average length to fit; any positive one does for no documents.
         let engine = if documents.is_empty() {
             SearchEngineBuilder::<u32, u32, ToolTokenizer>::with_avgdl(1.0).build()
@@ -235,7 +238,7 @@ mod tests {
 
     #[test]
     fn an_empty_registry_finds_nothing() {
-        let index = ToolIndex::build(&[]);
+        let index = ToolIndex::build::<ToolRecord>(&[]);
         assert!(index.is_empty());
         assert!(index.search("anything", 5).is_empty());
     }

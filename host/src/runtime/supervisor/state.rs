@@ -41,7 +41,7 @@ pub struct Supervisor {
     /// Bumped whenever what a client of the runtime sees changes (`serve`'s `list_changed`).
     pub(super) revision: watch::Sender<Revision>,
     /// What the last [`Revision`] was taken of.
-    pub(super) published: Mutex<(Vec<ToolRecord>, Catalog, Surface)>,
+    pub(super) published: Mutex<(Vec<Arc<ToolRecord>>, Catalog, Surface)>,
     /// `true` once every server the start connects has connected or failed.
     pub(super) settled: watch::Sender<bool>,
     /// When the start began (a listing waits for servers at most a fixed time after it).

@@ -14,6 +14,8 @@
 //! - the variable is not one of the few the system sets for every process ([`NOT_SECRETS`]).
 
 use std::borrow::Cow;
+use std::collections::HashSet;
+use std::sync::{Mutex, PoisonError};
 
 use super::scanner::Hit;
 use crate::config::{ExpandedIn, ServerDef};
@@ -51,7 +53,14 @@ impl std::fmt::Debug for ConfiguredSecret {
 #[derive(Debug, Default)]
 pub struct SecretBook {
     secrets: Vec<ConfiguredSecret>,
+    /// Argument names found to carry no secret ([`SecretBook::is_clean_key`]).
+    clean_keys: Mutex<HashSet<String>>,
 }
+
+/// How many clean argument names a book remembers; later ones are scanned every time.
+const CLEAN_KEYS: usize = 4096;
+/// The longest argument name remembered: a long one is more likely text than a name.
+const CLEAN_KEY_LEN: usize = 128;
 
 impl SecretBook {
     /// The configured secrets of `defs`, their variables read through `lookup` (the host's
@@ -76,7 +85,22 @@ impl SecretBook {
                 }
             }
         }
-        Self { secrets }
+        Self { secrets, clean_keys: Mutex::default() }
+    }
+
+    /// Whether the argument name `key` was found to carry no secret before. Whether a text
+    /// holds one depends only on the text and this book (the scanner's rules are fixed), and
+    /// a tool's calls repeat the same few names: each is scanned once, not on every call.
+    pub fn is_clean_key(&self, key: &str) -> bool {
+        self.clean_keys.lock().unwrap_or_else(PoisonError::into_inner).contains(key)
+    }
+
+    /// Remembers that the argument name `key` carries no secret (up to [`CLEAN_KEYS`] names).
+    pub fn note_clean_key(&self, key: &str) {
+        let mut clean = self.clean_keys.lock().unwrap_or_else(PoisonError::into_inner);
+        if key.len() <= CLEAN_KEY_LEN && clean.len() < CLEAN_KEYS {
+            clean.insert(key.to_string());
+        }
     }
 
     /// Whether no server has a configured secret.

@@ -116,7 +116,14 @@ fn keys(map: &mut Map<String, Value>, book: &SecretBook, mask: bool) -> Found {
     let cleaned: Vec<Option<String>> = map
         .keys()
         .map(|key| {
-            redact(key, book.hits(key)).map(|(clean, rules)| {
+            if book.is_clean_key(key) {
+                return None;
+            }
+            let masked = redact(key, book.hits(key));
+            if masked.is_none() {
+                book.note_clean_key(key);
+            }
+            masked.map(|(clean, rules)| {
                 found.extend(rules);
                 clean
             })
@@ -196,6 +203,23 @@ mod tests {
         let before = meta.clone();
         assert_eq!(redact_json(&mut meta, &book, false).len(), 1);
         assert_eq!(meta, before, "found, not masked");
+    }
+
+    /// A clean name is remembered, so the next call's is not scanned again; a name with a
+    /// secret never is, and is masked every time.
+    #[test]
+    fn clean_keys_are_remembered_and_secret_ones_masked_every_time() {
+        let book = SecretBook::default();
+        for _ in 0..2 {
+            let mut args = Map::new();
+            args.insert("query".into(), json!(1));
+            args.insert(key(), json!(2));
+            let found = mask_keys(&mut args, &book);
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert_eq!(args.keys().collect::<Vec<_>>(), ["query", "***"]);
+        }
+        assert!(book.is_clean_key("query"));
+        assert!(!book.is_clean_key(&key()));
     }
 
     #[test]
