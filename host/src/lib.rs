@@ -198,13 +198,13 @@ pub mod audit {
     //! sign-in (issue 29) with its files and rotation, the trail of trust decisions read back,
     //! the notices, and the OTLP traces.
     pub use crate::notice::NoticePrinter;
+    /// Why an observer's meter could not be built ([`Observer::with_metrics`](crate::Observer::with_metrics)).
+    pub use crate::observe::ObserveError;
     /// The audit log's file under a home, its rotated files (`<file>.<n>`, 1 the newest) and
     /// how many are kept: what `toolport audit tail` reads.
     pub use crate::observe::audit_log::{
         AuditLine, AuditLog, AuditPrinter, KEPT as LOG_KEPT, file_in as log_file, rotated_file,
     };
-    /// Why an observer's meter could not be built ([`Observer::with_metrics`](crate::Observer::with_metrics)).
-    pub use crate::observe::ObserveError;
     pub use crate::observe::traces::{Traces, start as start_traces};
     /// The trail of trust decisions read back, one server's newest first, and a line of it as
     /// `mcp get` shows it.

@@ -82,12 +82,14 @@ impl Front {
     where
         Fut: Future<Output = Result<T, ServiceError>>,
     {
-        let kept = self.runtime().forward(server, subject, |peer| async move {
+        // Boxed: rmcp's request future is some 30 KB, and inline it made every request's future
+        // (the largest handler's, whatever the request) that large, copied on each spawn.
+        let kept = Box::pin(self.runtime().forward(server, subject, |peer| async move {
             match request(peer).await {
                 Err(ServiceError::McpError(e)) => Ok(Err(e)),
                 other => other.map(Ok),
             }
-        });
+        }));
         kept.await.map_err(catalog_error)?.map(Complete::completed)
     }
 
