@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 use serde_json::{Value, json};
-use toolport::test_support::{redact_secrets, scan_secrets};
+use toolport::display::{redact_secrets, scan_secrets};
 
 /// One stretch of a typical result.
 const CHUNK: &str = r#"// src/auth/client.rs

@@ -28,6 +28,8 @@
 //! ACP agent), [`signin`], [`authz`], [`scan`], [`plugins`], [`sandbox`] (the launcher a binary
 //! running sandboxed servers must call), [`audit`] and [`display`].
 #![deny(missing_docs)]
+// A type in a public signature is exported where a host can name it.
+#![deny(unnameable_types)]
 
 mod acp;
 mod auth;
@@ -60,6 +62,8 @@ mod trust;
 // session; and the process hygiene a binary owes its servers. Everything else a host may need
 // is in the task modules below, each named for what the host is doing.
 pub use config::{ConfigError, Resolved, ResolvedServer, load_resolved};
+/// Whose call it is (serve numbers each client call), in a [`CallContext`].
+pub use observe::Caller;
 pub use observe::Observer;
 pub use paths::Paths;
 /// Raises the soft limit on open files to the hard one: what a binary calls at start, since
@@ -72,10 +76,12 @@ pub use runtime::{
     CallContext, CallError, CallOutcome, CallProgress, NotUp, NotUpState, Revision, Runtime, RuntimeOptions,
     ToolOwners, ToolRecord,
 };
-/// Connect progress as events, for a host that shows it (the binary's spinners).
+/// Connect progress as events, for a host that shows it (the binary's spinners), and why a
+/// connect failed.
 pub use runtime::{ConnectEvent, ProgressSink};
+pub use transport::ConnectError;
 // Resources and prompts: the merged catalog, a read, a `prompts/get`.
-pub use runtime::{Catalog, CatalogError, Offered, PromptOutcome, ResourceRead};
+pub use runtime::{Catalog, CatalogError, Offered, PromptOutcome, ResourceRead, ServerCatalog};
 pub use session::complete::Known;
 pub use session::{Reply, Session};
 pub use status::{
@@ -97,7 +103,10 @@ pub mod store {
         NativeSandbox, OAuthDef, PluginDef, PluginKind, Roots, ServerDef, StoreDefaults, Surface, Timeouts,
         ToolFilter, ToolGlobs, TransportKind, TrustMode, WasmDef, WorkspaceSettings, resolve, validate,
     };
-    pub use crate::runtime::check_pins_kept;
+    /// What the files' parts are made of: bundles, the `secrets` setting, a variable expanded
+    /// into a definition and where, a tool glob that does not parse.
+    pub use crate::config::{BadGlob, Bundle, ExpandedIn, ExpandedVar, Secrets, SecretsMode};
+    pub use crate::runtime::{Approved, check_pins_kept};
 }
 
 pub mod edit {
@@ -143,7 +152,8 @@ pub mod serving {
     //! (`search_tools` over a BM25 [`ToolIndex`]), and the ACP agent ([`serve_acp`]).
     pub use crate::acp::{AcpLimits, AcpOptions, serve as serve_acp};
     pub use crate::gateway::{
-        ConfigWatch, Gateway, HttpAuth, HttpOptions, OidcOptions, RateLimit, SessionKey, SessionKeyError,
+        ConfigWatch, Gateway, HttpAuth, HttpOptions, OidcOptions, Per, Purpose, RateLimit, SessionKey,
+        SessionKeyError,
     };
     pub use crate::runtime::{ToolHit, ToolIndex};
     pub use crate::serve::{LAZY_SERVER, lazy_tools};
@@ -153,7 +163,8 @@ pub mod serving {
 
 pub mod signin {
     //! OAuth sign-in to remote servers ([`login`]), and where the credentials are kept.
-    pub use crate::auth::{Completion, CredentialsFile, SignedIn, no_login, not_remote};
+    pub use crate::auth::store::{AccessToken, ServerCredentials, SignedIn as SignInState};
+    pub use crate::auth::{Completion, CredentialsFile, ProofKey, SignedIn, no_login, not_remote};
     pub use crate::transport::login;
 }
 
@@ -178,7 +189,8 @@ pub mod plugins {
     pub use crate::plugin::PACKAGE as WIT_PACKAGE;
     pub use crate::plugin::{
         CacheOutcome, Fault, Inspection, NamePolicy, Origin, PluginError, PluginHost, PluginLogLine,
-        PluginSummary, ToolInfo, ToolShape, Verdict, WIT_VERSION, builtin_bytes, inspect, sandbox_uses,
+        PluginSummary, SetupError, ToolInfo, ToolShape, Verdict, WIT_VERSION, builtin_bytes, inspect,
+        sandbox_uses,
     };
 }
 
@@ -188,7 +200,8 @@ pub mod sandbox {
     //! the sandboxed server is started as the binary itself with that argument. And [`check`],
     //! what this machine's kernel allows (`toolport sandbox check`).
     pub use crate::transport::{
-        CheckReport, LAUNCHER_ARG, SandboxEnded as Ended, check_sandbox as check, launch_sandboxed as launch,
+        CheckReport, LAUNCHER_ARG, SandboxEnded as Ended, SandboxError, check_sandbox as check,
+        launch_sandboxed as launch,
     };
 }
 
@@ -206,6 +219,8 @@ pub mod audit {
         AuditLine, AuditLog, AuditPrinter, KEPT as LOG_KEPT, file_in as log_file, rotated_file,
     };
     pub use crate::observe::traces::{Traces, start as start_traces};
+    /// One exchange as the observer is handed it ([`Observer::finished`](crate::Observer::finished)).
+    pub use crate::observe::{Exchange, Kind as ExchangeKind, Outcome as ExchangeOutcome};
     /// The trail of trust decisions read back, one server's newest first, and a line of it as
     /// `mcp get` shows it.
     pub use crate::trust::audit::{
@@ -228,6 +243,9 @@ pub mod display {
     pub use crate::runtime::{ServerCost, TokenCosts, ToolCost};
     pub use crate::text::{escape_line, escape_text};
     pub use crate::tokens::count as count_tokens;
+    /// The secret scanner (gitleaks' rules and high-entropy tokens): a text's secrets, and the
+    /// text with them (and any more the host found) replaced by `***`.
+    pub use crate::trust::secrets::{Hit as SecretHit, redact as redact_secrets, scan as scan_secrets};
 }
 
 /// What this repository's own tests, benchmarks and fuzz targets reach for, and no embedder
@@ -238,9 +256,6 @@ pub mod test_support {
     pub use crate::plugin::PLUGIN_BUILD_DIR;
     /// A tool's pin as `.toolport/tools.lock` keeps it (its digest): for the checks' benchmark.
     pub use crate::trust::Pin as ToolPin;
-    /// The secret scanner (`trust/secrets`), for its benchmark: a text's secrets, and the
-    /// text with them replaced by `***`.
-    pub use crate::trust::secrets::{redact as redact_secrets, scan as scan_secrets};
 }
 
 /// The pure parsers, for the fuzz targets in `fuzz/` (cargo-fuzz builds with `--cfg fuzzing`).

@@ -22,6 +22,7 @@ mod stored_token;
 pub(crate) mod tls;
 mod workload;
 
+pub use dpop::ProofKey;
 pub use http_client::OAuthHttp;
 pub use sign_in::{Completion, SignedIn, login, no_login, not_remote};
 pub use store::CredentialsFile;

@@ -42,9 +42,9 @@ pub use edit::store_defaults::set_default_sandbox;
 pub(crate) use edit::write::{FileLock, Perms};
 pub use edit::write::{LockAt, edit_text};
 pub use error::{ConfigError, EditError};
-pub use expand::ExpandedIn;
 #[cfg(fuzzing)]
 pub use expand::expand_vars;
+pub use expand::{ExpandedIn, ExpandedVar};
 pub(crate) use host_pattern::{HostMatch, HostPattern, origin_of};
 pub use model::*;
 pub use resolve::{Resolved, ResolvedServer, load_resolved, missing_rows, resolve};
@@ -54,6 +54,6 @@ pub use server_def::{
     TransportKind, WasmDef, validate,
 };
 pub use store::{GlobalStore, parse_json};
-pub use tool_filter::ToolFilter;
+pub use tool_filter::{BadGlob, ToolFilter};
 /// The workspace root's check of a file written there for another program (`install`).
 pub use workspace::refuse_links_out;

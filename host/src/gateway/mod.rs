@@ -41,8 +41,8 @@ pub use bearer::HttpAuth;
 pub use config_watch::ConfigWatch;
 pub use http::HttpOptions;
 pub use oidc::OidcOptions;
-pub use rate_limit::RateLimit;
-pub use session_key::{SessionKey, SessionKeyError};
+pub use rate_limit::{Per, RateLimit};
+pub use session_key::{Purpose, SessionKey, SessionKeyError};
 
 use crate::config::{Resolved, Surface};
 use crate::paths::Paths;

@@ -39,7 +39,7 @@ pub use crate::observe::CallContext;
 pub use calls::catalog_calls::{CatalogError, PromptOutcome, ResourceRead};
 pub(crate) use calls::client_span::traced;
 pub use calls::request_state::MAX_INPUT_ROUNDS;
-pub use catalog::merged::{Catalog, Offered};
+pub use catalog::merged::{Catalog, Offered, ServerCatalog};
 pub use handle::Runtime;
 pub use options::{RuntimeOptions, ToolOwners};
 pub use progress::{ConnectEvent, ProgressSink};

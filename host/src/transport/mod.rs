@@ -25,7 +25,7 @@ mod wasm;
 pub use challenge::login;
 pub use confine::launcher::Ended as SandboxEnded;
 pub use confine::spec::LAUNCHER_ARG;
-pub use confine::{CheckReport, check as check_sandbox, launch as launch_sandboxed};
+pub use confine::{CheckReport, SandboxError, check as check_sandbox, launch as launch_sandboxed};
 pub use connect_error::ConnectError;
 pub use connected::{Connected, Refused};
 pub use header_rules::header_rule_broken;

@@ -49,3 +49,5 @@ mod test_support;
 
 pub use access_token::AccessToken;
 pub use file::CredentialsFile;
+pub use server_credentials::ServerCredentials;
+pub use signed_in::SignedIn;

@@ -14,4 +14,4 @@ mod scanner;
 
 pub use configured::SecretBook;
 pub use json_walk::{Found, mask_keys, redact_json, redact_object, redact_string};
-pub use scanner::{redact, scan};
+pub use scanner::{Hit, redact, scan};
