@@ -20,3 +20,13 @@ if (( build )); then
 fi
 toolport="${TOOLPORT:-$target/release/toolport}"
 [[ -x "$toolport" ]] || { echo "$(basename "${BASH_SOURCE[1]}"): $toolport is missing (run without --no-build)" >&2; exit 1; }
+
+# The bare rmcp relay (host/examples/bare_relay.rs), the floor the serve rows are measured
+# against: built in release unless `--no-build`, and `$bare` its path.
+need_bare_relay() {
+  bare="$target/release/examples/bare_relay"
+  if (( build )); then
+    (cd "$root" && cargo build --release --example bare_relay)
+  fi
+  [[ -x "$bare" ]] || { echo "$(basename "${BASH_SOURCE[1]}"): $bare is missing (run without --no-build)" >&2; exit 1; }
+}

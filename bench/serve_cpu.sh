@@ -9,11 +9,7 @@ set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/prelude.sh"
 
-bare="$target/release/examples/bare_relay"
-if (( build )); then
-  (cd "$root" && cargo build --release --example bare_relay)
-fi
-[[ -x "$bare" ]] || { echo "serve_cpu.sh: $bare is missing (run without --no-build)" >&2; exit 1; }
+need_bare_relay
 
 exec "$bench/venv/bin/python" "$here/serve_cpu.py" --bare "$bare" --demo "$toolport" \
   --python "$bench/venv/bin/python" "${extra[@]}" "serve=$toolport"

@@ -107,12 +107,21 @@ impl Front {
     where
         Fut: Future<Output = Result<T, ServiceError>>,
     {
-        let kept = self.runtime().forward_observed(kind, server, name, arguments, asker, |peer| async move {
-            match request(peer).await {
-                Err(ServiceError::McpError(e)) => Ok(Err(e)),
-                other => other.map(Ok),
-            }
-        });
+        // Boxed as in `forward`; and unboxed, the spans and the audit's watch beside it once
+        // overflowed a debug build's worker stack.
+        let kept = Box::pin(self.runtime().forward_observed(
+            kind,
+            server,
+            name,
+            arguments,
+            asker,
+            |peer| async move {
+                match request(peer).await {
+                    Err(ServiceError::McpError(e)) => Ok(Err(e)),
+                    other => other.map(Ok),
+                }
+            },
+        ));
         kept.await.map_err(catalog_error)?.map(Complete::completed)
     }
 
@@ -246,7 +255,7 @@ impl ServerHandler for Front {
             }
             false => (name, arguments),
         };
-        // Boxed, as the forwards below: inline, its state overflowed a debug build's worker stack.
+        // Boxed, as the forwards are: inline, its state overflowed a debug build's worker stack.
         let (record, permitted) = match Box::pin(self.may_call(&context, &span, &name)).await {
             Ok(allowed) => allowed,
             Err(refused) => return refused,
@@ -344,10 +353,8 @@ impl ServerHandler for Front {
         };
         let uri = request.uri.clone();
         let read = |peer: Peer<RoleClient>| traced(&server, peer, request);
-        // Boxed: the forward's state is large, and unboxed it overflowed a worker's stack in a
-        // debug build once the spans and the audit's watch were part of it.
         let asker = call_context(&context, permitted);
-        let result = Box::pin(self.forward_observed(&asker, Kind::Read, &server, &uri, None, read));
+        let result = self.forward_observed(&asker, Kind::Read, &server, &uri, None, read);
         let result = span.within(result);
         span.ended(result.await.map(ReadResourceResponse::Complete))
     }
@@ -383,8 +390,7 @@ impl ServerHandler for Front {
         let (name, arguments) = (request.name.clone(), request.arguments.clone());
         let get = |peer: Peer<RoleClient>| traced(&server, peer, request);
         let asker = call_context(&context, permitted);
-        let result =
-            Box::pin(self.forward_observed(&asker, Kind::Prompt, &server, &name, arguments.as_ref(), get));
+        let result = self.forward_observed(&asker, Kind::Prompt, &server, &name, arguments.as_ref(), get);
         let result = span.within(result);
         span.ended(result.await.map(GetPromptResponse::Complete))
     }

@@ -357,7 +357,7 @@ mod tests {
             for w in &words {
                 let line = format!("{prefix}{w}");
                 let _ = parse(&line);
-                let _ = crate::session::complete::complete(&line, &known);
+                let _ = known.complete(&line);
             }
         }
     }

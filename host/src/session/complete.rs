@@ -42,15 +42,15 @@ pub struct Known {
 
 impl Known {
     /// Completes `line`, the text before the cursor, from these names: what a line editor
-    /// offers on Tab.
+    /// offers on Tab (where the word starts, and its candidates).
     pub fn complete(&self, line: &str) -> (usize, Vec<String>) {
         complete(line, self)
     }
 }
 
 /// Where the word being completed starts (byte offset into `line`) and its candidates, sorted
-/// as offered. `line` is the text before the cursor.
-pub fn complete(line: &str, known: &Known) -> (usize, Vec<String>) {
+/// as offered. `line` is the text before the cursor. Reached through [`Known::complete`].
+fn complete(line: &str, known: &Known) -> (usize, Vec<String>) {
     let start =
         line.char_indices().rev().find(|(_, c)| c.is_whitespace()).map_or(0, |(i, c)| i + c.len_utf8());
     let partial = &line[start..];
