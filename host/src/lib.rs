@@ -188,9 +188,9 @@ pub mod plugins {
     //! [`PluginHost`], a component inspected, and the WIT package and version it is built against.
     pub use crate::plugin::PACKAGE as WIT_PACKAGE;
     pub use crate::plugin::{
-        CacheOutcome, Fault, Inspection, NamePolicy, Origin, PluginError, PluginHost, PluginLogLine,
-        PluginSummary, SetupError, ToolInfo, ToolShape, Verdict, WIT_VERSION, builtin_bytes, inspect,
-        sandbox_uses,
+        CacheOutcome, Fault, GuardAnswer, GuardPlugin, HookContext, HookKind, Inspection, NamePolicy, Origin,
+        PluginError, PluginHost, PluginLogLine, PluginSummary, SetupError, ToolInfo, ToolShape, Verdict,
+        WIT_VERSION, builtin_bytes, inspect, sandbox_uses,
     };
 }
 

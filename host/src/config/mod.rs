@@ -10,6 +10,7 @@ mod edit;
 mod error;
 mod expand;
 mod fields;
+mod guards;
 mod host_pattern;
 mod model;
 mod resolve;
@@ -44,6 +45,7 @@ pub use edit::write::{LockAt, edit_text};
 pub use error::{ConfigError, EditError};
 #[cfg(fuzzing)]
 pub use expand::expand_vars;
+pub use guards::{GuardMode, GuardPhase, GuardScope, GuardUse, chain as guard_chain};
 pub use expand::{ExpandedIn, ExpandedVar};
 pub(crate) use host_pattern::{HostMatch, HostPattern, origin_of};
 pub use model::*;

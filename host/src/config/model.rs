@@ -14,7 +14,7 @@ pub const MASK: &str = "***";
 /// The built-in tool names an MCP server may never take (the original tool's four).
 pub const DEFAULT_RESERVED_TOOL_NAMES: [&str; 4] = ["bash", "read_file", "write_file", "apply_patch"];
 
-/// The three kinds of plugin (see wit/README.md, "Worlds").
+/// The four kinds of plugin (see wit/README.md, "Worlds").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PluginKind {
     /// Moves JSON-RPC messages for servers whose `type` names it.
@@ -23,6 +23,8 @@ pub enum PluginKind {
     NamePolicy,
     /// Converts tools to the shape an LLM sees.
     ToolShape,
+    /// Checks, and may rewrite, calls, reads and prompts and their answers (WIT 0.1.1).
+    Guard,
 }
 
 impl PluginKind {
@@ -32,12 +34,15 @@ impl PluginKind {
             Self::Transport => "transport",
             Self::NamePolicy => "name-policy",
             Self::ToolShape => "tool-shape",
+            Self::Guard => "guard",
         }
     }
 
     /// The kind a `kind` string (which is also its WIT world's name) names.
     pub fn parse(text: &str) -> Option<Self> {
-        [Self::Transport, Self::NamePolicy, Self::ToolShape].into_iter().find(|k| k.as_str() == text)
+        [Self::Transport, Self::NamePolicy, Self::ToolShape, Self::Guard]
+            .into_iter()
+            .find(|k| k.as_str() == text)
     }
 }
 
@@ -170,6 +175,9 @@ pub struct WorkspaceSettings {
     pub audit: AuditChoice,
     /// `bundles`: the slices of the surface `serve --http` also serves at `/mcp/<bundle>`.
     pub bundles: std::collections::BTreeMap<String, super::Bundle>,
+    /// `guards`: the guard plugins every active server's calls, reads and prompts pass, in
+    /// order, before each server's own (`ServerDef::guards`).
+    pub guards: Vec<super::GuardUse>,
 }
 
 /// The workspace's `audit` setting (`"audit": {"enabled": …, "values": …, "stderr": …}` in
@@ -318,6 +326,7 @@ impl Default for WorkspaceSettings {
             trust: TrustMode::Pin,
             audit: Default::default(),
             bundles: Default::default(),
+            guards: Vec::new(),
         }
     }
 }

@@ -68,6 +68,7 @@ impl WorkspaceSettings {
             confirm: ConfirmSetting::read(fields.raw(CONFIRM_KEY)).map_err(at)?,
             audit: read_audit(top.get("audit")).map_err(at)?,
             bundles: super::bundles::read(top.get(super::bundles::BUNDLES_KEY)).map_err(at)?,
+            guards: Vec::new(),
             trust: match fields.string("trust").map_err(at)? {
                 None => defaults.trust,
                 Some(text) => TrustMode::parse(&text).ok_or_else(|| {

@@ -42,5 +42,16 @@ pub(crate) mod transport {
     });
 }
 
+pub(crate) mod guard {
+    wasmtime::component::bindgen!({
+        world: "guard",
+        path: "../wit/since_v0.1.0",
+        exports: { default: async },
+        with: {
+                        "toolport:plugin/log": super::policy::toolport::plugin::log,
+        },
+    });
+}
+
 pub(crate) use policy::toolport::plugin::log::Level;
 pub(crate) use policy::toolport::plugin::types::{Server, Tool, Verdict};

@@ -85,6 +85,7 @@ fn role(kind: PluginKind) -> &'static str {
         PluginKind::NamePolicy => "name policy",
         PluginKind::ToolShape => "tool shape",
         PluginKind::Transport => "transport plugin",
+        PluginKind::Guard => "guard",
     }
 }
 

@@ -24,34 +24,17 @@ pub(crate) struct PerTool {
 }
 
 /// Runs `call` (instantiate, then call one export) once in a fresh store of `plugin` under its
-/// limits, counted in `observer`'s metrics. `call` answers the guest's own `Err(text)`, if it
-/// has one, as the inner error.
+/// limits, counted in `observer`'s metrics, and checks one answer per tool. `call` answers the
+/// guest's own `Err(text)`, if it has one, as the inner error.
 pub(crate) async fn call_per_tool<T>(
     plugin: &Loaded,
     observer: &Observer,
     expect: PerTool,
     call: impl AsyncFnOnce(&mut Store<State>) -> wasmtime::Result<Result<Vec<T>, String>>,
 ) -> Result<Vec<T>, PluginError> {
-    let mut store = State::store(
-        plugin.engine,
-        &plugin.name,
-        &plugin.admission,
-        &plugin.sandbox,
-        plugin.limits.memory_mb,
-    )
-    .map_err(|fault| plugin.error(fault))?;
-    let span = call_span(plugin, &expect);
-    let meter = arm_deadline(&mut store, &plugin.limits);
-    let started = std::time::Instant::now();
-    let call = meter.wrap(call(&mut store));
-    let outcome = tokio::time::timeout(outer_timeout(&plugin.limits), call).instrument(span.clone()).await;
-    let grown = store.data().memory.grown_bytes();
-    observer.plugin_call(&plugin.name, grown as u64, started.elapsed());
-    let answers = classify(plugin, &store, outcome)
-        .and_then(|answered| {
-            answered.map_err(|message| plugin.guest_error(Fault::Failed { message }, store.data()))
-        })
-        .and_then(|answers| match answers.len() == expect.tools {
+    let span = call_span(plugin, expect.export, Some(expect.tools));
+    let answers = call_once(plugin, observer, span.clone(), call).await.and_then(|answers| {
+        match answers.len() == expect.tools {
             true => Ok(answers),
             false => {
                 let message = format!(
@@ -62,12 +45,50 @@ pub(crate) async fn call_per_tool<T>(
                 );
                 Err(plugin.error(Fault::BadOutput { message }))
             }
-        });
+        }
+    });
     if let Err(e) = &answers {
-        span.record("error.type", fault_type(&e.fault).as_str());
-        span.record("otel.status_code", "ERROR");
+        record_error(&span, e);
     }
     answers
+}
+
+/// Runs `call` once in a fresh store of `plugin` under its limits, inside `span` (see
+/// [`call_span`]), counted in `observer`'s metrics: the one guarded call every per-call kind
+/// (policy, shape, guard) makes.
+pub(crate) async fn call_once<T>(
+    plugin: &Loaded,
+    observer: &Observer,
+    span: tracing::Span,
+    call: impl AsyncFnOnce(&mut Store<State>) -> wasmtime::Result<Result<T, String>>,
+) -> Result<T, PluginError> {
+    let mut store = State::store(
+        plugin.engine,
+        &plugin.name,
+        &plugin.admission,
+        &plugin.sandbox,
+        plugin.limits.memory_mb,
+    )
+    .map_err(|fault| plugin.error(fault))?;
+    let meter = arm_deadline(&mut store, &plugin.limits);
+    let started = std::time::Instant::now();
+    let call = meter.wrap(call(&mut store));
+    let outcome = tokio::time::timeout(outer_timeout(&plugin.limits), call).instrument(span.clone()).await;
+    let grown = store.data().memory.grown_bytes();
+    observer.plugin_call(&plugin.name, grown as u64, started.elapsed());
+    let answer = classify(plugin, &store, outcome).and_then(|answered| {
+        answered.map_err(|message| plugin.guest_error(Fault::Failed { message }, store.data()))
+    });
+    if let Err(e) = &answer {
+        record_error(&span, e);
+    }
+    answer
+}
+
+/// Marks `span` as failed with `error`'s kind of fault.
+pub(crate) fn record_error(span: &tracing::Span, error: &PluginError) {
+    span.record("error.type", fault_type(&error.fault).as_str());
+    span.record("otel.status_code", "ERROR");
 }
 
 /// The fault's variant (`TimeLimit`, `Trap`), without what it carries (a guest's words).
@@ -77,21 +98,21 @@ fn fault_type(fault: &Fault) -> String {
 }
 
 /// The call's INTERNAL span when traces are exported: which plugin, in which role, which
-/// export, over how many tools (never the tools' text or the guest's answers).
-fn call_span(plugin: &Loaded, expect: &PerTool) -> tracing::Span {
+/// export, over how many tools when it is given tools (never their text or the guest's answers).
+pub(crate) fn call_span(plugin: &Loaded, export: &'static str, tools: Option<usize>) -> tracing::Span {
     if !crate::observe::traces::on() {
         return tracing::Span::none();
     }
     tracing::info_span!(
         target: "toolport::plugin",
         "plugin.call",
-        otel.name = %format!("plugin {} {}", expect.export, plugin.name),
+        otel.name = %format!("plugin {} {}", export, plugin.name),
         otel.kind = "internal",
         otel.status_code = tracing::field::Empty,
         toolport.plugin.name = %plugin.name,
         toolport.plugin.kind = plugin.kind.as_str(),
-        toolport.plugin.export = expect.export,
-        toolport.plugin.tools = i64::try_from(expect.tools).unwrap_or(i64::MAX),
+        toolport.plugin.export = export,
+        toolport.plugin.tools = tools.map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
         error.type = tracing::field::Empty,
     )
 }

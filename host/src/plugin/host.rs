@@ -12,6 +12,7 @@ use super::compile::cache::{Cache, CacheOutcome};
 use super::compile::engine;
 use super::compile::load::{self, Loaded, Origin, Spec};
 use super::error::{Fault, PluginError, check_pin};
+use super::kinds::guard::GuardPlugin;
 use super::kinds::policy::NamePolicy;
 use super::kinds::server::ServerComponent;
 use super::kinds::shape::ToolShape;
@@ -149,6 +150,12 @@ impl PluginHost {
     pub fn name_policy(&self, name: &str) -> Result<NamePolicy, PluginError> {
         self.get(name, PluginKind::NamePolicy)
             .map(|plugin| NamePolicy { plugin, observer: self.observer.clone() })
+    }
+
+    /// The guard plugin `name` (guards are configured, none is built in).
+    pub fn guard(&self, name: &str) -> Result<GuardPlugin, PluginError> {
+        self.get(name, PluginKind::Guard)
+            .map(|plugin| GuardPlugin { plugin, observer: self.observer.clone() })
     }
 
     /// The transport plugin `name` (a server's `type`, or `sse` for the built-in). Crate-only:

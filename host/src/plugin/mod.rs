@@ -39,6 +39,7 @@ pub use compile::inspect::{Inspection, PACKAGE, WIT_VERSION, inspect, sandbox_us
 pub use compile::load::Origin;
 pub use error::{Fault, PluginError};
 pub use host::{PluginHost, PluginSummary};
+pub use kinds::guard::{GuardAnswer, GuardPlugin, HookContext, HookKind};
 pub use kinds::policy::NamePolicy;
 pub(crate) use kinds::server::{Refusals, Started};
 // The host's record of what a sandbox refused, kept the same way by the egress proxy of a

@@ -84,6 +84,9 @@ pub struct ServerDef {
     /// fallback. For a server that speaks both eras but does more in a session: the
     /// conformance suite's reference server asks its questions only there.
     pub protocol_version: Option<String>,
+    /// `guards`: the guard plugins this server's calls, reads and prompts pass, in order, after
+    /// the workspace's.
+    pub guards: Vec<crate::config::GuardUse>,
 }
 
 /// A server's `roots` setting. Servers that act on roots (npm `server-filesystem`) replace their

@@ -64,6 +64,8 @@ impl ServerDef {
             tools: tool_filter(&fields)?,
             roots: roots(&fields)?,
             protocol_version: protocol_version(&fields)?,
+            // Read by `config/guards.rs` (issue 48).
+            guards: Vec::new(),
         })
     }
 

@@ -13,12 +13,12 @@ use super::engine::engine;
 /// The contract's package name.
 pub const PACKAGE: &str = "toolport:plugin";
 /// The contract version this host serves (`wit/since_v0.1.0`).
-pub const WIT_VERSION: &str = "0.1.0";
+pub const WIT_VERSION: &str = "0.1.1";
 
 /// A component's interface, as `toolport plugin inspect` shows it.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct Inspection {
-    /// `tool-shape`, `name-policy` or `transport`, when it exports one of the worlds.
+    /// `tool-shape`, `name-policy`, `transport` or `guard`, when it exports one of the worlds.
     pub world: Option<String>,
     /// The `toolport:plugin` version it was built against.
     pub version: Option<String>,
@@ -126,6 +126,7 @@ pub(crate) fn world_of_interface(export: &str) -> Option<&'static str> {
         "shape" => Some("tool-shape"),
         "policy" => Some("name-policy"),
         "connection" => Some("transport"),
+        "hooks" => Some("guard"),
         _ => None,
     }
 }

@@ -41,6 +41,7 @@ pub(crate) enum Pre {
     Shape(bindings::shape::ToolShapePre<State>),
     Policy(bindings::policy::NamePolicyPre<State>),
     Transport(bindings::transport::TransportPre<State>),
+    Guard(bindings::guard::GuardPre<State>),
 }
 
 /// Everything needed to run one plugin. Shared by every call and connection: per-call state
@@ -105,6 +106,7 @@ pub(crate) fn load(spec: Spec<'_>, bytes: &[u8], cache: Option<&Cache>) -> Resul
         PluginKind::ToolShape => Pre::Shape(bindings::shape::ToolShapePre::new(pre).map_err(link)?),
         PluginKind::NamePolicy => Pre::Policy(bindings::policy::NamePolicyPre::new(pre).map_err(link)?),
         PluginKind::Transport => Pre::Transport(bindings::transport::TransportPre::new(pre).map_err(link)?),
+        PluginKind::Guard => Pre::Guard(bindings::guard::GuardPre::new(pre).map_err(link)?),
     };
     tracing::debug!(plugin = %name, kind = spec.kind.as_str(), origin = %spec.origin, cache = ?outcome, "plugin loaded");
     Ok(Loaded {
@@ -147,6 +149,7 @@ fn check_world(
         PluginKind::ToolShape => "shape",
         PluginKind::NamePolicy => "policy",
         PluginKind::Transport => "connection",
+        PluginKind::Guard => "hooks",
     };
     let expected = format!("{PACKAGE}/{expected_iface}@{WIT_VERSION} (the {} world)", kind.as_str());
     let mut found_expected = false;

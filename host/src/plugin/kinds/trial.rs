@@ -2,6 +2,7 @@
 //! run`): the plugin's log lines, kept as well as logged, and the destinations its sandbox
 //! refused. A runtime never asks for either, so nothing is kept unless a caller does.
 
+use super::guard::GuardPlugin;
 use super::policy::NamePolicy;
 use super::shape::ToolShape;
 use crate::plugin::sandbox::log_sink::PluginLogLine;
@@ -31,3 +32,4 @@ macro_rules! trial_methods {
 
 trial_methods!(NamePolicy);
 trial_methods!(ToolShape);
+trial_methods!(GuardPlugin);
