@@ -182,7 +182,14 @@ mod tests {
 
     #[test]
     fn a_bad_glob_is_named() {
-        let bad = GuardUse::new("g".into(), vec!["[".into()], GuardPhase::Both, GuardMode::Audit, true, GuardScope::Workspace);
+        let bad = GuardUse::new(
+            "g".into(),
+            vec!["[".into()],
+            GuardPhase::Both,
+            GuardMode::Audit,
+            true,
+            GuardScope::Workspace,
+        );
         assert_eq!(bad.err().map(|e| e.0), Some("[".to_string()));
     }
 }

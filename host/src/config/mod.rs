@@ -45,8 +45,8 @@ pub use edit::write::{LockAt, edit_text};
 pub use error::{ConfigError, EditError};
 #[cfg(fuzzing)]
 pub use expand::expand_vars;
-pub use guards::{GuardMode, GuardPhase, GuardScope, GuardUse, chain as guard_chain};
 pub use expand::{ExpandedIn, ExpandedVar};
+pub use guards::{GuardMode, GuardPhase, GuardScope, GuardUse, chain as guard_chain};
 pub(crate) use host_pattern::{HostMatch, HostPattern, origin_of};
 pub use model::*;
 pub use resolve::{Resolved, ResolvedServer, load_resolved, missing_rows, resolve};
