@@ -213,6 +213,8 @@ pub mod audit {
     //! sign-in (issue 29) with its files and rotation, the trail of trust decisions read back,
     //! the notices, and the OTLP traces.
     pub use crate::notice::NoticePrinter;
+    /// What a guard plugin did to an exchange, as its audit line lists it.
+    pub use crate::observe::GuardStep;
     /// Why an observer's meter could not be built ([`Observer::with_metrics`](crate::Observer::with_metrics)).
     pub use crate::observe::ObserveError;
     /// The audit log's file under a home, its rotated files (`<file>.<n>`, 1 the newest) and

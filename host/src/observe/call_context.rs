@@ -25,12 +25,23 @@ pub struct CallContext {
     pub permitted_by: Arc<[String]>,
     /// The host's number for the call, which the server's questions during it are matched to.
     pub caller: Option<Caller>,
+    /// Who the caller's token named (`serve --http` with a checked token), for guard plugins.
+    pub subject: Option<Arc<str>>,
+    /// The client's `clientInfo` name as it gave it, for guard plugins.
+    pub client_name: Option<Arc<str>>,
 }
 
 impl CallContext {
     /// This context, for the client labelled `client` ([`label`]).
     pub fn with_client(mut self, client: Option<Arc<str>>) -> Self {
         self.client = client;
+        self
+    }
+
+    /// This context, for the caller `subject` of the client `name` (what a guard is told).
+    pub fn with_parties(mut self, subject: Option<&str>, name: Option<&str>) -> Self {
+        self.subject = subject.map(Into::into);
+        self.client_name = name.map(Into::into);
         self
     }
 

@@ -86,6 +86,23 @@ pub struct Exchange<'a> {
     pub policies: &'a [String],
     /// What the workspace's `audit` setting asks of this exchange's audit line.
     pub audit: AuditChoice,
+    /// What each guard plugin that acted on it did (a pass is not listed).
+    pub guards: &'a [GuardStep],
+}
+
+/// One guard plugin's act on an exchange, for its audit line: which guard, on which half, did
+/// what. Never the guard's reason or what it rewrote: those may quote a value.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct GuardStep {
+    /// The guard plugin's name.
+    pub guard: String,
+    /// `request` or `response`.
+    pub phase: String,
+    /// `denied`, `rewritten`, `flagged` (a deny or rewrite under `mode: audit`), or `failed`
+    /// (it trapped, timed out, was missing or answered what does not fit).
+    pub did: String,
+    /// `enforce` or `audit`.
+    pub mode: String,
 }
 
 impl<'a> Exchange<'a> {
@@ -104,6 +121,7 @@ impl<'a> Exchange<'a> {
             arguments: None,
             error,
             policies: &[],
+            guards: &[],
             audit: AuditChoice::default(),
         }
     }

@@ -20,5 +20,5 @@ mod writer;
 
 pub use call_context::{CallContext, Caller};
 pub use error::ObserveError;
-pub use exchange::{Exchange, Kind, Outcome, json_size};
+pub use exchange::{Exchange, GuardStep, Kind, Outcome, json_size};
 pub use observer::{AuditTrail, Observer};

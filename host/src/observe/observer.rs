@@ -272,6 +272,7 @@ mod tests {
             error: None,
             policies: &[],
             audit: AuditChoice::default(),
+            guards: &[],
         }
     }
 

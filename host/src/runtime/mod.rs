@@ -301,19 +301,22 @@ impl Runtime {
     /// `serve` passes through, observed as [`Runtime::read`] and [`Runtime::prompt`] are (the
     /// audit log, the metrics) as asked by the caller `context` names; a server's JSON-RPC
     /// error is the inner `Err`.
-    pub(crate) async fn forward_observed<R, E, F, Fut>(
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn forward_observed<P, R, E, F, Fut>(
         &self,
         kind: crate::observe::Kind,
         server: &str,
         name: &str,
         arguments: Option<&serde_json::Map<String, Value>>,
         context: &CallContext,
+        params: P,
         request: F,
     ) -> Result<Result<R, E>, CatalogError>
     where
+        P: serde::Serialize + serde::de::DeserializeOwned,
         R: serde::Serialize + serde::de::DeserializeOwned,
         E: serde::Serialize + serde::de::DeserializeOwned,
-        F: FnOnce(rmcp::Peer<rmcp::RoleClient>) -> Fut,
+        F: FnOnce(rmcp::Peer<rmcp::RoleClient>, P) -> Fut,
         Fut: Future<Output = Result<Result<R, E>, rmcp::service::ServiceError>>,
     {
         let subject = match kind {
@@ -322,7 +325,7 @@ impl Runtime {
         };
         let supervisor = &self.supervisor;
         calls::catalog_calls::forward_observed(
-            supervisor, kind, server, name, arguments, context, subject, request,
+            supervisor, kind, server, name, arguments, context, subject, params, request,
         )
         .await
     }

@@ -95,16 +95,20 @@ impl Front {
 
     /// [`Front::forward`] of a read or a prompt (`kind` of `name`), observed (the audit log,
     /// the metrics) as asked by the caller `asker` names.
-    async fn forward_observed<T: Complete + serde::Serialize + serde::de::DeserializeOwned, Fut>(
+    #[allow(clippy::too_many_arguments)]
+    async fn forward_observed<T, P, Fut>(
         &self,
         asker: &CallContext,
         kind: Kind,
         server: &str,
         name: &str,
         arguments: Option<&serde_json::Map<String, serde_json::Value>>,
-        request: impl FnOnce(Peer<RoleClient>) -> Fut,
+        params: P,
+        request: impl FnOnce(Peer<RoleClient>, P) -> Fut,
     ) -> Result<T, McpError>
     where
+        T: Complete + serde::Serialize + serde::de::DeserializeOwned,
+        P: serde::Serialize + serde::de::DeserializeOwned,
         Fut: Future<Output = Result<T, ServiceError>>,
     {
         // Boxed as in `forward`; and unboxed, the spans and the audit's watch beside it once
@@ -115,8 +119,9 @@ impl Front {
             name,
             arguments,
             asker,
-            |peer| async move {
-                match request(peer).await {
+            params,
+            |peer, params| async move {
+                match request(peer, params).await {
                     Err(ServiceError::McpError(e)) => Ok(Err(e)),
                     other => other.map(Ok),
                 }
@@ -352,9 +357,9 @@ impl ServerHandler for Front {
             Err(refused) => return refused,
         };
         let uri = request.uri.clone();
-        let read = |peer: Peer<RoleClient>| traced(&server, peer, request);
+        let read = |peer: Peer<RoleClient>, request| traced(&server, peer, request);
         let asker = call_context(&context, permitted);
-        let result = self.forward_observed(&asker, Kind::Read, &server, &uri, None, read);
+        let result = self.forward_observed(&asker, Kind::Read, &server, &uri, None, request, read);
         let result = span.within(result);
         span.ended(result.await.map(ReadResourceResponse::Complete))
     }
@@ -388,9 +393,10 @@ impl ServerHandler for Front {
             Err(refused) => return refused,
         };
         let (name, arguments) = (request.name.clone(), request.arguments.clone());
-        let get = |peer: Peer<RoleClient>| traced(&server, peer, request);
+        let get = |peer: Peer<RoleClient>, request| traced(&server, peer, request);
         let asker = call_context(&context, permitted);
-        let result = self.forward_observed(&asker, Kind::Prompt, &server, &name, arguments.as_ref(), get);
+        let result =
+            self.forward_observed(&asker, Kind::Prompt, &server, &name, arguments.as_ref(), request, get);
         let result = span.within(result);
         span.ended(result.await.map(GetPromptResponse::Complete))
     }
@@ -463,7 +469,14 @@ impl ServerHandler for Front {
 /// Who is asking, let through by the policies `permitted`: the [`CallContext`] the runtime
 /// records in the audit log.
 fn call_context(context: &RequestContext<RoleServer>, permitted: Vec<String>) -> CallContext {
-    CallContext::default().with_client(client_of(context)).with_permitted_by(permitted)
+    let info = context.client_info();
+    let caller = crate::serve::Caller::of(context);
+    let subject = caller.as_ref().map(|c| c.subject.as_str());
+    let name = info.as_ref().map(|i| i.name.as_str());
+    CallContext::default()
+        .with_client(label_of(context, subject, name))
+        .with_parties(subject, name)
+        .with_permitted_by(permitted)
 }
 
 /// Who is asking, for the audit log: the caller's subject when its token named one
@@ -471,12 +484,21 @@ fn call_context(context: &RequestContext<RoleServer>, permitted: Vec<String>) ->
 /// (`observe::call_context::label`).
 pub(super) fn client_of(context: &RequestContext<RoleServer>) -> Option<Arc<str>> {
     let info = context.client_info();
+    let caller = crate::serve::Caller::of(context);
+    let subject = caller.as_ref().map(|c| c.subject.as_str());
+    label_of(context, subject, info.as_ref().map(|i| i.name.as_str()))
+}
+
+/// [`client_of`] from its parts, read once by the caller.
+fn label_of(
+    context: &RequestContext<RoleServer>,
+    subject: Option<&str>,
+    name: Option<&str>,
+) -> Option<Arc<str>> {
     let session = context
         .extensions
         .get::<axum::http::request::Parts>()
         .and_then(|parts| parts.headers.get(rmcp::transport::common::http_header::HEADER_SESSION_ID))
         .and_then(|value| value.to_str().ok());
-    let caller = crate::serve::Caller::of(context);
-    let subject = caller.as_ref().map(|c| c.subject.as_str());
-    crate::observe::call_context::label(subject, info.as_ref().map(|i| i.name.as_str()), session)
+    crate::observe::call_context::label(subject, name, session)
 }

@@ -90,6 +90,7 @@ impl Front {
             arguments: None,
             error: Some(word),
             policies: &policies,
+            guards: &[],
             audit: self.runtime().audit_choice(),
         });
         // The name may be a URI: its secrets stay out of the log, as out of the span.

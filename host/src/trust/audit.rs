@@ -39,6 +39,15 @@ pub enum Action {
     Redacted,
     /// A call was not sent because an argument carried a secret.
     Blocked,
+    /// A guard plugin refused a request or its answer (or failed, and does not fail open).
+    Denied,
+    /// A guard plugin rewrote a request or its answer.
+    Rewritten,
+    /// A guard plugin under `mode: audit` would have refused or rewritten: recorded only.
+    Flagged,
+    /// A guard plugin failed (trapped, timed out, missing, or answered what does not fit) and
+    /// the request went on: it fails open, or is under `mode: audit`.
+    Failed,
 }
 
 impl Action {
@@ -53,6 +62,10 @@ impl Action {
             Self::Declined => "declined",
             Self::Redacted => "redacted",
             Self::Blocked => "blocked",
+            Self::Denied => "denied",
+            Self::Rewritten => "rewritten",
+            Self::Flagged => "flagged",
+            Self::Failed => "failed",
         }
     }
 }

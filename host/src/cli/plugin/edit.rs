@@ -25,6 +25,8 @@ pub enum KindArg {
     ToolShape,
     /// Moves a server's messages.
     Transport,
+    /// Checks, and may rewrite, calls, reads and prompts and their answers.
+    Guard,
 }
 
 impl KindArg {
@@ -33,6 +35,7 @@ impl KindArg {
             Self::NamePolicy => PluginKind::NamePolicy,
             Self::ToolShape => PluginKind::ToolShape,
             Self::Transport => PluginKind::Transport,
+            Self::Guard => PluginKind::Guard,
         }
     }
 }

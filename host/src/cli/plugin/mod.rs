@@ -6,6 +6,7 @@
 mod edit;
 mod new;
 mod run;
+mod run_guard;
 mod wit;
 
 use std::borrow::Cow;
@@ -48,7 +49,8 @@ enum PluginCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Run a name policy or tool shape once on tools from a file or a configured server.
+    /// Run a name policy or tool shape once on tools from a file or a configured server, or a
+    /// guard on one request (and its result) from files.
     Run(run::RunArgs),
     /// Add a component file to the store's plugins (its world checked against the kind).
     Add(edit::AddArgs),

@@ -1,5 +1,5 @@
-//! `toolport plugin run`: one name policy or tool shape run once on a list of tools, with no
-//! runtime around it — a plugin author's fastest loop, and a check a CI job can run. The tools
+//! `toolport plugin run`: one name policy or tool shape run once on a list of tools (a guard
+//! on one request: `run_guard.rs`), with no runtime around it — a plugin author's fastest loop, and a check a CI job can run. The tools
 //! come from a JSON file or live from a configured server; the plugin runs under exactly the
 //! sandbox its flags describe (the store's `grants` and `limits`, with the store's checks), and
 //! what it decided, logged and was refused is printed.
@@ -23,7 +23,8 @@ const SAMPLE_SERVER: &str = "sample";
 /// `toolport plugin run` arguments.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  toolport plugin run policy.wasm --tools tools.json\n  \
-    toolport plugin run shape.wasm --server notes --json")]
+    toolport plugin run shape.wasm --server notes --json\n  \
+    toolport plugin run guard.wasm --request call.json --result result.json")]
 pub struct RunArgs {
     /// The component file.
     #[arg(value_name = "FILE.wasm")]
@@ -32,11 +33,28 @@ pub struct RunArgs {
     #[arg(long, value_enum)]
     kind: Option<KindArg>,
     /// A JSON file of MCP tools: an array of tool objects, or a `tools/list` result `{"tools": […]}`.
-    #[arg(long, value_name = "FILE", required_unless_present = "server", conflicts_with = "server")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present_any = ["server", "request"],
+        conflicts_with_all = ["server", "request"]
+    )]
     tools: Option<PathBuf>,
     /// Take the tools live from this configured server; the plugin sees its definition.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", conflicts_with = "request")]
     server: Option<String>,
+    /// A guard: the JSON-RPC request it sees (`{"method": "tools/call", "params": {…}}`).
+    #[arg(long, value_name = "FILE")]
+    request: Option<PathBuf>,
+    /// A guard: the server's result to that request; the response hook runs on it too.
+    #[arg(long, value_name = "FILE", requires = "request")]
+    result: Option<PathBuf>,
+    /// A guard: the caller's subject the hooks see (as a token would name it under serve).
+    #[arg(long, value_name = "TEXT", requires = "request")]
+    subject: Option<String>,
+    /// A guard: the client name the hooks see.
+    #[arg(long, value_name = "NAME", requires = "request")]
+    client: Option<String>,
     /// The server name the plugin sees with --tools.
     #[arg(long, value_name = "NAME", default_value = SAMPLE_SERVER, conflicts_with = "server")]
     server_name: String,
@@ -68,8 +86,11 @@ pub async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
     }
     let cwd = std::env::current_dir().context("cannot read the current folder")?;
     let name = plugin_name(&args.file);
-    let request = args.sandbox.request(kind, &args.file, None);
+    let request = args.sandbox.clone().request(kind, &args.file, None);
     let (_, def) = toolport::edit::plugin_entry(&name, &request, &cwd)?;
+    if kind == PluginKind::Guard || args.request.is_some() {
+        return run_guard(paths, &args, kind, &name, def).await;
+    }
     let (server, tools) = match (&args.tools, &args.server) {
         (Some(file), _) => {
             (ServerDef { name: args.server_name.trim().to_string(), ..Default::default() }, read_tools(file)?)
@@ -110,6 +131,42 @@ pub async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
         Ok(_) => Ok(ExitCode::SUCCESS),
         Err(e) => Err(ExitError::failure(e.to_string()).into()),
     }
+}
+
+/// A guard on the request file (`run_guard.rs`); any other kind with `--request` is a usage
+/// error that says what it takes.
+async fn run_guard(
+    paths: &Paths,
+    args: &RunArgs,
+    kind: PluginKind,
+    name: &str,
+    def: toolport::store::PluginDef,
+) -> Result<ExitCode> {
+    let Some(request) = &args.request else {
+        return Err(ExitError::usage(format!(
+            "{} is a guard plugin: give it a request with --request FILE (and the server's answer with --result FILE)",
+            args.file.display()
+        ))
+        .into());
+    };
+    if kind != PluginKind::Guard {
+        return Err(ExitError::usage(format!(
+            "{} is a {} plugin: --request is for guards; give it --tools FILE or --server NAME",
+            args.file.display(),
+            kind.as_str()
+        ))
+        .into());
+    }
+    let host = PluginHost::new(Some(paths.cache_dir()), &[def])
+        .context("cannot start the plugin host")?
+        .with_observer(crate::cli::observer());
+    let guard = host.guard(name).map_err(|e| ExitError::usage(e.to_string()))?;
+    let trial = super::run_guard::Trial {
+        server: args.server_name.trim(),
+        subject: args.subject.as_deref(),
+        client: args.client.as_deref(),
+    };
+    super::run_guard::run(&guard, request, args.result.as_deref(), trial, args.json).await
 }
 
 /// The name the plugin runs under (and its messages use): the file's stem, unless a built-in

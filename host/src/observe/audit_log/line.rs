@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::shape;
-use crate::observe::{Exchange, Kind};
+use crate::observe::{Exchange, GuardStep, Kind};
 
 /// One exchange in the audit log. The name field depends on the kind: `tool` for a call, `uri`
 /// for a read, `prompt` for a prompt; a sign-in has none.
@@ -49,6 +49,9 @@ pub struct AuditLine {
     /// The arguments themselves, only under `audit.values: true` (secrets already masked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments: Option<Value>,
+    /// What guard plugins did to it (a pass is not listed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub guards: Vec<GuardStep>,
 }
 
 impl AuditLine {
@@ -82,6 +85,7 @@ impl AuditLine {
             bytes_out: exchange.bytes_out,
             shape: exchange.arguments.map(shape::of_arguments),
             arguments: exchange.arguments.filter(|_| values).map(|a| Value::Object(a.clone())),
+            guards: exchange.guards.to_vec(),
         }
     }
 
@@ -127,6 +131,7 @@ mod tests {
             error: None,
             policies: &[],
             audit: AuditChoice::default(),
+            guards: &[],
         };
         let line = AuditLine::of(&exchange);
         let text = serde_json::to_string(&line)?;
@@ -155,6 +160,7 @@ mod tests {
             error: Some("timeout"),
             policies: &[],
             audit: AuditChoice::default(),
+            guards: &[],
         };
         assert_eq!(AuditLine::of(&exchange).uri.as_deref(), Some("notes://find"));
         exchange.audit.values = true;
@@ -177,6 +183,7 @@ mod tests {
                 error: None,
                 policies: &[],
                 audit: AuditChoice { values, ..AuditChoice::default() },
+                guards: &[],
             };
             let uri = AuditLine::of(&exchange).uri.unwrap_or_default();
             assert_eq!(uri, if values { "slow://***@doc?x=1" } else { "slow://***@doc" });

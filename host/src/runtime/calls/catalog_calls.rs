@@ -10,10 +10,12 @@ use rmcp::service::ServiceError;
 use serde_json::Value;
 
 use super::client_span::traced;
+use super::guards::{Chain, Refusal};
 use super::observed::Watch;
 use super::reply_guard::{ReplyGuard, Withheld};
 use super::send::{Deadline, ServerError, send};
-use crate::observe::{CallContext, Kind, Outcome, json_size};
+use crate::observe::{CallContext, GuardStep, Kind, Outcome, json_size};
+use crate::plugin::HookKind;
 use crate::runtime::catalog::merged::Catalog;
 use crate::runtime::connection::Connection;
 use crate::runtime::failed_request::service_error;
@@ -38,7 +40,7 @@ pub async fn read(
     context: &CallContext,
 ) -> Result<ResourceRead, CatalogError> {
     let mut watch = Watch::start(supervisor, Kind::Read, uri.trim(), server, None, context);
-    let result = read_routed(supervisor, server, uri).await;
+    let result = read_routed(supervisor, server, uri, context, &mut watch.guards).await;
     match &result {
         Ok(read) => watch.finish(Outcome::Ok, None, json_size(&read.contents)),
         Err(e) => watch.finish(Outcome::Error, Some(e.class()), 0),
@@ -46,18 +48,34 @@ pub async fn read(
     result
 }
 
-async fn read_routed(supervisor: &Supervisor, server: &str, uri: &str) -> Result<ResourceRead, CatalogError> {
+async fn read_routed(
+    supervisor: &Supervisor,
+    server: &str,
+    uri: &str,
+    context: &CallContext,
+    steps: &mut Vec<GuardStep>,
+) -> Result<ResourceRead, CatalogError> {
     let uri = uri.trim();
     if uri.is_empty() {
         return Err(CatalogError::MissingUri);
     }
     let (conn, timeout) = route(supervisor, server)?;
     let subject = format!("resource {}", escape_line(uri));
-    let request = traced(server, conn.peer.clone(), ReadResourceRequestParams::new(uri));
+    let refused = |Refusal(reason)| CatalogError::GuardDenied {
+        subject: subject.clone(),
+        server: server.into(),
+        reason,
+    };
+    let chain = Chain::new(supervisor, HookKind::Read, server, uri, uri, context);
+    let (params, sent) =
+        chain.typed_request(ReadResourceRequestParams::new(uri), steps).await.map_err(refused)?;
+    let request = traced(server, conn.peer.clone(), params);
     let guard = ReplyGuard::new(supervisor, server, "resource read");
     let result = settle(supervisor, &conn, server, subject.clone(), timeout, request).await;
     let result = result.map_err(|e| guarded_error(&guard, e))?;
-    let contents = guard.scrubbed(result.contents, "result").map_err(|w| blocked(subject, server, w))?;
+    let result = chain.typed_response(sent.as_ref(), result, steps).await.map_err(refused)?;
+    let contents =
+        guard.scrubbed(result.contents, "result").map_err(|w| blocked(subject.clone(), server, w))?;
     Ok(ResourceRead { server: server.to_string(), contents })
 }
 
@@ -71,7 +89,7 @@ pub async fn prompt(
 ) -> Result<PromptOutcome, CatalogError> {
     let parsed = parse_arguments(arguments).ok();
     let mut watch = Watch::start(supervisor, Kind::Prompt, name.trim(), "", parsed.as_ref(), context);
-    let result = prompt_routed(supervisor, name, arguments, &mut watch).await;
+    let result = prompt_routed(supervisor, name, arguments, context, &mut watch).await;
     match &result {
         Ok(got) => {
             let bytes = json_size(&got.messages) + got.description.as_ref().map_or(0, json_size);
@@ -86,6 +104,7 @@ async fn prompt_routed(
     supervisor: &Supervisor,
     name: &str,
     arguments: &str,
+    context: &CallContext,
     watch: &mut Watch,
 ) -> Result<PromptOutcome, CatalogError> {
     let name = name.trim();
@@ -103,10 +122,18 @@ async fn prompt_routed(
         params = params.with_arguments(arguments);
     }
     let subject = format!("prompt {name}");
+    let refused = |Refusal(reason)| CatalogError::GuardDenied {
+        subject: subject.clone(),
+        server: server.clone(),
+        reason,
+    };
+    let chain = Chain::new(supervisor, HookKind::Prompt, &server, name, name, context);
+    let (params, sent) = chain.typed_request(params, &mut watch.guards).await.map_err(refused)?;
     let request = traced(&server, conn.peer.clone(), params);
     let guard = ReplyGuard::new(supervisor, &server, "prompt");
     let result = settle(supervisor, &conn, &server, subject.clone(), timeout, request).await;
     let result = result.map_err(|e| guarded_error(&guard, e))?;
+    let result = chain.typed_response(sent.as_ref(), result, &mut watch.guards).await.map_err(refused)?;
     let messages = result.messages.iter().filter_map(|m| serde_json::to_value(m).ok()).collect();
     let mut got = serde_json::Map::from_iter([("messages".to_string(), Value::Array(messages))]);
     if let Some(description) = result.description {
@@ -145,7 +172,7 @@ where
 /// JSON-RPC error of the server (the inner `Err`) is an `error` outcome. The answer and the
 /// error pass the reply guard (`reply_guard.rs`) first, as a read's and a prompt's do.
 #[allow(clippy::too_many_arguments)]
-pub async fn forward_observed<R, E, F, Fut>(
+pub async fn forward_observed<P, R, E, F, Fut>(
     supervisor: &Supervisor,
     kind: Kind,
     server: &str,
@@ -153,18 +180,40 @@ pub async fn forward_observed<R, E, F, Fut>(
     arguments: Option<&JsonObject>,
     context: &CallContext,
     subject: String,
+    params: P,
     request: F,
 ) -> Result<Result<R, E>, CatalogError>
 where
+    P: serde::Serialize + serde::de::DeserializeOwned,
     R: serde::Serialize + serde::de::DeserializeOwned,
     E: serde::Serialize + serde::de::DeserializeOwned,
-    F: FnOnce(rmcp::Peer<rmcp::RoleClient>) -> Fut,
+    F: FnOnce(rmcp::Peer<rmcp::RoleClient>, P) -> Fut,
     Fut: Future<Output = Result<Result<R, E>, ServiceError>>,
 {
     let mut watch = Watch::start(supervisor, kind, name, server, arguments, context);
+    let hook = if kind == Kind::Read { HookKind::Read } else { HookKind::Prompt };
+    let chain = Chain::new(supervisor, hook, server, name, name, context);
+    let refused = |Refusal(reason)| CatalogError::GuardDenied {
+        subject: subject.clone(),
+        server: server.into(),
+        reason,
+    };
     let guard =
         ReplyGuard::new(supervisor, server, if kind == Kind::Read { "resource read" } else { "prompt" });
-    let result = match forward(supervisor, server, subject.clone(), request).await {
+    let answered = match chain.typed_request(params, &mut watch.guards).await {
+        Err(refusal) => Err(refused(refusal)),
+        Ok((params, sent)) => {
+            match forward(supervisor, server, subject.clone(), |peer| request(peer, params)).await {
+                Ok(Ok(answer)) => chain
+                    .typed_response(sent.as_ref(), answer, &mut watch.guards)
+                    .await
+                    .map(Ok)
+                    .map_err(refused),
+                other => other,
+            }
+        }
+    };
+    let result = match answered {
         Ok(Ok(answer)) => guard.scrubbed(answer, "result").map(Ok).map_err(|w| blocked(subject, server, w)),
         Ok(Err(error)) => guard.scrubbed(error, "error").map(Err).map_err(|w| blocked(subject, server, w)),
         Err(e) => Err(guarded_error(&guard, e)),
@@ -404,6 +453,17 @@ pub enum CatalogError {
         /// What was withheld and why, and the setting that decided.
         reason: String,
     },
+    /// A guard plugin refused the request or its answer (`guards.rs`), or failed and does not
+    /// fail open. `reason` starts with the guard: `guard pii: <its reason>`.
+    #[error("MCP {subject} on server {server} was refused by {reason}")]
+    GuardDenied {
+        /// `resource <uri>` or `prompt <name>`.
+        subject: String,
+        /// The server it was for.
+        server: String,
+        /// The guard and its reason (escaped and clipped), or how it failed.
+        reason: String,
+    },
     /// The server answered with an error.
     #[error("MCP {subject} on server {server} failed: {message}")]
     Protocol {
@@ -431,6 +491,7 @@ impl CatalogError {
             Self::Timeout { .. } => "timeout",
             Self::Protocol { .. } => "protocol",
             Self::SecretBlocked { .. } => "blocked",
+            Self::GuardDenied { .. } => "guard-denied",
         }
     }
 }

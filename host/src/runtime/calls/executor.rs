@@ -12,12 +12,14 @@ use rmcp::model::{CallToolRequestParams, RequestMetaObject};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::guards::{Chain, Refusal};
 use super::observed::Watch;
 use super::request_state;
 use super::secret_guard::Guard;
 use super::send::{Deadline, ServerError, send};
 use crate::config::{Grant, Roots};
-use crate::observe::{CallContext, Caller, Kind};
+use crate::observe::{CallContext, GuardStep, Kind};
+use crate::plugin::HookKind;
 use crate::runtime::connection::Connection;
 use crate::runtime::registry::record::ToolRecord;
 use crate::runtime::registry::surface::Served;
@@ -60,7 +62,7 @@ pub async fn call(
     let result = match resolve(supervisor, name, &mut watch).await {
         Ok(route) => {
             watch.server.clone_from(&route.record.server);
-            run(supervisor, route, args, progress, None, context.caller).await
+            run(supervisor, route, args, progress, None, context, &mut watch.guards).await
         }
         Err(e) => Err(e),
     };
@@ -89,7 +91,7 @@ pub async fn call_record(
 ) -> Result<CallOutcome, CallError> {
     let mut watch = Watch::start(supervisor, Kind::Call, &record.name, &record.server, Some(&args), context);
     let result = match resolve_record(supervisor, record, &mut watch).await {
-        Ok(route) => run(supervisor, route, args, progress, level, context.caller).await,
+        Ok(route) => run(supervisor, route, args, progress, level, context, &mut watch.guards).await,
         Err(e) => Err(e),
     };
     watch.finish_call(&result);
@@ -276,7 +278,9 @@ fn why_not(supervisor: &Supervisor, name: &str, watch: &mut Watch) -> CallError 
     }
 }
 
-/// Sends the call on `route`; the server's questions during it are `caller`'s.
+/// Sends the call on `route`; the server's questions during it are `context`'s caller's. On
+/// the way: the secret guard, confirmation, the guard plugins (whose acts go in `steps`), the
+/// send; and back: the guard plugins, the output schema, redaction, large results.
 #[allow(deprecated)] // LoggingLevel
 async fn run(
     supervisor: &Supervisor,
@@ -284,9 +288,11 @@ async fn run(
     mut args: Map<String, Value>,
     progress: Option<UnboundedSender<CallProgress>>,
     level: Option<LoggingLevel>,
-    caller: Option<Caller>,
+    context: &CallContext,
+    steps: &mut Vec<GuardStep>,
 ) -> Result<CallOutcome, CallError> {
     let Route { record, conn, timeout, roots, grant, confirm } = route;
+    let caller = context.caller;
     let (name, original, server) = (record.name.as_str(), record.original.clone(), record.server.clone());
     let output_check = record.output.clone();
     // Secrets first: a blocked call is not worth a person's question, and a masked argument
@@ -295,6 +301,22 @@ async fn run(
     guard.arguments(&mut args)?;
     if let Some(reason) = confirm {
         super::confirm::ask_first(supervisor, name, &original, &server, reason, &args, caller).await?;
+    }
+    let refused =
+        |Refusal(reason)| CallError::GuardDenied { tool: name.to_string(), server: server.clone(), reason };
+    let chain = Chain::new(supervisor, HookKind::Call, &server, name, &original, context);
+    let sent = chain.on_response().then(|| call_params(&original, &args));
+    if chain.on_request() {
+        let mut params = sent.clone().unwrap_or_else(|| call_params(&original, &args));
+        let fits = |new: &Value| call_fits(new, &original, &record.tool.input_schema);
+        chain.request(&mut params, fits, steps).await.map_err(refused)?;
+        if let Some(Value::Object(new)) = params.get_mut("arguments").map(Value::take)
+            && new != args
+        {
+            args = new;
+            // What a guard wrote is checked as the model's words are.
+            guard.arguments(&mut args)?;
+        }
     }
     let mut params = CallToolRequestParams::new(original.clone()).with_arguments(args);
     if let Some(level) = level.or_else(|| conn.log_level()).filter(|_| conn.stateless()) {
@@ -309,7 +331,8 @@ async fn run(
         Err(ServerError::Timeout) => {
             Err(CallError::Timeout { tool: name.to_string(), server, ms: timeout.as_millis() })
         }
-        Ok(result) => {
+        Ok(mut result) => {
+            result = chain.typed_response(sent.as_ref(), result, steps).await.map_err(refused)?;
             let mut outcome = CallOutcome::from_result(result);
             outcome.note_refusals(conn.refusals_since(refusals_before));
             let outcome = structured_output::checked(output_check.as_ref(), name, &server, outcome)?;
@@ -326,5 +349,30 @@ async fn run(
             let message = guard.error_message(crate::auth::fix_for(e.to_string(), &server, grant))?;
             Err(CallError::Protocol { tool: name.to_string(), server, message })
         }
+    }
+}
+
+/// A call's params as a guard sees them: the server's own name and the arguments.
+fn call_params(original: &str, args: &Map<String, Value>) -> Value {
+    serde_json::json!({ "name": original, "arguments": args })
+}
+
+/// Whether a guard's new call params fit: the same name, and arguments that are an object the
+/// tool's input schema accepts.
+fn call_fits(new: &Value, original: &str, schema: &rmcp::model::JsonObject) -> Result<(), String> {
+    if new.get("name").and_then(Value::as_str) != Some(original) {
+        return Err(format!("it must keep \"name\": \"{original}\""));
+    }
+    let Some(arguments) = new.get("arguments").filter(|a| a.is_object()) else {
+        return Err("\"arguments\" must be an object".to_string());
+    };
+    let schema = Value::Object(schema.clone());
+    let validator = jsonschema::options()
+        .offline()
+        .build(&schema)
+        .map_err(|e| format!("the tool's input schema: {e}"))?;
+    match validator.iter_errors(arguments).next() {
+        None => Ok(()),
+        Some(e) => Err(format!("the tool's input schema refuses it at {}: {e}", e.instance_path())),
     }
 }

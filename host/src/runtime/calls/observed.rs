@@ -32,6 +32,8 @@ pub(super) struct Watch {
     bytes_in: u64,
     audit: AuditChoice,
     observer: Observer,
+    /// What guard plugins did on the way (`guards.rs`).
+    pub(super) guards: Vec<crate::observe::GuardStep>,
     done: bool,
 }
 
@@ -73,6 +75,7 @@ impl Watch {
             arguments,
             audit,
             observer: supervisor.options.observer.clone(),
+            guards: Vec::new(),
             done: false,
         }
     }
@@ -93,6 +96,7 @@ impl Watch {
             error,
             policies: &self.policies,
             audit: self.audit,
+            guards: &self.guards,
         });
     }
 
@@ -152,6 +156,7 @@ pub(super) fn call_error_class(e: &CallError) -> &'static str {
         CallError::Timeout { .. } => "timeout",
         CallError::Protocol { .. } => "protocol",
         CallError::SecretBlocked { .. } => "blocked",
+        CallError::GuardDenied { .. } => "guard-denied",
         CallError::NotConfirmed { .. } => "declined",
         CallError::InvalidResult { .. } => "invalid-result",
     }

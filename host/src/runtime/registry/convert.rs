@@ -1,5 +1,6 @@
 //! The seam between the runtime and the plugin host: the name policy and the tool shape are
-//! plugins, and this is the only file of the runtime that runs them.
+//! plugins, and this is the only file of the registry that runs them (a call's guard plugins
+//! run in `calls/guards.rs`).
 
 use std::sync::Arc;
 

@@ -213,6 +213,17 @@ pub enum CallError {
         /// What was stopped and why, and the setting that decided.
         reason: String,
     },
+    /// A guard plugin refused the call or its result (`runtime/calls/guards.rs`), or failed and
+    /// does not fail open. `reason` starts with the guard: `guard pii: <its reason>`.
+    #[error("MCP tool {tool} on server {server} was refused by {reason}")]
+    GuardDenied {
+        /// The name the caller used (the final name, not the server's own).
+        tool: String,
+        /// The server the call was for.
+        server: String,
+        /// The guard and its reason (escaped and clipped), or how it failed.
+        reason: String,
+    },
     /// The workspace's `confirm` asks about this tool and the call was not allowed: the person
     /// said no, or nobody could be asked. The server never heard of the call.
     #[error("MCP tool {tool} on server {server} was not called: {reason}")]
