@@ -5,6 +5,8 @@
 mod cli;
 mod cmds;
 mod examples;
+mod guards;
+mod guards_hostile;
 mod host;
 mod mistakes;
 mod new;
