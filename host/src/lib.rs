@@ -106,8 +106,9 @@ pub mod store {
     /// What the files' parts are made of: bundles, the `secrets` setting, a variable expanded
     /// into a definition and where, a tool glob that does not parse.
     pub use crate::config::{BadGlob, Bundle, ExpandedIn, ExpandedVar, Secrets, SecretsMode};
-    /// The `guards` lists: which guard plugins a request passes, and how.
-    pub use crate::config::{GuardMode, GuardPhase, GuardScope, GuardUse, guard_chain};
+    /// The `guards` lists: which guard plugins a request passes, and how; the warnings about
+    /// entries that name no guard plugin.
+    pub use crate::config::{GuardMode, GuardPhase, GuardScope, GuardUse, guard_chain, guard_misfits};
     pub use crate::runtime::{Approved, check_pins_kept};
 }
 

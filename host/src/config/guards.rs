@@ -128,6 +128,25 @@ impl GuardUse {
     pub fn applies(&self, names: &[&str]) -> bool {
         names.iter().any(|n| self.set.is_match(n))
     }
+
+    /// What becomes of the requests this entry applies to while its plugin cannot run as a
+    /// guard (none of that name, or one of another kind): refused, or let through with
+    /// `failOpen`.
+    pub fn without_its_plugin(&self) -> &'static str {
+        if self.fail_open {
+            "every call it applies to is let through (failOpen is true)"
+        } else {
+            "every call it applies to is refused (failOpen is false)"
+        }
+    }
+
+    /// The warning about this entry when its plugin cannot run as a guard, `problem` saying
+    /// why (the plugin host's words: `unknown plugin (built-in: …; configured: …)`):
+    /// `guard "pii": <problem>, so every call it applies to is refused (failOpen is false)`.
+    /// Not a configuration error: the runtime refuses (or lets through) each such call.
+    pub fn misfit_line(&self, problem: &str) -> String {
+        format!("guard \"{}\": {problem}, so {}", self.plugin, self.without_its_plugin())
+    }
 }
 
 impl PartialEq for GuardUse {
@@ -178,6 +197,24 @@ mod tests {
         assert!(g.applies(&["memory_db_query", "db_query"]));
         assert!(g.applies(&["file:///srv/a/b"]));
         assert!(!g.applies(&["query"]));
+    }
+
+    #[test]
+    fn a_guard_without_its_plugin_says_what_becomes_of_its_calls() {
+        let closed = guard(&[]);
+        assert_eq!(
+            closed.misfit_line("unknown plugin (built-in: none; configured: none)"),
+            "guard \"g\": unknown plugin (built-in: none; configured: none), so every call it applies to is \
+             refused (failOpen is false)"
+        );
+        let open = GuardUse { fail_open: true, ..closed };
+        assert_eq!(
+            open.misfit_line(
+                "plugin g is a tool-shape plugin, not a guard plugin (built-in: none; configured: none)"
+            ),
+            "guard \"g\": plugin g is a tool-shape plugin, not a guard plugin (built-in: none; configured: none), \
+             so every call it applies to is let through (failOpen is true)"
+        );
     }
 
     #[test]

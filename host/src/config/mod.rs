@@ -10,6 +10,7 @@ mod edit;
 mod error;
 mod expand;
 mod fields;
+mod guard_fields;
 mod guards;
 mod host_pattern;
 mod model;
@@ -49,7 +50,7 @@ pub use expand::{ExpandedIn, ExpandedVar};
 pub use guards::{GuardMode, GuardPhase, GuardScope, GuardUse, chain as guard_chain};
 pub(crate) use host_pattern::{HostMatch, HostPattern, origin_of};
 pub use model::*;
-pub use resolve::{Resolved, ResolvedServer, load_resolved, missing_rows, resolve};
+pub use resolve::{Resolved, ResolvedServer, guard_misfits, load_resolved, missing_rows, resolve};
 pub(crate) use sandbox_fields::expand_home;
 pub use server_def::{
     Grant, INHERIT_ENV_KEPT, IdpDef, NativeLimits, NativeSandbox, OAuthDef, Roots, ServerDef, Timeouts,

@@ -3,7 +3,7 @@
 //! rows every status view ends with.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::error::ConfigError;
 use super::model::{PluginDef, WorkspaceSettings};
@@ -86,6 +86,32 @@ pub fn load_resolved(paths: &Paths, paused: &BTreeSet<String>) -> Result<Resolve
     Ok(Resolved { workspace_file: Some(paths.workspace_file()), ..resolve(&store, &settings, paused) })
 }
 
+/// A line for a person about every guard entry whose plugin cannot run as a guard: the
+/// workspace file's entries (named by the file), then those of each active server (named by
+/// the server), in order, each once. `misfit` says why a name is not a guard plugin, or `None`
+/// when it is one (the plugin host's `misfit(name, PluginKind::Guard)`: config knows no
+/// built-ins). Not a configuration error: the runtime refuses each call such an entry
+/// applies to, or with `failOpen` lets it through, and the line says which.
+pub fn guard_misfits(resolved: &Resolved, misfit: impl Fn(&str) -> Option<String>) -> Vec<String> {
+    let file = resolved.workspace_file.as_deref().unwrap_or(Path::new("workspace"));
+    let workspace = resolved.settings.guards.iter().map(|g| (file.display().to_string(), g));
+    let servers = resolved
+        .servers
+        .iter()
+        .filter(|s| s.active())
+        .flat_map(|s| s.def.guards.iter().map(|g| (format!("server \"{}\"", s.def.name), g)));
+    let mut out: Vec<String> = Vec::new();
+    for (place, guard) in workspace.chain(servers) {
+        if let Some(problem) = misfit(&guard.plugin) {
+            let line = format!("{place}: {}", guard.misfit_line(&problem));
+            if !out.contains(&line) {
+                out.push(line);
+            }
+        }
+    }
+    out
+}
+
 /// The `missing` rows: names the workspace enables that the store does not define. Every view
 /// (offline or live) ends with them.
 pub fn missing_rows(resolved: &Resolved) -> Vec<ServerStatus> {
@@ -150,6 +176,38 @@ mod tests {
         let active: Vec<_> = r.servers.iter().filter(|s| s.active()).map(|s| s.def.name.as_str()).collect();
         assert_eq!(active, ["a"]);
         assert_eq!(r.servers[2].transport, Err("stdio transport requires command".into()));
+    }
+
+    #[test]
+    fn guards_naming_no_guard_plugin_are_warned_about_where_written() {
+        use crate::config::{GuardMode, GuardPhase, GuardScope, GuardUse};
+        let guard = |plugin: &str, fail_open: bool, scope: GuardScope| {
+            GuardUse::new(plugin.into(), vec![], GuardPhase::Both, GuardMode::Enforce, fail_open, scope)
+                .unwrap_or_else(|e| panic!("{e:?}"))
+        };
+        let mut r = fixture();
+        r.workspace_file = Some(PathBuf::from("/w/.toolport/workspace.json"));
+        r.settings.guards =
+            vec![guard("pii", false, GuardScope::Workspace), guard("nope", false, GuardScope::Workspace)];
+        // `a` is active, `b` is not enabled: only `a`'s own guards matter.
+        r.servers[0].def.guards = vec![
+            guard("nope", true, GuardScope::Server("a".into())),
+            guard("nope", true, GuardScope::Server("a".into())),
+        ];
+        r.servers[1].def.guards = vec![guard("nope", false, GuardScope::Server("b".into()))];
+        let misfit = |name: &str| {
+            (name != "pii").then(|| "unknown plugin (built-in: none; configured: pii)".to_string())
+        };
+        assert_eq!(
+            guard_misfits(&r, misfit),
+            [
+                "/w/.toolport/workspace.json: guard \"nope\": unknown plugin (built-in: none; configured: pii), so \
+                 every call it applies to is refused (failOpen is false)",
+                "server \"a\": guard \"nope\": unknown plugin (built-in: none; configured: pii), so every call it \
+                 applies to is let through (failOpen is true)",
+            ]
+        );
+        assert!(guard_misfits(&r, |_| None).is_empty());
     }
 
     #[test]

@@ -132,12 +132,10 @@ pub(super) fn plugin_from_json(name: &str, value: &Value, base: &Path) -> Result
     let obj = value.as_object().ok_or_else(|| format!("plugin \"{name}\": definition must be an object"))?;
     let owner = format!("plugin \"{name}\": ");
     let fields = Fields::new(obj, &owner);
-    let kind = fields
-        .string(key::KIND)
-        .ok()
-        .flatten()
-        .and_then(|k| PluginKind::parse(&k))
-        .ok_or_else(|| fields.err(key::KIND, "one of \"transport\", \"name-policy\", \"tool-shape\""))?;
+    let kind =
+        fields.string(key::KIND).ok().flatten().and_then(|k| PluginKind::parse(&k)).ok_or_else(|| {
+            fields.err(key::KIND, "one of \"transport\", \"name-policy\", \"tool-shape\", \"guard\"")
+        })?;
     if kind == PluginKind::Transport && TransportKind::is_builtin_name(name) {
         return Err(ConfigError(format!(
             "plugin \"{name}\": a transport plugin cannot take a built-in transport name"
@@ -279,12 +277,37 @@ mod tests {
     }
 
     #[test]
+    fn a_servers_guards_are_read_and_a_wrong_one_names_the_file_server_and_entry() -> anyhow::Result<()> {
+        let s = parse(
+            r#"{"plugins":{"pii":{"kind":"guard","path":"g/pii.wasm"}},
+                "mcpServers":{"db":{"command":"x","guards":["pii",{"plugin":"sql","phase":"request"}]}}}"#,
+        )?;
+        assert_eq!(s.plugins[0].kind, PluginKind::Guard);
+        let guards = &s.servers[0].guards;
+        let read: Vec<_> = guards.iter().map(|g| (g.plugin.as_str(), g.phase.as_str(), &g.scope)).collect();
+        let db = crate::config::GuardScope::Server("db".into());
+        assert_eq!(read, [("pii", "both", &db), ("sql", "request", &db)]);
+        let err =
+            parse(r#"{"mcpServers":{"db":{"command":"x","guards":[{"plugin":"sql","phase":"before"}]}}}"#)
+                .err()
+                .map(|e| e.0);
+        assert_eq!(
+            err.as_deref(),
+            Some(
+                "/h/mcp.json: server \"db\": \"guards[0].phase\" must be \"request\", \"response\" or \"both\", \
+                 not \"before\""
+            )
+        );
+        Ok(())
+    }
+
+    #[test]
     fn bad_plugins_are_named() {
         let err = parse(r#"{"plugins":{"p":{"kind":"codec","path":"x"}}}"#).err().map(|e| e.0);
         assert_eq!(
             err.as_deref(),
             Some(
-                "/h/mcp.json: plugin \"p\": \"kind\" must be one of \"transport\", \"name-policy\", \"tool-shape\""
+                "/h/mcp.json: plugin \"p\": \"kind\" must be one of \"transport\", \"name-policy\", \"tool-shape\", \"guard\""
             )
         );
         let err = parse(r#"{"plugins":{"sse":{"kind":"transport","path":"x"}}}"#).err().map(|e| e.0);

@@ -53,9 +53,12 @@ pub(in crate::config) const LIMITS: &str = "limits";
 pub(in crate::config) const SHA256: &str = "sha256";
 /// `sandbox`: a `stdio` server started under the OS sandbox; see [`sandbox`].
 pub(in crate::config) const SANDBOX: &str = "sandbox";
+/// `guards`: the guard plugins a server's requests pass; see [`guard`]. The workspace file's
+/// key of the same name is spelled here too.
+pub(in crate::config) const GUARDS: &str = "guards";
 
 /// Every server's own keys, in the order the store writes them.
-pub(in crate::config) const SERVER: [&str; 14] = [
+pub(in crate::config) const SERVER: [&str; 15] = [
     TYPE,
     URL,
     COMMAND,
@@ -70,6 +73,7 @@ pub(in crate::config) const SERVER: [&str; 14] = [
     ROOTS,
     PROTOCOL_VERSION,
     SANDBOX,
+    GUARDS,
 ];
 
 /// The keys of a `wasm` server's sandbox (a server of another type may use them for itself).
@@ -108,6 +112,24 @@ pub(in crate::config) mod plugin {
     pub(in crate::config) const PATH: &str = "path";
     /// Every key of a plugin entry (`unknown_keys` warns about the others).
     pub(in crate::config) const KEYS: [&str; 5] = [KIND, PATH, GRANTS, LIMITS, SHA256];
+}
+
+/// One entry of `guards` (a server's or the workspace's): a plugin's name, or
+/// `{ plugin, tools, phase, mode, failOpen }`.
+pub(in crate::config) mod guard {
+    /// `plugin`: the guard plugin's name (a `plugins` entry of kind `guard`).
+    pub(in crate::config) const PLUGIN: &str = "plugin";
+    /// `tools`: globs on the names a request is for.
+    pub(in crate::config) const TOOLS: &str = "tools";
+    /// `phase`: `request`, `response` or `both`.
+    pub(in crate::config) const PHASE: &str = "phase";
+    /// `mode`: `enforce` or `audit`.
+    pub(in crate::config) const MODE: &str = "mode";
+    /// `failOpen`: what a guard that fails (or is missing) does to the request.
+    pub(in crate::config) const FAIL_OPEN: &str = "failOpen";
+    /// Every key of an entry, in the order toolport writes them (`unknown_keys` warns about
+    /// the others).
+    pub(in crate::config) const KEYS: [&str; 5] = [PLUGIN, TOOLS, PHASE, MODE, FAIL_OPEN];
 }
 
 /// `timeouts: { connectMs, listMs, callMs }`.

@@ -1,6 +1,8 @@
 //! Keys nothing reads, in the places where a typo changes what a guest may do: a plugin entry,
 //! the `grants` and `limits` of a plugin, a `type: wasm` server or a sandboxed `stdio` server,
-//! the options in a `stdio` server's `sandbox`, and the store's `defaults`. `"grant"` for
+//! the options in a `stdio` server's `sandbox`, the store's `defaults`, and an entry of a
+//! `guards` list (a server's or the workspace's), where `"failopen"` would leave a guard
+//! failing closed and `"phases"` would run it on both halves. `"grant"` for
 //! `"grants"` would run the plugin with nothing granted, `"memoryMB"` for `"memoryMb"` with the
 //! default cap, and neither says so. Such keys stay in the file (every write keeps unknown
 //! keys); each is warned about once per process, naming the file, the entry and the nearest
@@ -18,9 +20,10 @@ use serde_json::{Map, Value};
 
 use super::server_def::{ServerDef, TransportKind};
 use super::store_keys::grants::{self as grant_key, KEYS as GRANT_KEYS, dir::KEYS as DIR_KEYS};
+use super::store_keys::guard::KEYS as GUARD_KEYS;
 use super::store_keys::limits::{KEYS as LIMIT_KEYS, NATIVE_KEYS as NATIVE_LIMIT_KEYS};
 use super::store_keys::plugin::KEYS as PLUGIN_KEYS;
-use super::store_keys::{DEFAULTS_SECTION, GRANTS, LIMITS, SANDBOX, defaults, sandbox};
+use super::store_keys::{DEFAULTS_SECTION, GRANTS, GUARDS, LIMITS, SANDBOX, defaults, sandbox};
 
 /// Warns about the unknown keys of plugin `name`'s entry in `file`.
 pub(super) fn check_plugin(file: &Path, name: &str, entry: &Map<String, Value>) {
@@ -36,6 +39,7 @@ pub(super) fn check_plugin(file: &Path, name: &str, entry: &Map<String, Value>) 
 /// `limits` on a `stdio` server that is not sandboxed, which do nothing.
 pub(super) fn check_server(file: &Path, def: &ServerDef, entry: &Map<String, Value>) {
     let owner = format!("server \"{}\"", def.name);
+    check_guards(file, Some(&owner), entry.get(GUARDS));
     if def.wasm.is_some() {
         check_sandbox(file, &owner, entry, &LIMIT_KEYS);
     } else if def.sandbox.is_some() {
@@ -65,6 +69,29 @@ pub(super) fn check_defaults(file: &Path, given: &Map<String, Value>) {
         };
         warn_once(format!("{}: unknown key \"{line_key}\" is ignored; {advice}", file.display()));
     }
+}
+
+/// Warns about the unknown keys of the entries of a `guards` list: a server's (`owner`) or the
+/// workspace file's (`None`).
+pub(super) fn check_guards(file: &Path, owner: Option<&str>, guards: Option<&Value>) {
+    for line in guard_key_lines(owner, guards) {
+        warn_once(format!("{}: {line}", file.display()));
+    }
+}
+
+/// What [`check_guards`] warns, after the file's name.
+fn guard_key_lines(owner: Option<&str>, guards: Option<&Value>) -> Vec<String> {
+    let Some(Value::Array(entries)) = guards else { return Vec::new() };
+    let owner = owner.map(|o| format!("{o}: ")).unwrap_or_default();
+    let mut out = Vec::new();
+    for (index, entry) in entries.iter().enumerate() {
+        let Value::Object(entry) = entry else { continue };
+        let prefix = format!("{GUARDS}[{index}].");
+        for key in unknown(entry, &GUARD_KEYS) {
+            out.push(format!("{owner}{}", unknown_key(key, nearest(key, &GUARD_KEYS), &prefix)));
+        }
+    }
+    out
 }
 
 fn check_sandbox(file: &Path, owner: &str, entry: &Map<String, Value>, limit_keys: &[&str]) {
@@ -106,11 +133,16 @@ pub(crate) fn nearest<'a>(key: &str, known: &[&'a str]) -> Option<&'a str> {
 }
 
 fn warn(file: &Path, owner: &str, key: &str, near: Option<&str>, prefix: &str) {
+    warn_once(format!("{}: {owner}: {}", file.display(), unknown_key(key, near, prefix)));
+}
+
+/// `unknown key "<prefix><key>" is ignored; did you mean "<prefix><near>"?`
+fn unknown_key(key: &str, near: Option<&str>, prefix: &str) -> String {
     let advice = match near {
         Some(k) => format!("did you mean \"{prefix}{k}\"?"),
         None => "it is kept in the file but nothing reads it".to_string(),
     };
-    warn_once(format!("{}: {owner}: unknown key \"{prefix}{key}\" is ignored; {advice}", file.display()));
+    format!("unknown key \"{prefix}{key}\" is ignored; {advice}")
 }
 
 /// `line` as a warning, the first time this process has it.
@@ -142,5 +174,30 @@ mod tests {
         assert_eq!(nearest("process", &NATIVE_LIMIT_KEYS), Some("processes"));
         assert_eq!(nearest("requried", &sandbox::KEYS), Some("required"));
         assert_eq!(nearest("sandbx", &defaults::KEYS), Some("sandbox"));
+        assert_eq!(nearest("fail_open", &GUARD_KEYS), Some("failOpen"));
+        assert_eq!(nearest("phases", &GUARD_KEYS), Some("phase"));
+    }
+
+    #[test]
+    fn a_guard_entrys_unknown_keys_are_named_by_place_with_the_nearest() {
+        let guards = serde_json::json!([
+            "pii",
+            {"plugin": "a", "failopen": true, "x-note": "mine"},
+            {"plugin": "b", "Mode": "audit"},
+        ]);
+        assert_eq!(
+            guard_key_lines(Some("server \"s\""), Some(&guards)),
+            [
+                r#"server "s": unknown key "guards[1].failopen" is ignored; did you mean "guards[1].failOpen"?"#,
+                r#"server "s": unknown key "guards[1].x-note" is ignored; it is kept in the file but nothing reads it"#,
+                r#"server "s": unknown key "guards[2].Mode" is ignored; did you mean "guards[2].mode"?"#,
+            ]
+        );
+        let workspace = serde_json::json!([{"plugin": "a", "tool": ["x"]}]);
+        assert_eq!(
+            guard_key_lines(None, Some(&workspace)),
+            [r#"unknown key "guards[0].tool" is ignored; did you mean "guards[0].tools"?"#]
+        );
+        assert!(guard_key_lines(None, Some(&serde_json::json!("pii"))).is_empty());
     }
 }

@@ -13,8 +13,12 @@ use serde_json::Value;
 use super::confirm_setting::{CONFIRM_KEY, ConfirmSetting};
 use super::error::ConfigError;
 use super::fields::{Fields, Trim};
+use super::guard_fields;
+use super::guards::GuardScope;
 use super::model::{AuditChoice, Secrets, SecretsMode, Surface, TrustMode, WorkspaceSettings};
 use super::store::parse_json;
+use super::store_keys::GUARDS;
+use super::unknown_keys;
 use crate::paths::{WORKSPACE_DIR, WORKSPACE_FILE};
 use crate::text::escape_line;
 
@@ -37,7 +41,7 @@ impl WorkspaceSettings {
         let top = doc.as_object().ok_or_else(|| at("the top level must be a JSON object".into()))?;
         let fields = Fields::new(top, "");
         let defaults = WorkspaceSettings::default();
-        Ok(WorkspaceSettings {
+        let settings = WorkspaceSettings {
             enabled: dedup_names(
                 fields.strings("enabledMcpServers", Trim::Yes).map_err(at)?.unwrap_or_default(),
             ),
@@ -68,7 +72,7 @@ impl WorkspaceSettings {
             confirm: ConfirmSetting::read(fields.raw(CONFIRM_KEY)).map_err(at)?,
             audit: read_audit(top.get("audit")).map_err(at)?,
             bundles: super::bundles::read(top.get(super::bundles::BUNDLES_KEY)).map_err(at)?,
-            guards: Vec::new(),
+            guards: guard_fields::read(fields.raw(GUARDS), "", &GuardScope::Workspace).map_err(at)?,
             trust: match fields.string("trust").map_err(at)? {
                 None => defaults.trust,
                 Some(text) => TrustMode::parse(&text).ok_or_else(|| {
@@ -78,7 +82,9 @@ impl WorkspaceSettings {
                     )))
                 })?,
             },
-        })
+        };
+        unknown_keys::check_guards(path, None, fields.raw(GUARDS));
+        Ok(settings)
     }
 }
 
@@ -374,6 +380,25 @@ mod tests {
         assert_eq!(
             e(json!({"result": "off"})),
             "/w/.toolport/workspace.json: \"secrets\" has no key \"result\" (it takes \"arguments\" and \"results\")"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn guards_are_read_in_order_and_a_wrong_one_names_the_file_and_entry() -> anyhow::Result<()> {
+        assert!(from(json!({}))?.guards.is_empty());
+        let guards = from(json!({"guards": ["pii", {"plugin": "sql", "mode": "audit"}]}))?.guards;
+        let read: Vec<_> = guards.iter().map(|g| (g.plugin.as_str(), g.mode.as_str(), &g.scope)).collect();
+        assert_eq!(
+            read,
+            [("pii", "enforce", &GuardScope::Workspace), ("sql", "audit", &GuardScope::Workspace)]
+        );
+        let e = from(json!({"guards": ["pii", {"plugin": "sql", "mode": "warn"}]})).err().map(|e| e.0);
+        assert_eq!(
+            e.as_deref(),
+            Some(
+                "/w/.toolport/workspace.json: \"guards[1].mode\" must be \"enforce\" or \"audit\", not \"warn\""
+            )
         );
         Ok(())
     }

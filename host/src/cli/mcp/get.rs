@@ -1,17 +1,22 @@
 //! `mcp get`: one server's definition as stored, its secrets masked, with its sign-in, its
-//! sandbox (a wasm server's, or a `stdio` server's OS sandbox: `sandbox: on|off`) and whether
-//! it is valid; `--json` adds the revision it negotiates.
+//! sandbox (a wasm server's, or a `stdio` server's OS sandbox: `sandbox: on|off`), the guards
+//! its requests pass (the workspace's, then its own) and whether it is valid; `--json` adds the
+//! revision it negotiates.
 
 use std::collections::BTreeSet;
 
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 use serde_json::{Map, Value};
 
 use crate::cli::ExitError;
 use crate::cli::grants;
 use toolport::audit::{decision_line, recent_decisions};
 use toolport::display::SECRET_MASK as MASK;
-use toolport::store::{self, GlobalStore, Roots, ServerDef, ToolFilter, TransportKind, WorkspaceSettings};
+use toolport::plugins::PluginHost;
+use toolport::store::{
+    self, GlobalStore, GuardScope, GuardUse, PluginKind, Roots, ServerDef, ToolFilter, TransportKind,
+    WorkspaceSettings,
+};
 use toolport::{Paths, Runtime, RuntimeOptions};
 
 /// How many of a server's trust decisions in this workspace `mcp get` shows.
@@ -23,9 +28,11 @@ const DECISIONS_SHOWN: usize = 20;
 pub(super) async fn get_view(paths: &Paths, name: &str, json: bool) -> Result<String> {
     let store = GlobalStore::load(&paths.store_file())?;
     let def = store.server(name).ok_or_else(|| ExitError::failure(format!("Unknown MCP server: {name}")))?;
-    let enabled = WorkspaceSettings::load(&paths.workspace_root)?.enabled.iter().any(|n| n == name);
+    let settings = WorkspaceSettings::load(&paths.workspace_root)?;
+    let enabled = settings.enabled.iter().any(|n| n == name);
     let validity = store::validate(def, &store.plugins);
     let masked = masked(def);
+    let guards = applying_guards(&store, &settings, def)?;
     if json {
         let mut out = Map::new();
         out.insert("name".into(), def.name.clone().into());
@@ -44,6 +51,7 @@ pub(super) async fn get_view(paths: &Paths, name: &str, json: bool) -> Result<St
         if let Err(msg) = &validity {
             out.insert("error".into(), msg.clone().into());
         }
+        out.insert("guards".into(), guards.iter().map(guard_json).collect());
         let decisions = recent_decisions(&paths.audit_trail(), &paths.workspace_root, name, DECISIONS_SHOWN);
         out.insert("trustDecisions".into(), serde_json::to_value(decisions)?);
         if enabled
@@ -84,6 +92,12 @@ pub(super) async fn get_view(paths: &Paths, name: &str, json: bool) -> Result<St
     }
     if !masked.tools.is_empty() {
         line("tools", &tool_filter_text(&masked.tools));
+    }
+    for applying in &guards {
+        line("guard", &guard_text(applying.guard));
+        if let Some(warning) = &applying.warning {
+            line("  warning", warning);
+        }
     }
     for (key, value) in masked.wasm.as_ref().map(grants::sandbox_lines).unwrap_or_default() {
         line(key, &value);
@@ -145,6 +159,76 @@ pub(super) async fn get_view(paths: &Paths, name: &str, json: bool) -> Result<St
         }
     }
     Ok(out)
+}
+
+/// One guard that applies to the server's requests, and what is wrong with its plugin.
+struct Applying<'a> {
+    guard: &'a GuardUse,
+    /// `unknown plugin (…), so every call it applies to is refused (failOpen is false)`, when
+    /// the plugin it names is not a guard plugin.
+    warning: Option<String>,
+}
+
+/// The guards `def`'s requests pass, in the order they run: the workspace's, then its own.
+/// Each plugin is looked up as the runtime would (the host is made only when there is one).
+fn applying_guards<'a>(
+    store: &GlobalStore,
+    settings: &'a WorkspaceSettings,
+    def: &'a ServerDef,
+) -> Result<Vec<Applying<'a>>> {
+    let chain: Vec<&GuardUse> = store::guard_chain(&settings.guards, &def.guards).collect();
+    if chain.is_empty() {
+        return Ok(Vec::new());
+    }
+    let host = PluginHost::new(None, &store.plugins).context("cannot start the plugin host")?;
+    Ok(chain
+        .into_iter()
+        .map(|guard| Applying {
+            guard,
+            warning: host
+                .misfit(&guard.plugin, PluginKind::Guard)
+                .map(|problem| format!("{problem}, so {}", guard.without_its_plugin())),
+        })
+        .collect())
+}
+
+/// Where a guard entry was written, as `mcp get` names it.
+fn guard_from(guard: &GuardUse) -> &'static str {
+    match guard.scope {
+        GuardScope::Workspace => "workspace",
+        GuardScope::Server(_) => "server",
+    }
+}
+
+/// `pii tools ["*"] phase both mode enforce failOpen false from workspace`: the globs as JSON,
+/// like the tool filter's.
+fn guard_text(guard: &GuardUse) -> String {
+    format!(
+        "{} tools {} phase {} mode {} failOpen {} from {}",
+        guard.plugin,
+        Value::from(guard.tools.clone()),
+        guard.phase.as_str(),
+        guard.mode.as_str(),
+        guard.fail_open,
+        guard_from(guard)
+    )
+}
+
+/// `{"plugin", "tools", "phase", "mode", "failOpen", "from"}`, and `"warning"` when its plugin
+/// is not a guard plugin.
+fn guard_json(applying: &Applying<'_>) -> Value {
+    let guard = applying.guard;
+    let mut m = Map::new();
+    m.insert("plugin".into(), guard.plugin.clone().into());
+    m.insert("tools".into(), guard.tools.clone().into());
+    m.insert("phase".into(), guard.phase.as_str().into());
+    m.insert("mode".into(), guard.mode.as_str().into());
+    m.insert("failOpen".into(), guard.fail_open.into());
+    m.insert("from".into(), guard_from(guard).into());
+    if let Some(warning) = &applying.warning {
+        m.insert("warning".into(), warning.clone().into());
+    }
+    Value::Object(m)
 }
 
 /// `include ["read_*","search"] exclude ["*_delete"]`: each list as JSON, so a glob with a

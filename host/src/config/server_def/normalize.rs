@@ -10,6 +10,8 @@ use super::oauth_fields::oauth;
 use super::transport_kind::{TransportKind, normalize_type};
 use crate::config::ConfigError;
 use crate::config::fields::{Fields, Trim};
+use crate::config::guard_fields;
+use crate::config::guards::GuardScope;
 use crate::config::model::Limits;
 use crate::config::sandbox_fields::{self, Guest};
 use crate::config::store_keys::{self as key, timeouts as timeout_key, tools as tools_key};
@@ -64,8 +66,11 @@ impl ServerDef {
             tools: tool_filter(&fields)?,
             roots: roots(&fields)?,
             protocol_version: protocol_version(&fields)?,
-            // Read by `config/guards.rs` (issue 48).
-            guards: Vec::new(),
+            guards: guard_fields::read(
+                fields.raw(key::GUARDS),
+                &owner,
+                &GuardScope::Server(name.to_string()),
+            )?,
         })
     }
 

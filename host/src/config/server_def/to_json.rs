@@ -7,6 +7,8 @@ use serde_json::{Map, Value};
 use super::model::{Roots, ServerDef, Timeouts};
 use super::native_sandbox;
 use super::oauth_fields::oauth_json;
+use crate::config::guard_fields;
+use crate::config::guards::GuardScope;
 use crate::config::model::Limits;
 use crate::config::sandbox_fields;
 use crate::config::store_keys::{self as key, timeouts as timeout_key, tools as tools_key};
@@ -52,6 +54,9 @@ impl ServerDef {
             m.insert(key::ROOTS.into(), r);
         }
         put_str(&mut m, key::PROTOCOL_VERSION, &self.protocol_version);
+        if let Some(g) = guard_fields::guards_json(&self.guards) {
+            m.insert(key::GUARDS.into(), g);
+        }
         if let Some(s) = &self.sandbox {
             m.insert(key::SANDBOX.into(), native_sandbox::sandbox_json(s));
             if let Some(g) = sandbox_fields::grants_json(&s.grants) {
@@ -89,7 +94,7 @@ impl ServerDef {
         let native = self.sandbox.is_some();
         let empty = Map::new();
         for (k, v) in input {
-            if !known_here(k) {
+            if !known_here(k) || self.guards_as_written(k, v) {
                 out.insert(k.clone(), v.clone());
                 continue;
             }
@@ -127,6 +132,14 @@ impl ServerDef {
             out.entry(k).or_insert(v);
         }
         out
+    }
+
+    /// Whether `value` is the `guards` this definition holds, as its person wrote them: kept
+    /// so, with their own keys inside entries and the short or long form each chose.
+    fn guards_as_written(&self, key: &str, value: &Value) -> bool {
+        key == key::GUARDS
+            && guard_fields::read(Some(value), "", &GuardScope::Server(self.name.clone()))
+                .is_ok_and(|read| read == self.guards)
     }
 }
 
@@ -194,6 +207,24 @@ mod tests {
         assert_eq!(Value::Object(d.to_json()), json!({"type":"stdio","command":"x"}));
         let d = def(json!({"type":"sse","url":"u","timeouts":{"listMs":5}}));
         assert_eq!(Value::Object(d.to_json()), json!({"type":"sse","url":"u","timeouts":{"listMs":5}}));
+    }
+
+    #[test]
+    fn guards_are_written_back_and_kept_exactly_as_given() {
+        let given = json!({"type":"stdio","command":"x","guards":[" pii ",{"plugin":"sql","tools":["db_*"],"mode":"audit","x-why":"team"}]});
+        let input = given.as_object().cloned().unwrap_or_default();
+        let d = def(given.clone());
+        assert_eq!(
+            Value::Object(d.to_json())["guards"],
+            json!(["pii", {"plugin":"sql","tools":["db_*"],"mode":"audit"}])
+        );
+        assert_eq!(Value::Object(d.merge_into(&input)), given);
+        // A definition whose guards are not the input's writes its own.
+        let other = def(json!({"command":"x","guards":["audit-only"]}));
+        assert_eq!(Value::Object(other.merge_into(&input))["guards"], json!(["audit-only"]));
+        let none = def(json!({"command":"x"}));
+        assert_eq!(Value::Object(none.merge_into(&input)).get("guards"), None);
+        assert_eq!(none.to_json().get("guards"), None);
     }
 
     #[test]
