@@ -88,7 +88,9 @@ pub(super) fn guard_trail(env: &Env) -> Vec<Value> {
     let text = std::fs::read_to_string(env.home().join("audit/decisions.jsonl")).unwrap_or_default();
     text.lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|l| ["denied", "rewritten", "flagged", "failed"].contains(&l["action"].as_str().unwrap_or("")))
+        .filter(|l| {
+            ["denied", "rewritten", "flagged", "failed"].contains(&l["action"].as_str().unwrap_or(""))
+        })
         .collect()
 }
 
@@ -105,7 +107,10 @@ fn a_redactor_rewrites_a_result_and_the_rewrite_is_recorded_everywhere() {
     let message = "write to bob@example.com or call +44 20 7946 0958, card 4111 1111 1111 1111, not 4111 1111 1111 1112";
     let (code, stdout, stderr) = call(&env, "everything__echo", &json!({ "message": message }));
     assert_eq!(code, 0, "{stderr}");
-    assert_eq!(stdout.trim_end(), "Echo: write to [email] or call [phone], card [card], not 4111 1111 1111 1112");
+    assert_eq!(
+        stdout.trim_end(),
+        "Echo: write to [email] or call [phone], card [card], not 4111 1111 1111 1112"
+    );
     assert!(!stderr.contains("bob@example.com"), "{stderr}");
     let trail = guard_trail(&env);
     assert_eq!(trail.len(), 1, "{trail:?}");
@@ -132,7 +137,8 @@ fn a_redactor_rewrites_a_result_and_the_rewrite_is_recorded_everywhere() {
 fn a_validator_refuses_a_call_before_it_reaches_the_server() {
     let env = Env::new();
     servers(&env, json!([{"plugin": "validator", "phase": "request"}]), json!({}));
-    let (code, stdout, stderr) = call(&env, "memory__search_nodes", &json!({"query": "x'; DROP TABLE users; --"}));
+    let (code, stdout, stderr) =
+        call(&env, "memory__search_nodes", &json!({"query": "x'; DROP TABLE users; --"}));
     assert_eq!(code, 1, "{stdout}");
     assert!(
         stderr.contains(
@@ -160,7 +166,9 @@ fn deny_all_in_enforce_mode_stops_every_call_and_in_audit_mode_only_reports() {
     let (code, _, stderr) = call(&env, "memory__create_entities", &remember("kept out"));
     assert_eq!(code, 1);
     assert!(
-        stderr.contains("was refused by guard deny-all: guard-deny-all refuses every request (memory__create_entities)"),
+        stderr.contains(
+            "was refused by guard deny-all: guard-deny-all refuses every request (memory__create_entities)"
+        ),
         "{stderr}"
     );
     let stored = std::fs::read_to_string(memory_file(&env)).unwrap_or_default();
@@ -212,7 +220,8 @@ fn reads_and_prompts_pass_their_guards_both_ways() {
     assert_eq!(stdout, "user: What's weather in [email]?\n");
 
     servers(&env, json!([{"plugin": "deny-all", "tools": ["demo://*"]}]), json!({}));
-    let (code, _, stderr) = run(&env, &["read", "everything", "demo://resource/static/document/architecture.md"]);
+    let (code, _, stderr) =
+        run(&env, &["read", "everything", "demo://resource/static/document/architecture.md"]);
     assert_eq!(code, 1);
     assert!(
         stderr.contains(
@@ -233,8 +242,8 @@ fn a_missing_guard_refuses_unless_it_fails_open() {
     assert_eq!(code, 1);
     assert!(
         stderr.contains(
-            "was refused by guard nowhere: unknown plugin (built-in: none; configured: deny-all, hostile, pass, \
-             pii, reporter, validator) (the guard does not fail open: failOpen is false)"
+            "was refused by guard nowhere: unknown plugin (built-in: none; configured: pii, validator, reporter, \
+             pass, deny-all, hostile) (the guard does not fail open: failOpen is false)"
         ),
         "{stderr}"
     );
@@ -258,7 +267,8 @@ fn a_component_built_against_the_0_1_0_contract_keeps_loading() {
     std::fs::create_dir_all(file.parent().unwrap_or_else(|| panic!("no parent")))
         .unwrap_or_else(|e| panic!("mkdir: {e}"));
     std::fs::write(file, workspace.to_string()).unwrap_or_else(|e| panic!("write workspace: {e}"));
-    let (code, stdout, stderr) = run(&env, &["plugin", "inspect", &wasm("fixture_v010_shape").display().to_string()]);
+    let (code, stdout, stderr) =
+        run(&env, &["plugin", "inspect", &wasm("fixture_v010_shape").display().to_string()]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("version: toolport:plugin@0.1.0 (served by this toolport)"), "{stdout}");
     let (code, stdout, stderr) = run(&env, &["tools", "--json"]);

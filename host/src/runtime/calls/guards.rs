@@ -23,7 +23,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::config::{GuardMode, GuardUse};
+use crate::config::{GuardMode, GuardUse, PluginKind};
 use crate::observe::{CallContext, GuardStep, Observer};
 use crate::plugin::{GuardAnswer, GuardPlugin, HookContext, HookKind};
 use crate::runtime::supervisor::Supervisor;
@@ -87,7 +87,12 @@ impl Chain {
         let links = uses
             .into_iter()
             .map(|(name, request, response, mode, fail_open)| {
-                let plugin = supervisor.plugins.host().guard(&name).map_err(|e| e.to_string());
+                let host = supervisor.plugins.host();
+                // A name that is no guard says which are (the words of `mcp get`'s warning).
+                let plugin = host.guard(&name).map_err(|e| match host.misfit(&name, PluginKind::Guard) {
+                    Some(misfit) => format!("guard {name}: {misfit}"),
+                    None => e.to_string(),
+                });
                 Link { name, request, response, mode, fail_open, plugin }
             })
             .collect();
