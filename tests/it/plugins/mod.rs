@@ -6,6 +6,7 @@ mod cli;
 mod cmds;
 mod examples;
 mod guards;
+mod guards_entry;
 mod guards_hostile;
 mod host;
 mod mistakes;
