@@ -193,7 +193,7 @@ pub mod plugins {
     pub use crate::plugin::{
         CacheOutcome, Fault, GuardAnswer, GuardPlugin, HookContext, HookKind, Inspection, NamePolicy, Origin,
         PluginError, PluginHost, PluginLogLine, PluginSummary, SetupError, ToolInfo, ToolShape, Verdict,
-        WIT_VERSION, builtin_bytes, inspect, sandbox_uses,
+        WIT_FOLDER, WIT_VERSION, builtin_bytes, inspect, sandbox_uses,
     };
 }
 

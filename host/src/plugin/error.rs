@@ -123,7 +123,8 @@ pub enum Fault {
     /// Built against a `toolport:plugin` version this host cannot serve.
     #[error(
         "was built for toolport:plugin@{found} (it exports {exports}), but this toolport serves \
-         toolport:plugin@{expected}: rebuild it against wit/since_v{expected}"
+         toolport:plugin@{expected}: rebuild it against {}",
+        crate::plugin::WIT_FOLDER
     )]
     WrongVersion {
         /// The version it exports.

@@ -35,7 +35,7 @@ mod wire;
 
 pub use builtin::{PLUGIN_BUILD_DIR, builtin_bytes};
 pub use compile::cache::CacheOutcome;
-pub use compile::inspect::{Inspection, PACKAGE, WIT_VERSION, inspect, sandbox_uses};
+pub use compile::inspect::{Inspection, PACKAGE, WIT_FOLDER, WIT_VERSION, inspect, sandbox_uses};
 pub use compile::load::Origin;
 pub use error::{Fault, PluginError};
 pub use host::{PluginHost, PluginSummary};

@@ -77,11 +77,11 @@ fn inspect_shows_world_version_imports_and_exports() {
     let text = stdout_of(env.cmd(["plugin", "inspect"]).arg(&file));
     assert!(text.contains("world: tool-shape\n"), "{text}");
     assert!(text.lines().nth(1).is_some_and(|l| l.starts_with("sha256: ") && l.len() == 8 + 64), "{text}");
-    assert!(text.contains("version: toolport:plugin@0.1.0 (served by this toolport)\n"), "{text}");
+    assert!(text.contains("version: toolport:plugin@0.1.1 (served by this toolport)\n"), "{text}");
     assert!(text.contains("  wasi:sockets/tcp@"), "{text}");
     assert!(text.contains("  wasi:filesystem/preopens@"), "{text}");
-    assert!(text.contains("other imports:\n  toolport:plugin/log@0.1.0\n"), "{text}");
-    assert!(text.contains("exports:\n  toolport:plugin/shape@0.1.0\n"), "{text}");
+    assert!(text.contains("other imports:\n  toolport:plugin/log@0.1.1\n"), "{text}");
+    assert!(text.contains("exports:\n  toolport:plugin/shape@0.1.1\n"), "{text}");
     assert!(text.ends_with("\nuses: dirs env sockets\n"), "not configured, so no grants: {text}");
     // Configured, the entry's grants show beside what it uses.
     let store =
@@ -98,9 +98,9 @@ fn inspect_shows_world_version_imports_and_exports() {
     ))
     .unwrap();
     assert_eq!(json["world"], "name-policy");
-    assert_eq!(json["version"], "0.1.0");
+    assert_eq!(json["version"], "0.1.1");
     assert_eq!(json["compatible"], true);
-    assert_eq!(json["exports"], json!(["toolport:plugin/policy@0.1.0"]));
+    assert_eq!(json["exports"], json!(["toolport:plugin/policy@0.1.1"]));
     assert_eq!(json["uses"], json!(["env"]));
     assert_eq!(json["configuredAs"], json!([]));
 }
@@ -111,7 +111,7 @@ fn inspect_flags_a_future_version_and_rejects_junk() {
     let text = stdout_of(env.cmd(["plugin", "inspect"]).arg(wasm("fixture_future_shape")));
     assert!(
         text.contains(
-            "version: toolport:plugin@1.0.0 (NOT served: this toolport serves toolport:plugin@0.1.0)"
+            "version: toolport:plugin@1.0.0 (NOT served: this toolport serves toolport:plugin@0.1.1)"
         ),
         "{text}"
     );

@@ -62,7 +62,8 @@ fn over_acp_a_refused_call_is_said_to_the_editor() {
     agent.call(0, "initialize", json!({"protocolVersion": 1}));
     let new = agent.call(1, "session/new", json!({"cwd": env.root(), "mcpServers": []}));
     let session = new["result"]["sessionId"].as_str().unwrap_or_else(|| panic!("{new}")).to_string();
-    let (_, text) = agent.prompt(2, &session, &format!("/call memory__create_entities {}", remember("kept out")));
+    let (_, text) =
+        agent.prompt(2, &session, &format!("/call memory__create_entities {}", remember("kept out")));
     assert!(text.contains(REFUSED), "{text}");
     agent.finish();
 }

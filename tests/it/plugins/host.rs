@@ -288,13 +288,13 @@ fn another_major_version_and_the_wrong_world_are_refused() {
     assert_eq!(
         err.to_string(),
         "tool shape future: was built for toolport:plugin@1.0.0 (it exports toolport:plugin/shape@1.0.0), \
-         but this toolport serves toolport:plugin@0.1.0: rebuild it against wit/since_v0.1.0"
+         but this toolport serves toolport:plugin@0.1.1: rebuild it against wit/since_v0.1.0"
     );
     let err = h.tool_shape("policy-as-shape").unwrap_err();
     assert_eq!(
         err.to_string(),
-        "tool shape policy-as-shape: is configured as tool-shape but exports toolport:plugin/policy@0.1.0 \
-         (the name-policy world); expected toolport:plugin/shape@0.1.0 (the tool-shape world)"
+        "tool shape policy-as-shape: is configured as tool-shape but exports toolport:plugin/policy@0.1.1 \
+         (the name-policy world); expected toolport:plugin/shape@0.1.1 (the tool-shape world)"
     );
 }
 

@@ -13,7 +13,7 @@ use crate::cli::ExitError;
 use crate::cli::exit::edit_error;
 use toolport::Paths;
 use toolport::edit::{self, GrantRequest, PluginRequest};
-use toolport::plugins::{self, WIT_PACKAGE, WIT_VERSION};
+use toolport::plugins::{self, WIT_FOLDER, WIT_PACKAGE, WIT_VERSION};
 use toolport::store::PluginKind;
 
 /// A plugin kind as the flags spell it.
@@ -137,7 +137,7 @@ pub fn component_kind(paths: &Paths, file: &Path, asked: Option<KindArg>) -> Res
     {
         return Err(ExitError::usage(format!(
             "{}: built for {WIT_PACKAGE}@{version}, but this toolport serves {WIT_PACKAGE}@{WIT_VERSION}: rebuild \
-             it against wit/since_v{WIT_VERSION}",
+             it against {WIT_FOLDER}",
             file.display()
         ))
         .into());

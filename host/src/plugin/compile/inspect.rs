@@ -12,8 +12,11 @@ use super::engine::engine;
 
 /// The contract's package name.
 pub const PACKAGE: &str = "toolport:plugin";
-/// The contract version this host serves (`wit/since_v0.1.0`).
+/// The contract version this host serves.
 pub const WIT_VERSION: &str = "0.1.1";
+/// The folder of the contract it serves: a compatible release edits its folder in place, so
+/// the folder keeps the version of the line's first release (wit/README.md).
+pub const WIT_FOLDER: &str = "wit/since_v0.1.0";
 
 /// A component's interface, as `toolport plugin inspect` shows it.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
