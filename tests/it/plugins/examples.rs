@@ -1,10 +1,12 @@
 //! The contract as one binary WIT package (`toolport plugin wit`), and plugins written in other
-//! languages against it: `plugins/examples/policy-python` (componentize-py, built from that
-//! package) and `plugins/examples/shape-js` (ComponentizeJS), each built by
-//! `plugins/examples/build.sh`, inspected, configured in a temporary home and run by the built
-//! binary on `demo-server`. A missing toolchain or a failed build fails these tests.
+//! languages against it: `plugins/examples/policy-python` and `guard-python` (componentize-py,
+//! built from that package), `plugins/examples/shape-js` and `guard-js` (ComponentizeJS), each
+//! built by `plugins/examples/build.sh` and inspected. The policy and the shape are configured in
+//! a temporary home and run by the built binary on `demo-server`; the guards' hooks are run by
+//! the library's plugin host (the binary's `plugin run` for guards is still to come). A missing
+//! toolchain or a failed build fails these tests.
 //!
-//! Both components are 12 to 18 MB (an interpreter each): a debug-built host compiles one in
+//! The components are 12 to 18 MB (an interpreter each): a debug-built host compiles one in
 //! about 45 s on 2 cores. So each is compiled once into a kept home under
 //! `<target>/wasm-peers/` (as `support::wasm` does for the `wasm` servers) and each test's home
 //! gets a copy of that compiled cache and its key; `plugin inspect` still compiles it in full.
@@ -16,7 +18,10 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use toolport::plugins::{WIT_PACKAGE, WIT_VERSION};
+use toolport::plugins::{
+    GuardAnswer, GuardPlugin, HookContext, HookKind, PluginHost, WIT_PACKAGE, WIT_VERSION,
+};
+use toolport::store::{Grants, Limits, PluginDef, PluginKind};
 
 use crate::support::common::{Env, toolport_path};
 use crate::support::runtime::{demo, write_config};
@@ -113,7 +118,7 @@ fn run(env: &Env, args: &[&str]) -> (String, String) {
 }
 
 /// `plugin wit` writes the contract as one binary WIT package that decodes to
-/// `toolport:plugin@<version>` with its three worlds, under its default name in the current
+/// `toolport:plugin@<version>` with its four worlds, under its default name in the current
 /// folder; it refuses to replace a file unless `--force`.
 #[test]
 fn plugin_wit_writes_the_contract_as_one_wit_package() {
@@ -136,9 +141,12 @@ fn plugin_wit_writes_the_contract_as_one_wit_package() {
     let package = &resolve.packages[package];
     assert_eq!(package.name.to_string(), format!("{WIT_PACKAGE}@{WIT_VERSION}"));
     let worlds: BTreeSet<&str> = package.worlds.keys().map(String::as_str).collect();
-    assert_eq!(worlds, BTreeSet::from(["name-policy", "tool-shape", "transport"]));
+    assert_eq!(worlds, BTreeSet::from(["guard", "name-policy", "tool-shape", "transport"]));
     let interfaces: BTreeSet<&str> = package.interfaces.keys().map(String::as_str).collect();
-    assert_eq!(interfaces, BTreeSet::from(["channel", "connection", "log", "policy", "shape", "types"]));
+    assert_eq!(
+        interfaces,
+        BTreeSet::from(["channel", "connection", "hooks", "log", "policy", "shape", "types"])
+    );
 
     // The same bytes as the copy the example build scripts use.
     let copy = target_dir().join("plugins/wit").join(&default_name);
@@ -262,5 +270,143 @@ fn a_javascript_tool_shape_gives_gemini_declarations() {
             { "name": "misheaded", "description": "Its x-mcp-header is empty", "parameters": region },
         ]),
         "{stdout}"
+    );
+}
+
+/// The guard example `component`, loaded by the library's plugin host with its log lines kept.
+/// Its compiled code is cached in a folder of its kept home, so only the first run after a
+/// rebuild of the example compiles it.
+fn guard_plugin(component: &Path) -> GuardPlugin {
+    let def = PluginDef {
+        name: "example".into(),
+        kind: PluginKind::Guard,
+        path: component.to_path_buf(),
+        grants: Grants::default(),
+        limits: Limits::default(),
+        sha256: None,
+    };
+    let cache = kept_home(component).join("library-cache");
+    let started = Instant::now();
+    let host = PluginHost::with_caches(Some(cache.clone()), Some(cache), &[def])
+        .unwrap_or_else(|e| panic!("plugin host: {e:#}"));
+    let guard = host.guard("example").unwrap_or_else(|e| panic!("load {}: {e}", component.display()));
+    eprintln!("examples: loading {} as a guard took {:?}", component.display(), started.elapsed());
+    guard.keep_logs();
+    guard
+}
+
+/// The context of a hook about `kind` of `target` on server `server`.
+fn hook<'a>(kind: HookKind, server: &'a str, target: &'a str) -> HookContext<'a> {
+    HookContext { kind, server, target, subject: None, client: Some("it") }
+}
+
+/// The Python guard refuses a `tools/call` whose `query` holds a destructive SQL statement (not
+/// one inside a string or a comment), logs the refusal, and passes every other request and every
+/// answer unchanged.
+#[tokio::test]
+async fn a_python_guard_refuses_a_destructive_query_and_passes_the_rest() {
+    let component = example("guard-python");
+    assert_eq!(inspected(&component), (json!("guard"), json!(WIT_VERSION)));
+    // TODO(lead, `plugin run` for guards): also assert through the binary, exit 0 for both:
+    //   toolport plugin run target/plugin-examples/guard-python.wasm \
+    //     --request '{"name":"query","arguments":{"query":"DROP TABLE users"}}'
+    //   → `deny: DROP statements are not allowed through query; ask a person to run it`, then
+    //     `log info: refused query on <server>: SQL DROP`;
+    //   the same with `{"query":"select 1"}` → `pass`.
+    let guard = guard_plugin(&component);
+    let call = hook(HookKind::Call, "db", "query");
+    let on = async |query: Value| {
+        let params = json!({ "name": "query", "arguments": { "query": query } });
+        guard.on_request(&call, &params).await.unwrap_or_else(|e| panic!("{query}: {e}"))
+    };
+    for (query, keyword) in [("DROP TABLE users", "DROP"), ("select 1; truncate logs -- nightly", "TRUNCATE")]
+    {
+        assert_eq!(
+            on(json!(query)).await,
+            GuardAnswer::Deny(format!(
+                "{keyword} statements are not allowed through query; ask a person to run it"
+            )),
+            "{query}"
+        );
+    }
+    for query in [
+        json!("select * from events where note = 'drop table x'"),
+        json!("select 1 /* truncate later */"),
+        json!("select dropped_at from t"),
+        json!(42),
+    ] {
+        assert_eq!(on(query.clone()).await, GuardAnswer::Pass, "{query}");
+    }
+    let read = hook(HookKind::Read, "db", "file:///drop");
+    let answer = guard.on_request(&read, &json!({ "uri": "file:///drop" })).await;
+    assert_eq!(answer.ok(), Some(GuardAnswer::Pass));
+    let result = json!({ "content": [{ "type": "text", "text": "DROP TABLE done" }], "isError": false });
+    let params = json!({ "name": "query", "arguments": { "query": "drop table t" } });
+    assert_eq!(guard.on_response(&call, &params, &result).await.ok(), Some(GuardAnswer::Pass));
+    let logged: Vec<String> =
+        guard.log_lines().iter().map(|l| format!("{} {}", l.level, l.message)).collect();
+    assert_eq!(logged, ["info refused query on db: SQL DROP", "info refused query on db: SQL TRUNCATE"]);
+}
+
+/// The JavaScript guard replaces email addresses with `[email]` in what a model reads of an
+/// answer (a call's text and structured content, a read's text, a prompt's text messages),
+/// keeping the answer's shape, logs how many, and passes answers without one and every request.
+#[tokio::test]
+async fn a_javascript_guard_redacts_email_addresses_in_answers() {
+    let component = example("guard-js");
+    assert_eq!(inspected(&component), (json!("guard"), json!(WIT_VERSION)));
+    // TODO(lead, `plugin run` for guards): also assert through the binary once it takes an
+    // answer (flag name yours, e.g. `--response`), exit 0:
+    //   toolport plugin run target/plugin-examples/guard-js.wasm \
+    //     --request '{"name":"lookup","arguments":{}}' \
+    //     --response '{"content":[{"type":"text","text":"mail ada@example.com"}],"isError":false}'
+    //   → request `pass`; response `mutate: {"content":[{"type":"text","text":"mail [email]"}],
+    //     "isError":false}`, then `log info: redacted 1 email address(es) in lookup of <server>`.
+    let guard = guard_plugin(&component);
+    let call = hook(HookKind::Call, "crm", "lookup");
+    let params = json!({ "name": "lookup", "arguments": { "who": "ada@example.com" } });
+    assert_eq!(guard.on_request(&call, &params).await.ok(), Some(GuardAnswer::Pass), "requests pass");
+    let result = json!({
+        "content": [
+            { "type": "text", "text": "Write to ada@example.com or bob.smith+crm@mail.example.org." },
+            { "type": "image", "data": "aGk=", "mimeType": "image/png" }
+        ],
+        "structuredContent": { "owner": { "name": "Ada", "emails": ["ada@example.com"] } },
+        "isError": false
+    });
+    let redacted = json!({
+        "content": [
+            { "type": "text", "text": "Write to [email] or [email]." },
+            { "type": "image", "data": "aGk=", "mimeType": "image/png" }
+        ],
+        "structuredContent": { "owner": { "name": "Ada", "emails": ["[email]"] } },
+        "isError": false
+    });
+    let answer = guard.on_response(&call, &params, &result).await;
+    assert_eq!(answer.ok(), Some(GuardAnswer::Mutate(redacted)));
+    let plain = json!({ "content": [{ "type": "text", "text": "no address here" }], "isError": false });
+    assert_eq!(guard.on_response(&call, &params, &plain).await.ok(), Some(GuardAnswer::Pass));
+
+    let read = hook(HookKind::Read, "crm", "crm://people/ada");
+    let contents = json!({ "contents": [{ "uri": "crm://people/ada", "mimeType": "text/plain", "text": "ada@example.com" }] });
+    let answer = guard.on_response(&read, &json!({ "uri": "crm://people/ada" }), &contents).await;
+    let expected =
+        json!({ "contents": [{ "uri": "crm://people/ada", "mimeType": "text/plain", "text": "[email]" }] });
+    assert_eq!(answer.ok(), Some(GuardAnswer::Mutate(expected)));
+    let prompt = hook(HookKind::Prompt, "crm", "follow-up");
+    let messages = |text: &str| json!({ "description": "d", "messages": [{ "role": "user", "content": { "type": "text", "text": text } }] });
+    let answer =
+        guard.on_response(&prompt, &json!({ "name": "follow-up" }), &messages("Ask ada@example.com")).await;
+    assert_eq!(answer.ok(), Some(GuardAnswer::Mutate(messages("Ask [email]"))));
+
+    let logged: Vec<String> =
+        guard.log_lines().iter().map(|l| format!("{} {}", l.level, l.message)).collect();
+    assert_eq!(
+        logged,
+        [
+            "info redacted 3 email address(es) in lookup of crm",
+            "info redacted 1 email address(es) in crm://people/ada of crm",
+            "info redacted 1 email address(es) in follow-up of crm",
+        ]
     );
 }

@@ -2,9 +2,10 @@
 //! repository, built there with one plain `cargo build --release --target wasm32-wasip2`,
 //! inspected, and run by the binary against real servers: the name policy and the tool shape on
 //! `demo-server`'s tools, the transport to a `demo-server` behind TCP, the sandboxed server on
-//! its own. Plus the refusals (a bad name, a folder that is not empty).
+//! its own; the guard's hooks by the library's plugin host (issue 48). Plus the refusals (a bad
+//! name, a folder that is not empty).
 //!
-//! The four projects share one cargo target folder, `<target>/scaffolds`, so their registry
+//! The five projects share one cargo target folder, `<target>/scaffolds`, so their registry
 //! dependencies compile once and later runs are incremental; builds take a lock so they never
 //! compete for the 2 cores (cargo would serialise them on its own lock anyway).
 
@@ -15,6 +16,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tempfile::TempDir;
+use toolport::plugins::{GuardAnswer, HookContext, HookKind, PluginHost};
+use toolport::store::{Grants, Limits, PluginDef, PluginKind};
 
 use crate::support::common::Env;
 use crate::support::runtime::{demo, write_config};
@@ -268,6 +271,49 @@ fn a_new_server_builds_and_serves_its_tools_in_the_sandbox() {
     assert_eq!(greeting.trim(), "Hello, kit!");
     let sum = run_ok(&env, &["call", "add", r#"{"a": 1.5, "b": 2}"#]);
     assert_eq!(sum.trim(), "3.5");
+}
+
+/// The guard scaffold refuses a call whose arguments hold one of its default words, wherever
+/// they are, and passes other calls, reads and every answer.
+#[tokio::test]
+async fn a_new_guard_builds_and_refuses_calls_with_its_words() {
+    let env = Env::new();
+    let project = scaffold(&env, "word-guard", "guard");
+    assert!(project.project.join("toolport-guest/src/hooks.rs").is_file(), "the kit's guard helpers");
+    let (wasm, _) = project.build("word_guard.wasm");
+    assert_eq!(world_of(&env, &wasm), json!("guard"));
+    // TODO(lead, `plugin run` for guards): assert through the binary too, exit 0 both times:
+    //   toolport plugin run <wasm> --request '{"name":"echo","arguments":{"message":"rm -rf /"}}'
+    //   → `deny: word-guard: the arguments of echo contain "rm -rf"`, then
+    //     `log info: refused echo on <server>: it contains "rm -rf"`;
+    //   with `{"message":"hello"}` → `pass`. And once the runtime runs the chain: `plugin add
+    //   word-guard <wasm>`, `"guards": ["word-guard"]` in the workspace, then `call echo
+    //   '{"message": "rm -rf /"}'` is refused with that reason.
+    let def = PluginDef {
+        name: "word-guard".into(),
+        kind: PluginKind::Guard,
+        path: wasm.clone(),
+        grants: Grants::default(),
+        limits: Limits::default(),
+        sha256: None,
+    };
+    let host = PluginHost::new(None, &[def]).unwrap_or_else(|e| panic!("plugin host: {e:#}"));
+    let guard = host.guard("word-guard").unwrap_or_else(|e| panic!("load: {e}"));
+    let call =
+        HookContext { kind: HookKind::Call, server: "demo", target: "echo", subject: None, client: None };
+    let params =
+        json!({ "name": "echo", "arguments": { "message": "please", "extra": ["DROP TABLE users"] } });
+    let answer = guard.on_request(&call, &params).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(answer, GuardAnswer::Deny("word-guard: the arguments of echo contain \"drop table\"".into()));
+    let params = json!({ "name": "echo", "arguments": { "message": "hello" } });
+    assert_eq!(guard.on_request(&call, &params).await.ok(), Some(GuardAnswer::Pass));
+    let read = HookContext { kind: HookKind::Read, target: "file:///rm -rf", ..call };
+    assert_eq!(
+        guard.on_request(&read, &json!({ "uri": "file:///rm -rf" })).await.ok(),
+        Some(GuardAnswer::Pass)
+    );
+    let result = json!({ "content": [{ "type": "text", "text": "rm -rf /" }], "isError": false });
+    assert_eq!(guard.on_response(&call, &params, &result).await.ok(), Some(GuardAnswer::Pass));
 }
 
 #[test]

@@ -24,7 +24,8 @@ pub struct NewArgs {
     /// with a letter.
     #[arg(value_name = "NAME")]
     name: String,
-    /// What to make: a plugin of one of the three kinds, or a sandboxed MCP server (`type: wasm`).
+    /// What to make: a plugin (transport, name-policy, tool-shape or guard), or a sandboxed MCP
+    /// server (`type: wasm`).
     #[arg(long, value_enum)]
     kind: NewKind,
     /// Where to write it (default `./<NAME>`); must not exist, or be an empty folder.
@@ -41,6 +42,8 @@ enum NewKind {
     NamePolicy,
     /// Converts tools to the JSON a model sees.
     ToolShape,
+    /// Checks, rewrites or refuses calls, reads and prompts, and their answers.
+    Guard,
     /// A `wasi:cli/command` MCP server on stdin/stdout, run as `"type": "wasm"`.
     Server,
 }
@@ -52,6 +55,7 @@ impl NewKind {
             Self::NamePolicy => "name-policy",
             Self::ToolShape => "tool-shape",
             Self::Server => "server",
+            Self::Guard => "guard",
         }
     }
 
@@ -62,6 +66,18 @@ impl NewKind {
             Self::NamePolicy => "name-policy plugin",
             Self::ToolShape => "tool-shape plugin",
             Self::Server => "sandboxed MCP server (`type: wasm`)",
+            Self::Guard => "guard plugin",
+        }
+    }
+
+    /// How it is turned on, in brief, for the message after scaffolding (the README has it all).
+    fn turn_on(self, name: &str) -> String {
+        match self {
+            Self::Transport => format!("`plugin add`, then a server with \"type\": \"{name}\""),
+            Self::NamePolicy => format!("`plugin add`, then `workspace set namePolicy {name}`"),
+            Self::ToolShape => format!("`plugin add`, then `workspace set toolShape {name}`"),
+            Self::Guard => format!("`plugin add`, then \"guards\": [\"{name}\"] in .toolport/workspace.json"),
+            Self::Server => "`mcp add-json` with \"type\": \"wasm\"".to_string(),
         }
     }
 
@@ -114,10 +130,12 @@ mod template {
     pub const TOOL_SHAPE: &str = include_str!("../../../templates/plugin/tool_shape.rs");
     pub const TRANSPORT: &str = include_str!("../../../templates/plugin/transport.rs");
     pub const SERVER: &str = include_str!("../../../templates/plugin/server.rs");
+    pub const GUARD: &str = include_str!("../../../templates/plugin/guard.rs");
     pub const ENABLE_NAME_POLICY: &str = include_str!("../../../templates/plugin/enable-name-policy.md");
     pub const ENABLE_TOOL_SHAPE: &str = include_str!("../../../templates/plugin/enable-tool-shape.md");
     pub const ENABLE_TRANSPORT: &str = include_str!("../../../templates/plugin/enable-transport.md");
     pub const ENABLE_SERVER: &str = include_str!("../../../templates/plugin/enable-server.md");
+    pub const ENABLE_GUARD: &str = include_str!("../../../templates/plugin/enable-guard.md");
 }
 
 /// The guest kit and the contract, as the repository holds them.
@@ -126,9 +144,10 @@ mod kit {
     /// The guest workspace's manifest: the values the kit's `*.workspace = true` fields inherit.
     pub const WORKSPACE_MANIFEST: &str = include_str!("../../../../plugins/Cargo.toml");
     /// (path inside `toolport-guest/`, contents).
-    pub const FILES: [(&str, &str); 7] = [
+    pub const FILES: [(&str, &str); 8] = [
         ("src/lib.rs", include_str!("../../../../plugins/guest/src/lib.rs")),
         ("src/json.rs", include_str!("../../../../plugins/guest/src/json.rs")),
+        ("src/hooks.rs", include_str!("../../../../plugins/guest/src/hooks.rs")),
         ("src/log.rs", include_str!("../../../../plugins/guest/src/log.rs")),
         ("src/world.rs", include_str!("../../../../plugins/guest/src/world.rs")),
         ("wit/since_v0.1.0/types.wit", include_str!("../../../../wit/since_v0.1.0/types.wit")),
@@ -168,7 +187,7 @@ pub fn run(args: NewArgs) -> Result<ExitCode> {
     println!("  cd {}", shown.display());
     println!("  cargo build --release --target wasm32-wasip2");
     println!("  toolport plugin inspect target/wasm32-wasip2/release/{}", artifact(&args.name, args.kind));
-    println!("  then README.md: how to turn it on");
+    println!("  then README.md: how to turn it on ({})", args.kind.turn_on(&args.name));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -211,7 +230,10 @@ fn project_files(name: &str, kind: NewKind) -> Result<Vec<(PathBuf, String)>> {
         NewKind::ToolShape => template::ENABLE_TOOL_SHAPE,
         NewKind::Transport => template::ENABLE_TRANSPORT,
         NewKind::Server => template::ENABLE_SERVER,
+        NewKind::Guard => template::ENABLE_GUARD,
     };
+    // The variable a guard reads its words from: `MY_GUARD_WORDS` for `my-guard`.
+    let words_var = format!("{}_WORDS", stem.to_uppercase());
     let pairs = [
         ("name", name),
         ("stem", stem.as_str()),
@@ -219,6 +241,7 @@ fn project_files(name: &str, kind: NewKind) -> Result<Vec<(PathBuf, String)>> {
         ("what", kind.what()),
         ("artifact", artifact.as_str()),
         ("version", WIT_VERSION),
+        ("words_var", words_var.as_str()),
     ];
     let readme = template::README
         .replace("{{enable}}", enable)
@@ -237,15 +260,18 @@ fn project_files(name: &str, kind: NewKind) -> Result<Vec<(PathBuf, String)>> {
         files.push((PathBuf::from("src/main.rs"), fill(template::SERVER, &pairs)));
         return Ok(files);
     }
-    // A shape builds JSON values itself; the other kinds only need the kit.
+    // A shape builds JSON values itself and a guard reads them; the other kinds only need the kit.
     let deps = match kind {
-        NewKind::ToolShape => "serde_json = { version = \"1\", features = [\"preserve_order\"] }\n",
+        NewKind::ToolShape | NewKind::Guard => {
+            "serde_json = { version = \"1\", features = [\"preserve_order\"] }\n"
+        }
         _ => "",
     };
     let manifest = fill(&template::LIB_MANIFEST.replace("{{deps}}", deps), &pairs);
     let source = match kind {
         NewKind::NamePolicy => template::NAME_POLICY,
         NewKind::ToolShape => template::TOOL_SHAPE,
+        NewKind::Guard => template::GUARD,
         _ => template::TRANSPORT,
     };
     files.push((PathBuf::from("Cargo.toml"), manifest));
@@ -389,8 +415,42 @@ mod tests {
     }
 
     #[test]
+    fn every_file_of_the_kit_is_vendored() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/guest/src");
+        let entries = std::fs::read_dir(&src).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
+        for entry in entries.flatten() {
+            let path = format!("src/{}", entry.file_name().to_string_lossy());
+            assert!(kit::FILES.iter().any(|(p, _)| *p == path), "{path} is not in kit::FILES");
+        }
+    }
+
+    #[test]
+    fn a_guard_is_made_on_the_kit_with_its_words_variable() {
+        let files = project_files("my-guard", NewKind::Guard).unwrap_or_else(|e| panic!("{e:#}"));
+        let file = |name: &str| {
+            files.iter().find(|(p, _)| p == Path::new(name)).map(|(_, t)| t.clone()).unwrap_or_default()
+        };
+        let manifest: DocumentMut = file("Cargo.toml").parse().unwrap_or_else(|e| panic!("{e}"));
+        let kit = &manifest["dependencies"]["toolport-guest"];
+        assert_eq!(kit["features"].as_array().and_then(|f| f.get(0)).and_then(|f| f.as_str()), Some("guard"));
+        assert!(manifest["dependencies"]["serde_json"].is_inline_table(), "{manifest}");
+        let lib = file("src/lib.rs");
+        assert!(lib.contains("impl GuardGuest for Guard") && lib.contains("\"MY_GUARD_WORDS\""), "{lib}");
+        assert!(lib.contains("const GUARD: &str = \"my-guard\";"), "{lib}");
+        let readme = file("README.md");
+        assert!(
+            readme.contains("A toolport guard plugin, made by `toolport plugin new my-guard --kind guard`")
+        );
+        assert!(readme.contains(r#"{ "guards": ["my-guard"] }"#) && readme.contains("--env MY_GUARD_WORDS"));
+        assert!(file("toolport-guest/src/hooks.rs").contains("pub fn params_json"));
+        assert!(NewKind::Guard.turn_on("my-guard").contains(r#""guards": ["my-guard"]"#));
+    }
+
+    #[test]
     fn every_placeholder_is_filled() {
-        for kind in [NewKind::Transport, NewKind::NamePolicy, NewKind::ToolShape, NewKind::Server] {
+        for kind in
+            [NewKind::Transport, NewKind::NamePolicy, NewKind::ToolShape, NewKind::Server, NewKind::Guard]
+        {
             let files = project_files("my-plugin", kind).unwrap_or_else(|e| panic!("{e:#}"));
             for (path, text) in &files {
                 assert!(!text.contains("{{"), "{kind:?} {}: unfilled placeholder", path.display());
