@@ -12,7 +12,7 @@ use super::registry;
 use super::registry::record::ToolRecord;
 use super::registry::token_costs::TokenCosts;
 use super::state::{CONNECTING, Link, Slot};
-use crate::config::{ServerDef, Surface, missing_rows};
+use crate::config::{PluginKind, ServerDef, Surface, missing_rows};
 use crate::status::{ServerState, ServerStatus, summarize_error};
 use crate::text::escape_line;
 
@@ -77,6 +77,11 @@ impl Runtime {
                 }
             }
         }
+        // A guard that names no guard plugin refuses (or lets through) every call it applies to.
+        let host = self.supervisor.plugins.host();
+        let misfits =
+            crate::config::guard_misfits(&state.resolved, |name| host.misfit(name, PluginKind::Guard));
+        out.extend(misfits.into_iter().map(|line| format!("Warning: {}", escape_line(&line))));
         out
     }
 

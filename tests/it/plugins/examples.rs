@@ -295,6 +295,30 @@ fn guard_plugin(component: &Path) -> GuardPlugin {
     guard
 }
 
+/// `toolport plugin run <component> <args…>`, which must succeed: its stdout. It runs in a home
+/// kept beside the example, so its compiled code is cached from one test run to the next.
+fn plugin_run(component: &Path, args: &[&str]) -> String {
+    let home = kept_home(component).join("run-home");
+    std::fs::create_dir_all(&home).unwrap_or_else(|e| panic!("create {}: {e}", home.display()));
+    let started = Instant::now();
+    let out = Command::new(toolport_path())
+        .arg("--home")
+        .arg(&home)
+        .arg("--workspace")
+        .arg(&home)
+        .args(["plugin", "run"])
+        .arg(component)
+        .args(args)
+        .env_remove("RUST_LOG")
+        .env_remove("TOOLPORT_HOME")
+        .output()
+        .unwrap_or_else(|e| panic!("plugin run {}: {e}", component.display()));
+    eprintln!("examples: plugin run {} took {:?}", component.display(), started.elapsed());
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "plugin run {args:?}: {stdout}{}", String::from_utf8_lossy(&out.stderr));
+    stdout
+}
+
 /// The context of a hook about `kind` of `target` on server `server`.
 fn hook<'a>(kind: HookKind, server: &'a str, target: &'a str) -> HookContext<'a> {
     HookContext { kind, server, target, subject: None, client: Some("it") }
@@ -307,12 +331,15 @@ fn hook<'a>(kind: HookKind, server: &'a str, target: &'a str) -> HookContext<'a>
 async fn a_python_guard_refuses_a_destructive_query_and_passes_the_rest() {
     let component = example("guard-python");
     assert_eq!(inspected(&component), (json!("guard"), json!(WIT_VERSION)));
-    // TODO(lead, `plugin run` for guards): also assert through the binary, exit 0 for both:
-    //   toolport plugin run target/plugin-examples/guard-python.wasm \
-    //     --request '{"name":"query","arguments":{"query":"DROP TABLE users"}}'
-    //   → `deny: DROP statements are not allowed through query; ask a person to run it`, then
-    //     `log info: refused query on <server>: SQL DROP`;
-    //   the same with `{"query":"select 1"}` → `pass`.
+    let request = r#"{"method": "tools/call", "params": {"name": "query", "arguments": {"query": "DROP TABLE users"}}}"#;
+    assert_eq!(
+        plugin_run(&component, &["--request", request, "--server-name", "db"]),
+        "request: deny: DROP statements are not allowed through query; ask a person to run it\n\
+         log info: refused query on db: SQL DROP\n"
+    );
+    let request =
+        r#"{"method": "tools/call", "params": {"name": "query", "arguments": {"query": "select 1"}}}"#;
+    assert_eq!(plugin_run(&component, &["--request", request]), "request: pass\n");
     let guard = guard_plugin(&component);
     let call = hook(HookKind::Call, "db", "query");
     let on = async |query: Value| {
@@ -355,13 +382,21 @@ async fn a_python_guard_refuses_a_destructive_query_and_passes_the_rest() {
 async fn a_javascript_guard_redacts_email_addresses_in_answers() {
     let component = example("guard-js");
     assert_eq!(inspected(&component), (json!("guard"), json!(WIT_VERSION)));
-    // TODO(lead, `plugin run` for guards): also assert through the binary once it takes an
-    // answer (flag name yours, e.g. `--response`), exit 0:
-    //   toolport plugin run target/plugin-examples/guard-js.wasm \
-    //     --request '{"name":"lookup","arguments":{}}' \
-    //     --response '{"content":[{"type":"text","text":"mail ada@example.com"}],"isError":false}'
-    //   → request `pass`; response `mutate: {"content":[{"type":"text","text":"mail [email]"}],
-    //     "isError":false}`, then `log info: redacted 1 email address(es) in lookup of <server>`.
+    let request = r#"{"method": "tools/call", "params": {"name": "lookup", "arguments": {}}}"#;
+    let result = r#"{"content": [{"type": "text", "text": "mail ada@example.com"}], "isError": false}"#;
+    let said =
+        plugin_run(&component, &["--request", request, "--result", result, "--server-name", "crm", "--json"]);
+    let said: Value = serde_json::from_str(&said).unwrap_or_else(|e| panic!("{e}: {said}"));
+    assert_eq!(said["request"], json!({"decision": "pass"}), "{said}");
+    assert_eq!(
+        said["response"],
+        json!({"decision": "mutate", "value": {"content": [{"type": "text", "text": "mail [email]"}], "isError": false}}),
+        "{said}"
+    );
+    assert_eq!(
+        said["logs"],
+        json!([{"level": "info", "message": "redacted 1 email address(es) in lookup of crm"}])
+    );
     let guard = guard_plugin(&component);
     let call = hook(HookKind::Call, "crm", "lookup");
     let params = json!({ "name": "lookup", "arguments": { "who": "ada@example.com" } });

@@ -247,6 +247,13 @@ fn a_missing_guard_refuses_unless_it_fails_open() {
         ),
         "{stderr}"
     );
+    // Said before any call too, with the file that names it.
+    let warning = format!(
+        "Warning: {}: guard \"nowhere\": unknown plugin (built-in: none; configured: pii, validator, reporter, \
+         pass, deny-all, hostile), so every call it applies to is refused (failOpen is false)",
+        env.workspace_file().display()
+    );
+    assert!(stderr.contains(&warning), "{stderr}");
     servers(&env, json!([{"plugin": "nowhere", "failOpen": true}]), json!({}));
     let (code, stdout, stderr) = call(&env, "everything__echo", &json!({"message": "hi"}));
     assert_eq!((code, stdout.trim_end()), (0, "Echo: hi"), "{stderr}");

@@ -282,13 +282,19 @@ async fn a_new_guard_builds_and_refuses_calls_with_its_words() {
     assert!(project.project.join("toolport-guest/src/hooks.rs").is_file(), "the kit's guard helpers");
     let (wasm, _) = project.build("word_guard.wasm");
     assert_eq!(world_of(&env, &wasm), json!("guard"));
-    // TODO(lead, `plugin run` for guards): assert through the binary too, exit 0 both times:
-    //   toolport plugin run <wasm> --request '{"name":"echo","arguments":{"message":"rm -rf /"}}'
-    //   → `deny: word-guard: the arguments of echo contain "rm -rf"`, then
-    //     `log info: refused echo on <server>: it contains "rm -rf"`;
-    //   with `{"message":"hello"}` → `pass`. And once the runtime runs the chain: `plugin add
-    //   word-guard <wasm>`, `"guards": ["word-guard"]` in the workspace, then `call echo
-    //   '{"message": "rm -rf /"}'` is refused with that reason.
+    // Tried by its author through the binary, with no server.
+    let wasm_arg = wasm.display().to_string();
+    let request =
+        r#"{"method": "tools/call", "params": {"name": "echo", "arguments": {"message": "rm -rf /"}}}"#;
+    let said = run_ok(&env, &["plugin", "run", &wasm_arg, "--request", request, "--server-name", "demo"]);
+    assert_eq!(
+        said,
+        "request: deny: word-guard: the arguments of echo contain \"rm -rf\"\n\
+         log info: refused echo on demo: it contains \"rm -rf\"\n"
+    );
+    let request =
+        r#"{"method": "tools/call", "params": {"name": "echo", "arguments": {"message": "hello"}}}"#;
+    assert_eq!(run_ok(&env, &["plugin", "run", &wasm_arg, "--request", request]), "request: pass\n");
     let def = PluginDef {
         name: "word-guard".into(),
         kind: PluginKind::Guard,

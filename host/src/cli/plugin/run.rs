@@ -24,7 +24,8 @@ const SAMPLE_SERVER: &str = "sample";
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  toolport plugin run policy.wasm --tools tools.json\n  \
     toolport plugin run shape.wasm --server notes --json\n  \
-    toolport plugin run guard.wasm --request call.json --result result.json")]
+    toolport plugin run guard.wasm --request call.json --result result.json\n  \
+    toolport plugin run guard.wasm --request '{\"method\": \"tools/call\", \"params\": {\"name\": \"q\", \"arguments\": {}}}'")]
 pub struct RunArgs {
     /// The component file.
     #[arg(value_name = "FILE.wasm")]
@@ -43,11 +44,13 @@ pub struct RunArgs {
     /// Take the tools live from this configured server; the plugin sees its definition.
     #[arg(long, value_name = "NAME", conflicts_with = "request")]
     server: Option<String>,
-    /// A guard: the JSON-RPC request it sees (`{"method": "tools/call", "params": {…}}`).
-    #[arg(long, value_name = "FILE")]
+    /// A guard: the JSON-RPC request it sees (`{"method": "tools/call", "params": {…}}`), a
+    /// file or the JSON itself.
+    #[arg(long, value_name = "FILE|JSON")]
     request: Option<PathBuf>,
-    /// A guard: the server's result to that request; the response hook runs on it too.
-    #[arg(long, value_name = "FILE", requires = "request")]
+    /// A guard: the server's result to that request (a file or the JSON itself); the response
+    /// hook runs on it too.
+    #[arg(long, value_name = "FILE|JSON", requires = "request")]
     result: Option<PathBuf>,
     /// A guard: the caller's subject the hooks see (as a token would name it under serve).
     #[arg(long, value_name = "TEXT", requires = "request")]

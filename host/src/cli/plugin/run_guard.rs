@@ -1,4 +1,4 @@
-//! `toolport plugin run GUARD.wasm --request FILE [--result FILE]`: a guard plugin tried on one
+//! `toolport plugin run GUARD.wasm --request FILE|JSON [--result FILE|JSON]`: a guard plugin tried on one
 //! request (and, with `--result`, on the server's answer to it) with no server and no runtime:
 //! what each hook decided, what it rewrote, what it logged and what its sandbox refused.
 //!
@@ -83,8 +83,7 @@ fn read_request(file: &Path) -> Result<(HookKind, Value)> {
         "prompts/get" => HookKind::Prompt,
         other => {
             return Err(ExitError::usage(format!(
-                "{}: \"method\" must be \"tools/call\", \"resources/read\" or \"prompts/get\", not {}",
-                file.display(),
+                "--request: \"method\" must be \"tools/call\", \"resources/read\" or \"prompts/get\", not {}",
                 Value::String(other.to_string())
             ))
             .into());
@@ -92,7 +91,7 @@ fn read_request(file: &Path) -> Result<(HookKind, Value)> {
     };
     match doc.get("params") {
         Some(params @ Value::Object(_)) => Ok((kind, params.clone())),
-        _ => Err(ExitError::usage(format!("{}: \"params\" must be an object", file.display())).into()),
+        _ => Err(ExitError::usage("--request: \"params\" must be an object".to_string()).into()),
     }
 }
 
@@ -105,11 +104,18 @@ fn read_result(file: &Path) -> Result<Value> {
     }
 }
 
+/// `file`'s JSON; a value that starts with `{` is the JSON itself (what a shell line gives).
 fn read_json(file: &Path) -> Result<Value> {
-    let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
-    serde_json::from_str(&text).map_err(|e| {
-        ExitError::usage(format!("{}:{}:{}: not JSON: {e}", file.display(), e.line(), e.column())).into()
-    })
+    let given = file.to_string_lossy();
+    let (text, place) = match given.trim_start().starts_with('{') {
+        true => (given.to_string(), "the JSON given".to_string()),
+        false => (
+            std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?,
+            file.display().to_string(),
+        ),
+    };
+    serde_json::from_str(&text)
+        .map_err(|e| ExitError::usage(format!("{place}:{}:{}: not JSON: {e}", e.line(), e.column())).into())
 }
 
 /// What the hook's `target` is: the tool's or prompt's `name`, or the read's `uri`.
