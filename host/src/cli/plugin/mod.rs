@@ -50,7 +50,7 @@ enum PluginCommand {
         json: bool,
     },
     /// Run a name policy or tool shape once on tools from a file or a configured server, or a
-    /// guard on one request (and its result) from files.
+    /// guard on one request (and its result).
     Run(run::RunArgs),
     /// Add a component file to the store's plugins (its world checked against the kind).
     Add(edit::AddArgs),

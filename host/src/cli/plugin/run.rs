@@ -44,8 +44,8 @@ pub struct RunArgs {
     /// Take the tools live from this configured server; the plugin sees its definition.
     #[arg(long, value_name = "NAME", conflicts_with = "request")]
     server: Option<String>,
-    /// A guard: the JSON-RPC request it sees (`{"method": "tools/call", "params": {…}}`), a
-    /// file or the JSON itself.
+    /// A guard: the JSON-RPC request it sees (`{"method": "tools/call", "params": {…}}`, or a
+    /// call's params alone), a file or the JSON itself.
     #[arg(long, value_name = "FILE|JSON")]
     request: Option<PathBuf>,
     /// A guard: the server's result to that request (a file or the JSON itself); the response

@@ -3,8 +3,9 @@
 //! what each hook decided, what it rewrote, what it logged and what its sandbox refused.
 //!
 //! The request is a JSON-RPC request as a client sends it (`{"method": "tools/call", "params":
-//! {…}}`; `jsonrpc` and `id` are optional), the result what a server answered (its `result`, or
-//! the whole response). The response hook sees the params as the request hook left them.
+//! {…}}`; `jsonrpc` and `id` are optional) or just a call's or a read's params (`{"name": …,
+//! "arguments": …}`, `{"uri": …}`); the result is what a server answered (its `result`, or the
+//! whole response). The response hook sees the params as the request hook left them.
 
 use std::path::Path;
 
@@ -73,18 +74,24 @@ pub async fn run(
     }
 }
 
-/// The request file: its method (one a guard sees) and its params.
+/// The request: its method (one a guard sees) and its params. Without a `method` it is the
+/// params themselves: a read's when they have a `uri`, else a call's.
 fn read_request(file: &Path) -> Result<(HookKind, Value)> {
     let doc = read_json(file)?;
-    let method = doc.get("method").and_then(Value::as_str).unwrap_or_default();
-    let kind = match method {
+    let Some(method) = doc.get("method") else {
+        let kind = if doc.get("uri").is_some() { HookKind::Read } else { HookKind::Call };
+        return match doc {
+            Value::Object(_) => Ok((kind, doc)),
+            _ => Err(ExitError::usage("--request: give a JSON object".to_string()).into()),
+        };
+    };
+    let kind = match method.as_str().unwrap_or_default() {
         "tools/call" => HookKind::Call,
         "resources/read" => HookKind::Read,
         "prompts/get" => HookKind::Prompt,
-        other => {
+        _ => {
             return Err(ExitError::usage(format!(
-                "--request: \"method\" must be \"tools/call\", \"resources/read\" or \"prompts/get\", not {}",
-                Value::String(other.to_string())
+                "--request: \"method\" must be \"tools/call\", \"resources/read\" or \"prompts/get\", not {method}"
             ))
             .into());
         }
