@@ -36,7 +36,8 @@ mod tool_call;
 mod views;
 
 pub use crate::observe::CallContext;
-pub use calls::catalog_calls::{CatalogError, PromptOutcome, ResourceRead};
+pub use calls::catalog_calls::{PromptOutcome, ResourceRead};
+pub use calls::catalog_error::CatalogError;
 pub(crate) use calls::client_span::traced;
 pub use calls::request_state::MAX_INPUT_ROUNDS;
 pub use catalog::merged::{Catalog, Offered, ServerCatalog};

@@ -10,6 +10,8 @@ use std::sync::Arc;
 
 use rmcp::RoleServer;
 use rmcp::service::RequestContext;
+
+use crate::observe::CallContext;
 use serde_json::{Map, Value};
 
 /// A caller whose token was valid.
@@ -61,4 +63,41 @@ impl Owner {
     pub fn of_context(context: &RequestContext<RoleServer>) -> Option<Owner> {
         Caller::of(context).as_ref().map(Caller::owner)
     }
+}
+
+/// Who is asking, let through by the policies `permitted`: the [`CallContext`] the runtime
+/// records in the audit log.
+pub(super) fn call_context(context: &RequestContext<RoleServer>, permitted: Vec<String>) -> CallContext {
+    let info = context.client_info();
+    let caller = Caller::of(context);
+    let subject = caller.as_ref().map(|c| c.subject.as_str());
+    let name = info.as_ref().map(|i| i.name.as_str());
+    CallContext::default()
+        .with_client(label_of(context, subject, name))
+        .with_parties(subject, name)
+        .with_permitted_by(permitted)
+}
+
+/// Who is asking, for the audit log: the caller's subject when its token named one
+/// (`--auth oidc`), the client's `clientInfo` name and, over HTTP, its `Mcp-Session-Id`
+/// (`observe::call_context::label`).
+pub(super) fn client_of(context: &RequestContext<RoleServer>) -> Option<Arc<str>> {
+    let info = context.client_info();
+    let caller = Caller::of(context);
+    let subject = caller.as_ref().map(|c| c.subject.as_str());
+    label_of(context, subject, info.as_ref().map(|i| i.name.as_str()))
+}
+
+/// [`client_of`] from its parts, read once by the caller.
+fn label_of(
+    context: &RequestContext<RoleServer>,
+    subject: Option<&str>,
+    name: Option<&str>,
+) -> Option<Arc<str>> {
+    let session = context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.headers.get(rmcp::transport::common::http_header::HEADER_SESSION_ID))
+        .and_then(|value| value.to_str().ok());
+    crate::observe::call_context::label(subject, name, session)
 }

@@ -22,6 +22,7 @@ use rmcp::{ErrorData as McpError, Peer, RoleClient, RoleServer, ServerHandler};
 use tokio::sync::mpsc;
 
 use super::answer::{catalog_error, respond, stored_contents, unknown_resource};
+use super::caller::call_context;
 use super::changes;
 use super::input_rounds::{Call, Step};
 use super::lazy::Route;
@@ -464,41 +465,4 @@ impl ServerHandler for Front {
     ) -> Result<(), McpError> {
         self.unsubscribe_client(request).await
     }
-}
-
-/// Who is asking, let through by the policies `permitted`: the [`CallContext`] the runtime
-/// records in the audit log.
-fn call_context(context: &RequestContext<RoleServer>, permitted: Vec<String>) -> CallContext {
-    let info = context.client_info();
-    let caller = crate::serve::Caller::of(context);
-    let subject = caller.as_ref().map(|c| c.subject.as_str());
-    let name = info.as_ref().map(|i| i.name.as_str());
-    CallContext::default()
-        .with_client(label_of(context, subject, name))
-        .with_parties(subject, name)
-        .with_permitted_by(permitted)
-}
-
-/// Who is asking, for the audit log: the caller's subject when its token named one
-/// (`--auth oidc`), the client's `clientInfo` name and, over HTTP, its `Mcp-Session-Id`
-/// (`observe::call_context::label`).
-pub(super) fn client_of(context: &RequestContext<RoleServer>) -> Option<Arc<str>> {
-    let info = context.client_info();
-    let caller = crate::serve::Caller::of(context);
-    let subject = caller.as_ref().map(|c| c.subject.as_str());
-    label_of(context, subject, info.as_ref().map(|i| i.name.as_str()))
-}
-
-/// [`client_of`] from its parts, read once by the caller.
-fn label_of(
-    context: &RequestContext<RoleServer>,
-    subject: Option<&str>,
-    name: Option<&str>,
-) -> Option<Arc<str>> {
-    let session = context
-        .extensions
-        .get::<axum::http::request::Parts>()
-        .and_then(|parts| parts.headers.get(rmcp::transport::common::http_header::HEADER_SESSION_ID))
-        .and_then(|value| value.to_str().ok());
-    crate::observe::call_context::label(subject, name, session)
 }

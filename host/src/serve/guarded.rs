@@ -15,7 +15,8 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
 
 use super::answer::{catalog_error, respond, unknown_resource};
-use super::front::{Front, client_of};
+use super::caller::client_of;
+use super::front::Front;
 use super::input_rounds::Step;
 use super::request_span::{Answer, RequestSpan};
 use super::scope::{Callable, Verdict};

@@ -12,7 +12,7 @@ use rmcp::model::{CallToolRequestParams, RequestMetaObject};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::guards::{Chain, Refusal};
+use super::guards::{Chain, Refusal, Unfit};
 use super::observed::Watch;
 use super::request_state;
 use super::secret_guard::Guard;
@@ -359,20 +359,20 @@ fn call_params(original: &str, args: &Map<String, Value>) -> Value {
 
 /// Whether a guard's new call params fit: the same name, and arguments that are an object the
 /// tool's input schema accepts.
-fn call_fits(new: &Value, original: &str, schema: &rmcp::model::JsonObject) -> Result<(), String> {
+fn call_fits(new: &Value, original: &str, schema: &rmcp::model::JsonObject) -> Result<(), Unfit> {
     if new.get("name").and_then(Value::as_str) != Some(original) {
-        return Err(format!("it must keep \"name\": \"{original}\""));
+        return Err(Unfit(format!("it must keep \"name\": \"{original}\"")));
     }
     let Some(arguments) = new.get("arguments").filter(|a| a.is_object()) else {
-        return Err("\"arguments\" must be an object".to_string());
+        return Err(Unfit("\"arguments\" must be an object".to_string()));
     };
     let schema = Value::Object(schema.clone());
     let validator = jsonschema::options()
         .offline()
         .build(&schema)
-        .map_err(|e| format!("the tool's input schema: {e}"))?;
+        .map_err(|e| Unfit(format!("the tool's input schema: {e}")))?;
     match validator.iter_errors(arguments).next() {
         None => Ok(()),
-        Some(e) => Err(format!("the tool's input schema refuses it at {}: {e}", e.instance_path())),
+        Some(e) => Err(Unfit(format!("the tool's input schema refuses it at {}: {e}", e.instance_path()))),
     }
 }

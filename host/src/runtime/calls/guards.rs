@@ -47,6 +47,11 @@ struct Link {
 #[derive(Debug)]
 pub(super) struct Refusal(pub String);
 
+/// Why a guard's rewrite does not fit what it rewrote (`it must keep "name": "echo"`): the guard
+/// failed, as if it had trapped.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Unfit(pub String);
+
 /// The guards one request passes, in order. Empty (and free) when none applies.
 pub(super) struct Chain {
     links: Vec<Link>,
@@ -123,7 +128,7 @@ impl Chain {
     pub(super) async fn request(
         &self,
         params: &mut Value,
-        fits: impl Fn(&Value) -> Result<(), String>,
+        fits: impl Fn(&Value) -> Result<(), Unfit>,
         steps: &mut Vec<GuardStep>,
     ) -> Result<(), Refusal> {
         for link in self.links.iter().filter(|l| l.request) {
@@ -144,7 +149,7 @@ impl Chain {
         &self,
         params: &Value,
         answer: &mut Value,
-        fits: impl Fn(&Value) -> Result<(), String>,
+        fits: impl Fn(&Value) -> Result<(), Unfit>,
         steps: &mut Vec<GuardStep>,
     ) -> Result<(), Refusal> {
         for link in self.links.iter().filter(|l| l.response) {
@@ -177,7 +182,7 @@ impl Chain {
         }
         let fits = |new: &Value| {
             request_fits(self.kind, &self.original, new)?;
-            serde_json::from_value::<P>(new.clone()).map(drop).map_err(|e| e.to_string())
+            serde_json::from_value::<P>(new.clone()).map(drop).map_err(|e| Unfit(e.to_string()))
         };
         self.request(&mut value, fits, steps).await?;
         // `fits` read it already: a rewrite that reached here parses.
@@ -199,7 +204,7 @@ impl Chain {
         let fits = |new: &Value| {
             serde_json::from_value::<R>(new.clone())
                 .map(drop)
-                .map_err(|e| format!("not a {method} result: {e}"))
+                .map_err(|e| Unfit(format!("not a {method} result: {e}")))
         };
         self.response(sent, &mut value, fits, steps).await?;
         Ok(serde_json::from_value(value).unwrap_or(answer))
@@ -222,13 +227,13 @@ impl Chain {
         link: &Link,
         phase: &'static str,
         answer: Result<GuardAnswer, String>,
-        fits: &impl Fn(&Value) -> Result<(), String>,
+        fits: &impl Fn(&Value) -> Result<(), Unfit>,
         steps: &mut Vec<GuardStep>,
     ) -> Result<Option<Value>, Refusal> {
         let answer = answer.and_then(|a| match a {
             GuardAnswer::Mutate(new) => match fits(&new) {
                 Ok(()) => Ok(GuardAnswer::Mutate(new)),
-                Err(why) => Err(format!("guard {}: its rewrite does not fit: {why}", link.name)),
+                Err(Unfit(why)) => Err(format!("guard {}: its rewrite does not fit: {why}", link.name)),
             },
             other => Ok(other),
         });
@@ -310,21 +315,21 @@ impl Chain {
 /// Whether a guard's new params for a read or a prompt keep their shape: a read's `uri` a
 /// non-empty string; a prompt's `name` unchanged (`target`) and its `arguments`, when given,
 /// strings. A call's are checked against its tool's schema by the executor.
-fn request_fits(kind: HookKind, target: &str, new: &Value) -> Result<(), String> {
+fn request_fits(kind: HookKind, target: &str, new: &Value) -> Result<(), Unfit> {
     match kind {
         HookKind::Call => Ok(()),
         HookKind::Read => match new.get("uri").and_then(Value::as_str) {
             Some(uri) if !uri.trim().is_empty() => Ok(()),
-            _ => Err("\"uri\" must be a non-empty string".to_string()),
+            _ => Err(Unfit("\"uri\" must be a non-empty string".to_string())),
         },
         HookKind::Prompt => {
             if new.get("name").and_then(Value::as_str) != Some(target) {
-                return Err(format!("it must keep \"name\": \"{target}\""));
+                return Err(Unfit(format!("it must keep \"name\": \"{target}\"")));
             }
             match new.get("arguments") {
                 None | Some(Value::Null) => Ok(()),
                 Some(Value::Object(map)) if map.values().all(Value::is_string) => Ok(()),
-                Some(_) => Err("\"arguments\" must be an object of strings".to_string()),
+                Some(_) => Err(Unfit("\"arguments\" must be an object of strings".to_string())),
             }
         }
     }
@@ -340,7 +345,7 @@ mod tests {
         assert_eq!(request_fits(HookKind::Read, "file:///a", &json!({"uri": "file:///b"})), Ok(()));
         assert_eq!(
             request_fits(HookKind::Read, "file:///a", &json!({"uri": " "})),
-            Err("\"uri\" must be a non-empty string".to_string())
+            Err(Unfit("\"uri\" must be a non-empty string".to_string()))
         );
         assert_eq!(
             request_fits(HookKind::Prompt, "p", &json!({"name": "p", "arguments": {"a": "b"}})),
@@ -348,11 +353,11 @@ mod tests {
         );
         assert_eq!(
             request_fits(HookKind::Prompt, "p", &json!({"name": "q"})),
-            Err("it must keep \"name\": \"p\"".to_string())
+            Err(Unfit("it must keep \"name\": \"p\"".to_string()))
         );
         assert_eq!(
             request_fits(HookKind::Prompt, "p", &json!({"name": "p", "arguments": {"a": 1}})),
-            Err("\"arguments\" must be an object of strings".to_string())
+            Err(Unfit("\"arguments\" must be an object of strings".to_string()))
         );
     }
 }

@@ -6,6 +6,7 @@
 //! below uses them.
 
 pub(super) mod catalog_calls;
+pub(super) mod catalog_error;
 pub(super) mod client_span;
 mod confirm;
 pub(super) mod executor;
