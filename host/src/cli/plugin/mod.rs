@@ -7,6 +7,7 @@ mod edit;
 mod new;
 mod run;
 mod run_guard;
+mod trial_report;
 mod wit;
 
 use std::borrow::Cow;

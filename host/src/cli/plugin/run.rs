@@ -11,6 +11,7 @@ use anyhow::{Context as _, Result};
 use serde_json::{Map, Value, json};
 
 use super::edit::{KindArg, SandboxFlags, component_kind, is_builtin};
+use super::trial_report;
 use crate::cli::ExitError;
 use toolport::display::escape_line;
 use toolport::plugins::{PluginError, PluginHost, PluginLogLine, ToolInfo, Verdict};
@@ -299,14 +300,10 @@ fn report_text(
         }
         Err(_) => {}
     }
-    for line in logs {
-        out.push_str(&format!("log {}: {}\n", line.level, line.message));
-    }
-    for denial in denials {
-        out.push_str(&format!("denied: {}\n", escape_line(denial)));
-    }
+    out.push_str(&trial_report::trailer_text(logs, denials));
     out
 }
+
 
 fn report_json(
     plugin: &str,
@@ -332,9 +329,7 @@ fn report_json(
         }
         Err(_) => {}
     }
-    let logs: Vec<Value> = logs.iter().map(|l| json!({ "level": l.level, "message": l.message })).collect();
-    out.insert("logs".into(), logs.into());
-    out.insert("denials".into(), denials.to_vec().into());
+    trial_report::trailer_json(&mut out, logs, denials);
     out.insert("error".into(), outcome.as_ref().err().map(|e| e.to_string()).into());
     Value::Object(out)
 }

@@ -146,12 +146,7 @@ fn report_text(hooks: &[Hook], logs: &[PluginLogLine], denials: &[String]) -> St
             Err(e) => format!("{}: failed: {e}\n", hook.phase),
         });
     }
-    for line in logs {
-        out.push_str(&format!("log {}: {}\n", line.level, line.message));
-    }
-    for denial in denials {
-        out.push_str(&format!("denied: {}\n", escape_line(denial)));
-    }
+    out.push_str(&super::trial_report::trailer_text(logs, denials));
     out
 }
 
@@ -175,8 +170,6 @@ fn report_json(
         };
         out.insert(hook.phase.into(), decided);
     }
-    let logs: Vec<Value> = logs.iter().map(|l| json!({ "level": l.level, "message": l.message })).collect();
-    out.insert("logs".into(), logs.into());
-    out.insert("denials".into(), denials.to_vec().into());
+    super::trial_report::trailer_json(&mut out, logs, denials);
     Value::Object(out)
 }
