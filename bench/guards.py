@@ -19,6 +19,9 @@ answers `hi`, and the same chain with its last entry swapped for `fixture_guard_
 refuses the call (so the chain is read and every guard of it is on the path).
 
     guards.py --toolport TOOLPORT --plugins DIR [--calls N] [--warm N] [--rounds N] [--perf FILE]
+
+--perf FILE records serve (`perf record --call-graph dwarf`: the release build has no frame
+pointers) over one more run of the chain of three, after the rounds; read it with `perf report`.
 """
 import argparse
 import json
@@ -122,7 +125,8 @@ async def one_run(cmd, calls, warm, perf):
                 pid = serve_pid(cmd[0])
                 recorder = None
                 if perf:
-                    recorder = subprocess.Popen(["perf", "record", "-g", "-q", "-o", perf, "-p", str(pid)],
+                    recorder = subprocess.Popen(["perf", "record", "-F", "2000", "--call-graph", "dwarf,32768", "-q",
+                                                 "-o", perf, "-p", str(pid)],
                                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                     await anyio.sleep(0.5)
                 before, wall = cpu(pid), []
@@ -143,10 +147,10 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--toolport", required=True)
     parser.add_argument("--plugins", required=True, help="the folder holding fixture_guard_pass.wasm")
-    parser.add_argument("--calls", type=int, default=2000)
-    parser.add_argument("--warm", type=int, default=200)
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--perf", help="also `perf record -g` serve over one extra run of `three` into this file")
+    parser.add_argument("--calls", type=int, default=3000)
+    parser.add_argument("--warm", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--perf", help="also `perf record --call-graph dwarf` serve over one extra run of `three` into this file")
     args = parser.parse_args()
 
     for name, guards in ROWS.items():

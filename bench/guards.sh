@@ -4,7 +4,8 @@
 # long-lived `toolport serve` over stdio driven by the Python SDK client, calling demo-server's
 # `echo`. Wall time and serve's own CPU per call, warm-up left out, rows interleaved over
 # --rounds, added cost and ratios paired by round (bench/guards.py does the measuring). Run on
-# an idle machine. Not run in CI.
+# an idle machine (about a minute with the defaults: --rounds 9 --calls 3000 --warm 300). Not
+# run in CI.
 #
 #   bench/guards.sh [--no-build] [--calls N] [--warm N] [--rounds N] [--perf FILE]
 #   TOOLPORT=/path/to/toolport bench/guards.sh --no-build      (measure another build)
