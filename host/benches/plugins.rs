@@ -2,7 +2,9 @@
 //! - loading `shape-openai` cold (compile) vs from the compiled cache;
 //! - `shape-openai` converting 1,000 tools vs the same conversion in native Rust;
 //! - one `review` of `policy-namespace` on 10 tools (fresh store + instantiate from
-//!   `InstancePre` + call).
+//!   `InstancePre` + call);
+//! - one hook of a pass-through guard (`fixture_guard_pass`) in a warm instance, alone and as
+//!   serve runs it (two hooks in a task on a multi-threaded runtime, against an empty task).
 //!
 //! Run: `cargo bench --bench plugins`.
 
@@ -132,5 +134,60 @@ fn review(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, load, convert, review);
+fn guard_hook(c: &mut Criterion) {
+    use toolport::plugins::{HookContext, HookKind};
+    use toolport::store::{Grants, Limits, PluginDef, PluginKind};
+    let rt =
+        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap_or_else(|e| panic!("{e}"));
+    let path = std::path::Path::new(toolport::test_support::PLUGIN_BUILD_DIR).join("fixture_guard_pass.wasm");
+    let def = PluginDef {
+        name: "pass".into(),
+        kind: PluginKind::Guard,
+        path,
+        grants: Grants::default(),
+        limits: Limits::default(),
+        sha256: None,
+    };
+    let host = PluginHost::new(None, &[def]).unwrap_or_else(|e| panic!("{e}"));
+    let guard = host.guard("pass").unwrap_or_else(|e| panic!("{e}"));
+    // As serve runs it: on a multi-threaded runtime, from a task of its own.
+    let multi = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let context =
+        HookContext { kind: HookKind::Call, server: "bench", target: "echo", subject: None, client: None };
+    let params = json!({"name": "echo", "arguments": {"message": "hi"}});
+    c.bench_function("plugins/guard-pass on-request (a warm instance)", |b| {
+        b.iter(|| {
+            black_box(rt.block_on(guard.on_request(&context, &params)).unwrap_or_else(|e| panic!("{e}")))
+        })
+    });
+    c.bench_function("plugins/guard-pass two hooks in a task, multi-threaded", |b| {
+        b.iter(|| {
+            let (guard, params) = (guard.clone(), params.clone());
+            let task = multi.spawn(async move {
+                let context = HookContext {
+                    kind: HookKind::Call,
+                    server: "bench",
+                    target: "echo",
+                    subject: None,
+                    client: None,
+                };
+                let first = guard.on_request(&context, &params).await;
+                let second = guard.on_request(&context, &params).await;
+                first.and(second)
+            });
+            black_box(
+                multi.block_on(task).unwrap_or_else(|e| panic!("{e}")).unwrap_or_else(|e| panic!("{e}")),
+            )
+        })
+    });
+    c.bench_function("plugins/no hook in a task, multi-threaded (baseline)", |b| {
+        b.iter(|| black_box(multi.block_on(multi.spawn(async { 1 })).unwrap_or_else(|e| panic!("{e}"))))
+    });
+}
+
+criterion_group!(benches, load, convert, review, guard_hook);
 criterion_main!(benches);

@@ -55,28 +55,40 @@ pub(crate) async fn call_per_tool<T>(
 
 /// Runs `call` once in a fresh store of `plugin` under its limits, inside `span` (see
 /// [`call_span`]), counted in `observer`'s metrics: the one guarded call every per-call kind
-/// (policy, shape, guard) makes.
+/// (policy, shape) makes.
 pub(crate) async fn call_once<T>(
     plugin: &Loaded,
     observer: &Observer,
     span: tracing::Span,
     call: impl AsyncFnOnce(&mut Store<State>) -> wasmtime::Result<Result<T, String>>,
 ) -> Result<T, PluginError> {
-    let mut store = State::store(
-        plugin.engine,
-        &plugin.name,
-        &plugin.admission,
-        &plugin.sandbox,
-        plugin.limits.memory_mb,
-    )
-    .map_err(|fault| plugin.error(fault))?;
-    let meter = arm_deadline(&mut store, &plugin.limits);
+    let mut store = new_store(plugin)?;
+    run_in(plugin, observer, span, &mut store, call).await
+}
+
+/// A fresh store of `plugin`, under its sandbox and memory cap, admitted to the pool.
+pub(crate) fn new_store(plugin: &Loaded) -> Result<Store<State>, PluginError> {
+    State::store(plugin.engine, &plugin.name, &plugin.admission, &plugin.sandbox, plugin.limits.memory_mb)
+        .map_err(|fault| plugin.error(fault))
+}
+
+/// [`call_once`] in `store`, which may have served calls before (a guard's warm instance):
+/// the time limit is armed afresh, the memory cap is the store's.
+pub(crate) async fn run_in<T>(
+    plugin: &Loaded,
+    observer: &Observer,
+    span: tracing::Span,
+    store: &mut Store<State>,
+    call: impl AsyncFnOnce(&mut Store<State>) -> wasmtime::Result<Result<T, String>>,
+) -> Result<T, PluginError> {
+    store.data_mut().log_lines = 0;
+    let meter = arm_deadline(store, &plugin.limits);
     let started = std::time::Instant::now();
-    let call = meter.wrap(call(&mut store));
+    let call = meter.wrap(call(store));
     let outcome = tokio::time::timeout(outer_timeout(&plugin.limits), call).instrument(span.clone()).await;
     let grown = store.data().memory.grown_bytes();
     observer.plugin_call(&plugin.name, grown as u64, started.elapsed());
-    let answer = classify(plugin, &store, outcome).and_then(|answered| {
+    let answer = classify(plugin, store, outcome).and_then(|answered| {
         answered.map_err(|message| plugin.guest_error(Fault::Failed { message }, store.data()))
     });
     if let Err(e) = &answer {

@@ -304,7 +304,6 @@ fn report_text(
     out
 }
 
-
 fn report_json(
     plugin: &str,
     kind: PluginKind,

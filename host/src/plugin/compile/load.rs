@@ -41,8 +41,13 @@ pub(crate) enum Pre {
     Shape(bindings::shape::ToolShapePre<State>),
     Policy(bindings::policy::NamePolicyPre<State>),
     Transport(bindings::transport::TransportPre<State>),
-    Guard(bindings::guard::GuardPre<State>),
+    /// A guard, and its warm instances: a hook runs in one left by a call that went well.
+    Guard(bindings::guard::GuardPre<State>, WarmGuards),
 }
+
+/// A guard's instances that served a hook without fault, each in its own store, ready for the
+/// next hook (`kinds/guard.rs`).
+pub(crate) type WarmGuards = std::sync::Mutex<Vec<(wasmtime::Store<State>, bindings::guard::Guard)>>;
 
 /// Everything needed to run one plugin. Shared by every call and connection: per-call state
 /// lives in the store each of them builds.
@@ -106,7 +111,9 @@ pub(crate) fn load(spec: Spec<'_>, bytes: &[u8], cache: Option<&Cache>) -> Resul
         PluginKind::ToolShape => Pre::Shape(bindings::shape::ToolShapePre::new(pre).map_err(link)?),
         PluginKind::NamePolicy => Pre::Policy(bindings::policy::NamePolicyPre::new(pre).map_err(link)?),
         PluginKind::Transport => Pre::Transport(bindings::transport::TransportPre::new(pre).map_err(link)?),
-        PluginKind::Guard => Pre::Guard(bindings::guard::GuardPre::new(pre).map_err(link)?),
+        PluginKind::Guard => {
+            Pre::Guard(bindings::guard::GuardPre::new(pre).map_err(link)?, WarmGuards::default())
+        }
     };
     tracing::debug!(plugin = %name, kind = spec.kind.as_str(), origin = %spec.origin, cache = ?outcome, "plugin loaded");
     Ok(Loaded {

@@ -9,9 +9,13 @@ use serde_json::Value;
 
 use crate::observe::Observer;
 use crate::plugin::bindings::guard::exports::toolport::plugin::hooks;
+use wasmtime::Store;
+
+use crate::plugin::bindings;
 use crate::plugin::compile::load::{Loaded, Origin, Pre};
 use crate::plugin::error::{Fault, PluginError};
-use crate::plugin::guard::{call_once, call_span};
+use crate::plugin::guard::{call_span, new_store, run_in};
+use crate::plugin::sandbox::store::State;
 
 /// Which MCP request a hook is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,8 +70,14 @@ pub enum GuardAnswer {
 /// sandbox's memory cap.
 const MUTATION_SLACK: usize = 1 << 20;
 
-/// A loaded guard plugin. Cheap to clone; every hook runs in a fresh store, so no call sees
-/// what another left behind.
+/// How many warm instances a guard keeps (each a store of its own, admitted to the pool).
+const MAX_WARM: usize = 8;
+
+/// A loaded guard plugin. Cheap to clone. A hook runs in an instance a hook before it left
+/// warm, when one did so without a fault (a fresh store and instance cost a guarded call more
+/// than the hook: `BENCHMARKS.md`, guards); its memory cap and grants are the store's, its time
+/// limit is armed for each hook. A guard may so keep what it likes between calls; one that
+/// trapped, timed out or answered nonsense is never reused.
 #[derive(Clone)]
 pub struct GuardPlugin {
     pub(crate) plugin: Arc<Loaded>,
@@ -98,17 +108,12 @@ impl GuardPlugin {
         context: &HookContext<'_>,
         params: &Value,
     ) -> Result<GuardAnswer, PluginError> {
-        let params_text = params.to_string();
-        let given = params_text.len();
-        self.hook(
-            "on-request",
-            given,
-            async |store, pre, cx| {
-                let instance = pre.instantiate_async(&mut *store).await?;
-                instance.toolport_plugin_hooks().call_on_request(store, &cx, &params_text).await
-            },
-            context,
-        )
+        let params = params.to_string();
+        let given = params.len();
+        let cx = wire_context(context);
+        self.hook("on-request", given, async |store, hooks| {
+            hooks.toolport_plugin_hooks().call_on_request(store, &cx, &params).await
+        })
         .await
     }
 
@@ -119,61 +124,76 @@ impl GuardPlugin {
         params: &Value,
         answer: &Value,
     ) -> Result<GuardAnswer, PluginError> {
-        let params_text = params.to_string();
-        let answer_text = answer.to_string();
-        let given = answer_text.len();
-        self.hook(
-            "on-response",
-            given,
-            async |store, pre, cx| {
-                let instance = pre.instantiate_async(&mut *store).await?;
-                instance
-                    .toolport_plugin_hooks()
-                    .call_on_response(store, &cx, &params_text, &answer_text)
-                    .await
-            },
-            context,
-        )
+        let (params, answer) = (params.to_string(), answer.to_string());
+        let given = answer.len();
+        let cx = wire_context(context);
+        self.hook("on-response", given, async |store, hooks| {
+            hooks.toolport_plugin_hooks().call_on_response(store, &cx, &params, &answer).await
+        })
         .await
     }
 
-    /// Runs one hook under the call guard and reads its decision: a mutation must be JSON and
-    /// at most [`MUTATION_SLACK`] over twice the `given` bytes.
+    /// Runs one hook under the call guard, in a warm instance when a call that went well left
+    /// one (else a fresh one), and reads its decision: a mutation must be JSON and at most
+    /// [`MUTATION_SLACK`] over twice the `given` bytes. The instance goes back warm only when the
+    /// hook answered without a fault.
     async fn hook(
         &self,
         export: &'static str,
         given: usize,
-        call: impl AsyncFnOnce(
-            &mut wasmtime::Store<crate::plugin::sandbox::store::State>,
-            &crate::plugin::bindings::guard::GuardPre<crate::plugin::sandbox::store::State>,
-            hooks::Context,
-        ) -> wasmtime::Result<hooks::Decision>,
-        context: &HookContext<'_>,
+        call: impl AsyncFnOnce(&mut Store<State>, &bindings::guard::Guard) -> wasmtime::Result<hooks::Decision>,
     ) -> Result<GuardAnswer, PluginError> {
         let p = &*self.plugin;
-        let Pre::Guard(pre) = &p.pre else {
+        let Pre::Guard(pre, warm) = &p.pre else {
             return Err(p.error(Fault::Load { message: "not loaded as a guard plugin".into() }));
         };
-        let cx = wire_context(context);
+        let idle = warm.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).pop();
+        let (mut store, instance) = match idle {
+            Some((store, instance)) => (store, Some(instance)),
+            None => (new_store(p)?, None),
+        };
         let span = call_span(p, export, None);
-        let decision =
-            call_once(p, &self.observer, span, async |store| call(store, pre, cx).await.map(Ok)).await?;
-        match decision {
-            hooks::Decision::Pass => Ok(GuardAnswer::Pass),
-            hooks::Decision::Deny(reason) => Ok(GuardAnswer::Deny(reason)),
-            hooks::Decision::Mutate(text) => {
-                let cap = given.saturating_mul(2).saturating_add(MUTATION_SLACK);
-                if text.len() > cap {
-                    let message = format!(
-                        "{export}: a mutation of {} bytes, over its cap of {cap} (twice what it was given, plus 1 MiB)",
-                        text.len()
-                    );
-                    return Err(p.error(Fault::BadOutput { message }));
-                }
-                serde_json::from_str(&text).map(GuardAnswer::Mutate).map_err(|e| {
-                    p.error(Fault::BadOutput { message: format!("{export}: the mutation is not JSON: {e}") })
-                })
+        let ran = run_in(p, &self.observer, span, &mut store, async |store| {
+            let instance = match instance {
+                Some(instance) => instance,
+                None => pre.instantiate_async(&mut *store).await?,
+            };
+            let decision = call(store, &instance).await?;
+            Ok(Ok((instance, decision)))
+        })
+        .await?;
+        let (instance, decision) = ran;
+        let answer = read_decision(p, export, given, decision);
+        let mut warm = warm.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if answer.is_ok() && warm.len() < MAX_WARM {
+            warm.push((store, instance));
+        }
+        answer
+    }
+}
+
+/// A hook's decision in toolport's terms: a mutation parsed, and refused over its cap.
+fn read_decision(
+    p: &Loaded,
+    export: &'static str,
+    given: usize,
+    decision: hooks::Decision,
+) -> Result<GuardAnswer, PluginError> {
+    match decision {
+        hooks::Decision::Pass => Ok(GuardAnswer::Pass),
+        hooks::Decision::Deny(reason) => Ok(GuardAnswer::Deny(reason)),
+        hooks::Decision::Mutate(text) => {
+            let cap = given.saturating_mul(2).saturating_add(MUTATION_SLACK);
+            if text.len() > cap {
+                let message = format!(
+                    "{export}: a mutation of {} bytes, over its cap of {cap} (twice what it was given, plus 1 MiB)",
+                    text.len()
+                );
+                return Err(p.error(Fault::BadOutput { message }));
             }
+            serde_json::from_str(&text).map(GuardAnswer::Mutate).map_err(|e| {
+                p.error(Fault::BadOutput { message: format!("{export}: the mutation is not JSON: {e}") })
+            })
         }
     }
 }

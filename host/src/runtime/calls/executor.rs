@@ -305,19 +305,23 @@ async fn run(
     let refused =
         |Refusal(reason)| CallError::GuardDenied { tool: name.to_string(), server: server.clone(), reason };
     let chain = Chain::new(supervisor, HookKind::Call, &server, name, &original, context);
-    let sent = chain.on_response().then(|| call_params(&original, &args));
-    if chain.on_request() {
-        let mut params = sent.clone().unwrap_or_else(|| call_params(&original, &args));
-        let fits = |new: &Value| call_fits(new, &original, &record.tool.input_schema);
-        chain.request(&mut params, fits, steps).await.map_err(refused)?;
-        if let Some(Value::Object(new)) = params.get_mut("arguments").map(Value::take)
-            && new != args
-        {
-            args = new;
-            // What a guard wrote is checked as the model's words are.
-            guard.arguments(&mut args)?;
+    // The params as the guards see them; the response hooks get them as they were sent.
+    let sent = match chain.on_request() || chain.on_response() {
+        false => None,
+        true => {
+            let mut params = call_params(&original, &args);
+            let fits = |new: &Value| call_fits(new, &original, &record.tool.input_schema);
+            if chain.on_request()
+                && chain.request(&mut params, fits, steps).await.map_err(refused)?
+                && let Some(Value::Object(new)) = params.get("arguments")
+            {
+                args = new.clone();
+                // What a guard wrote is checked as the model's words are.
+                guard.arguments(&mut args)?;
+            }
+            chain.on_response().then_some(params)
         }
-    }
+    };
     let mut params = CallToolRequestParams::new(original.clone()).with_arguments(args);
     if let Some(level) = level.or_else(|| conn.log_level()).filter(|_| conn.stateless()) {
         params.meta.get_or_insert_with(RequestMetaObject::new).set_log_level(level);

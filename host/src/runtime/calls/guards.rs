@@ -124,13 +124,14 @@ impl Chain {
     }
 
     /// Runs the request hooks over `params`, replacing them with each enforced mutation that
-    /// `fits`; `Err` when a guard refused.
+    /// `fits`: whether any did; `Err` when a guard refused.
     pub(super) async fn request(
         &self,
         params: &mut Value,
         fits: impl Fn(&Value) -> Result<(), Unfit>,
         steps: &mut Vec<GuardStep>,
-    ) -> Result<(), Refusal> {
+    ) -> Result<bool, Refusal> {
+        let mut changed = false;
         for link in self.links.iter().filter(|l| l.request) {
             let answer = match &link.plugin {
                 Ok(plugin) => plugin.on_request(&self.context(), params).await.map_err(|e| e.to_string()),
@@ -138,20 +139,22 @@ impl Chain {
             };
             if let Some(new) = self.settle(link, "request", answer, &fits, steps)? {
                 *params = new;
+                changed = true;
             }
         }
-        Ok(())
+        Ok(changed)
     }
 
     /// Runs the response hooks over `answer` (the server's result for `params`), replacing it
-    /// with each enforced mutation that `fits`; `Err` when a guard refused.
+    /// with each enforced mutation that `fits`: whether any did; `Err` when a guard refused.
     pub(super) async fn response(
         &self,
         params: &Value,
         answer: &mut Value,
         fits: impl Fn(&Value) -> Result<(), Unfit>,
         steps: &mut Vec<GuardStep>,
-    ) -> Result<(), Refusal> {
+    ) -> Result<bool, Refusal> {
+        let mut changed = false;
         for link in self.links.iter().filter(|l| l.response) {
             let said = match &link.plugin {
                 Ok(plugin) => {
@@ -161,9 +164,10 @@ impl Chain {
             };
             if let Some(new) = self.settle(link, "response", said, &fits, steps)? {
                 *answer = new;
+                changed = true;
             }
         }
-        Ok(())
+        Ok(changed)
     }
 
     /// Typed `params` (a read's, a prompt's) through the request hooks: the params to send,
@@ -184,7 +188,9 @@ impl Chain {
             request_fits(self.kind, &self.original, new)?;
             serde_json::from_value::<P>(new.clone()).map(drop).map_err(|e| Unfit(e.to_string()))
         };
-        self.request(&mut value, fits, steps).await?;
+        if !self.request(&mut value, fits, steps).await? {
+            return Ok((params, Some(value)));
+        }
         // `fits` read it already: a rewrite that reached here parses.
         let params = serde_json::from_value(value.clone()).unwrap_or(params);
         Ok((params, Some(value)))
@@ -206,8 +212,10 @@ impl Chain {
                 .map(drop)
                 .map_err(|e| Unfit(format!("not a {method} result: {e}")))
         };
-        self.response(sent, &mut value, fits, steps).await?;
-        Ok(serde_json::from_value(value).unwrap_or(answer))
+        match self.response(sent, &mut value, fits, steps).await? {
+            true => Ok(serde_json::from_value(value).unwrap_or(answer)),
+            false => Ok(answer),
+        }
     }
 
     fn context(&self) -> HookContext<'_> {
