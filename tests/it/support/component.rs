@@ -33,7 +33,8 @@ pub fn shape_with_memories(memories: u32, pages: u64) -> Vec<u8> {
         });
     }
     let mut exports = ExportSection::new();
-    exports.export("toolport:plugin/shape@0.1.0#convert", ExportKind::Func, 0);
+    let convert = format!("toolport:plugin/shape@{}#convert", toolport::plugins::WIT_VERSION);
+    exports.export(&convert, ExportKind::Func, 0);
     exports.export("cabi_realloc", ExportKind::Func, 1);
     exports.export("memory", ExportKind::Memory, 0);
     let mut code = CodeSection::new();
